@@ -1,0 +1,67 @@
+/*
+ * expr.h - integer expressions over named values.
+ *
+ * Used for buffer element counts, launch geometry, flops/bytes figures and
+ * tuning constraints, e.g. "ceil_div(N, VN * WX) * WX" or "TM * VN <= 128".
+ *
+ * Grammar (C precedence, left associative, all values int64_t):
+ *   expr    := cond
+ *   cond    := or ( '?' expr ':' cond )?
+ *   or      := and ( '||' and )*
+ *   and     := cmp ( '&&' cmp )*
+ *   cmp     := sum ( ('=='|'!='|'<'|'<='|'>'|'>=') sum )*
+ *   sum     := prod ( ('+'|'-') prod )*
+ *   prod    := unary ( ('*'|'/'|'%') unary )*
+ *   unary   := ('-'|'+'|'!') unary | primary
+ *   primary := INTEGER | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
+ * INTEGER is decimal or 0x hex, optionally with a u/U/l/L suffix (as in
+ * C #defines).  NAME is [A-Za-z_][A-Za-z0-9_]*.
+ * Functions: ceil_div(a,b), round_up(a,b), min(a,b,...), max(a,b,...),
+ * abs(a), pow(a,b) (b >= 0), log2(a) (floor, a > 0), is_pow2(a).
+ * '/' and '%' truncate like C; division by zero, overflow of int64 and
+ * unknown names are errors, never silently wrapped.
+ */
+#ifndef KCTL_EXPR_H
+#define KCTL_EXPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Name lookup: return 0 and set *out when name (of length len, not
+ * NUL-terminated) is known; return nonzero when it is not.
+ */
+typedef int (*expr_lookup_fn)(void *ctx, const char *name, size_t len, int64_t *out);
+
+/*
+ * Evaluates the NUL-terminated text.  Returns 0 and sets *out, or a
+ * negative KERR_* code with msg (size n) saying what failed and at which
+ * column (1-based), e.g. "unknown name 'TM' at column 5".
+ * lookup may be NULL when the expression has no names.
+ */
+int expr_eval(const char *text, expr_lookup_fn lookup, void *ctx, int64_t *out,
+	      char *msg, size_t n);
+
+/*
+ * Checks syntax only (names are not resolved).  Returns 0 or KERR_PARSE
+ * with msg as for expr_eval.
+ */
+int expr_check(const char *text, char *msg, size_t n);
+
+/* A simple name table usable as an expr_lookup_fn context. */
+struct expr_vars {
+	size_t nr, alloc;
+	struct expr_var { char *name; int64_t value; } *v;
+};
+
+#define EXPR_VARS_INIT { 0, 0, NULL }
+
+/* Sets name to value, replacing an earlier value of the same name. */
+void expr_vars_set(struct expr_vars *vars, const char *name, int64_t value);
+/* Returns 0 and sets *out if name is present. */
+int expr_vars_get(const struct expr_vars *vars, const char *name, int64_t *out);
+/* expr_lookup_fn over a struct expr_vars. */
+int expr_vars_lookup(void *vars, const char *name, size_t len, int64_t *out);
+void expr_vars_release(struct expr_vars *vars);
+
+#endif

@@ -1,0 +1,29 @@
+/*
+ * fileio.h - whole-file reads with limits, atomic writes, directories.
+ */
+#ifndef KCTL_FILEIO_H
+#define KCTL_FILEIO_H
+
+#include <stddef.h>
+
+/*
+ * Reads path (or stdin when path is "-") into a malloc'd NUL-terminated
+ * buffer (*out, caller frees) of *len bytes.  Fails with KERR_LIMIT when
+ * the file is larger than max bytes, KERR_IO otherwise; msg names the path.
+ */
+int file_read(const char *path, size_t max, char **out, size_t *len, char *msg, size_t n);
+
+/*
+ * Writes data to path through a temporary file in the same directory,
+ * fsync and rename, so readers see the old or the new contents, never a
+ * torn file.  Returns 0 or KERR_IO with msg naming the path and errno.
+ */
+int file_write_atomic(const char *path, const void *data, size_t len, char *msg, size_t n);
+
+/* mkdir -p; mode 0755.  Returns 0 or KERR_IO. */
+int dir_make(const char *path, char *msg, size_t n);
+
+/* rm -rf of a directory tree we created.  Returns 0 or KERR_IO. */
+int dir_remove_tree(const char *path);
+
+#endif

@@ -1,0 +1,621 @@
+/*
+ * http.c - the shared HTTP client; the contract is in http.h.
+ *
+ * One curl easy handle serves all attempts of a request, so a connection the
+ * server kept alive after a 503 is reused for the retry.  Everything shown to
+ * a human (msg, log lines) names the URL through http_redact_url and has the
+ * URL's query values scrubbed out, because presigned URLs carry their
+ * signature in the query string and servers sometimes echo it back.
+ */
+#include "http.h"
+#include "err.h"
+#include "log.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <assert.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define HTTP_DEFAULT_TIMEOUT_MS 60000L
+#define HTTP_DEFAULT_CONNECT_TIMEOUT_MS 10000L
+#define HTTP_DEFAULT_MAX_ATTEMPTS 5
+#define HTTP_DEFAULT_BACKOFF_MS 200L
+#define HTTP_DEFAULT_MAX_BODY ((size_t)64 << 20)
+#define HTTP_BACKOFF_MAX_MS 30000L   /* one computed backoff delay at most */
+#define HTTP_RETRY_AFTER_MAX_S 30L   /* a server's Retry-After at most */
+#define HTTP_QUOTE_MAX 200           /* bytes of server text quoted in msg */
+#define HTTP_SCRUB_WINDOW 4096       /* server text scrubbed before cutting */
+#define HTTP_SCRUB_MIN 4             /* shorter query values are not secrets */
+#define HTTP_URL_SHOWN_MAX 1024
+
+#define HTTP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* How a method maps onto libcurl: each needs different options. */
+enum http_mode {
+	HTTP_MODE_CUSTOM, /* CURLOPT_CUSTOMREQUEST, body as POSTFIELDS */
+	HTTP_MODE_GET,
+	HTTP_MODE_HEAD,   /* CURLOPT_NOBODY: curl must not wait for a body */
+	HTTP_MODE_PUT,    /* CURLOPT_UPLOAD: streamed, with Content-Length */
+	HTTP_MODE_POST,   /* CURLOPT_POSTFIELDS with an explicit size */
+};
+
+static const struct http_method {
+	const char *name;
+	enum http_mode mode;
+	int body_ok;
+} http_methods[] = {
+	{ .name = "GET", .mode = HTTP_MODE_GET, .body_ok = 0 },
+	{ .name = "HEAD", .mode = HTTP_MODE_HEAD, .body_ok = 0 },
+	{ .name = "PUT", .mode = HTTP_MODE_PUT, .body_ok = 1 },
+	{ .name = "POST", .mode = HTTP_MODE_POST, .body_ok = 1 },
+};
+
+static const struct http_method http_custom_method = {
+	.name = NULL, .mode = HTTP_MODE_CUSTOM, .body_ok = 1,
+};
+
+/* Options that are the same for every request. */
+static const struct {
+	CURLoption opt;
+	long val;
+} http_fixed_opts[] = {
+	{ CURLOPT_NOSIGNAL, 1L },
+	{ CURLOPT_SSL_VERIFYPEER, 1L },
+	{ CURLOPT_SSL_VERIFYHOST, 2L },
+	{ CURLOPT_FOLLOWLOCATION, 0L },
+	{ CURLOPT_FAILONERROR, 0L },
+};
+
+/* Transport failures worth another attempt; everything else is final. */
+static const CURLcode http_retry_codes[] = {
+	CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT,
+	CURLE_OPERATION_TIMEDOUT,   CURLE_SEND_ERROR,
+	CURLE_RECV_ERROR,           CURLE_GOT_NOTHING,
+	CURLE_PARTIAL_FILE,
+};
+
+struct http_call {
+	CURL *curl;
+	struct curl_slist *headers;
+	const char *method;
+	const struct http_method *how;
+	const char *url;
+	char shown_url[HTTP_URL_SHOWN_MAX]; /* redacted, for msg and logs */
+	const char *ca_file;
+	long timeout_ms;
+	long connect_timeout_ms;
+	long backoff_ms;
+	int max_attempts;
+	size_t max_body;
+	const char *upload; /* request body, read by http_read_cb */
+	size_t upload_len;
+	size_t upload_pos;
+	struct sbuf body;    /* response body of the latest attempt */
+	int over_limit;      /* http_write_cb refused bytes past max_body */
+	long retry_after_s;  /* -1: the latest response carried none */
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+static pthread_once_t http_once = PTHREAD_ONCE_INIT;
+static CURLcode http_global_res;
+
+static void http_global_init(void)
+{
+	http_global_res = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int http_is_url(const char *s)
+{
+	return !strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8);
+}
+
+void http_redact_url(const char *url, char *out, size_t n)
+{
+	const char *sep = strstr(url, "://");
+	const char *host = sep ? sep + 3 : url;
+	const char *tail = host + strcspn(host, "?#");
+	const char *auth_end = host + strcspn(host, "/?#");
+	const char *at = NULL;
+	const char *shown_tail = "";
+
+	if (!n)
+		return;
+	/* userinfo ("user:password@") is a credential as much as a signature */
+	for (const char *p = host; p < auth_end; p++)
+		if (*p == '@')
+			at = p;
+	if (*tail)
+		shown_tail = *tail == '?' ? "?<redacted>" : "#<redacted>";
+	if (at)
+		snprintf(out, n, "%.*s<redacted>@%.*s%s", (int)(host - url), url,
+			 (int)(tail - at - 1), at + 1, shown_tail);
+	else
+		snprintf(out, n, "%.*s%s", (int)(tail - url), url, shown_tail);
+}
+
+void http_response_release(struct http_response *resp)
+{
+	if (!resp)
+		return;
+	free(resp->body);
+	resp->body = NULL;
+	resp->body_len = 0;
+}
+
+/* Replaces each occurrence of needle (nlen bytes) in s by "<redacted>". */
+static void http_replace_all(struct sbuf *s, const char *needle, size_t nlen)
+{
+	struct sbuf out = SBUF_INIT;
+	const char *p = s->buf;
+	const char *end = s->buf + s->len;
+	const char *hit;
+
+	while ((hit = memmem(p, (size_t)(end - p), needle, nlen))) {
+		sbuf_add(&out, p, (size_t)(hit - p));
+		sbuf_adds(&out, "<redacted>");
+		p = hit + nlen;
+	}
+	if (!out.buf)
+		return;
+	sbuf_add(&out, p, (size_t)(end - p));
+	sbuf_release(s);
+	*s = out;
+}
+
+/* Scrubs every value of url's query string (and the whole query) from s. */
+static void http_scrub_query(const char *url, struct sbuf *s)
+{
+	const char *q = strchr(url, '?');
+	const char *p;
+
+	if (!q || !s->buf)
+		return;
+	p = q + 1;
+	if (strcspn(p, "#") >= HTTP_SCRUB_MIN)
+		http_replace_all(s, p, strcspn(p, "#"));
+	while (*p && *p != '#') {
+		const char *end = p + strcspn(p, "&#");
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+		const char *val = eq ? eq + 1 : p;
+
+		if (end - val >= HTTP_SCRUB_MIN)
+			http_replace_all(s, val, (size_t)(end - val));
+		p = *end == '&' ? end + 1 : end;
+	}
+}
+
+/*
+ * Writes into out (size n) a one-line quote of server text: control bytes
+ * become spaces, query values of the request URL are scrubbed, and at most
+ * HTTP_QUOTE_MAX bytes are kept, "..." marking a cut.
+ */
+static void http_quote(const struct http_call *c, const char *text, size_t len,
+		       char *out, size_t n)
+{
+	struct sbuf s = SBUF_INIT;
+	size_t take = len < HTTP_SCRUB_WINDOW ? len : HTTP_SCRUB_WINDOW;
+
+	while (take && (*text == ' ' || (unsigned char)*text < 0x20)) {
+		text++;
+		take--;
+	}
+	for (size_t i = 0; i < take; i++) {
+		unsigned char ch = (unsigned char)text[i];
+
+		sbuf_addch(&s, ch < 0x20 || ch == 0x7f ? ' ' : ch);
+	}
+	http_scrub_query(c->url, &s);
+	while (s.len && s.buf[s.len - 1] == ' ')
+		s.len--;
+	if (s.len > HTTP_QUOTE_MAX)
+		snprintf(out, n, "%.*s...", HTTP_QUOTE_MAX, s.buf);
+	else
+		snprintf(out, n, "%.*s", (int)s.len, s.buf ? s.buf : "");
+	sbuf_release(&s);
+}
+
+static size_t http_write_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct http_call *c = arg;
+	size_t len = size * nmemb;
+
+	if (len > c->max_body - c->body.len) {
+		c->over_limit = 1;
+		return 0; /* len > 0 here, so curl sees a short write and stops */
+	}
+	sbuf_add(&c->body, data, len);
+	return len;
+}
+
+static size_t http_read_cb(char *dst, size_t size, size_t nmemb, void *arg)
+{
+	struct http_call *c = arg;
+	size_t len = c->upload_len - c->upload_pos;
+
+	if (len > size * nmemb)
+		len = size * nmemb;
+	if (len)
+		memcpy(dst, c->upload + c->upload_pos, len);
+	c->upload_pos += len;
+	return len;
+}
+
+static int http_seek_cb(void *arg, curl_off_t offset, int origin)
+{
+	struct http_call *c = arg;
+
+	if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > c->upload_len)
+		return CURL_SEEKFUNC_FAIL;
+	c->upload_pos = (size_t)offset;
+	return CURL_SEEKFUNC_OK;
+}
+
+/*
+ * Parses the delay-seconds form of Retry-After (value of len bytes, not
+ * NUL-terminated), capped at HTTP_RETRY_AFTER_MAX_S.  Returns -1 for
+ * anything else, the HTTP-date form included: backoff applies then.
+ */
+static long http_parse_retry_after(const char *v, size_t len)
+{
+	size_t i = 0;
+	long secs = 0;
+
+	while (i < len && (v[i] == ' ' || v[i] == '\t'))
+		i++;
+	if (i == len || v[i] < '0' || v[i] > '9')
+		return -1;
+	for (; i < len && v[i] >= '0' && v[i] <= '9'; i++)
+		if (secs <= HTTP_RETRY_AFTER_MAX_S)
+			secs = secs * 10 + (v[i] - '0');
+	for (; i < len; i++)
+		if (v[i] != ' ' && v[i] != '\t' && v[i] != '\r' && v[i] != '\n')
+			return -1;
+	return secs > HTTP_RETRY_AFTER_MAX_S ? HTTP_RETRY_AFTER_MAX_S : secs;
+}
+
+static size_t http_header_cb(char *line, size_t size, size_t nitems, void *arg)
+{
+	static const char name[] = "Retry-After:";
+	struct http_call *c = arg;
+	size_t len = size * nitems;
+	size_t nlen = sizeof(name) - 1;
+
+	if (len >= 5 && !memcmp(line, "HTTP/", 5))
+		c->retry_after_s = -1; /* a new response (1xx included) begins */
+	else if (len > nlen && !strncasecmp(line, name, nlen))
+		c->retry_after_s = http_parse_retry_after(line + nlen, len - nlen);
+	return len;
+}
+
+/* Returns nonzero when method is an RFC 9110 token. */
+static int http_method_valid(const char *method)
+{
+	if (!*method)
+		return 0;
+	for (const char *p = method; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || strchr("\"(),/:;<=>?@[\\]{}", *p))
+			return 0;
+	return 1;
+}
+
+static const struct http_method *http_method_find(const char *method)
+{
+	for (size_t i = 0; i < HTTP_ARRAY_SIZE(http_methods); i++)
+		if (!strcmp(http_methods[i].name, method))
+			return &http_methods[i];
+	return &http_custom_method;
+}
+
+/* The CA bundle named by the environment, as http.h promises; or NULL. */
+static const char *http_env_ca_file(void)
+{
+	static const char *const vars[] = { "CURL_CA_BUNDLE", "SSL_CERT_FILE" };
+
+	for (size_t i = 0; i < HTTP_ARRAY_SIZE(vars); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && *v)
+			return v;
+	}
+	return NULL;
+}
+
+/* Fills c from the arguments and defaults; checks what curl would not. */
+static int http_call_init(struct http_call *c, const char *method, const char *url,
+			  const void *body, size_t body_len,
+			  const struct http_opts *opts, char *msg, size_t n)
+{
+	static const struct http_opts defaults;
+
+	assert(method && url && (body || !body_len));
+	if (!opts)
+		opts = &defaults;
+	c->method = method;
+	c->url = url;
+	http_redact_url(url, c->shown_url, sizeof(c->shown_url));
+	c->ca_file = opts->ca_file ? opts->ca_file : http_env_ca_file();
+	c->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : HTTP_DEFAULT_TIMEOUT_MS;
+	c->connect_timeout_ms = opts->connect_timeout_ms > 0 ?
+		opts->connect_timeout_ms : HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
+	c->backoff_ms = opts->backoff_ms > 0 ? opts->backoff_ms : HTTP_DEFAULT_BACKOFF_MS;
+	c->max_attempts = opts->max_attempts > 0 ? opts->max_attempts : HTTP_DEFAULT_MAX_ATTEMPTS;
+	c->max_body = opts->max_body > 0 ? opts->max_body : HTTP_DEFAULT_MAX_BODY;
+	c->upload = body;
+	c->upload_len = body_len;
+	c->retry_after_s = -1;
+	c->how = http_method_find(method);
+
+	if (!http_method_valid(method))
+		return kerr_set(msg, n, KERR_HTTP, "%.32s %s: invalid method", method,
+				c->shown_url);
+	if (body_len && !c->how->body_ok)
+		return kerr_set(msg, n, KERR_HTTP, "%s %s: a %s request carries no body",
+				method, c->shown_url, method);
+	for (const char *const *h = opts->headers; h && *h; h++) {
+		if (strpbrk(*h, "\r\n"))
+			return kerr_set(msg, n, KERR_HTTP,
+					"%s %s: header line contains CR or LF", method,
+					c->shown_url);
+		c->headers = curl_slist_append(c->headers, *h);
+		if (!c->headers)
+			return kerr_set(msg, n, KERR_HTTP, "%s %s: out of memory",
+					method, c->shown_url);
+	}
+	return 0;
+}
+
+/* Sets the options that depend on the method. */
+static CURLcode http_call_set_method(struct http_call *c)
+{
+	CURL *h = c->curl;
+	CURLcode res = CURLE_OK;
+
+	switch (c->how->mode) {
+	case HTTP_MODE_GET:
+		res = curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+		break;
+	case HTTP_MODE_HEAD:
+		res = curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+		break;
+	case HTTP_MODE_PUT:
+		res = curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+		if (!res)
+			res = curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE,
+					       (curl_off_t)c->upload_len);
+		if (!res)
+			res = curl_easy_setopt(h, CURLOPT_READFUNCTION, http_read_cb);
+		if (!res)
+			res = curl_easy_setopt(h, CURLOPT_READDATA, c);
+		if (!res)
+			res = curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, http_seek_cb);
+		if (!res)
+			res = curl_easy_setopt(h, CURLOPT_SEEKDATA, c);
+		break;
+	case HTTP_MODE_CUSTOM:
+		/* a custom method sends its body the way POST does */
+		res = curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, c->method);
+		if (res || !c->upload_len)
+			break;
+		/* fall through */
+	case HTTP_MODE_POST:
+		res = curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+				       (curl_off_t)c->upload_len);
+		if (!res)
+			res = curl_easy_setopt(h, CURLOPT_POSTFIELDS,
+					       c->upload ? c->upload : "");
+		break;
+	}
+	return res;
+}
+
+/* Creates the easy handle and sets every option; returns curl's verdict. */
+static CURLcode http_call_open(struct http_call *c)
+{
+	CURLcode res = CURLE_OK;
+	CURL *h;
+
+	pthread_once(&http_once, http_global_init);
+	if (http_global_res)
+		return http_global_res;
+	h = c->curl = curl_easy_init();
+	if (!h)
+		return CURLE_FAILED_INIT;
+	for (size_t i = 0; i < HTTP_ARRAY_SIZE(http_fixed_opts) && !res; i++)
+		res = curl_easy_setopt(h, http_fixed_opts[i].opt, http_fixed_opts[i].val);
+	if (!res)
+		res = curl_easy_setopt(h, CURLOPT_URL, c->url);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	if (!res)
+		res = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	if (!res)
+		res = curl_easy_setopt(h, CURLOPT_PROTOCOLS,
+				       (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	if (!res && c->ca_file)
+		res = curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+	if (!res)
+		res = curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+	if (!res)
+		res = curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+	if (!res)
+		res = curl_easy_setopt(h, CURLOPT_USERAGENT, "kctl");
+	if (!res && c->headers)
+		res = curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
+	if (!res)
+		res = curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
+	if (!res)
+		res = curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, http_write_cb);
+	if (!res)
+		res = curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	if (!res)
+		res = curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, http_header_cb);
+	if (!res)
+		res = curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
+	/* lets curl refuse a too-long Content-Length up front; a HEAD has none */
+	if (!res && c->how->mode != HTTP_MODE_HEAD)
+		res = curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body);
+	if (!res)
+		res = http_call_set_method(c);
+	return res;
+}
+
+static void http_call_release(struct http_call *c)
+{
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	curl_slist_free_all(c->headers);
+	sbuf_release(&c->body);
+}
+
+/* Makes one request; *status is the response's code or 0. */
+static CURLcode http_attempt(struct http_call *c, long *status)
+{
+	CURLcode res;
+
+	sbuf_reset(&c->body);
+	c->over_limit = 0;
+	c->upload_pos = 0;
+	c->retry_after_s = -1;
+	c->errbuf[0] = '\0';
+	res = curl_easy_perform(c->curl);
+	if (curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, status) != CURLE_OK)
+		*status = 0;
+	return res;
+}
+
+static int http_is_retryable(const struct http_call *c, CURLcode res, long status)
+{
+	if (c->over_limit)
+		return 0;
+	if (res != CURLE_OK) {
+		for (size_t i = 0; i < HTTP_ARRAY_SIZE(http_retry_codes); i++)
+			if (res == http_retry_codes[i])
+				return 1;
+		return 0;
+	}
+	return status == 429 || (status >= 500 && status <= 599);
+}
+
+/*
+ * The pause before attempt number attempt + 1: the server's Retry-After
+ * when it sent one, else backoff_ms doubled per attempt, capped, with the
+ * upper half jittered so that many pods do not retry in step.
+ */
+static long http_retry_delay(const struct http_call *c, int attempt)
+{
+	long d = c->backoff_ms;
+
+	if (c->retry_after_s >= 0)
+		return c->retry_after_s * 1000;
+	for (int i = 1; i < attempt && d < HTTP_BACKOFF_MAX_MS; i++)
+		d *= 2;
+	if (d > HTTP_BACKOFF_MAX_MS)
+		d = HTTP_BACKOFF_MAX_MS;
+	return d / 2 + (long)arc4random_uniform((uint32_t)(d / 2) + 1);
+}
+
+static void http_sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* Writes into out why an attempt failed: curl's words or the status. */
+static void http_reason(const struct http_call *c, CURLcode res, long status,
+			char *out, size_t n)
+{
+	char detail[HTTP_QUOTE_MAX + 4];
+
+	if (res == CURLE_OK) {
+		snprintf(out, n, "HTTP %ld", status);
+		return;
+	}
+	http_quote(c, c->errbuf, strlen(c->errbuf), detail, sizeof(detail));
+	if (*detail)
+		snprintf(out, n, "%s: %s", curl_easy_strerror(res), detail);
+	else
+		snprintf(out, n, "%s", curl_easy_strerror(res));
+}
+
+static void http_wait_retry(const struct http_call *c, CURLcode res, long status,
+			    int attempt)
+{
+	char why[2 * HTTP_QUOTE_MAX];
+	long delay = http_retry_delay(c, attempt);
+
+	http_reason(c, res, status, why, sizeof(why));
+	log_warn("%s %s: %s; retrying in %ld ms (attempt %d of %d)", c->method,
+		 c->shown_url, why, delay, attempt + 1, c->max_attempts);
+	http_sleep_ms(delay);
+}
+
+/* Turns the final attempt into the return code and msg. */
+static int http_result(const struct http_call *c, CURLcode res,
+		       const struct http_response *resp, char *msg, size_t n)
+{
+	char why[2 * HTTP_QUOTE_MAX];
+	char quote[HTTP_QUOTE_MAX + 4];
+	char tries[32] = "";
+
+	if (c->over_limit || res == CURLE_FILESIZE_EXCEEDED)
+		return kerr_set(msg, n, KERR_LIMIT, "%s %s: response body exceeds %zu bytes",
+				c->method, c->shown_url, c->max_body);
+	if (res == CURLE_OK && resp->status < 400) {
+		if (msg && n)
+			msg[0] = '\0';
+		return 0;
+	}
+	if (resp->attempts > 1)
+		snprintf(tries, sizeof(tries), " (after %d attempts)", resp->attempts);
+	http_reason(c, res, resp->status, why, sizeof(why));
+	if (res != CURLE_OK)
+		return kerr_set(msg, n, KERR_HTTP, "%s %s: %s%s", c->method, c->shown_url,
+				why, tries);
+	http_quote(c, resp->body, resp->body_len, quote, sizeof(quote));
+	return kerr_set(msg, n, KERR_HTTP, "%s %s: %s%s%s%s", c->method, c->shown_url,
+			why, tries, *quote ? ": " : "", quote);
+}
+
+int http_request(const char *method, const char *url, const void *body, size_t body_len,
+		 const struct http_opts *opts, struct http_response *resp, char *msg, size_t n)
+{
+	struct http_call c = { .body = SBUF_INIT };
+	CURLcode res;
+	int rc;
+
+	memset(resp, 0, sizeof(*resp));
+	rc = http_call_init(&c, method, url, body, body_len, opts, msg, n);
+	if (rc)
+		goto out;
+	res = http_call_open(&c);
+	if (res) {
+		rc = kerr_set(msg, n, KERR_HTTP, "%s %s: cannot set up the request: %s",
+			      method, c.shown_url, curl_easy_strerror(res));
+		goto out;
+	}
+	for (;;) {
+		res = http_attempt(&c, &resp->status);
+		resp->attempts++;
+		if (resp->attempts >= c.max_attempts ||
+		    !http_is_retryable(&c, res, resp->status))
+			break;
+		http_wait_retry(&c, res, resp->status, resp->attempts);
+	}
+	if (c.body.buf)
+		resp->body = sbuf_detach(&c.body, &resp->body_len);
+	rc = http_result(&c, res, resp, msg, n);
+out:
+	http_call_release(&c);
+	return rc;
+}

@@ -1,0 +1,57 @@
+/*
+ * http.h - the small HTTP client both binaries share (libcurl).
+ *
+ * TLS peer and host verification are always on.  A private CA is given with
+ * http_opts.ca_file (or the CURL_CA_BUNDLE / SSL_CERT_FILE environment
+ * variables, which libcurl honours); there is no switch to turn checks off.
+ *
+ * Requests are retried on connection failures, 429 and 5xx, with
+ * exponential backoff and jitter, honouring Retry-After (seconds form,
+ * capped).  Bodies read from the network are bounded by max_body.
+ *
+ * URLs are logged with their query string replaced by "?<redacted>" because
+ * presigned URLs carry signatures there; Authorization headers are never
+ * logged.
+ */
+#ifndef KCTL_HTTP_H
+#define KCTL_HTTP_H
+
+#include <stddef.h>
+
+struct http_opts {
+	const char *ca_file;     /* NULL: system store */
+	long timeout_ms;         /* whole request; 0 = 60000 */
+	long connect_timeout_ms; /* 0 = 10000 */
+	int max_attempts;        /* 0 = 5 */
+	long backoff_ms;         /* first retry delay; 0 = 200 */
+	size_t max_body;         /* response body limit; 0 = 64 MiB */
+	const char *const *headers; /* NULL-terminated "Name: value" list, may be NULL */
+};
+
+struct http_response {
+	long status;     /* final HTTP status; 0 if no response */
+	char *body;      /* malloc'd, NUL-terminated; may be NULL */
+	size_t body_len;
+	int attempts;    /* how many requests were made */
+};
+
+/*
+ * Performs method (GET, PUT, POST, DELETE, HEAD...) on url with an optional
+ * request body.  Returns 0 when a response with status < 400 arrived
+ * (possibly after retries); KERR_HTTP when the final status is >= 400 (resp
+ * still holds status and body, and msg quotes the start of the server's
+ * reason) or no response came; KERR_LIMIT when the body exceeded max_body.
+ * resp must be released with http_response_release in every case.
+ */
+int http_request(const char *method, const char *url, const void *body, size_t body_len,
+		 const struct http_opts *opts, struct http_response *resp, char *msg, size_t n);
+
+void http_response_release(struct http_response *resp);
+
+/* Writes url into out (size n) with any query string redacted. */
+void http_redact_url(const char *url, char *out, size_t n);
+
+/* Returns nonzero when s starts with http:// or https://. */
+int http_is_url(const char *s);
+
+#endif

@@ -1,0 +1,85 @@
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void sbuf_grow(struct sbuf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1;
+
+	if (need <= b->alloc)
+		return;
+	if (need < 64)
+		need = 64;
+	if (need < b->alloc * 2)
+		need = b->alloc * 2;
+	b->buf = xrealloc(b->buf, need);
+	b->alloc = need;
+}
+
+void sbuf_add(struct sbuf *b, const void *data, size_t n)
+{
+	sbuf_grow(b, n);
+	if (n)
+		memcpy(b->buf + b->len, data, n);
+	b->len += n;
+	b->buf[b->len] = '\0';
+}
+
+void sbuf_adds(struct sbuf *b, const char *s)
+{
+	sbuf_add(b, s, strlen(s));
+}
+
+void sbuf_addch(struct sbuf *b, int c)
+{
+	char ch = (char)c;
+
+	sbuf_add(b, &ch, 1);
+}
+
+void sbuf_addf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	sbuf_grow(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void sbuf_reset(struct sbuf *b)
+{
+	b->len = 0;
+	if (b->buf)
+		b->buf[0] = '\0';
+}
+
+char *sbuf_detach(struct sbuf *b, size_t *len)
+{
+	char *p;
+
+	sbuf_grow(b, 0);
+	p = b->buf;
+	if (len)
+		*len = b->len;
+	b->buf = NULL;
+	b->len = b->alloc = 0;
+	return p;
+}
+
+void sbuf_release(struct sbuf *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+	b->len = b->alloc = 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * sbuf.h - growable NUL-terminated byte buffer (caller-owned struct).
+ *
+ *   struct sbuf b = SBUF_INIT;
+ *   sbuf_addf(&b, "%d", 42);
+ *   ... use b.buf / b.len ...
+ *   sbuf_release(&b);
+ *
+ * b.buf is never NULL after any add; it is always NUL-terminated.
+ */
+#ifndef KCTL_SBUF_H
+#define KCTL_SBUF_H
+
+#include <stddef.h>
+
+struct sbuf {
+	char *buf;
+	size_t len;
+	size_t alloc;
+};
+
+#define SBUF_INIT { NULL, 0, 0 }
+
+void sbuf_grow(struct sbuf *b, size_t extra);
+void sbuf_add(struct sbuf *b, const void *data, size_t n);
+void sbuf_adds(struct sbuf *b, const char *s);
+void sbuf_addch(struct sbuf *b, int c);
+void sbuf_addf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sbuf_reset(struct sbuf *b);
+/* Hands the buffer to the caller (who frees it) and resets b. */
+char *sbuf_detach(struct sbuf *b, size_t *len);
+void sbuf_release(struct sbuf *b);
+
+#endif

@@ -1,0 +1,684 @@
+/*
+ * cmd-run.c - `evalpod run BATCH --out DIR`: evaluates one EvalBatch.
+ *
+ * The parent reads and validates the batch, then drives the workers of
+ * worker.h: the reference first, the checks of the baseline and every
+ * variant in parallel, then one timing worker for all that passed.  It
+ * never opens the OpenCL device itself.  A worker that crashes or hangs
+ * costs only its program (or, for the timing worker, the program it was
+ * timing, which is dropped before timing is retried).
+ */
+#include "run.h"
+#include "err.h"
+#include "fileio.h"
+#include "http.h"
+#include "jsonx.h"
+#include "log.h"
+#include "pool.h"
+#include "sbuf.h"
+#include "worker.h"
+#include "xalloc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TIMING_ATTEMPTS 3
+
+struct run {
+	const char *batch_arg, *out_dir, *cache_dir, *ca_file;
+	int jobs, keep_work, echo;
+	char exe[PATH_MAX];
+	char *work;
+	struct batch b;
+	struct outcome ref;
+	struct outcome *progs;  /* baseline (if any) first, then the variants */
+	size_t nprogs;
+	json_t *tdoc;           /* time.json */
+	struct http_opts http;
+	char msg[4096];
+};
+
+static int read_batch_text(struct run *r, char **text, size_t *len)
+{
+	struct http_response resp = { 0 };
+	int rc;
+
+	if (!http_is_url(r->batch_arg))
+		return file_read(r->batch_arg, BATCH_MAX_BYTES, text, len, r->msg, sizeof(r->msg));
+	r->http.max_body = BATCH_MAX_BYTES;
+	rc = http_request("GET", r->batch_arg, NULL, 0, &r->http, &resp, r->msg, sizeof(r->msg));
+	if (!rc) {
+		*text = resp.body ? resp.body : xstrdup("");
+		*len = resp.body_len;
+		resp.body = NULL;
+	}
+	http_response_release(&resp);
+	return rc;
+}
+
+static int make_work(struct run *r, const char *text, size_t len)
+{
+	static const char *const sub[] = { "ref", "check", "bin", "progress", "pocl", "art" };
+	const char *tmp = getenv("TMPDIR");
+	char *path;
+	int rc;
+
+	r->work = xasprintf("%s/evalpod-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(r->work))
+		return kerr_set(r->msg, sizeof(r->msg), KERR_IO, "cannot create a work directory "
+				"'%s': %s", r->work, strerror(errno));
+	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		path = xasprintf("%s/%s", r->work, sub[i]);
+		rc = dir_make(path, r->msg, sizeof(r->msg));
+		free(path);
+		if (rc)
+			return rc;
+	}
+	path = xasprintf("%s/batch.json", r->work);
+	rc = file_write_atomic(path, text, len, r->msg, sizeof(r->msg));
+	free(path);
+	return rc;
+}
+
+static void job_setup(struct run *r, struct job *j, const char *mode, const char *id,
+		      double timeout_s)
+{
+	memset(j, 0, sizeof(*j));
+	j->argv[0] = xstrdup(r->exe);
+	j->argv[1] = xstrdup("__worker");
+	j->argv[2] = xstrdup(mode);
+	j->argv[3] = xstrdup(r->work);
+	j->argv[4] = id ? xstrdup(id) : NULL;
+	j->env[0] = xasprintf("POCL_CACHE_DIR=%s/pocl/%s", r->work, id ? id : mode);
+	j->env[1] = xstrdup("POCL_KERNEL_CACHE=1");
+	j->env[2] = xasprintf("EVALPOD_CACHE_DIR=%s", r->cache_dir ? r->cache_dir : "");
+	j->timeout_s = timeout_s;
+}
+
+/* Loads WORK/name (e.g. "check/v1.json"); NULL when absent or unreadable. */
+static json_t *load_json(struct run *r, const char *name)
+{
+	char *path = xasprintf("%s/%s", r->work, name), *text = NULL;
+	json_t *doc = NULL;
+	char msg[512];
+
+	if (!file_read(path, 256u << 20, &text, NULL, msg, sizeof(msg)))
+		doc = json_loads(text, 0, NULL);
+	free(text);
+	free(path);
+	return doc;
+}
+
+static char *read_progress(struct run *r, const char *id)
+{
+	char *path = xasprintf("%s/progress/%s", r->work, id), *text = NULL;
+	char msg[256];
+
+	if (file_read(path, 4096, &text, NULL, msg, sizeof(msg)))
+		text = xstrdup("start");
+	free(path);
+	return text;
+}
+
+static void set_fault(json_t *doc, const char *status, const char *origin, const char *kind,
+		      const char *message)
+{
+	json_object_set_new(doc, "status", json_string(status));
+	json_object_set_new(doc, "fault", json_pack("{s:s, s:s, s:s}", "origin", origin, "kind",
+						    kind, "message", message));
+}
+
+/* The last few lines of a worker's stderr, for a crash report. */
+static const char *tail_of(const struct job *j)
+{
+	size_t len = strlen(j->tail);
+	const char *p = j->tail + (len > 1000 ? len - 1000 : 0);
+
+	return p;
+}
+
+/* Turns a finished check job into its check document (a new reference). */
+static json_t *judge_job(struct run *r, struct job *j, const char *id, json_t *doc)
+{
+	const char *st = json_string_value(json_object_get(doc, "status"));
+	char *stage, *message;
+
+	if (doc && st && strcmp(st, "running") && j->exited &&
+	    (j->exit_code == 0 || j->exit_code == WORKER_EXIT_INFRA ||
+	     j->exit_code == WORKER_EXIT_BAD))
+		return doc;
+	if (!doc)
+		doc = json_pack("{s:s}", "id", id);
+	stage = read_progress(r, id);
+	if (j->timed_out) {
+		message = xasprintf("did not finish within %.0f s; killed during %s", j->timeout_s,
+				    stage);
+		set_fault(doc, "timeout", "candidate", stage, message);
+	} else if (j->signal) {
+		message = xasprintf("the worker died of signal %d (%s) during %s%s%s%s", j->signal,
+				    strsignal(j->signal), stage,
+				    j->signal == SIGKILL ? " (killed from outside: out of memory?)" : "",
+				    *j->tail ? "; its last output: " : "", tail_of(j));
+		set_fault(doc, "crash", j->signal == SIGKILL ? "infrastructure" : "candidate",
+			  "signal", message);
+	} else {
+		message = xasprintf("the worker exited with status %d during %s%s%s", j->exit_code,
+				    stage, *j->tail ? "; its last output: " : "", tail_of(j));
+		set_fault(doc, "crash", "candidate", "exit", message);
+	}
+	free(message);
+	free(stage);
+	return doc;
+}
+
+static double check_timeout(const struct batch *b)
+{
+	return b->limits.compile_timeout_s + b->limits.run_timeout_s;
+}
+
+static int run_reference(struct run *r)
+{
+	struct job j;
+	json_t *doc;
+	const char *st, *why;
+	int rc = 0;
+
+	job_setup(r, &j, "reference", NULL, check_timeout(&r->b));
+	free(j.argv[4]);
+	j.argv[4] = NULL;
+	log_info("computing reference outputs");
+	if (pool_run(&j, 1, 1, r->echo, r->msg, sizeof(r->msg))) {
+		job_release(&j);
+		return RUN_EXIT_INFRA;
+	}
+	doc = judge_job(r, &j, "reference", load_json(r, "check/reference.json"));
+	st = json_string_value(json_object_get(doc, "status"));
+	why = json_string_value(json_object_get(json_object_get(doc, "fault"), "message"));
+	if (!st || strcmp(st, "ok")) {
+		rc = st && !strcmp(st, "infra_error") ? RUN_EXIT_INFRA : RUN_EXIT_BATCH;
+		snprintf(r->msg, sizeof(r->msg), "%s%s", rc == RUN_EXIT_BATCH &&
+			 strncmp(why ? why : "", "reference", 9) &&
+			 strncmp(why ? why : "", "the reference", 13) ? "the reference: " : "",
+			 why ? why : "the reference worker failed");
+	}
+	r->ref.src = &r->b.reference;
+	r->ref.check = doc;
+	r->ref.check_wall_ms = j.wall_ms;
+	job_release(&j);
+	return rc;
+}
+
+static int run_checks(struct run *r)
+{
+	struct job *jobs = xcalloc(r->nprogs + 1, sizeof(*jobs));
+	int rc;
+
+	for (size_t i = 0; i < r->nprogs; i++)
+		job_setup(r, &jobs[i], "check", r->progs[i].src->id, check_timeout(&r->b));
+	log_info("checking %zu programs, %d at a time", r->nprogs, r->jobs);
+	rc = pool_run(jobs, r->nprogs, r->jobs, r->echo, r->msg, sizeof(r->msg));
+	for (size_t i = 0; i < r->nprogs; i++) {
+		const char *id = r->progs[i].src->id;
+
+		if (jobs[i].started)
+		{
+			char *name = xasprintf("check/%s.json", id);
+
+			r->progs[i].check = judge_job(r, &jobs[i], id, load_json(r, name));
+			free(name);
+		}
+		else
+			r->progs[i].check = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "id", id,
+						      "status", "infra_error", "fault", "origin",
+						      "infrastructure", "kind", "spawn", "message",
+						      r->msg);
+		r->progs[i].check_wall_ms = jobs[i].wall_ms;
+		job_release(&jobs[i]);
+	}
+	free(jobs);
+	return rc ? RUN_EXIT_INFRA : 0;
+}
+
+static int prog_ok(const struct outcome *o)
+{
+	const char *st = json_string_value(json_object_get(o->check, "status"));
+
+	return st && !strcmp(st, "ok");
+}
+
+static int write_ids(struct run *r)
+{
+	struct sbuf ids = SBUF_INIT;
+	char *path = xasprintf("%s/ids.txt", r->work);
+	int count = 0, rc;
+
+	sbuf_adds(&ids, "reference\n");
+	for (size_t i = 0; i < r->nprogs; i++) {
+		if (!prog_ok(&r->progs[i]))
+			continue;
+		sbuf_addf(&ids, "%s\n", r->progs[i].src->id);
+		count++;
+	}
+	rc = file_write_atomic(path, ids.buf, ids.len, r->msg, sizeof(r->msg));
+	sbuf_release(&ids);
+	free(path);
+	return rc ? -1 : count;
+}
+
+static struct outcome *find_prog(struct run *r, const char *id)
+{
+	for (size_t i = 0; i < r->nprogs; i++)
+		if (!strcmp(r->progs[i].src->id, id))
+			return &r->progs[i];
+	return NULL;
+}
+
+/* Blames the program the timing worker was busy with; 0 if one was found. */
+static int blame_timed(struct run *r, struct job *j)
+{
+	char *who = read_progress(r, "time"), *message;
+	struct outcome *o = find_prog(r, who);
+	int rc = -1;
+
+	if (o) {
+		message = xasprintf("%s while being timed%s%s",
+				    j->timed_out ? "the timing phase ran out of time" :
+				    j->signal ? strsignal(j->signal) : "the timing worker failed",
+				    *j->tail ? "; last output: " : "", tail_of(j));
+		set_fault(o->check, j->timed_out ? "timeout" : "crash", "candidate",
+			  j->timed_out ? "timing" : "signal", message);
+		log_warn("'%s' brought down the timing worker; timing again without it", who);
+		free(message);
+		rc = 0;
+	} else {
+		snprintf(r->msg, sizeof(r->msg), "the timing worker failed during '%s'%s%s%s", who,
+			 j->timed_out ? " (out of time)" : "", *j->tail ? ": " : "", tail_of(j));
+	}
+	free(who);
+	return rc;
+}
+
+static int run_timing(struct run *r)
+{
+	for (int attempt = 0; attempt < TIMING_ATTEMPTS; attempt++) {
+		char *progress = xasprintf("%s/progress/time", r->work);
+		struct job j;
+		int count = write_ids(r), rc;
+
+		unlink(progress);
+		free(progress);
+		if (count < 0)
+			return RUN_EXIT_INFRA;
+		if (count == 0)
+			return 0;
+		job_setup(r, &j, "time", NULL, r->b.limits.time_timeout_s);
+		log_info("timing %d programs with the reference, interleaved", count);
+		rc = pool_run(&j, 1, 1, r->echo, r->msg, sizeof(r->msg));
+		if (!rc && j.exited && j.exit_code == 0 &&
+		    (r->tdoc = load_json(r, "time.json"))) {
+			job_release(&j);
+			return 0;
+		}
+		rc = rc ? -1 : blame_timed(r, &j);
+		job_release(&j);
+		if (rc)
+			return RUN_EXIT_INFRA;
+	}
+	snprintf(r->msg, sizeof(r->msg), "timing failed %d times", TIMING_ATTEMPTS);
+	return RUN_EXIT_INFRA;
+}
+
+/* PUTs data to url; logs and returns nonzero on failure. */
+static int upload(struct run *r, const char *url, const char *what, const void *data,
+		  size_t len, const char *type)
+{
+	const char *hdr[] = { type, NULL };
+	struct http_opts o = r->http;
+	struct http_response resp = { 0 };
+	char msg[1024];
+	int rc;
+
+	o.headers = hdr;
+	rc = http_request("PUT", url, data, len, &o, &resp, msg, sizeof(msg));
+	if (rc)
+		log_error("uploading %s: %s", what, msg);
+	http_response_release(&resp);
+	return rc;
+}
+
+/* Copies or uploads the artifacts of id; records where they went in result. */
+static int emit_artifacts(struct run *r, const char *id, json_t *result)
+{
+	char *src = xasprintf("%s/art/%s", r->work, id), *dst = NULL;
+	const struct output_url *ou = batch_output_url(&r->b, id);
+	json_t *arts = json_object();
+	DIR *d = opendir(src);
+	struct dirent *de;
+	int failed = 0;
+
+	if (r->out_dir)
+		dst = xasprintf("%s/%s", r->out_dir, id);
+	while (d && (de = readdir(d))) {
+		char *path, *text = NULL, msg[512];
+		size_t len = 0;
+
+		if (de->d_name[0] == '.')
+			continue;
+		path = xasprintf("%s/%s", src, de->d_name);
+		if (!file_read(path, 256u << 20, &text, &len, msg, sizeof(msg))) {
+			for (size_t i = 0; ou && i < ou->nart; i++)
+				if (!strcmp(ou->art[i].name, de->d_name))
+					failed |= upload(r, ou->art[i].url, de->d_name, text, len,
+							 "Content-Type: application/octet-stream") != 0;
+			if (dst) {
+				char *to = xasprintf("%s/%s", dst, de->d_name);
+
+				if (dir_make(dst, msg, sizeof(msg)) ||
+				    file_write_atomic(to, text, len, msg, sizeof(msg))) {
+					log_error("%s", msg);
+					failed = 1;
+				}
+				free(to);
+			}
+			json_object_set_new(arts, de->d_name, json_string(de->d_name));
+		}
+		free(text);
+		free(path);
+	}
+	if (d)
+		closedir(d);
+	json_object_set_new(result, "artifacts", arts);
+	free(src);
+	free(dst);
+	return failed;
+}
+
+static int emit_doc(struct run *r, const char *name, const char *url, json_t *doc)
+{
+	char *text = jx_dump(doc), *path;
+	int failed = 0;
+
+	if (url)
+		failed |= upload(r, url, name, text, strlen(text),
+				 "Content-Type: application/json") != 0;
+	if (r->out_dir) {
+		path = xasprintf("%s/%s.json", r->out_dir, name);
+		if (file_write_atomic(path, text, strlen(text), r->msg, sizeof(r->msg))) {
+			log_error("%s", r->msg);
+			failed = 1;
+		}
+		free(path);
+	}
+	free(text);
+	return failed;
+}
+
+static double jget(json_t *o, const char *a, const char *b)
+{
+	json_t *v = json_object_get(json_object_get(o, a), b);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void print_row(const char *id, json_t *res)
+{
+	json_t *perf = json_object_get(res, "performance");
+	const char *st = json_string_value(json_object_get(res, "status"));
+	const char *bn = json_string_value(
+		json_object_get(json_object_get(res, "roofline"), "bottleneck"));
+
+	printf("%-24s %-14s %10.4f %8.2f %8.2f %9.2f  %s\n", id, st ? st : "?",
+	       perf ? json_number_value(json_object_get(perf, "median_ms")) : NAN,
+	       jget(perf, "speedup_vs_reference", "ratio_of_medians"),
+	       jget(perf, "speedup_vs_baseline", "ratio_of_medians"),
+	       jget(res, "roofline", "gflops"), bn ? bn : "-");
+}
+
+static json_t *summary_new(struct run *r)
+{
+	json_t *s = json_pack("{s:s, s:i, s:s, s:[]}", "schema", SUMMARY_SCHEMA, "version",
+			      RESULT_VERSION, "batch_id", r->b.batch_id, "results");
+	json_t *rt = r->tdoc ? json_object_get(json_object_get(r->tdoc, "programs"), "reference")
+			     : NULL;
+
+	if (r->tdoc) {
+		json_object_set(s, "device", json_object_get(r->tdoc, "device"));
+		json_object_set(s, "peaks", json_object_get(r->tdoc, "peaks"));
+		json_object_set_new(s, "timing", json_pack("{s:O, s:O, s:O, s:O}", "rounds",
+			json_object_get(r->tdoc, "rounds"), "wall_ms",
+			json_object_get(r->tdoc, "wall_ms"), "flush_bytes",
+			json_object_get(r->tdoc, "flush_bytes"), "timing_seed",
+			json_object_get(r->tdoc, "timing_seed")));
+	}
+	json_object_set_new(s, "reference", json_pack("{s:O, s:O}", "compile",
+		json_object_get(r->ref.check, "compile") ? json_object_get(r->ref.check, "compile")
+							 : json_null(),
+		"performance", rt ? rt : json_null()));
+	return s;
+}
+
+static int emit_all(struct run *r, double wall_ms)
+{
+	json_t *sum = summary_new(r), *list = json_object_get(sum, "results");
+	struct outcome *base = r->b.baseline ? &r->progs[0] : NULL;
+	json_t *progs = r->tdoc ? json_object_get(r->tdoc, "programs") : NULL;
+	int failed = 0;
+
+	if (r->out_dir && dir_make(r->out_dir, r->msg, sizeof(r->msg))) {
+		json_decref(sum);
+		return RUN_EXIT_INFRA;
+	}
+	r->ref.time = progs ? json_object_get(progs, "reference") : NULL;
+	printf("%-24s %-14s %10s %8s %8s %9s  %s\n", "id", "status", "median_ms", "vs_ref",
+	       "vs_base", "GFLOP/s", "bottleneck");
+	printf("%-24s %-14s %10.4f %8.2f %8s %9s  %s\n", "reference", "ok",
+	       jget(r->ref.time, "stats", "median"), 1.0, "-", "-", "-");
+	for (size_t i = 0; i < r->nprogs; i++) {
+		struct outcome *o = &r->progs[i];
+		const struct output_url *ou = batch_output_url(&r->b, o->src->id);
+		json_t *res;
+
+		o->time = progs ? json_object_get(progs, o->src->id) : NULL;
+		res = result_build(&r->b, o, &r->ref, base, r->tdoc);
+		failed |= emit_artifacts(r, o->src->id, res);
+		failed |= emit_doc(r, o->src->id, ou ? ou->result : NULL, res);
+		print_row(o->src->id, res);
+		json_array_append_new(list, json_pack("{s:s, s:O, s:O*, s:O*}", "id", o->src->id,
+			"status", json_object_get(res, "status"), "performance",
+			json_object_get(res, "performance"), "fault", json_object_get(res, "fault")));
+		json_decref(res);
+	}
+	json_object_set_new(sum, "wall_ms", json_real(wall_ms));
+	failed |= emit_doc(r, "summary", r->b.outputs.summary, sum);
+	json_decref(sum);
+	if (failed)
+		snprintf(r->msg, sizeof(r->msg), "some results could not be stored (see above)");
+	return failed ? RUN_EXIT_INFRA : RUN_EXIT_OK;
+}
+
+/* After a failed timing phase: programs that passed their checks are untimed. */
+static void mark_untimed(struct run *r)
+{
+	for (size_t i = 0; i < r->nprogs; i++)
+		if (prog_ok(&r->progs[i]))
+			set_fault(r->progs[i].check, "infra_error", "infrastructure", "timing",
+				  r->msg);
+	json_decref(r->tdoc);
+	r->tdoc = NULL;
+}
+
+static const char run_usage[] =
+	"usage: evalpod run BATCH [--out DIR] [--jobs N] [--cache-dir DIR] [--ca-file FILE]\n"
+	"                         [--keep-work] [--verbose]\n"
+	"  BATCH    an EvalBatch JSON file, - for stdin, or an http(s) URL\n"
+	"  --out    directory for one result JSON per variant, artifacts and summary.json\n"
+	"  --jobs   programs checked in parallel (default: online CPUs, at most 4)\n";
+
+static int parse_args(struct run *r, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "cache-dir", required_argument, NULL, 'c' },
+		{ "ca-file", required_argument, NULL, 'a' },
+		{ "keep-work", no_argument, NULL, 'k' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	r->jobs = cpus > 4 ? 4 : cpus < 1 ? 1 : (int)cpus;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:j:v", opts, NULL)) != -1) {
+		char *end = NULL;
+
+		switch (c) {
+		case 'o': r->out_dir = optarg; break;
+		case 'c': r->cache_dir = optarg; break;
+		case 'a': r->ca_file = optarg; break;
+		case 'k': r->keep_work = 1; break;
+		case 'v': r->echo = 1; log_level_current = LOG_DEBUG; break;
+		case 'j':
+			r->jobs = (int)strtol(optarg, &end, 10);
+			if (!end || *end || r->jobs < 1 || r->jobs > 64) {
+				log_error("--jobs wants a number from 1 to 64, not '%s'", optarg);
+				return RUN_EXIT_USAGE;
+			}
+			break;
+		default: fputs(run_usage, stderr); return RUN_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(run_usage, stderr);
+		return RUN_EXIT_USAGE;
+	}
+	r->batch_arg = argv[optind];
+	return 0;
+}
+
+static void default_cache_dir(struct run *r, char *buf, size_t n)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (r->cache_dir)
+		return;
+	if (xdg && *xdg)
+		snprintf(buf, n, "%s/evalpod", xdg);
+	else if (home && *home)
+		snprintf(buf, n, "%s/.cache/evalpod", home);
+	else
+		return;
+	r->cache_dir = buf;
+}
+
+static int run_batch(struct run *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	if ((rc = read_batch_text(r, &text, &len))) {
+		free(text);
+		return rc == KERR_HTTP || rc == KERR_IO ? RUN_EXIT_INFRA : RUN_EXIT_BATCH;
+	}
+	if ((rc = batch_parse(&r->b, text, len, r->msg, sizeof(r->msg)))) {
+		char why[4096];
+
+		strlcpy(why, r->msg, sizeof(why));
+		snprintf(r->msg, sizeof(r->msg), "%s: %s", r->batch_arg, why);
+		free(text);
+		return RUN_EXIT_BATCH;
+	}
+	if (!r->out_dir)
+		r->out_dir = r->b.outputs.dir;
+	if (!r->out_dir && !r->b.outputs.nurls) {
+		free(text);
+		snprintf(r->msg, sizeof(r->msg), "no output: give --out DIR or outputs in the batch");
+		return RUN_EXIT_USAGE;
+	}
+	rc = make_work(r, text, len);
+	free(text);
+	return rc ? RUN_EXIT_INFRA : 0;
+}
+
+static void setup_progs(struct run *r)
+{
+	r->nprogs = r->b.nvariants + (r->b.baseline ? 1 : 0);
+	r->progs = xcalloc(r->nprogs + 1, sizeof(*r->progs));
+	for (size_t i = 0, k = 0; i < r->nprogs; i++) {
+		if (i == 0 && r->b.baseline) {
+			r->progs[i].src = r->b.baseline;
+			r->progs[i].is_baseline = 1;
+		} else {
+			r->progs[i].src = &r->b.variants[k++];
+		}
+	}
+}
+
+static void run_release(struct run *r)
+{
+	for (size_t i = 0; i < r->nprogs; i++)
+		json_decref(r->progs[i].check);
+	free(r->progs);
+	json_decref(r->ref.check);
+	json_decref(r->tdoc);
+	if (r->work && !r->keep_work)
+		dir_remove_tree(r->work);
+	else if (r->work)
+		log_warn("work directory kept: %s", r->work);
+	free(r->work);
+	batch_release(&r->b);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run r;
+	char cache[PATH_MAX];
+	double t0 = clrt_now_ms();
+	ssize_t len;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if ((rc = parse_args(&r, argc, argv)))
+		return rc;
+	default_cache_dir(&r, cache, sizeof(cache));
+	r.http.ca_file = r.ca_file;
+	len = readlink("/proc/self/exe", r.exe, sizeof(r.exe) - 1);
+	if (len <= 0) {
+		log_error("cannot find my own executable: %s", strerror(errno));
+		return RUN_EXIT_INFRA;
+	}
+	r.exe[len] = '\0';
+	rc = run_batch(&r);
+	if (!rc) {
+		setup_progs(&r);
+		rc = run_reference(&r);
+	}
+	if (!rc)
+		rc = run_checks(&r);
+	if (!rc) {
+		int erc;
+
+		rc = run_timing(&r);
+		if (rc) {
+			log_error("%s", r.msg);
+			mark_untimed(&r);
+		}
+		erc = emit_all(&r, clrt_now_ms() - t0);
+		if (erc)
+			log_error("%s", r.msg);
+		return run_release(&r), rc ? rc : erc;
+	}
+	if (rc)
+		log_error("%s", r.msg);
+	run_release(&r);
+	return rc;
+}

@@ -1,0 +1,234 @@
+#include "peaks.h"
+#include "err.h"
+#include "fileio.h"
+#include "jsonx.h"
+#include "log.h"
+#include "prog.h"
+#include "stats.h"
+#include "xalloc.h"
+
+#include <string.h>
+
+#define PEAK_RUNS 7
+#define FMA_ITERS 4096
+
+static const char peak_source[] =
+	"__kernel void peak_triad(__global float4 *a, __global const float4 *b,\n"
+	"                         __global const float4 *c, float s)\n"
+	"{\n"
+	"	size_t i = get_global_id(0);\n"
+	"	a[i] = b[i] + s * c[i];\n"
+	"}\n"
+	"__kernel void peak_fma(__global float *out, float m, float k, int iters)\n"
+	"{\n"
+	"	float16 x0 = (float16)((float)get_global_id(0) * 1e-9f);\n"
+	"	float16 x1 = x0 + 1.0f, x2 = x0 + 2.0f, x3 = x0 + 3.0f;\n"
+	"	float16 x4 = x0 + 4.0f, x5 = x0 + 5.0f, x6 = x0 + 6.0f, x7 = x0 + 7.0f;\n"
+	"	for (int i = 0; i < iters; i++) {\n"
+	"		x0 = fma(x0, m, k); x1 = fma(x1, m, k); x2 = fma(x2, m, k);\n"
+	"		x3 = fma(x3, m, k); x4 = fma(x4, m, k); x5 = fma(x5, m, k);\n"
+	"		x6 = fma(x6, m, k); x7 = fma(x7, m, k);\n"
+	"	}\n"
+	"	float16 s = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));\n"
+	"	out[get_global_id(0)] = s.s0 + s.s1 + s.s2 + s.s3 + s.s4 + s.s5 + s.s6 + s.s7 +\n"
+	"		s.s8 + s.s9 + s.sa + s.sb + s.sc + s.sd + s.se + s.sf;\n"
+	"}\n"
+	"__kernel void peak_empty(__global float *out) { }\n";
+
+/* Runs k over global work-items PEAK_RUNS times; returns the best span in ms. */
+static int best_span(struct clrt *rt, cl_kernel k, size_t global, size_t runs, double *best,
+		     double *median, char *msg, size_t n)
+{
+	double spans[PEAK_RUNS * 4];
+	struct stats st;
+	cl_int err;
+
+	if (runs > sizeof(spans) / sizeof(spans[0]))
+		runs = sizeof(spans) / sizeof(spans[0]);
+	*best = 0;
+	for (size_t r = 0; r < runs; r++) {
+		cl_event ev;
+
+		err = clEnqueueNDRangeKernel(rt->queue, k, 1, NULL, &global, NULL, 0, NULL, &ev);
+		if (err == CL_SUCCESS)
+			err = clWaitForEvents(1, &ev);
+		if (err != CL_SUCCESS)
+			return kerr_set(msg, n, KERR_OPENCL, "peak kernel: %s", clrt_errstr(err));
+		spans[r] = clrt_event_span_ms(ev, ev);
+		clReleaseEvent(ev);
+		if (r == 0 || spans[r] < *best)
+			*best = spans[r];
+	}
+	stats_compute(spans, runs, &st);
+	if (median)
+		*median = st.median;
+	return 0;
+}
+
+static int measure_triad(struct clrt *rt, cl_program p, struct peaks *pk, char *msg, size_t n)
+{
+	size_t bytes = rt->info.global_cache * 8;
+	cl_mem m[3] = { NULL, NULL, NULL };
+	cl_kernel k = NULL;
+	float s = 1.5f;
+	double best = 0;
+	cl_int err = CL_SUCCESS;
+	int rc = 0;
+
+	if (bytes < (256u << 20))
+		bytes = 256u << 20;
+	if (bytes > rt->info.max_alloc / 2)
+		bytes = rt->info.max_alloc / 2;
+	bytes &= ~(size_t)63;
+	for (int i = 0; i < 3 && err == CL_SUCCESS; i++) {
+		m[i] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+		if (err == CL_SUCCESS)
+			err = clEnqueueFillBuffer(rt->queue, m[i], &s, sizeof(s), 0, bytes, 0, NULL,
+						  NULL);
+	}
+	if (err != CL_SUCCESS) {
+		rc = kerr_set(msg, n, KERR_NOMEM, "bandwidth buffers: %s", clrt_errstr(err));
+		goto out;
+	}
+	k = clCreateKernel(p, "peak_triad", &err);
+	for (int i = 0; i < 3; i++)
+		clSetKernelArg(k, (cl_uint)i, sizeof(cl_mem), &m[i]);
+	clSetKernelArg(k, 3, sizeof(s), &s);
+	rc = best_span(rt, k, bytes / 16, PEAK_RUNS, &best, NULL, msg, n);
+	if (!rc && best > 0)
+		pk->gbs = 3.0 * (double)bytes / (best * 1e6);
+out:
+	if (k)
+		clReleaseKernel(k);
+	for (int i = 0; i < 3; i++)
+		if (m[i])
+			clReleaseMemObject(m[i]);
+	return rc;
+}
+
+static int measure_fma(struct clrt *rt, cl_program p, struct peaks *pk, char *msg, size_t n)
+{
+	size_t global = (size_t)rt->info.compute_units * 1024;
+	float mul = 0.999f, add = 0.001f;
+	int iters = FMA_ITERS;
+	cl_int err;
+	cl_mem out = clCreateBuffer(rt->ctx, CL_MEM_WRITE_ONLY, global * 4, NULL, &err);
+	cl_kernel k = NULL;
+	double best = 0;
+	int rc;
+
+	if (err != CL_SUCCESS)
+		return kerr_set(msg, n, KERR_NOMEM, "fma buffer: %s", clrt_errstr(err));
+	k = clCreateKernel(p, "peak_fma", &err);
+	clSetKernelArg(k, 0, sizeof(out), &out);
+	clSetKernelArg(k, 1, sizeof(mul), &mul);
+	clSetKernelArg(k, 2, sizeof(add), &add);
+	clSetKernelArg(k, 3, sizeof(iters), &iters);
+	rc = best_span(rt, k, global, PEAK_RUNS, &best, NULL, msg, n);
+	if (!rc && best > 0)
+		pk->gflops = (double)global * iters * 8 * 16 * 2 / (best * 1e6);
+	clReleaseKernel(k);
+	clReleaseMemObject(out);
+	return rc;
+}
+
+static int measure_launch(struct clrt *rt, cl_program p, struct peaks *pk, char *msg, size_t n)
+{
+	cl_int err;
+	cl_mem out = clCreateBuffer(rt->ctx, CL_MEM_WRITE_ONLY, 64, NULL, &err);
+	cl_kernel k = clCreateKernel(p, "peak_empty", &err);
+	double best = 0, median = 0;
+	int rc;
+
+	clSetKernelArg(k, 0, sizeof(out), &out);
+	rc = best_span(rt, k, 1, PEAK_RUNS * 4, &best, &median, msg, n);
+	pk->launch_us = median * 1e3;
+	clReleaseKernel(k);
+	clReleaseMemObject(out);
+	return rc;
+}
+
+int peaks_measure(struct clrt *rt, struct peaks *pk, char *msg, size_t n)
+{
+	struct prog pg;
+	int rc;
+
+	memset(pk, 0, sizeof(*pk));
+	rc = prog_build_source(&pg, rt, peak_source, "", 8192, msg, n);
+	if (!rc)
+		rc = measure_launch(rt, pg.program, pk, msg, n);
+	if (!rc)
+		rc = measure_triad(rt, pg.program, pk, msg, n);
+	if (!rc)
+		rc = measure_fma(rt, pg.program, pk, msg, n);
+	prog_release(&pg);
+	return rc;
+}
+
+static char *cache_path(const struct devinfo *info, const char *dir)
+{
+	char key[65];
+
+	clrt_device_key(info, key);
+	return xasprintf("%s/peaks-%.16s.json", dir, key);
+}
+
+int peaks_read_cache(const struct devinfo *info, const char *cache_dir, struct peaks *pk)
+{
+	char *path, *text = NULL, msg[256];
+	json_t *doc;
+	json_int_t ver = 0;
+	int rc = -1;
+
+	if (!cache_dir)
+		return -1;
+	path = cache_path(info, cache_dir);
+	if (!file_read(path, 1 << 16, &text, NULL, msg, sizeof(msg))) {
+		doc = json_loads(text, 0, NULL);
+		if (doc && !json_unpack(doc, "{s:I, s:F, s:F, s:F}", "version", &ver, "gflops",
+					&pk->gflops, "gbs", &pk->gbs, "launch_us", &pk->launch_us) &&
+		    ver == PEAKS_VERSION && pk->gflops > 0 && pk->gbs > 0) {
+			pk->cached = 1;
+			rc = 0;
+		}
+		json_decref(doc);
+	}
+	free(text);
+	free(path);
+	return rc;
+}
+
+int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, char *msg, size_t n)
+{
+	char *path, *text;
+	json_t *doc;
+	int rc;
+
+	if (!peaks_read_cache(&rt->info, cache_dir, pk))
+		return 0;
+	rc = peaks_measure(rt, pk, msg, n);
+	if (rc || !cache_dir)
+		return rc;
+	path = cache_path(&rt->info, cache_dir);
+	doc = peaks_json(pk);
+	json_object_set_new(doc, "version", json_integer(PEAKS_VERSION));
+	json_object_set_new(doc, "device", clrt_devinfo_json(&rt->info));
+	text = jx_dump(doc);
+	if (dir_make(cache_dir, msg, n) || file_write_atomic(path, text, strlen(text), msg, n))
+		log_warn("device peaks not cached: %s", msg);
+	free(text);
+	json_decref(doc);
+	free(path);
+	return 0;
+}
+
+json_t *peaks_json(const struct peaks *pk)
+{
+	json_t *o = json_object();
+
+	jx_set_real(o, "gflops", pk->gflops);
+	jx_set_real(o, "gbs", pk->gbs);
+	jx_set_real(o, "launch_us", pk->launch_us);
+	json_object_set_new(o, "cached", json_boolean(pk->cached));
+	return o;
+}

@@ -1,0 +1,42 @@
+/*
+ * peaks.h - the device's own ceilings, measured by evalpod.
+ *
+ * Two micro-kernels: a streaming triad (a = b + s*c on float4, arrays well
+ * past the last-level cache) for memory bandwidth, and independent chains
+ * of fma on float16 for arithmetic throughput; each is the best of several
+ * runs.  An empty kernel gives the launch overhead.  The figures are cached
+ * per device (platform, device, driver) in CACHE_DIR/peaks-KEY.json so a
+ * batch pays for them once per machine.
+ */
+#ifndef EVALPOD_PEAKS_H
+#define EVALPOD_PEAKS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "clrt.h"
+
+#define PEAKS_VERSION 1
+
+struct peaks {
+	double gflops;       /* fp32 FMA throughput, GFLOP/s */
+	double gbs;          /* streaming bandwidth, GB/s (1e9 bytes) */
+	double launch_us;    /* median event span of an empty kernel */
+	int cached;          /* 1 when read from the cache file */
+};
+
+/* Measures the peaks now.  Returns 0 or KERR_OPENCL/KERR_NOMEM with msg. */
+int peaks_measure(struct clrt *rt, struct peaks *pk, char *msg, size_t n);
+
+/*
+ * Returns the cached figures for rt's device when cache_dir holds them,
+ * otherwise measures and stores them (cache_dir NULL: no cache).
+ */
+int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, char *msg, size_t n);
+
+/* Reads cached figures only; returns 0 when present. */
+int peaks_read_cache(const struct devinfo *info, const char *cache_dir, struct peaks *pk);
+
+json_t *peaks_json(const struct peaks *pk);
+
+#endif

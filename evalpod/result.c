@@ -1,0 +1,254 @@
+/*
+ * result.c - the per-variant result document (docs/result.md) and its
+ * roofline section.
+ */
+#include "run.h"
+#include "expr.h"
+#include "jsonx.h"
+#include "stats.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+static double jnum(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static double median_of(json_t *time)
+{
+	return jnum(json_object_get(time, "stats"), "median");
+}
+
+/*
+ * Speedup of o over base: the ratio of medians, and the distribution of
+ * per-round ratios base/o for rounds in which both were sampled.
+ */
+static json_t *speedup_json(json_t *cand, json_t *base)
+{
+	json_t *cs = json_object_get(cand, "samples_ms"), *cr = json_object_get(cand, "rounds");
+	json_t *bs = json_object_get(base, "samples_ms"), *br = json_object_get(base, "rounds");
+	size_t nc = json_array_size(cs), nb = json_array_size(bs), np = 0;
+	double *ratios = xcalloc(nc + 1, sizeof(double)), mc = median_of(cand), mb = median_of(base);
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < nc; i++) {
+		json_int_t r = json_integer_value(json_array_get(cr, i));
+
+		for (size_t j = 0; j < nb; j++) {
+			if (json_integer_value(json_array_get(br, j)) != r)
+				continue;
+			double c = json_number_value(json_array_get(cs, i));
+			double b = json_number_value(json_array_get(bs, j));
+
+			if (c > 0)
+				ratios[np++] = b / c;
+			break;
+		}
+	}
+	jx_set_real(o, "ratio_of_medians", mc > 0 ? mb / mc : NAN);
+	json_object_set_new(o, "pairs", json_integer((json_int_t)np));
+	if (np) {
+		struct stats st;
+
+		stats_compute(ratios, np, &st);
+		jx_set_real(o, "paired_median", st.median);
+		jx_set_real(o, "paired_p25", st.p25);
+		jx_set_real(o, "paired_p75", st.p75);
+	}
+	free(ratios);
+	return o;
+}
+
+static json_t *performance_json(const struct batch *b, json_t *time, const struct outcome *ref,
+				const struct outcome *base)
+{
+	json_t *perf = json_deep_copy(time);
+	double ev = median_of(time), host = jnum(json_object_get(time, "host_stats"), "median");
+
+	json_object_del(perf, "status");
+	json_object_del(perf, "fault");
+	json_object_set_new(perf, "shape", json_string(b->shapes[b->timed_shape].name));
+	jx_set_real(perf, "median_ms", ev);
+	jx_set_real(perf, "host_over_event", ev > 0 ? host / ev : NAN);
+	if (ref && ref->time) {
+		jx_set_real(perf, "reference_median_ms", median_of(ref->time));
+		json_object_set_new(perf, "speedup_vs_reference", speedup_json(time, ref->time));
+	}
+	if (base && base->time) {
+		jx_set_real(perf, "baseline_median_ms", median_of(base->time));
+		json_object_set_new(perf, "speedup_vs_baseline", speedup_json(time, base->time));
+	}
+	return perf;
+}
+
+json_t *result_build(const struct batch *b, const struct outcome *o, const struct outcome *ref,
+		     const struct outcome *base, json_t *tdoc)
+{
+	json_t *r = json_object(), *v;
+	const char *status = json_string_value(json_object_get(o->check, "status"));
+	static const char *const copy[] = { "compile", "correctness", "ir", NULL };
+
+	json_object_set_new(r, "schema", json_string(RESULT_SCHEMA));
+	json_object_set_new(r, "version", json_integer(RESULT_VERSION));
+	json_object_set_new(r, "batch_id", json_string(b->batch_id));
+	json_object_set_new(r, "id", json_string(o->src->id));
+	json_object_set_new(r, "parent", o->src->parent ? json_string(o->src->parent) : json_null());
+	json_object_set_new(r, "role", json_string(o->is_baseline ? "baseline" : "variant"));
+	json_object_set_new(r, "build_options", json_string(o->src->options));
+	if (tdoc && (v = json_object_get(tdoc, "device")))
+		json_object_set(r, "device", v);
+	for (size_t i = 0; copy[i]; i++)
+		if ((v = json_object_get(o->check, copy[i])))
+			json_object_set(r, copy[i], v);
+	if ((v = json_object_get(o->check, "fault")))
+		json_object_set(r, "fault", v);
+	if (status && !strcmp(status, "ok") && o->time) {
+		const char *ts = json_string_value(json_object_get(o->time, "status"));
+
+		if (ts && strcmp(ts, "ok")) {
+			status = ts;
+			json_object_set(r, "fault", json_object_get(o->time, "fault"));
+		} else {
+			json_object_set_new(r, "performance", performance_json(b, o->time, ref, base));
+		}
+	}
+	json_object_set_new(r, "status", json_string(status ? status : "infra_error"));
+	if (!strcmp(json_string_value(json_object_get(r, "status")), "ok") &&
+	    json_object_get(r, "performance"))
+		result_roofline(b, r, tdoc);
+	json_object_set_new(r, "check_wall_ms", json_real(o->check_wall_ms));
+	return r;
+}
+
+static int eval_shape(const struct batch *b, const char *text, double *out)
+{
+	int64_t v = 0;
+	char msg[256];
+
+	if (!text || expr_eval(text, expr_vars_lookup,
+			       (void *)&b->shapes[b->timed_shape].vars, &v, msg, sizeof(msg)))
+		return -1;
+	*out = (double)v;
+	return 0;
+}
+
+static void evidence(json_t *ev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void evidence(json_t *ev, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	json_array_append_new(ev, json_string(line));
+}
+
+/* Work-items and work-groups of the smallest launch step; 0 if unknown. */
+static void launch_size(json_t *perf, double *items, double *groups)
+{
+	json_t *steps = json_object_get(perf, "launch"), *st;
+	size_t i;
+
+	*items = *groups = 0;
+	json_array_foreach(steps, i, st) {
+		double it = 1, lo = 1;
+		json_t *g = json_object_get(st, "global"), *l = json_object_get(st, "local");
+
+		for (size_t d = 0; d < json_array_size(g); d++) {
+			it *= (double)json_integer_value(json_array_get(g, d));
+			if (json_is_array(l))
+				lo *= (double)json_integer_value(json_array_get(l, d));
+		}
+		if (!*items || it < *items) {
+			*items = it;
+			*groups = json_is_array(l) ? ceil(it / lo) : 0;
+		}
+	}
+}
+
+static const char *classify(json_t *rf, json_t *ev, double ms, double launch_us, double items,
+			    double groups, unsigned cu, double ai, double ridge)
+{
+	double ff = jnum(rf, "fraction_of_peak_flops"), fb = jnum(rf, "fraction_of_peak_bw");
+
+	if (launch_us > 0 && ms * 1e3 < 5 * launch_us) {
+		evidence(ev, "kernel time %.1f us is under 5x the launch overhead of %.1f us",
+			 ms * 1e3, launch_us);
+		return "launch";
+	}
+	if (cu && groups > 0 && groups < cu) {
+		evidence(ev, "%.0f work-groups for %.0f compute units", groups, (double)cu);
+		return "occupancy";
+	}
+	if (cu && items > 0 && items < 4.0 * cu) {
+		evidence(ev, "%.0f work-items for %.0f compute units", items, (double)cu);
+		return "occupancy";
+	}
+	if (isfinite(ai) && isfinite(ridge))
+		evidence(ev, "arithmetic intensity %.2f flop/byte; ridge point %.2f", ai, ridge);
+	if (isfinite(fb) && (!isfinite(ai) || ai < ridge) && fb >= 0.4) {
+		evidence(ev, "%.0f%% of measured bandwidth (%.0f%% of peak flops)", fb * 100,
+			 isfinite(ff) ? ff * 100 : 0);
+		return "memory";
+	}
+	if (isfinite(ff) && ff >= 0.4) {
+		evidence(ev, "%.0f%% of measured fp32 FMA peak (%.0f%% of bandwidth)", ff * 100,
+			 isfinite(fb) ? fb * 100 : 0);
+		return "compute";
+	}
+	evidence(ev, "neither roof is near: %.0f%% of peak flops, %.0f%% of bandwidth",
+		 isfinite(ff) ? ff * 100 : 0, isfinite(fb) ? fb * 100 : 0);
+	return "latency";
+}
+
+void result_roofline(const struct batch *b, json_t *r, json_t *tdoc)
+{
+	json_t *perf = json_object_get(r, "performance"), *rf = json_object(), *ev = json_array();
+	json_t *pk = json_object_get(tdoc, "peaks");
+	double ms = jnum(perf, "median_ms"), flops = NAN, bytes = NAN, items, groups;
+	double pf = jnum(pk, "gflops"), pb = jnum(pk, "gbs"), margin = b->limits.peak_margin;
+	double gf = NAN, gb = NAN, ai = NAN, ridge = pf / pb;
+	unsigned cu = (unsigned)json_integer_value(
+		json_object_get(json_object_get(tdoc, "device"), "compute_units"));
+	int cold = json_integer_value(json_object_get(perf, "reps_per_sample")) == 1;
+
+	if (!eval_shape(b, b->flops, &flops) && ms > 0)
+		gf = flops / (ms * 1e6);
+	if (!eval_shape(b, b->bytes, &bytes) && ms > 0)
+		gb = bytes / (ms * 1e6);
+	if (isfinite(flops) && isfinite(bytes) && bytes > 0)
+		ai = flops / bytes;
+	jx_set_real(rf, "flops", flops);
+	jx_set_real(rf, "bytes", bytes);
+	jx_set_real(rf, "gflops", gf);
+	jx_set_real(rf, "gbs", gb);
+	jx_set_real(rf, "peak_gflops", pf);
+	jx_set_real(rf, "peak_gbs", pb);
+	jx_set_real(rf, "fraction_of_peak_flops", gf / pf);
+	jx_set_real(rf, "fraction_of_peak_bw", gb / pb);
+	jx_set_real(rf, "arithmetic_intensity", ai);
+	jx_set_real(rf, "ridge_point", ridge);
+	launch_size(perf, &items, &groups);
+	json_object_set_new(rf, "bottleneck", json_string(classify(rf, ev, ms, jnum(pk, "launch_us"),
+								   items, groups, cu, ai, ridge)));
+	json_object_set_new(rf, "evidence", ev);
+	json_object_set_new(r, "roofline", rf);
+	if ((isfinite(gf) && gf > pf * margin) || (cold && isfinite(gb) && gb > pb * margin)) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg),
+			 "%.1f GFLOP/s and %.1f GB/s exceed the measured peaks (%.1f GFLOP/s, %.1f "
+			 "GB/s) by more than %.0f%%: the timing cannot be real",
+			 gf, gb, pf, pb, (margin - 1) * 100);
+		json_object_set_new(r, "status", json_string("invalid"));
+		json_object_set_new(r, "fault", json_pack("{s:s, s:s, s:s}", "origin", "candidate",
+							  "kind", "above_peak", "message", msg));
+	}
+}

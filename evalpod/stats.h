@@ -1,0 +1,31 @@
+/*
+ * stats.h - summary statistics of timing samples.
+ */
+#ifndef EVALPOD_STATS_H
+#define EVALPOD_STATS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct stats {
+	size_t n;
+	double min, max, mean, stdev; /* stdev: sample (n-1) */
+	double p25, median, p75, iqr;
+	double cv;                    /* stdev / mean; 0 when n < 2 */
+	double sum;
+};
+
+/*
+ * Summarises x[0..n) (not modified).  Quantiles interpolate linearly
+ * between order statistics (type 7, as numpy's default).  n == 0 yields
+ * all zeros.
+ */
+void stats_compute(const double *x, size_t n, struct stats *s);
+
+/* Quantile q in [0,1] of sorted[0..n), n > 0. */
+double stats_quantile(const double *sorted, size_t n, double q);
+
+/* New JSON object {"n","min","max","mean","stdev","p25","median","p75","iqr","cv"}. */
+json_t *stats_json(const struct stats *s);
+
+#endif

@@ -1,0 +1,589 @@
+/*
+ * timing.c - the timing worker: stages 3 (performance) and 4 (trace).
+ *
+ * Every program that passed its checks (the reference and the baseline
+ * included) is rebuilt from its saved binary in this one process and timed
+ * on the same buffers, in rounds: each round visits the unfinished programs
+ * in a freshly shuffled order and takes one sample of each, so slow drift
+ * of the machine lands on all of them alike and every speedup is a ratio
+ * of samples taken side by side.
+ *
+ * A sample: poison the outputs, flush the caches with a write over a
+ * buffer several times the last-level cache, then enqueue the whole launch
+ * plan R times back to back (R calibrated during warm-up so a sample lasts
+ * at least sample_min_ms) and block on the last event.  Its time is
+ * (END of the last kernel - START of the first) / R from profiling events;
+ * the host clock around the same span is the cross-check.
+ *
+ * The first and the last timed sample of each program are verified against
+ * the reference outputs for the timing seed, together with the guards and
+ * the read-only inputs, so a kernel cannot behave during the checks and
+ * idle (or cheat) while timed.
+ */
+#include "worker.h"
+#include "err.h"
+#include "fileio.h"
+#include "jsonx.h"
+#include "log.h"
+#include "peaks.h"
+#include "prog.h"
+#include "stats.h"
+#include "world.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_REPS 1000
+#define TRACE_MAX_SAMPLES 64
+
+struct tprog {
+	char *id;
+	const struct source_spec *src;
+	struct prog pg;
+	struct plan plan;
+	int active;          /* still sampling */
+	int failed;          /* excluded; status/fault in doc */
+	int reps;
+	double *samples, *host;
+	size_t *round_of;
+	size_t nsamples;
+	double total_ms;
+	double first_launch_ms, rebuild_ms;
+	json_t *doc;         /* this program's entry in time.json */
+	json_t *trace;       /* trace events */
+};
+
+struct timer {
+	const char *work;
+	struct batch b;
+	struct clrt rt;
+	struct world w;
+	struct tprog *progs;
+	size_t nprogs;
+	cl_mem flush_buf;
+	cl_kernel flush_k;
+	size_t flush_items;
+	cl_ulong t0;         /* device time origin of the trace */
+	uint64_t rng;
+	char msg[2048];
+};
+
+static const char flush_source[] =
+	"__kernel void evalpod_flush(__global uint4 *p, uint v)\n"
+	"{ p[get_global_id(0)] = (uint4)(v); }\n";
+
+static uint64_t tm_rand(struct timer *t)
+{
+	uint64_t z = (t->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void tp_fail(struct tprog *p, const char *status, const char *kind, const char *message)
+{
+	p->failed = 1;
+	p->active = 0;
+	json_object_set_new(p->doc, "status", json_string(status));
+	json_object_set_new(p->doc, "fault", json_pack("{s:s, s:s, s:s}", "origin", "candidate",
+						      "kind", kind, "message", message));
+}
+
+static const struct source_spec *find_source(const struct batch *b, const char *id)
+{
+	if (!strcmp(id, "reference"))
+		return &b->reference;
+	if (b->baseline && !strcmp(id, b->baseline->id))
+		return b->baseline;
+	return batch_variant(b, id);
+}
+
+static int load_ids(struct timer *t)
+{
+	char *path = xasprintf("%s/ids.txt", t->work), *text = NULL, *save = NULL;
+	int rc = file_read(path, 1 << 20, &text, NULL, t->msg, sizeof(t->msg));
+
+	free(path);
+	if (rc)
+		return rc;
+	t->progs = xcalloc(t->b.nvariants + 2, sizeof(*t->progs));
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct tprog *p;
+
+		if (!*line || t->nprogs >= t->b.nvariants + 2)
+			continue;
+		p = &t->progs[t->nprogs++];
+		p->id = xstrdup(line);
+		p->src = find_source(&t->b, line);
+		p->doc = json_pack("{s:s}", "status", "ok");
+		p->trace = json_array();
+		p->active = 1;
+		if (!p->src)
+			tp_fail(p, "infra_error", "batch", "program not in the batch");
+	}
+	free(text);
+	return 0;
+}
+
+static json_t *launch_json(const struct plan *pl)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < pl->nsteps; i++) {
+		const struct pstep *st = &pl->steps[i];
+		json_t *g = json_array(), *l = st->has_local ? json_array() : json_null();
+
+		for (unsigned d = 0; d < st->dims; d++) {
+			json_array_append_new(g, json_integer((json_int_t)st->global[d]));
+			if (st->has_local)
+				json_array_append_new(l, json_integer((json_int_t)st->local[d]));
+		}
+		json_array_append_new(arr, json_pack("{s:s, s:o, s:o}", "kernel", st->name,
+						     "global", g, "local", l));
+	}
+	return arr;
+}
+
+static int prepare_prog(struct timer *t, struct tprog *p)
+{
+	struct expr_vars vars = EXPR_VARS_INIT;
+	const struct shape_spec *sh = &t->b.shapes[t->b.timed_shape];
+	char *path = xasprintf("%s/bin/%s.bin", t->work, p->id), *bin = NULL;
+	const struct launch_spec *launch = t->b.launch;
+	size_t len = 0, nlaunch = t->b.nlaunch;
+	int rc;
+
+	if (!strcmp(p->id, "reference")) {
+		launch = t->b.ref_launch;
+		nlaunch = t->b.nref_launch;
+	}
+	if (!file_read(path, 1u << 30, &bin, &len, t->msg, sizeof(t->msg)))
+		rc = prog_build_binary(&p->pg, &t->rt, bin, len, p->src->options,
+				       t->b.limits.log_max_bytes, t->msg, sizeof(t->msg));
+	else
+		rc = prog_build_source(&p->pg, &t->rt, p->src->source, p->src->options,
+				       t->b.limits.log_max_bytes, t->msg, sizeof(t->msg));
+	p->rebuild_ms = p->pg.build_ms;
+	free(bin);
+	free(path);
+	if (rc) {
+		tp_fail(p, rc == KERR_INVALID ? "compile_error" : "runtime_error", "rebuild", t->msg);
+		return 0;
+	}
+	for (size_t i = 0; i < sh->vars.nr; i++)
+		expr_vars_set(&vars, sh->vars.v[i].name, sh->vars.v[i].value);
+	batch_collect_defines(p->src->source, p->src->options, &vars);
+	rc = plan_bind(&p->plan, &t->w, p->pg.program, launch, nlaunch, &vars, t->msg,
+		       sizeof(t->msg));
+	expr_vars_release(&vars);
+	if (rc) {
+		tp_fail(p, "runtime_error", "launch_setup", t->msg);
+		return 0;
+	}
+	json_object_set_new(p->doc, "launch", launch_json(&p->plan));
+	return 0;
+}
+
+static int setup_flush(struct timer *t)
+{
+	struct prog pg;
+	int64_t bytes = t->b.measure.flush_bytes;
+	cl_int err;
+	int rc;
+
+	if (!t->b.measure.flush)
+		return 0;
+	if (bytes <= 0)
+		bytes = (int64_t)(t->rt.info.global_cache ? t->rt.info.global_cache : 8u << 20) * 2;
+	if ((uint64_t)bytes > t->rt.info.max_alloc / 2)
+		bytes = (int64_t)(t->rt.info.max_alloc / 2);
+	t->flush_items = (size_t)bytes / 16;
+	rc = prog_build_source(&pg, &t->rt, flush_source, "", 4096, t->msg, sizeof(t->msg));
+	if (rc)
+		return rc;
+	t->flush_k = clCreateKernel(pg.program, "evalpod_flush", &err);
+	prog_release(&pg); /* the kernel keeps the program alive */
+	t->flush_buf = clCreateBuffer(t->rt.ctx, CL_MEM_READ_WRITE, t->flush_items * 16, NULL, &err);
+	if (err != CL_SUCCESS)
+		return kerr_set(t->msg, sizeof(t->msg), KERR_NOMEM, "cache flush buffer: %s",
+				clrt_errstr(err));
+	clSetKernelArg(t->flush_k, 0, sizeof(cl_mem), &t->flush_buf);
+	return 0;
+}
+
+static cl_int enqueue_flush(struct timer *t, cl_event *ev)
+{
+	cl_uint v = (cl_uint)tm_rand(t);
+
+	if (!t->flush_k)
+		return CL_SUCCESS;
+	clSetKernelArg(t->flush_k, 1, sizeof(v), &v);
+	return clEnqueueNDRangeKernel(t->rt.queue, t->flush_k, 1, NULL, &t->flush_items, NULL, 0,
+				      NULL, ev);
+}
+
+static double ev_us(struct timer *t, cl_event ev, cl_profiling_info what)
+{
+	cl_ulong v = 0;
+
+	clGetEventProfilingInfo(ev, what, sizeof(v), &v, NULL);
+	if (!t->t0 || v < t->t0)
+		t->t0 = t->t0 ? t->t0 : v;
+	return v >= t->t0 ? (double)(v - t->t0) / 1e3 : 0.0;
+}
+
+static void trace_add(struct timer *t, struct tprog *p, cl_event ev, const char *name, int tid,
+		      size_t sample)
+{
+	double ts, end;
+
+	if (json_array_size(p->trace) >= TRACE_MAX_SAMPLES * (p->plan.nsteps + 2))
+		return;
+	ts = ev_us(t, ev, CL_PROFILING_COMMAND_START);
+	end = ev_us(t, ev, CL_PROFILING_COMMAND_END);
+	json_array_append_new(p->trace, json_pack("{s:s, s:s, s:f, s:f, s:i, s:i, s:{s:I}}",
+						  "name", name, "ph", "X", "ts", ts, "dur",
+						  end > ts ? end - ts : 0.0, "pid", 1, "tid", tid,
+						  "args", "sample", (json_int_t)sample));
+}
+
+/*
+ * One sample of p: R back-to-back runs of the plan.  Returns 0 and sets
+ * *ms (per run, events) and *host_ms (per run, host clock); <0 when the
+ * plan failed to run (p is marked failed).
+ */
+static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, double *host_ms,
+		       int record)
+{
+	cl_event *ev = xcalloc(p->plan.nsteps, sizeof(*ev)), first = NULL, fl = NULL;
+	cl_int err = CL_SUCCESS, status = CL_COMPLETE;
+	double t0;
+
+	if (world_poison(&t->w, POISON_A, t->msg, sizeof(t->msg)) ||
+	    enqueue_flush(t, record ? &fl : NULL) != CL_SUCCESS || clFinish(t->rt.queue)) {
+		free(ev);
+		return kerr_set(t->msg, sizeof(t->msg), KERR_OPENCL, "preparing a sample failed");
+	}
+	t0 = clrt_now_ms();
+	for (int r = 0; r < reps && err == CL_SUCCESS; r++) {
+		for (size_t i = 0; r > 0 && i < p->plan.nsteps; i++)
+			clReleaseEvent(ev[i]);
+		err = plan_enqueue(&p->plan, t->rt.queue, ev, t->msg, sizeof(t->msg));
+		if (err == CL_SUCCESS && r == 0) {
+			first = ev[0];
+			clRetainEvent(first);
+		}
+	}
+	if (err == CL_SUCCESS)
+		err = clWaitForEvents(1, &ev[p->plan.nsteps - 1]);
+	*host_ms = (clrt_now_ms() - t0) / reps;
+	if (err == CL_SUCCESS)
+		clGetEventInfo(ev[p->plan.nsteps - 1], CL_EVENT_COMMAND_EXECUTION_STATUS,
+			       sizeof(status), &status, NULL);
+	if (err != CL_SUCCESS || status < 0) {
+		snprintf(t->msg, sizeof(t->msg), "a timed run failed: %s",
+			 clrt_errstr(err != CL_SUCCESS ? err : status));
+		tp_fail(p, "runtime_error", "launch_failed", t->msg);
+	} else {
+		*ms = clrt_event_span_ms(first, ev[p->plan.nsteps - 1]) / reps;
+		if (record && fl)
+			trace_add(t, p, fl, "cache flush", 2, p->nsamples);
+		for (size_t i = 0; record && i < p->plan.nsteps; i++)
+			trace_add(t, p, ev[i], p->plan.steps[i].name, 1, p->nsamples);
+	}
+	if (fl)
+		clReleaseEvent(fl);
+	if (first)
+		clReleaseEvent(first);
+	for (size_t i = 0; i < p->plan.nsteps && err == CL_SUCCESS; i++)
+		clReleaseEvent(ev[i]);
+	clFinish(t->rt.queue);
+	free(ev);
+	return p->failed ? -1 : 0;
+}
+
+/* Checks the outputs the last sample of p left against the timing reference. */
+static void verify_sample(struct timer *t, struct tprog *p, const char *when)
+{
+	uint64_t seed = worker_timing_seed(&t->b);
+	char why[1024];
+
+	if (world_check_guards(&t->w, why, sizeof(why))) {
+		snprintf(t->msg, sizeof(t->msg), "%s timed sample: %s", when, why);
+		tp_fail(p, "runtime_error", "out_of_bounds_write", t->msg);
+		return;
+	}
+	if (world_check_inputs(&t->w, why, sizeof(why))) {
+		snprintf(t->msg, sizeof(t->msg), "%s timed sample: %s", when, why);
+		tp_fail(p, "invalid", "input_modified_when_timed", t->msg);
+		world_restore_inputs(&t->w, why, sizeof(why));
+		return;
+	}
+	for (size_t i = 0; i < t->b.nbuffers; i++) {
+		struct wbuf *wb = &t->w.bufs[i];
+		char *path;
+		void *got = NULL, *ref = NULL;
+		size_t len = 0;
+		struct cmp_stats s;
+
+		if (wb->spec->role != ROLE_OUTPUT && wb->spec->role != ROLE_INOUT)
+			continue;
+		path = worker_ref_path(t->work, t->b.timed_shape, seed, i);
+		if (!world_read(&t->w, i, &got, why, sizeof(why)) &&
+		    !file_read(path, wb->bytes + 1, (char **)&ref, &len, why, sizeof(why)) &&
+		    len == wb->bytes) {
+			world_compare(wb, got, ref, t->b.correct.atol, t->b.correct.rtol,
+				      wb->spec->role == ROLE_OUTPUT, POISON_A, &s);
+			if (s.unwritten || s.mismatches) {
+				snprintf(t->msg, sizeof(t->msg),
+					 "%s timed sample: '%s' has %zu wrong and %zu unwritten elements "
+					 "(worst at %zu: got %.9g, expected %.9g)", when, wb->spec->name,
+					 s.mismatches, s.unwritten, s.worst, s.worst_got, s.worst_ref);
+				tp_fail(p, "invalid", "wrong_when_timed", t->msg);
+			}
+		}
+		free(got);
+		free(ref);
+		free(path);
+		if (p->failed)
+			return;
+	}
+	/* Inout buffers start each sample from their initial contents. */
+	world_restore_inputs(&t->w, why, sizeof(why));
+}
+
+static void warm_up(struct timer *t, struct tprog *p)
+{
+	double ms = 0, host = 0, t0 = clrt_now_ms();
+	int warm = t->b.measure.warmup > 0 ? t->b.measure.warmup : 1;
+
+	for (int i = 0; i < warm && !p->failed; i++) {
+		double h0 = clrt_now_ms();
+
+		take_sample(t, p, 1, &ms, &host, 0);
+		if (i == 0)
+			p->first_launch_ms = clrt_now_ms() - h0 - ms;
+	}
+	world_restore_inputs(&t->w, t->msg, sizeof(t->msg));
+	if (p->failed)
+		return;
+	p->reps = ms > 0 ? (int)ceil(t->b.measure.sample_min_ms / ms) : 1;
+	if (p->reps < 1)
+		p->reps = 1;
+	if (p->reps > MAX_REPS)
+		p->reps = MAX_REPS;
+	json_object_set_new(p->doc, "warmup_ms", json_real(clrt_now_ms() - t0));
+}
+
+static int is_done(const struct timer *t, const struct tprog *p)
+{
+	const struct measure_spec *m = &t->b.measure;
+
+	if ((int)p->nsamples >= m->max_samples || p->total_ms >= m->max_time_ms)
+		return 1;
+	return (int)p->nsamples >= m->min_samples && p->total_ms >= m->min_time_ms;
+}
+
+static void add_sample(struct tprog *p, double ms, double host, size_t round)
+{
+	p->samples = xreallocarray(p->samples, p->nsamples + 1, sizeof(double));
+	p->host = xreallocarray(p->host, p->nsamples + 1, sizeof(double));
+	p->round_of = xreallocarray(p->round_of, p->nsamples + 1, sizeof(size_t));
+	p->samples[p->nsamples] = ms;
+	p->host[p->nsamples] = host;
+	p->round_of[p->nsamples] = round;
+	p->nsamples++;
+	p->total_ms += ms * p->reps;
+}
+
+/* Visits the active programs in a shuffled order; returns how many remain. */
+static size_t run_round(struct timer *t, size_t round, size_t *order)
+{
+	size_t active = 0;
+
+	for (size_t i = 0; i < t->nprogs; i++)
+		if (t->progs[i].active)
+			order[active++] = i;
+	for (size_t i = active; i > 1; i--) {
+		size_t j = (size_t)(tm_rand(t) % i), tmp = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = tmp;
+	}
+	for (size_t k = 0; k < active; k++) {
+		struct tprog *p = &t->progs[order[k]];
+		double ms = 0, host = 0;
+
+		worker_progress(t->work, "time", p->id);
+		if (take_sample(t, p, p->reps, &ms, &host, 1))
+			continue;
+		add_sample(p, ms, host, round);
+		if (p->nsamples == 1)
+			verify_sample(t, p, "first");
+		if (!p->failed && is_done(t, p)) {
+			verify_sample(t, p, "last");
+			p->active = 0;
+		}
+	}
+	active = 0;
+	for (size_t i = 0; i < t->nprogs; i++)
+		active += (size_t)t->progs[i].active;
+	return active;
+}
+
+static void finish_prog(struct timer *t, struct tprog *p)
+{
+	struct stats st, hs;
+	json_t *arr = json_array(), *harr = json_array(), *rarr = json_array();
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		json_array_append_new(arr, json_real(p->samples[i]));
+		json_array_append_new(harr, json_real(p->host[i]));
+		json_array_append_new(rarr, json_integer((json_int_t)p->round_of[i]));
+	}
+	stats_compute(p->samples, p->nsamples, &st);
+	stats_compute(p->host, p->nsamples, &hs);
+	json_object_set_new(p->doc, "samples_ms", arr);
+	json_object_set_new(p->doc, "host_ms", harr);
+	json_object_set_new(p->doc, "rounds", rarr);
+	json_object_set_new(p->doc, "stats", stats_json(&st));
+	json_object_set_new(p->doc, "host_stats", stats_json(&hs));
+	json_object_set_new(p->doc, "reps_per_sample", json_integer(p->reps));
+	json_object_set_new(p->doc, "timed_ms", json_real(p->total_ms));
+	json_object_set_new(p->doc, "first_launch_ms", json_real(p->first_launch_ms));
+	json_object_set_new(p->doc, "rebuild_ms", json_real(p->rebuild_ms));
+}
+
+static void write_trace(struct timer *t, struct tprog *p)
+{
+	char *dir = xasprintf("%s/art/%s", t->work, p->id), *path = xasprintf("%s/trace.json", dir);
+	json_t *doc = json_pack("{s:O, s:s, s:{s:s, s:s, s:s}}", "traceEvents", p->trace,
+				"displayTimeUnit", "ms", "otherData", "program", p->id,
+				"device", t->rt.info.name, "clock", "OpenCL profiling, us");
+	json_t *events = json_object_get(doc, "traceEvents");
+	char *text, msg[512];
+
+	json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
+						"thread_name", "ph", "M", "pid", 1, "tid", 1,
+						"args", "name", "kernels"));
+	json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
+						"thread_name", "ph", "M", "pid", 1, "tid", 2,
+						"args", "name", "cache flush"));
+	text = jx_dump(doc);
+	if (dir_make(dir, msg, sizeof(msg)) || file_write_atomic(path, text, strlen(text), msg,
+								 sizeof(msg)))
+		log_warn("trace of '%s' not written: %s", p->id, msg);
+	free(text);
+	json_decref(doc);
+	free(path);
+	free(dir);
+}
+
+static int timer_open(struct timer *t, const char *work)
+{
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	t->work = work;
+	if ((rc = worker_load(&t->b, work, t->msg, sizeof(t->msg))))
+		return rc;
+	t->rng = t->b.measure.order_seed;
+	if ((rc = clrt_open(&t->rt, &t->b.device, t->msg, sizeof(t->msg))))
+		return rc;
+	if ((rc = load_ids(t)))
+		return rc;
+	if ((rc = world_open(&t->w, &t->rt, &t->b, t->b.timed_shape, t->msg, sizeof(t->msg))))
+		return rc;
+	if ((rc = world_fill(&t->w, worker_timing_seed(&t->b), POISON_A, t->msg, sizeof(t->msg))))
+		return rc;
+	return setup_flush(t);
+}
+
+static void timer_close(struct timer *t)
+{
+	for (size_t i = 0; i < t->nprogs; i++) {
+		struct tprog *p = &t->progs[i];
+
+		plan_release(&p->plan);
+		prog_release(&p->pg);
+		json_decref(p->doc);
+		json_decref(p->trace);
+		free(p->samples);
+		free(p->host);
+		free(p->round_of);
+		free(p->id);
+	}
+	free(t->progs);
+	if (t->flush_k)
+		clReleaseKernel(t->flush_k);
+	if (t->flush_buf)
+		clReleaseMemObject(t->flush_buf);
+	world_close(&t->w);
+	clrt_close(&t->rt);
+	batch_release(&t->b);
+}
+
+static int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, double wall)
+{
+	json_t *doc = json_object(), *progs = json_object();
+	char *path = xasprintf("%s/time.json", t->work), *text;
+	int rc;
+
+	json_object_set_new(doc, "device", clrt_devinfo_json(&t->rt.info));
+	json_object_set_new(doc, "peaks", peaks_json(pk));
+	json_object_set_new(doc, "rounds", json_integer((json_int_t)rounds));
+	json_object_set_new(doc, "wall_ms", json_real(wall));
+	json_object_set_new(doc, "flush_bytes", json_integer((json_int_t)t->flush_items * 16));
+	json_object_set_new(doc, "timing_seed", json_integer((json_int_t)worker_timing_seed(&t->b)));
+	for (size_t i = 0; i < t->nprogs; i++) {
+		finish_prog(t, &t->progs[i]);
+		if (t->progs[i].nsamples)
+			write_trace(t, &t->progs[i]);
+		json_object_set(progs, t->progs[i].id, t->progs[i].doc);
+	}
+	json_object_set_new(doc, "programs", progs);
+	text = jx_dump(doc);
+	rc = file_write_atomic(path, text, strlen(text), t->msg, sizeof(t->msg));
+	free(text);
+	free(path);
+	json_decref(doc);
+	return rc;
+}
+
+int worker_time(const char *work)
+{
+	struct timer t;
+	struct peaks pk;
+	size_t rounds = 0, *order = NULL;
+	double t0 = clrt_now_ms();
+	const char *cache = getenv("EVALPOD_CACHE_DIR");
+	int rc;
+
+	memset(&pk, 0, sizeof(pk));
+	rc = timer_open(&t, work);
+	if (!rc) {
+		worker_progress(work, "time", "peaks");
+		rc = peaks_get(&t.rt, cache && *cache ? cache : NULL, &pk, t.msg, sizeof(t.msg));
+	}
+	for (size_t i = 0; !rc && i < t.nprogs; i++) {
+		worker_progress(work, "time", t.progs[i].id);
+		if (!t.progs[i].failed)
+			prepare_prog(&t, &t.progs[i]);
+		if (!t.progs[i].failed)
+			warm_up(&t, &t.progs[i]);
+	}
+	if (!rc) {
+		order = xcalloc(t.nprogs + 1, sizeof(*order));
+		while (run_round(&t, rounds, order))
+			rounds++;
+		rc = write_time_doc(&t, &pk, rounds + 1, clrt_now_ms() - t0);
+	}
+	if (rc)
+		log_error("timing: %s", t.msg);
+	free(order);
+	timer_close(&t);
+	return rc ? WORKER_EXIT_INFRA : 0;
+}

@@ -1,0 +1,564 @@
+#include "world.h"
+#include "err.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <string.h>
+
+#define GUARD_BYTE 0x5c
+#define GUARD_MIN 4096
+
+static const uint32_t poison32[2] = { 0x7fe5a5a5u, 0x7fd3c3c3u };
+static const uint64_t poison64[2] = { 0x7ffa5a5a5a5a5a5aull, 0x7ff9c3c3c3c3c3c3ull };
+
+/* splitmix64: small, fast and fully specified, so inputs are reproducible. */
+static uint64_t mix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double unit01(uint64_t *s)
+{
+	return (double)(mix64(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double draw(const struct init_spec *in, uint64_t *s, size_t i)
+{
+	switch (in->dist) {
+	case INIT_ZERO: return 0.0;
+	case INIT_CONST: return in->a;
+	case INIT_UNIFORM: return in->a + (in->b - in->a) * unit01(s);
+	case INIT_NORMAL: {
+		double u1 = unit01(s), u2 = unit01(s);
+
+		if (u1 < 1e-300)
+			u1 = 1e-300;
+		return in->a + in->b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+	}
+	case INIT_INT: return in->a + floor((in->b - in->a + 1.0) * unit01(s));
+	case INIT_IOTA: return (double)i;
+	}
+	return 0.0;
+}
+
+static void store_elem(void *base, enum elem_type t, size_t i, double v)
+{
+	switch (t) {
+	case ELEM_FLOAT: ((float *)base)[i] = (float)v; break;
+	case ELEM_DOUBLE: ((double *)base)[i] = v; break;
+	case ELEM_INT: ((int32_t *)base)[i] = (int32_t)floor(v); break;
+	case ELEM_UINT: ((uint32_t *)base)[i] = (uint32_t)(v < 0 ? 0 : floor(v)); break;
+	case ELEM_LONG: ((int64_t *)base)[i] = (int64_t)floor(v); break;
+	case ELEM_ULONG: ((uint64_t *)base)[i] = (uint64_t)(v < 0 ? 0 : floor(v)); break;
+	case ELEM_NR: break;
+	}
+}
+
+static double load_elem(const void *base, enum elem_type t, size_t i)
+{
+	switch (t) {
+	case ELEM_FLOAT: return ((const float *)base)[i];
+	case ELEM_DOUBLE: return ((const double *)base)[i];
+	case ELEM_INT: return ((const int32_t *)base)[i];
+	case ELEM_UINT: return ((const uint32_t *)base)[i];
+	case ELEM_LONG: return (double)((const int64_t *)base)[i];
+	case ELEM_ULONG: return (double)((const uint64_t *)base)[i];
+	case ELEM_NR: break;
+	}
+	return 0.0;
+}
+
+static int shape_expr(const struct world *w, const char *text, const char *what, int64_t *v,
+		      char *msg, size_t n)
+{
+	char why[256];
+	struct expr_vars *vars = (struct expr_vars *)&w->b->shapes[w->shape].vars;
+
+	if (expr_eval(text, expr_vars_lookup, vars, v, why, sizeof(why)))
+		return kerr_set(msg, n, KERR_INVALID, "%s '%s' at shape '%s': %s", what, text,
+				w->b->shapes[w->shape].name, why);
+	return 0;
+}
+
+static int wbuf_alloc(struct world *w, struct wbuf *wb, char *msg, size_t n)
+{
+	cl_buffer_region region;
+	size_t align = w->rt->info.base_align_bytes;
+	cl_int err;
+
+	wb->guard = GUARD_MIN > align ? GUARD_MIN : align;
+	wb->guard = (wb->guard + align - 1) / align * align;
+	wb->parent = clCreateBuffer(w->rt->ctx, CL_MEM_READ_WRITE, wb->bytes + 2 * wb->guard,
+				    NULL, &err);
+	if (err != CL_SUCCESS)
+		return kerr_set(msg, n, KERR_NOMEM, "cannot allocate buffer '%s' (%zu bytes): %s",
+				wb->spec->name, wb->bytes, clrt_errstr(err));
+	region.origin = wb->guard;
+	region.size = wb->bytes;
+	wb->mem = clCreateSubBuffer(wb->parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+				    &region, &err);
+	if (err != CL_SUCCESS)
+		return kerr_set(msg, n, KERR_NOMEM, "cannot create sub-buffer for '%s': %s",
+				wb->spec->name, clrt_errstr(err));
+	return 0;
+}
+
+static int world_scalars(struct world *w, char *msg, size_t n)
+{
+	const struct batch *b = w->b;
+
+	w->scal = xcalloc(b->nscalars ? b->nscalars : 1, sizeof(*w->scal));
+	for (size_t i = 0; i < b->nscalars; i++) {
+		const struct scalar_spec *s = &b->scalars[i];
+		int64_t v = 0;
+		int rc;
+
+		if (s->type == ELEM_FLOAT) {
+			w->scal[i].f = (float)s->fvalue;
+			continue;
+		}
+		if (s->type == ELEM_DOUBLE) {
+			w->scal[i].d = s->fvalue;
+			continue;
+		}
+		rc = shape_expr(w, s->expr, "scalar", &v, msg, n);
+		if (rc)
+			return rc;
+		if (s->type == ELEM_INT && (v < INT32_MIN || v > INT32_MAX))
+			return kerr_set(msg, n, KERR_INVALID, "scalar '%s' = %lld does not fit in int",
+					s->name, (long long)v);
+		if (s->type == ELEM_INT) w->scal[i].i = (int32_t)v;
+		else if (s->type == ELEM_UINT) w->scal[i].u = (uint32_t)v;
+		else if (s->type == ELEM_LONG) w->scal[i].l = v;
+		else w->scal[i].ul = (uint64_t)v;
+	}
+	return 0;
+}
+
+int world_open(struct world *w, struct clrt *rt, const struct batch *b, size_t shape, char *msg,
+	       size_t n)
+{
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->rt = rt;
+	w->b = b;
+	w->shape = shape;
+	w->bufs = xcalloc(b->nbuffers ? b->nbuffers : 1, sizeof(*w->bufs));
+	for (size_t i = 0; i < b->nbuffers; i++) {
+		struct wbuf *wb = &w->bufs[i];
+		int64_t count = 0;
+
+		wb->spec = &b->buffers[i];
+		rc = shape_expr(w, wb->spec->count, "buffer count", &count, msg, n);
+		if (rc)
+			return rc;
+		if (count <= 0 || (uint64_t)count > rt->info.max_alloc)
+			return kerr_set(msg, n, KERR_INVALID,
+					"buffer '%s' count %lld at shape '%s' is not in 1..device limit",
+					wb->spec->name, (long long)count, b->shapes[shape].name);
+		wb->count = (size_t)count;
+		wb->esize = elem_type_size(wb->spec->type);
+		wb->bytes = wb->count * wb->esize;
+		rc = wbuf_alloc(w, wb, msg, n);
+		if (rc)
+			return rc;
+		if (wb->spec->role != ROLE_OUTPUT)
+			wb->init = xmalloc(wb->bytes);
+	}
+	return world_scalars(w, msg, n);
+}
+
+void world_close(struct world *w)
+{
+	if (!w->b)
+		return;
+	for (size_t i = 0; i < w->b->nbuffers && w->bufs; i++) {
+		if (w->bufs[i].mem)
+			clReleaseMemObject(w->bufs[i].mem);
+		if (w->bufs[i].parent)
+			clReleaseMemObject(w->bufs[i].parent);
+		free(w->bufs[i].init);
+	}
+	free(w->bufs);
+	free(w->scal);
+	memset(w, 0, sizeof(*w));
+}
+
+static void gen_init(struct wbuf *wb, uint64_t seed, size_t index)
+{
+	uint64_t s = seed * 0x100000001b3ull ^ (index + 1) * 0xcbf29ce484222325ull;
+	struct init_spec zero = { INIT_ZERO, 0, 0 };
+	const struct init_spec *in = wb->spec->role == ROLE_SCRATCH ? &zero : &wb->spec->init;
+
+	for (size_t i = 0; i < wb->count; i++)
+		store_elem(wb->init, wb->spec->type, i, draw(in, &s, i));
+}
+
+static cl_int paint_guards(struct world *w, struct wbuf *wb)
+{
+	unsigned char byte = GUARD_BYTE;
+	cl_int err;
+
+	err = clEnqueueFillBuffer(w->rt->queue, wb->parent, &byte, 1, 0, wb->guard, 0, NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = clEnqueueFillBuffer(w->rt->queue, wb->parent, &byte, 1, wb->guard + wb->bytes,
+					  wb->guard, 0, NULL, NULL);
+	return err;
+}
+
+int world_poison(struct world *w, enum poison p, char *msg, size_t n)
+{
+	w->poisoned = p;
+	for (size_t i = 0; i < w->b->nbuffers; i++) {
+		struct wbuf *wb = &w->bufs[i];
+		cl_int err;
+
+		if (wb->spec->role != ROLE_OUTPUT)
+			continue;
+		if (wb->esize == 8)
+			err = clEnqueueFillBuffer(w->rt->queue, wb->mem, &poison64[p], 8, 0,
+						  wb->bytes, 0, NULL, NULL);
+		else
+			err = clEnqueueFillBuffer(w->rt->queue, wb->mem, &poison32[p], 4, 0,
+						  wb->bytes, 0, NULL, NULL);
+		if (err != CL_SUCCESS)
+			return kerr_set(msg, n, KERR_OPENCL, "poisoning '%s': %s", wb->spec->name,
+					clrt_errstr(err));
+	}
+	return 0;
+}
+
+int world_restore_inputs(struct world *w, char *msg, size_t n)
+{
+	for (size_t i = 0; i < w->b->nbuffers; i++) {
+		struct wbuf *wb = &w->bufs[i];
+		cl_int err;
+
+		if (!wb->init)
+			continue;
+		err = clEnqueueWriteBuffer(w->rt->queue, wb->mem, CL_TRUE, 0, wb->bytes, wb->init, 0,
+					   NULL, NULL);
+		if (err != CL_SUCCESS)
+			return kerr_set(msg, n, KERR_OPENCL, "uploading '%s': %s", wb->spec->name,
+					clrt_errstr(err));
+	}
+	return 0;
+}
+
+int world_fill(struct world *w, uint64_t seed, enum poison p, char *msg, size_t n)
+{
+	int rc;
+	cl_int err;
+
+	for (size_t i = 0; i < w->b->nbuffers; i++) {
+		if (w->bufs[i].init)
+			gen_init(&w->bufs[i], seed, i);
+		err = paint_guards(w, &w->bufs[i]);
+		if (err != CL_SUCCESS)
+			return kerr_set(msg, n, KERR_OPENCL, "painting guards of '%s': %s",
+					w->bufs[i].spec->name, clrt_errstr(err));
+	}
+	rc = world_restore_inputs(w, msg, n);
+	if (!rc)
+		rc = world_poison(w, p, msg, n);
+	if (!rc && (err = clFinish(w->rt->queue)) != CL_SUCCESS)
+		rc = kerr_set(msg, n, KERR_OPENCL, "preparing buffers: %s", clrt_errstr(err));
+	return rc;
+}
+
+int world_read(struct world *w, size_t i, void **out, char *msg, size_t n)
+{
+	struct wbuf *wb = &w->bufs[i];
+	void *p = xmalloc(wb->bytes);
+	cl_int err;
+
+	err = clEnqueueReadBuffer(w->rt->queue, wb->mem, CL_TRUE, 0, wb->bytes, p, 0, NULL, NULL);
+	if (err != CL_SUCCESS) {
+		free(p);
+		*out = NULL;
+		return kerr_set(msg, n, KERR_OPENCL, "reading '%s': %s", wb->spec->name,
+				clrt_errstr(err));
+	}
+	*out = p;
+	return 0;
+}
+
+/* Counts changed guard bytes in g (len); sets *first to the first one. */
+static size_t guard_damage(const unsigned char *g, size_t len, size_t *first)
+{
+	size_t bad = 0;
+
+	for (size_t i = len; i-- > 0;) {
+		if (g[i] != GUARD_BYTE) {
+			bad++;
+			*first = i;
+		}
+	}
+	return bad;
+}
+
+int world_check_guards(struct world *w, char *msg, size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < w->b->nbuffers && !rc; i++) {
+		struct wbuf *wb = &w->bufs[i];
+		unsigned char *g = xmalloc(2 * wb->guard);
+		size_t before, after, fb = 0, fa = 0;
+		cl_int err;
+
+		err = clEnqueueReadBuffer(w->rt->queue, wb->parent, CL_FALSE, 0, wb->guard, g, 0,
+					  NULL, NULL);
+		if (err == CL_SUCCESS)
+			err = clEnqueueReadBuffer(w->rt->queue, wb->parent, CL_TRUE,
+						  wb->guard + wb->bytes, wb->guard, g + wb->guard, 0,
+						  NULL, NULL);
+		if (err != CL_SUCCESS) {
+			rc = kerr_set(msg, n, KERR_OPENCL, "reading guards of '%s': %s",
+				      wb->spec->name, clrt_errstr(err));
+		} else {
+			before = guard_damage(g, wb->guard, &fb);
+			after = guard_damage(g + wb->guard, wb->guard, &fa);
+			if (after)
+				rc = kerr_set(msg, n, KERR_INVALID,
+					      "wrote outside buffer '%s': %zu bytes after its end were "
+					      "changed (first at end+%zu)", wb->spec->name, after, fa);
+			else if (before)
+				rc = kerr_set(msg, n, KERR_INVALID,
+					      "wrote outside buffer '%s': %zu bytes before its start were "
+					      "changed (first at start-%zu)", wb->spec->name, before,
+					      wb->guard - fb);
+		}
+		free(g);
+	}
+	return rc;
+}
+
+int world_check_inputs(struct world *w, char *msg, size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < w->b->nbuffers && !rc; i++) {
+		struct wbuf *wb = &w->bufs[i];
+		void *now = NULL;
+		size_t first = 0, diff;
+
+		if (wb->spec->role != ROLE_INPUT)
+			continue;
+		rc = world_read(w, i, &now, msg, n);
+		if (rc)
+			break;
+		diff = world_bitdiff(wb, now, wb->init, &first);
+		if (diff)
+			rc = kerr_set(msg, n, KERR_INVALID,
+				      "modified read-only input '%s': %zu of %zu elements changed "
+				      "(first at index %zu)", wb->spec->name, diff, wb->count, first);
+		free(now);
+	}
+	return rc;
+}
+
+size_t world_bitdiff(const struct wbuf *wb, const void *a, const void *b, size_t *first)
+{
+	const unsigned char *pa = a, *pb = b;
+	size_t diff = 0;
+
+	for (size_t i = 0; i < wb->count; i++) {
+		if (memcmp(pa + i * wb->esize, pb + i * wb->esize, wb->esize)) {
+			if (!diff)
+				*first = i;
+			diff++;
+		}
+	}
+	return diff;
+}
+
+static int is_poison(const struct wbuf *wb, const void *base, size_t i, enum poison p)
+{
+	if (wb->esize == 8) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)base + i * 8, 8);
+		return v == poison64[p];
+	}
+	uint32_t v;
+
+	memcpy(&v, (const char *)base + i * 4, 4);
+	return v == poison32[p];
+}
+
+void world_compare(const struct wbuf *wb, const void *got, const void *ref, double atol,
+		   double rtol, int poison_check, enum poison p, struct cmp_stats *s)
+{
+	double sum_abs = 0, sum_d2 = 0, sum_r2 = 0, worst_score = -1;
+
+	memset(s, 0, sizeof(*s));
+	s->count = wb->count;
+	for (size_t i = 0; i < wb->count; i++) {
+		double g = load_elem(got, wb->spec->type, i), r = load_elem(ref, wb->spec->type, i);
+		double d = fabs(g - r), tol = atol + rtol * fabs(r), score;
+		int bad;
+
+		if (poison_check && is_poison(wb, got, i, p)) {
+			if (!s->unwritten)
+				s->first_unwritten = i;
+			s->unwritten++;
+		}
+		if (!isfinite(g) && isfinite(r)) {
+			s->nonfinite++;
+			d = INFINITY;
+		} else if (!isfinite(r)) {
+			d = (isnan(r) ? isnan(g) : g == r) ? 0.0 : INFINITY;
+		}
+		bad = !(d <= tol);
+		s->mismatches += (size_t)bad;
+		score = isfinite(d) ? d / (tol > 0 ? tol : 1e-300) : HUGE_VAL;
+		if (score > worst_score) {
+			worst_score = score;
+			s->worst = i;
+			s->worst_got = g;
+			s->worst_ref = r;
+		}
+		if (d > s->max_abs)
+			s->max_abs = d;
+		if (isfinite(d)) {
+			sum_abs += d;
+			sum_d2 += d * d;
+		}
+		if (isfinite(r))
+			sum_r2 += r * r;
+	}
+	s->mean_abs = wb->count ? sum_abs / (double)wb->count : 0;
+	s->rel_l2 = sum_r2 > 0 ? sqrt(sum_d2 / sum_r2) : sqrt(sum_d2);
+	if (s->nonfinite || !isfinite(s->max_abs))
+		s->rel_l2 = INFINITY;
+}
+
+static int bind_arg(struct world *w, struct pstep *st, size_t si, size_t ai,
+		    const struct arg_spec *a, const struct expr_vars *vars, char *msg, size_t n)
+{
+	cl_int err = CL_SUCCESS;
+	const char *what = "";
+
+	if (a->kind == ARG_BUFFER) {
+		what = w->b->buffers[a->index].name;
+		err = clSetKernelArg(st->kernel, (cl_uint)ai, sizeof(cl_mem), &w->bufs[a->index].mem);
+	} else if (a->kind == ARG_SCALAR) {
+		what = w->b->scalars[a->index].name;
+		err = clSetKernelArg(st->kernel, (cl_uint)ai,
+				     elem_type_size(w->b->scalars[a->index].type), &w->scal[a->index]);
+	} else {
+		char why[256];
+		int64_t bytes = 0;
+
+		what = a->local_bytes;
+		if (expr_eval(a->local_bytes, expr_vars_lookup, (void *)vars, &bytes, why,
+			      sizeof(why)) || bytes <= 0)
+			return kerr_set(msg, n, KERR_INVALID,
+					"launch[%zu] argument %zu local size '%s': %s", si, ai,
+					a->local_bytes, bytes <= 0 ? "not positive" : why);
+		err = clSetKernelArg(st->kernel, (cl_uint)ai, (size_t)bytes, NULL);
+	}
+	if (err != CL_SUCCESS)
+		return kerr_set(msg, n, KERR_OPENCL, "launch[%zu] kernel '%s' argument %zu ('%s'): %s",
+				si, st->name, ai, what, clrt_errstr(err));
+	return 0;
+}
+
+static int eval_dim(const char *text, const struct expr_vars *vars, size_t si, const char *kind,
+		    unsigned d, size_t *out, char *msg, size_t n)
+{
+	char why[256];
+	int64_t v = 0;
+
+	if (expr_eval(text, expr_vars_lookup, (void *)vars, &v, why, sizeof(why)))
+		return kerr_set(msg, n, KERR_INVALID, "launch[%zu] %s[%u] '%s': %s", si, kind, d,
+				text, why);
+	if (v <= 0)
+		return kerr_set(msg, n, KERR_INVALID, "launch[%zu] %s[%u] '%s' = %lld is not positive",
+				si, kind, d, text, (long long)v);
+	*out = (size_t)v;
+	return 0;
+}
+
+static int bind_step(struct world *w, struct pstep *st, size_t si, cl_program prog,
+		     const struct launch_spec *l, const struct expr_vars *vars, char *msg, size_t n)
+{
+	cl_uint nargs = 0;
+	cl_int err;
+	int rc;
+
+	st->name = l->kernel;
+	st->dims = l->dims;
+	st->kernel = clCreateKernel(prog, l->kernel, &err);
+	if (err != CL_SUCCESS)
+		return kerr_set(msg, n, KERR_OPENCL, "launch[%zu]: no kernel '%s' in the program: %s",
+				si, l->kernel, clrt_errstr(err));
+	clGetKernelInfo(st->kernel, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL);
+	if (nargs != l->nargs)
+		return kerr_set(msg, n, KERR_OPENCL,
+				"launch[%zu]: kernel '%s' takes %u arguments, the problem passes %zu",
+				si, l->kernel, nargs, l->nargs);
+	for (size_t a = 0; a < l->nargs; a++)
+		if ((rc = bind_arg(w, st, si, a, &l->args[a], vars, msg, n)))
+			return rc;
+	for (unsigned d = 0; d < l->dims; d++) {
+		if ((rc = eval_dim(l->global[d], vars, si, "global", d, &st->global[d], msg, n)))
+			return rc;
+		st->has_local = l->local[0] != NULL;
+		if (st->has_local &&
+		    (rc = eval_dim(l->local[d], vars, si, "local", d, &st->local[d], msg, n)))
+			return rc;
+	}
+	return 0;
+}
+
+int plan_bind(struct plan *p, struct world *w, cl_program prog, const struct launch_spec *launch,
+	      size_t nlaunch, const struct expr_vars *vars, char *msg, size_t n)
+{
+	int rc = 0;
+
+	p->steps = xcalloc(nlaunch ? nlaunch : 1, sizeof(*p->steps));
+	p->nsteps = nlaunch;
+	for (size_t i = 0; i < nlaunch && !rc; i++)
+		rc = bind_step(w, &p->steps[i], i, prog, &launch[i], vars, msg, n);
+	return rc;
+}
+
+void plan_release(struct plan *p)
+{
+	for (size_t i = 0; i < p->nsteps; i++)
+		if (p->steps[i].kernel)
+			clReleaseKernel(p->steps[i].kernel);
+	free(p->steps);
+	p->steps = NULL;
+	p->nsteps = 0;
+}
+
+cl_int plan_enqueue(struct plan *p, cl_command_queue q, cl_event *events, char *msg, size_t n)
+{
+	for (size_t i = 0; i < p->nsteps; i++) {
+		struct pstep *st = &p->steps[i];
+		cl_int err = clEnqueueNDRangeKernel(q, st->kernel, st->dims, NULL, st->global,
+						    st->has_local ? st->local : NULL, 0, NULL,
+						    events ? &events[i] : NULL);
+
+		if (err != CL_SUCCESS) {
+			for (size_t j = 0; events && j < i; j++)
+				clReleaseEvent(events[j]);
+			kerr_set(msg, n, KERR_OPENCL,
+				 "launch[%zu] kernel '%s' (global %zux%zux%zu, local %s%zux%zux%zu): %s",
+				 i, st->name, st->global[0], st->dims > 1 ? st->global[1] : 1,
+				 st->dims > 2 ? st->global[2] : 1, st->has_local ? "" : "auto ",
+				 st->local[0], st->dims > 1 ? st->local[1] : 1,
+				 st->dims > 2 ? st->local[2] : 1, clrt_errstr(err));
+			return err;
+		}
+	}
+	return CL_SUCCESS;
+}

@@ -1,0 +1,147 @@
+/*
+ * world.h - the buffers, scalars and launch plans of one problem at one
+ * shape on the device, and the checks made on them.
+ *
+ * Every buffer is a sub-buffer of a larger allocation with guard bytes on
+ * both sides.  The guards are filled with a known byte before each run and
+ * checked after it, so a write just outside a buffer is caught even when it
+ * does not fault.  Output buffers are poisoned with one of two quiet-NaN
+ * bit patterns (POISON_A, POISON_B) before each run, so an element the
+ * kernel never wrote is recognised by its bits; using a different pattern on
+ * the second run also exposes stale or uninitialised reads.
+ */
+#ifndef EVALPOD_WORLD_H
+#define EVALPOD_WORLD_H
+
+#include <CL/cl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "batch.h"
+#include "clrt.h"
+#include "expr.h"
+
+enum poison { POISON_A = 0, POISON_B = 1 };
+
+struct wbuf {
+	const struct buf_spec *spec;
+	size_t count, esize, bytes;
+	size_t guard;  /* guard bytes before and after */
+	cl_mem parent; /* guard + bytes + guard */
+	cl_mem mem;    /* the sub-buffer kernels see */
+	void *init;    /* initial contents (inputs, inout, scratch), host copy */
+};
+
+union scalar_val {
+	int32_t i;
+	uint32_t u;
+	int64_t l;
+	uint64_t ul;
+	float f;
+	double d;
+};
+
+struct world {
+	struct clrt *rt;
+	const struct batch *b;
+	size_t shape;
+	struct wbuf *bufs;     /* one per batch buffer, same order */
+	union scalar_val *scal;
+	enum poison poisoned;  /* pattern used by the last world_fill */
+};
+
+/*
+ * Evaluates counts and scalar values for shape and allocates the buffers.
+ * Returns 0; KERR_INVALID when an expression does not evaluate (the
+ * problem's fault, msg names the buffer/scalar); KERR_NOMEM when the
+ * device cannot allocate (infrastructure).  Release with world_close.
+ */
+int world_open(struct world *w, struct clrt *rt, const struct batch *b, size_t shape, char *msg,
+	       size_t n);
+void world_close(struct world *w);
+
+/*
+ * Generates fresh inputs for seed (deterministic: same seed, same bytes on
+ * any machine), uploads them, zeroes scratch, poisons outputs with p and
+ * paints the guards.  Blocks until done.  Returns 0 or KERR_OPENCL.
+ */
+int world_fill(struct world *w, uint64_t seed, enum poison p, char *msg, size_t n);
+
+/* Re-poisons the outputs only (no inputs touched); does not block. */
+int world_poison(struct world *w, enum poison p, char *msg, size_t n);
+
+/* Re-uploads the initial contents of inputs/inout/scratch; blocks. */
+int world_restore_inputs(struct world *w, char *msg, size_t n);
+
+/*
+ * Reads buffer i into a new malloc'd block of w->bufs[i].bytes (*out,
+ * caller frees).  Returns 0 or KERR_OPENCL.
+ */
+int world_read(struct world *w, size_t i, void **out, char *msg, size_t n);
+
+/*
+ * Checks every guard.  Returns 0, or KERR_INVALID with msg like
+ * "wrote outside buffer 'C': 64 bytes after its end were changed (first at
+ * +0)".
+ */
+int world_check_guards(struct world *w, char *msg, size_t n);
+
+/* Checks that every input buffer still holds its initial contents. */
+int world_check_inputs(struct world *w, char *msg, size_t n);
+
+/* One resolved launch step. */
+struct pstep {
+	cl_kernel kernel;
+	const char *name;
+	cl_uint dims;
+	size_t global[3], local[3];
+	int has_local;
+};
+
+struct plan {
+	struct pstep *steps;
+	size_t nsteps;
+};
+
+/*
+ * Creates the kernels of launch from prog, sets their arguments from w and
+ * resolves the geometry with vars (shape values plus the program's
+ * #defines).  Returns 0; KERR_INVALID for a geometry expression that does
+ * not evaluate or is not positive, KERR_OPENCL for a missing kernel or an
+ * argument the kernel rejects (msg names launch step and argument).
+ */
+int plan_bind(struct plan *p, struct world *w, cl_program prog, const struct launch_spec *launch,
+	      size_t nlaunch, const struct expr_vars *vars, char *msg, size_t n);
+void plan_release(struct plan *p);
+
+/*
+ * Enqueues every step once.  When events is not NULL it receives one event
+ * per step (caller releases them).  Returns CL_SUCCESS or the OpenCL error
+ * with msg naming the step.
+ */
+cl_int plan_enqueue(struct plan *p, cl_command_queue q, cl_event *events, char *msg, size_t n);
+
+/* Element-wise comparison of one buffer against its reference. */
+struct cmp_stats {
+	size_t count;
+	size_t mismatches;   /* elements outside atol + rtol * |ref| */
+	size_t unwritten;    /* elements still holding the poison pattern */
+	size_t first_unwritten;
+	size_t nonfinite;    /* NaN/Inf where the reference is finite */
+	double max_abs, mean_abs, rel_l2;
+	size_t worst;        /* index of the largest violation (or error) */
+	double worst_got, worst_ref;
+};
+
+/*
+ * Compares got with ref (both wb->count elements of wb's type).  When
+ * poison_check is set, elements whose bits equal pattern p count as
+ * unwritten (and as mismatches).
+ */
+void world_compare(const struct wbuf *wb, const void *got, const void *ref, double atol,
+		   double rtol, int poison_check, enum poison p, struct cmp_stats *s);
+
+/* Number of elements whose bits differ between a and b; *first gets the first. */
+size_t world_bitdiff(const struct wbuf *wb, const void *a, const void *b, size_t *first);
+
+#endif

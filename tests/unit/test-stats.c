@@ -1,0 +1,74 @@
+#include "stats.h"
+#include "test.h"
+
+#include <math.h>
+
+static int near(double a, double b)
+{
+	return fabs(a - b) <= 1e-9 * (fabs(b) > 1 ? fabs(b) : 1);
+}
+
+static const struct {
+	double x[8];
+	size_t n;
+	double median, p25, p75, mean, stdev, min, max;
+} cases[] = {
+	{ { 5 }, 1, 5, 5, 5, 5, 0, 5, 5 },
+	{ { 1, 2 }, 2, 1.5, 1.25, 1.75, 1.5, 0.70710678118654757, 1, 2 },
+	{ { 3, 1, 2 }, 3, 2, 1.5, 2.5, 2, 1, 1, 3 },
+	{ { 4, 1, 3, 2 }, 4, 2.5, 1.75, 3.25, 2.5, 1.2909944487358056, 1, 4 },
+	{ { 10, 10, 10, 10, 10 }, 5, 10, 10, 10, 10, 0, 10, 10 },
+	{ { 1, 2, 3, 4, 100 }, 5, 3, 2, 4, 22, 43.617657897482, 1, 100 },
+};
+
+TEST(table)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct stats s;
+
+		stats_compute(cases[i].x, cases[i].n, &s);
+		CHECK(s.n == cases[i].n);
+		CHECK(near(s.median, cases[i].median));
+		CHECK(near(s.p25, cases[i].p25));
+		CHECK(near(s.p75, cases[i].p75));
+		CHECK(near(s.iqr, cases[i].p75 - cases[i].p25));
+		CHECK(near(s.mean, cases[i].mean));
+		CHECK(fabs(s.stdev - cases[i].stdev) < 1e-9);
+		CHECK(near(s.min, cases[i].min));
+		CHECK(near(s.max, cases[i].max));
+		CHECK(cases[i].n < 2 || near(s.cv, cases[i].stdev / cases[i].mean));
+	}
+}
+
+TEST(empty_and_input_untouched)
+{
+	double x[3] = { 3, 1, 2 };
+	struct stats s;
+
+	stats_compute(x, 0, &s);
+	CHECK(s.n == 0 && s.median == 0 && s.cv == 0);
+	stats_compute(x, 3, &s);
+	CHECK(x[0] == 3 && x[1] == 1 && x[2] == 2);
+}
+
+TEST(json)
+{
+	double x[4] = { 1, 2, 3, 4 };
+	struct stats s;
+	json_t *o;
+
+	stats_compute(x, 4, &s);
+	o = stats_json(&s);
+	CHECK(json_integer_value(json_object_get(o, "n")) == 4);
+	CHECK(near(json_real_value(json_object_get(o, "median")), 2.5));
+	CHECK(json_object_get(o, "iqr") != NULL);
+	json_decref(o);
+}
+
+int main(void)
+{
+	RUN(table);
+	RUN(empty_and_input_untouched);
+	RUN(json);
+	return test_summary();
+}
