@@ -187,7 +187,7 @@ static int check_seed(struct ck *c, struct world *w, struct plan *p, uint64_t se
 {
 	const char *kind = "";
 	void **first = xcalloc(c->b.nbuffers, sizeof(*first));
-	json_t *bufs = json_array(), *bufs2 = json_array();
+	json_t *bufs = json_array(), *bufs2;
 	double span = 0, host = 0;
 	int rc, verdict = CK_PASS;
 
@@ -223,6 +223,7 @@ static int check_seed(struct ck *c, struct world *w, struct plan *p, uint64_t se
 	if (!c->b.correct.determinism)
 		goto out;
 	/* Second run: same inputs, the other poison pattern. */
+	bufs2 = json_array();
 	json_object_set_new(out, "rerun", bufs2);
 	if ((rc = world_fill(w, seed, POISON_B, c->msg, sizeof(c->msg)))) {
 		verdict = ck_infra(c, "harness");
@@ -395,7 +396,7 @@ static void save_binary(struct ck *c, struct prog *pg)
 /* Stage 1.  Returns CK_PASS, CK_FAIL (compile error recorded) or CK_INFRA. */
 static int stage_compile(struct ck *c, struct prog *pg)
 {
-	json_t *comp = json_object(), *kernels = json_array();
+	json_t *comp = json_object(), *kernels;
 	int rc;
 
 	json_object_set_new(c->doc, "compile", comp);
@@ -410,6 +411,7 @@ static int stage_compile(struct ck *c, struct prog *pg)
 		return ck_fault(c, "compile_error", "compile_error");
 	if (rc)
 		return ck_infra(c, rc == KERR_NOMEM ? "out_of_memory" : "opencl");
+	kernels = json_array();
 	for (size_t i = 0; i < c->b.nlaunch; i++)
 		json_array_append_new(kernels, prog_kernel_info(pg, &c->rt, c->b.launch[i].kernel));
 	json_object_set_new(comp, "kernels", kernels);

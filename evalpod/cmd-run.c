@@ -99,6 +99,8 @@ static void job_setup(struct run *r, struct job *j, const char *mode, const char
 	j->env[0] = xasprintf("POCL_CACHE_DIR=%s/pocl/%s", r->work, id ? id : mode);
 	j->env[1] = xstrdup("POCL_KERNEL_CACHE=1");
 	j->env[2] = xasprintf("EVALPOD_CACHE_DIR=%s", r->cache_dir ? r->cache_dir : "");
+	/* Keeps parallel.bc (the vectorised work-group function) for stage 5. */
+	j->env[3] = xstrdup("POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES=1");
 	j->timeout_s = timeout_s;
 }
 
@@ -587,7 +589,9 @@ static int run_batch(struct run *r)
 
 	if ((rc = read_batch_text(r, &text, &len))) {
 		free(text);
-		return rc == KERR_HTTP || rc == KERR_IO ? RUN_EXIT_INFRA : RUN_EXIT_BATCH;
+		/* An unreachable URL is the infrastructure's fault, a bad path the caller's. */
+		return http_is_url(r->batch_arg) && rc == KERR_HTTP ? RUN_EXIT_INFRA
+								     : RUN_EXIT_BATCH;
 	}
 	if ((rc = batch_parse(&r->b, text, len, r->msg, sizeof(r->msg)))) {
 		char why[4096];

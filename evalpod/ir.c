@@ -148,6 +148,8 @@ struct ir_scan {
 	int depth;         /* llvm-ir: 1 inside define {}, ptx: brace depth */
 	int in_list;       /* llvm-ir: inside a switch's [ ... ] case lines */
 	int in_stmt;       /* ptx: the statement goes on on the next line */
+	json_t *pending;   /* ptx: a .func/.entry name not yet seen to have a body */
+	int pending_entry; /* ptx: pending is an .entry */
 };
 
 /* ---- span helpers ---------------------------------------------------- */
@@ -737,7 +739,10 @@ static unsigned long long ptx_decl_bytes(struct span s)
 	return total;
 }
 
-/* s: what follows ".entry" or ".func": [(return params)] NAME(... */
+/*
+ * s: what follows ".entry" or ".func": [(return params)] NAME(...
+ * The name is held until ptx_settle_function sees a body or a ';'.
+ */
 static void ptx_note_function(struct ir_scan *sc, struct span s, int entry)
 {
 	struct span name;
@@ -758,19 +763,42 @@ static void ptx_note_function(struct ir_scan *sc, struct span s, int entry)
 	name.n = 0;
 	while (name.n < s.n && s.p[name.n] != '(' && s.p[name.n] != ';' && !is_space(s.p[name.n]))
 		name.n++;
-	note_name(sc->functions, name);
-	if (entry)
-		note_name(sc->entries, name);
+	json_decref(sc->pending);
+	sc->pending = name.n ? json_stringn(name.p, name.n) : NULL;
+	sc->pending_entry = entry;
 }
 
-/* t: a line that starts with a directive such as ".reg" or ".visible". */
+/*
+ * A pending function is defined once a brace opens at depth 0 and only
+ * declared (a prototype) when its statement ends with ';' first.
+ */
+static void ptx_settle_function(struct ir_scan *sc, int opened, int ended)
+{
+	if (!sc->pending || (!opened && !ended))
+		return;
+	if (opened) {
+		json_array_append(sc->functions, sc->pending);
+		if (sc->pending_entry)
+			json_array_append(sc->entries, sc->pending);
+	}
+	json_decref(sc->pending);
+	sc->pending = NULL;
+}
+
+/*
+ * t: a line that starts with a directive.  Only declarations whose state
+ * space comes first, after linkage (.visible, .extern...), are looked at:
+ * ".param .u64 .ptr .shared p" is a parameter, not shared memory.
+ */
 static void ptx_scan_directive(struct ir_scan *sc, struct span t)
 {
 	struct span s = t, tok;
 	int is_extern = 0;
 
-	while ((tok = span_token(&s)).n && tok.p[0] == '.') {
-		if (span_eq(tok, ".extern")) {
+	while ((tok = span_token(&s)).n) {
+		if (span_eq(tok, ".visible") || span_eq(tok, ".weak") || span_eq(tok, ".common")) {
+			continue;
+		} else if (span_eq(tok, ".extern")) {
 			is_extern = 1;
 		} else if (span_eq(tok, ".reg")) {
 			ptx_note_reg(sc, s);
@@ -784,6 +812,8 @@ static void ptx_scan_directive(struct ir_scan *sc, struct span t)
 		} else if (span_eq(tok, ".entry") || span_eq(tok, ".func")) {
 			if (!is_extern)
 				ptx_note_function(sc, s, span_eq(tok, ".entry"));
+			return;
+		} else {
 			return;
 		}
 	}
@@ -929,16 +959,13 @@ static void ptx_scan_line(struct ir_scan *sc, struct span line)
 		sc->depth = 0;
 	if (sc->in_stmt) {
 		sc->in_stmt = !span_suffix(t, ";");
-		return;
-	}
-	if (t.p[0] == '.') {
+	} else if (t.p[0] == '.') {
 		ptx_scan_directive(sc, t);
-		return;
+	} else if (inside && t.p[0] != '{' && t.p[0] != '}' && !span_suffix(t, ":")) {
+		ptx_scan_insn(sc, t);
+		sc->in_stmt = !span_suffix(t, ";");
 	}
-	if (!inside || t.p[0] == '{' || t.p[0] == '}' || span_suffix(t, ":"))
-		return;
-	ptx_scan_insn(sc, t);
-	sc->in_stmt = !span_suffix(t, ";");
+	ptx_settle_function(sc, !inside && sc->depth > 0, !inside && span_suffix(t, ";"));
 }
 
 /* ---- x86-64 objdump -d (AT&T syntax) --------------------------------- */
@@ -1274,6 +1301,7 @@ int ir_analyze_text(const char *kind, const char *text, size_t len, json_t **out
 	json_decref(sc.widths);
 	json_decref(sc.functions);
 	json_decref(sc.entries);
+	json_decref(sc.pending);
 	return 0;
 }
 
@@ -1287,15 +1315,25 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Child side: never returns.  Only async-signal-safe calls after fork. */
-static void tool_child(char *const argv[], int in, int out, int err)
+/*
+ * Child side: never returns.  Only async-signal-safe calls after fork.  Its
+ * own process group lets a timeout kill whatever the tool started too.  If
+ * exec fails, errno goes back through report (closed on a successful exec).
+ */
+static void tool_child(char *const argv[], int in, int out, int err, int report)
 {
-	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
-	    dup2(err, STDERR_FILENO) < 0)
-		_exit(126);
+	int e;
+	ssize_t w;
+
+	setpgid(0, 0);
 	signal(SIGPIPE, SIG_DFL);
-	execvp(argv[0], argv);
-	_exit(errno == ENOENT ? 127 : 126);
+	if (dup2(in, STDIN_FILENO) >= 0 && dup2(out, STDOUT_FILENO) >= 0 &&
+	    dup2(err, STDERR_FILENO) >= 0)
+		execvp(argv[0], argv);
+	e = errno;
+	w = write(report, &e, sizeof(e));
+	(void)w;
+	_exit(127);
 }
 
 /* Parent side of one tool run: its two pipes and what came out of them. */
@@ -1373,6 +1411,12 @@ static int tool_pump(struct tool_io *io)
 	return 0;
 }
 
+static void tool_kill(pid_t pid)
+{
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL); /* in case it has not made its group yet */
+}
+
 /*
  * Waits for pid until the deadline, then kills it.  Returns 0 with
  * *status set, or -1 when it had to be killed for running too long.
@@ -1389,7 +1433,7 @@ static int tool_wait(pid_t pid, long long deadline, int *status)
 			return 0; /* reaped by someone else: nothing to wait for */
 		}
 		if (now_ms() >= deadline) {
-			kill(pid, SIGKILL);
+			tool_kill(pid);
 			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
 				;
 			return -1;
@@ -1414,13 +1458,81 @@ static int tool_status(struct tool_io *io, const char *tool, int status, char *m
 		return 0; /* we stopped it once we had enough */
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		return kerr_set(msg, n, KERR_NOTFOUND, "'%s' is not on PATH", tool);
 	if (WIFEXITED(status))
 		return kerr_set(msg, n, KERR_CHILD, "'%s' exited with status %d: %s", tool,
 				WEXITSTATUS(status), tool_first_line(io->err));
 	return kerr_set(msg, n, KERR_CHILD, "'%s' was killed by signal %d", tool,
 			WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static void close_pair(int fd[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (fd[i] >= 0)
+			close(fd[i]);
+		fd[i] = -1;
+	}
+}
+
+/*
+ * Starts argv with stdin from /dev/null and its stdout and stderr into
+ * io->fd.  Returns 0 with *pid set, KERR_NOTFOUND when argv[0] is not on
+ * PATH, KERR_CHILD when it cannot be executed, or KERR_IO.
+ */
+static int tool_start(char *const argv[], struct tool_io *io, pid_t *pid, char *msg, size_t n)
+{
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, execp[2] = { -1, -1 };
+	int null_fd, rc = 0, child_errno = 0;
+	ssize_t got;
+
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null_fd < 0 || pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) ||
+	    pipe2(execp, O_CLOEXEC)) {
+		rc = kerr_set(msg, n, KERR_IO, "cannot set up pipes for '%s': %s", argv[0],
+			      strerror(errno));
+		goto out;
+	}
+	*pid = fork();
+	if (*pid < 0) {
+		rc = kerr_set(msg, n, KERR_IO, "cannot start '%s': %s", argv[0], strerror(errno));
+		goto out;
+	}
+	if (*pid == 0)
+		tool_child(argv, null_fd, outp[1], errp[1], execp[1]);
+	close(execp[1]);
+	execp[1] = -1;
+	while ((got = read(execp[0], &child_errno, sizeof(child_errno))) < 0 && errno == EINTR)
+		;
+	if (got == (ssize_t)sizeof(child_errno)) {
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		*pid = -1;
+		rc = child_errno == ENOENT
+			     ? kerr_set(msg, n, KERR_NOTFOUND, "'%s' is not on PATH", argv[0])
+			     : kerr_set(msg, n, KERR_CHILD, "cannot run '%s': %s", argv[0],
+					strerror(child_errno));
+		goto out;
+	}
+	io->fd[0] = outp[0];
+	io->fd[1] = errp[0];
+	outp[0] = errp[0] = -1;
+out:
+	if (null_fd >= 0)
+		close(null_fd);
+	close_pair(outp);
+	close_pair(errp);
+	close_pair(execp);
+	return rc;
+}
+
+/* Output cut at the size limit ends at its last whole line. */
+static void cut_to_line(struct sbuf *b)
+{
+	const char *nl = b->len ? memrchr(b->buf, '\n', b->len) : NULL;
+
+	b->len = nl ? (size_t)(nl - b->buf) + 1 : 0;
+	if (b->buf)
+		b->buf[b->len] = '\0';
 }
 
 /*
@@ -1435,34 +1547,18 @@ static int tool_capture(char *const argv[], size_t max, char **out, size_t *len,
 {
 	struct sbuf b = SBUF_INIT;
 	struct tool_io io = { .fd = { -1, -1 }, .out = &b, .max = max };
-	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, null_fd = -1, rc = 0, status = 0;
-	pid_t pid;
+	pid_t pid = -1;
+	int rc, status = 0;
 
 	*out = NULL;
 	*len = 0;
-	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
-		rc = kerr_set(msg, n, KERR_IO, "cannot set up pipes for '%s': %s", argv[0],
-			      strerror(errno));
+	rc = tool_start(argv, &io, &pid, msg, n);
+	if (rc)
 		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		rc = kerr_set(msg, n, KERR_IO, "cannot start '%s': %s", argv[0], strerror(errno));
-		goto out;
-	}
-	if (pid == 0)
-		tool_child(argv, null_fd, outp[1], errp[1]);
-	close(outp[1]);
-	close(errp[1]);
-	outp[1] = errp[1] = -1;
-	io.fd[0] = outp[0];
-	io.fd[1] = errp[0];
-	outp[0] = errp[0] = -1;
 	io.deadline = now_ms() + IR_TOOL_SECONDS * 1000LL;
 	rc = tool_pump(&io);
 	if (rc || io.truncated)
-		kill(pid, SIGKILL);
+		tool_kill(pid);
 	if (tool_wait(pid, io.deadline, &status) || rc == KERR_TIMEOUT) {
 		rc = kerr_set(msg, n, KERR_TIMEOUT, "'%s' ran longer than %d s", argv[0],
 			      IR_TOOL_SECONDS);
@@ -1476,25 +1572,11 @@ static int tool_capture(char *const argv[], size_t max, char **out, size_t *len,
 	rc = tool_status(&io, argv[0], status, msg, n);
 	if (rc)
 		goto out;
-	if (io.truncated) {
-		const char *nl = b.len ? memrchr(b.buf, '\n', b.len) : NULL;
-
-		b.len = nl ? (size_t)(nl - b.buf) + 1 : 0;
-		if (b.buf)
-			b.buf[b.len] = '\0';
-	}
+	if (io.truncated)
+		cut_to_line(&b);
 	*out = sbuf_detach(&b, len);
 out:
-	if (null_fd >= 0)
-		close(null_fd);
-	for (int i = 0; i < 2; i++) {
-		if (outp[i] >= 0)
-			close(outp[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
-		if (io.fd[i] >= 0)
-			close(io.fd[i]);
-	}
+	close_pair(io.fd);
 	sbuf_release(&b);
 	return rc;
 }
@@ -1604,12 +1686,17 @@ static int collect_ir(const char *bc, size_t max, char **text, size_t *len, char
 	int rc = KERR_NOTFOUND;
 	size_t i;
 
+	why[0] = '\0';
 	for (i = 0; i < ARRAY_SIZE(ir_disassemblers); i++) {
 		char *argv[] = { (char *)ir_disassemblers[i], "-o", "-", (char *)bc, NULL };
+		char one[256];
 
-		rc = tool_capture(argv, max, text, len, why, n);
+		rc = tool_capture(argv, max, text, len, one, sizeof(one));
 		if (!rc)
 			break;
+		if (why[0])
+			strlcat(why, "; ", n);
+		strlcat(why, one, n);
 	}
 	return rc;
 }

@@ -2,7 +2,8 @@
  * ir.h - stage 5: what the driver exposes about the compiled code.
  *
  * PoCL (CPU): evalpod points POCL_CACHE_DIR at a private directory and sets
- * POCL_KERNEL_CACHE=1 before creating its context, so after a kernel has
+ * POCL_KERNEL_CACHE=1 and POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES=1 (without
+ * it PoCL 3.1 keeps only the .so) before creating its context, so after a kernel has
  * been launched PoCL has left, per kernel and local size,
  *   <cache>/<2 chars>/<hash>/<kernel>/<geometry>/parallel.bc  (the
  *   work-group function after PoCL's vectorising passes) and <kernel>.so

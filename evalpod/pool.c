@@ -20,7 +20,7 @@ static void child_exec(struct job *j, int wfd)
 		dup2(devnull, STDIN_FILENO);
 	dup2(wfd, STDERR_FILENO);
 	dup2(wfd, STDOUT_FILENO);
-	for (size_t i = 0; i < 4 && j->env[i]; i++)
+	for (size_t i = 0; i < 6 && j->env[i]; i++)
 		putenv(j->env[i]);
 	execv(j->argv[0], j->argv);
 	_exit(127);
@@ -164,7 +164,7 @@ void job_release(struct job *j)
 {
 	for (size_t i = 0; i < 8 && j->argv[i]; i++)
 		free(j->argv[i]);
-	for (size_t i = 0; i < 4 && j->env[i]; i++)
+	for (size_t i = 0; i < 6 && j->env[i]; i++)
 		free(j->env[i]);
 	memset(j, 0, sizeof(*j));
 }

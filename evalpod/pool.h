@@ -19,7 +19,7 @@
 struct job {
 	/* in */
 	char *argv[8];        /* NULL-terminated; argv[0] is the executable */
-	char *env[4];         /* "NAME=value", NULL-terminated, may be empty */
+	char *env[6];         /* "NAME=value", NULL-terminated, may be empty */
 	double timeout_s;
 	/* out */
 	int started;

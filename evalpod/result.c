@@ -193,19 +193,19 @@ static const char *classify(json_t *rf, json_t *ev, double ms, double launch_us,
 	}
 	if (isfinite(ai) && isfinite(ridge))
 		evidence(ev, "arithmetic intensity %.2f flop/byte; ridge point %.2f", ai, ridge);
-	if (isfinite(fb) && (!isfinite(ai) || ai < ridge) && fb >= 0.4) {
-		evidence(ev, "%.0f%% of measured bandwidth (%.0f%% of peak flops)", fb * 100,
-			 isfinite(ff) ? ff * 100 : 0);
+	if (!(ff >= 0.1) && !(fb >= 0.1)) {
+		evidence(ev, "far from both roofs: %.1f%% of peak flops, %.1f%% of bandwidth",
+			 isfinite(ff) ? ff * 100 : 0, isfinite(fb) ? fb * 100 : 0);
+		return "latency";
+	}
+	if (isfinite(ai) && isfinite(ridge) ? ai < ridge : fb > ff) {
+		evidence(ev, "%.0f%% of measured bandwidth (%.0f%% of peak flops)",
+			 isfinite(fb) ? fb * 100 : 0, isfinite(ff) ? ff * 100 : 0);
 		return "memory";
 	}
-	if (isfinite(ff) && ff >= 0.4) {
-		evidence(ev, "%.0f%% of measured fp32 FMA peak (%.0f%% of bandwidth)", ff * 100,
-			 isfinite(fb) ? fb * 100 : 0);
-		return "compute";
-	}
-	evidence(ev, "neither roof is near: %.0f%% of peak flops, %.0f%% of bandwidth",
+	evidence(ev, "%.0f%% of measured fp32 FMA peak (%.0f%% of bandwidth)",
 		 isfinite(ff) ? ff * 100 : 0, isfinite(fb) ? fb * 100 : 0);
-	return "latency";
+	return "compute";
 }
 
 void result_roofline(const struct batch *b, json_t *r, json_t *tdoc)

@@ -66,6 +66,8 @@ struct timer {
 	cl_kernel flush_k;
 	size_t flush_items;
 	cl_ulong t0;         /* device time origin of the trace */
+	void **seen;         /* per output buffer: what a timed run left */
+	void **ref;          /* per output buffer: reference for the timing seed */
 	uint64_t rng;
 	char msg[2048];
 };
@@ -250,109 +252,173 @@ static void trace_add(struct timer *t, struct tprog *p, cl_event ev, const char 
 						  "args", "sample", (json_int_t)sample));
 }
 
+/* Poisons the outputs and restores inout buffers before one run; no blocking. */
+static cl_int prepare_run(struct timer *t)
+{
+	char msg[256];
+
+	if (world_poison(&t->w, POISON_A, msg, sizeof(msg)))
+		return CL_OUT_OF_RESOURCES;
+	for (size_t i = 0; i < t->b.nbuffers; i++) {
+		struct wbuf *wb = &t->w.bufs[i];
+		cl_int err;
+
+		if (wb->spec->role != ROLE_INOUT)
+			continue;
+		err = clEnqueueWriteBuffer(t->rt.queue, wb->mem, CL_FALSE, 0, wb->bytes, wb->init,
+					   0, NULL, NULL);
+		if (err != CL_SUCCESS)
+			return err;
+	}
+	return CL_SUCCESS;
+}
+
+/* Enqueues non-blocking reads of every output/inout buffer into t->seen. */
+static cl_int capture_outputs(struct timer *t)
+{
+	for (size_t i = 0; i < t->b.nbuffers; i++) {
+		struct wbuf *wb = &t->w.bufs[i];
+		cl_int err;
+
+		if (!t->seen[i])
+			continue;
+		err = clEnqueueReadBuffer(t->rt.queue, wb->mem, CL_FALSE, 0, wb->bytes, t->seen[i],
+					  0, NULL, NULL);
+		if (err != CL_SUCCESS)
+			return err;
+	}
+	return CL_SUCCESS;
+}
+
+static void release_events(cl_event *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ev[i])
+			clReleaseEvent(ev[i]);
+}
+
 /*
- * One sample of p: R back-to-back runs of the plan.  Returns 0 and sets
- * *ms (per run, events) and *host_ms (per run, host clock); <0 when the
+ * One sample of p: R runs of the plan, each preceded by re-poisoned
+ * outputs (and restored inout buffers), the first by a cache flush.  The
+ * sample's time is the mean over runs of (END of the last kernel - START of
+ * the first), so the poisoning between runs is never timed.  The outputs of
+ * one run chosen at random are captured for verify_outputs(): whatever a
+ * run leaves behind was written by that run.  Returns 0, or -1 when the
  * plan failed to run (p is marked failed).
  */
 static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, double *host_ms,
 		       int record)
 {
-	cl_event *ev = xcalloc(p->plan.nsteps, sizeof(*ev)), first = NULL, fl = NULL;
+	size_t ns = p->plan.nsteps, pick = (size_t)(tm_rand(t) % (uint64_t)reps);
+	cl_event *ev = xcalloc((size_t)reps * ns, sizeof(*ev)), fl = NULL;
 	cl_int err = CL_SUCCESS, status = CL_COMPLETE;
-	double t0;
+	double t0 = 0, sum = 0;
 
-	if (world_poison(&t->w, POISON_A, t->msg, sizeof(t->msg)) ||
-	    enqueue_flush(t, record ? &fl : NULL) != CL_SUCCESS || clFinish(t->rt.queue)) {
-		free(ev);
-		return kerr_set(t->msg, sizeof(t->msg), KERR_OPENCL, "preparing a sample failed");
-	}
-	t0 = clrt_now_ms();
 	for (int r = 0; r < reps && err == CL_SUCCESS; r++) {
-		for (size_t i = 0; r > 0 && i < p->plan.nsteps; i++)
-			clReleaseEvent(ev[i]);
-		err = plan_enqueue(&p->plan, t->rt.queue, ev, t->msg, sizeof(t->msg));
-		if (err == CL_SUCCESS && r == 0) {
-			first = ev[0];
-			clRetainEvent(first);
-		}
+		err = prepare_run(t);
+		if (err == CL_SUCCESS && r == 0)
+			err = enqueue_flush(t, record ? &fl : NULL);
+		if (err == CL_SUCCESS && r == 0 && (err = clFinish(t->rt.queue)) == CL_SUCCESS)
+			t0 = clrt_now_ms();
+		if (err == CL_SUCCESS)
+			err = plan_enqueue(&p->plan, t->rt.queue, ev + (size_t)r * ns, t->msg,
+					   sizeof(t->msg));
+		if (err == CL_SUCCESS && (size_t)r == pick)
+			err = capture_outputs(t);
 	}
 	if (err == CL_SUCCESS)
-		err = clWaitForEvents(1, &ev[p->plan.nsteps - 1]);
+		err = clWaitForEvents(1, &ev[(size_t)reps * ns - 1]);
 	*host_ms = (clrt_now_ms() - t0) / reps;
-	if (err == CL_SUCCESS)
-		clGetEventInfo(ev[p->plan.nsteps - 1], CL_EVENT_COMMAND_EXECUTION_STATUS,
-			       sizeof(status), &status, NULL);
-	if (err != CL_SUCCESS || status < 0) {
-		snprintf(t->msg, sizeof(t->msg), "a timed run failed: %s",
-			 clrt_errstr(err != CL_SUCCESS ? err : status));
+	for (size_t i = 0; i < (size_t)reps * ns && err == CL_SUCCESS; i++) {
+		clGetEventInfo(ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+			       NULL);
+		if (status < 0)
+			err = status;
+	}
+	if (err != CL_SUCCESS) {
+		snprintf(t->msg, sizeof(t->msg), "a timed run failed: %s", clrt_errstr(err));
 		tp_fail(p, "runtime_error", "launch_failed", t->msg);
 	} else {
-		*ms = clrt_event_span_ms(first, ev[p->plan.nsteps - 1]) / reps;
+		for (int r = 0; r < reps; r++)
+			sum += clrt_event_span_ms(ev[(size_t)r * ns], ev[(size_t)r * ns + ns - 1]);
+		*ms = sum / reps;
 		if (record && fl)
 			trace_add(t, p, fl, "cache flush", 2, p->nsamples);
-		for (size_t i = 0; record && i < p->plan.nsteps; i++)
-			trace_add(t, p, ev[i], p->plan.steps[i].name, 1, p->nsamples);
+		for (size_t i = 0; record && i < ns; i++)
+			trace_add(t, p, ev[(size_t)(reps - 1) * ns + i], p->plan.steps[i].name, 1,
+				  p->nsamples);
 	}
 	if (fl)
 		clReleaseEvent(fl);
-	if (first)
-		clReleaseEvent(first);
-	for (size_t i = 0; i < p->plan.nsteps && err == CL_SUCCESS; i++)
-		clReleaseEvent(ev[i]);
 	clFinish(t->rt.queue);
+	release_events(ev, (size_t)reps * ns);
 	free(ev);
 	return p->failed ? -1 : 0;
 }
 
-/* Checks the outputs the last sample of p left against the timing reference. */
-static void verify_sample(struct timer *t, struct tprog *p, const char *when)
+/* Compares the outputs take_sample captured with the timing reference. */
+static void verify_outputs(struct timer *t, struct tprog *p, size_t sample)
 {
-	uint64_t seed = worker_timing_seed(&t->b);
+	for (size_t i = 0; i < t->b.nbuffers && !p->failed; i++) {
+		struct wbuf *wb = &t->w.bufs[i];
+		struct cmp_stats s;
+
+		if (!t->seen[i])
+			continue;
+		world_compare(wb, t->seen[i], t->ref[i], t->b.correct.atol, t->b.correct.rtol,
+			      wb->spec->role == ROLE_OUTPUT, POISON_A, &s);
+		if (s.unwritten || s.mismatches) {
+			snprintf(t->msg, sizeof(t->msg),
+				 "timed sample %zu: '%s' has %zu wrong and %zu unwritten elements "
+				 "(worst at %zu: got %.9g, expected %.9g)", sample, wb->spec->name,
+				 s.mismatches, s.unwritten, s.worst, s.worst_got, s.worst_ref);
+			tp_fail(p, "invalid", "wrong_when_timed", t->msg);
+		}
+	}
+}
+
+/* Checks guards and read-only inputs after a sample of p. */
+static void verify_memory(struct timer *t, struct tprog *p, const char *when)
+{
 	char why[1024];
 
 	if (world_check_guards(&t->w, why, sizeof(why))) {
 		snprintf(t->msg, sizeof(t->msg), "%s timed sample: %s", when, why);
 		tp_fail(p, "runtime_error", "out_of_bounds_write", t->msg);
-		return;
-	}
-	if (world_check_inputs(&t->w, why, sizeof(why))) {
+	} else if (world_check_inputs(&t->w, why, sizeof(why))) {
 		snprintf(t->msg, sizeof(t->msg), "%s timed sample: %s", when, why);
 		tp_fail(p, "invalid", "input_modified_when_timed", t->msg);
 		world_restore_inputs(&t->w, why, sizeof(why));
-		return;
 	}
+}
+
+/* Loads the reference outputs for the timing seed and the capture buffers. */
+static int load_timing_refs(struct timer *t)
+{
+	uint64_t seed = worker_timing_seed(&t->b);
+
+	t->seen = xcalloc(t->b.nbuffers, sizeof(*t->seen));
+	t->ref = xcalloc(t->b.nbuffers, sizeof(*t->ref));
 	for (size_t i = 0; i < t->b.nbuffers; i++) {
 		struct wbuf *wb = &t->w.bufs[i];
 		char *path;
-		void *got = NULL, *ref = NULL;
 		size_t len = 0;
-		struct cmp_stats s;
+		int rc;
 
 		if (wb->spec->role != ROLE_OUTPUT && wb->spec->role != ROLE_INOUT)
 			continue;
+		t->seen[i] = xmalloc(wb->bytes);
 		path = worker_ref_path(t->work, t->b.timed_shape, seed, i);
-		if (!world_read(&t->w, i, &got, why, sizeof(why)) &&
-		    !file_read(path, wb->bytes + 1, (char **)&ref, &len, why, sizeof(why)) &&
-		    len == wb->bytes) {
-			world_compare(wb, got, ref, t->b.correct.atol, t->b.correct.rtol,
-				      wb->spec->role == ROLE_OUTPUT, POISON_A, &s);
-			if (s.unwritten || s.mismatches) {
-				snprintf(t->msg, sizeof(t->msg),
-					 "%s timed sample: '%s' has %zu wrong and %zu unwritten elements "
-					 "(worst at %zu: got %.9g, expected %.9g)", when, wb->spec->name,
-					 s.mismatches, s.unwritten, s.worst, s.worst_got, s.worst_ref);
-				tp_fail(p, "invalid", "wrong_when_timed", t->msg);
-			}
-		}
-		free(got);
-		free(ref);
+		rc = file_read(path, wb->bytes + 1, (char **)&t->ref[i], &len, t->msg,
+			       sizeof(t->msg));
 		free(path);
-		if (p->failed)
-			return;
+		if (!rc && len != wb->bytes)
+			rc = kerr_set(t->msg, sizeof(t->msg), KERR_IO,
+				      "reference output of '%s' has the wrong size", wb->spec->name);
+		if (rc)
+			return rc;
 	}
-	/* Inout buffers start each sample from their initial contents. */
-	world_restore_inputs(&t->w, why, sizeof(why));
+	return 0;
 }
 
 static void warm_up(struct timer *t, struct tprog *p)
@@ -421,10 +487,11 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 		if (take_sample(t, p, p->reps, &ms, &host, 1))
 			continue;
 		add_sample(p, ms, host, round);
-		if (p->nsamples == 1)
-			verify_sample(t, p, "first");
+		verify_outputs(t, p, p->nsamples);
+		if (!p->failed && p->nsamples == 1)
+			verify_memory(t, p, "first");
 		if (!p->failed && is_done(t, p)) {
-			verify_sample(t, p, "last");
+			verify_memory(t, p, "last");
 			p->active = 0;
 		}
 	}
@@ -499,6 +566,8 @@ static int timer_open(struct timer *t, const char *work)
 		return rc;
 	if ((rc = world_fill(&t->w, worker_timing_seed(&t->b), POISON_A, t->msg, sizeof(t->msg))))
 		return rc;
+	if ((rc = load_timing_refs(t)))
+		return rc;
 	return setup_flush(t);
 }
 
@@ -517,6 +586,12 @@ static void timer_close(struct timer *t)
 		free(p->id);
 	}
 	free(t->progs);
+	for (size_t i = 0; t->seen && i < t->b.nbuffers; i++) {
+		free(t->seen[i]);
+		free(t->ref[i]);
+	}
+	free(t->seen);
+	free(t->ref);
 	if (t->flush_k)
 		clReleaseKernel(t->flush_k);
 	if (t->flush_buf)

@@ -248,6 +248,25 @@ TEST(fields_per_kind)
 	json_decref(x86);
 }
 
+/* Only functions with a body are listed; .entry ones also as entries. */
+TEST(ptx_function_names)
+{
+	static const char text[] = ".func (.param .b32 r) proto(\n.param .b32 a\n)\n;\n"
+				   ".visible .func (.param .b32 r) helper(.param .b32 a)\n{\n"
+				   "\tret;\n}\n"
+				   ".visible .entry kern() {\n\tret;\n}\n";
+	json_t *o = analyze("ptx", text, sizeof(text) - 1);
+	char *s = json_dumps(json_object_get(o, "functions"), JSON_COMPACT);
+	char *e = json_dumps(json_object_get(o, "entries"), JSON_COMPACT);
+
+	CHECK_STR(s, "[\"helper\",\"kern\"]");
+	CHECK_STR(e, "[\"kern\"]");
+	CHECK(field(o, "instructions") == 2);
+	free(s);
+	free(e);
+	json_decref(o);
+}
+
 /* ---- ir_collect_pocl on trees made here ---------------------------------- */
 
 static char *make_temp_dir(void)
@@ -518,6 +537,7 @@ int main(int argc, char **argv)
 		RUN(inline_cases);
 		RUN(unknown_kind);
 		RUN(fields_per_kind);
+		RUN(ptx_function_names);
 		RUN(collect_not_found);
 		RUN(collect_picks_specific_build);
 	}

@@ -1,0 +1,579 @@
+#!/usr/bin/env python3
+"""Integration test: the command line of evalpod, one behaviour per test.
+
+usage: cli.py EVALPOD PEER_SCRIPT
+
+EVALPOD is the evalpod binary, PEER_SCRIPT tests/peers/http_peer.py.  The
+kernels come from tests/data/traps next to this script.  Each test runs the
+real binary on a tiny batch (y = 2x + 1 on 4096 floats, a few samples) and
+asserts its exit status (0 batch ran, 1 batch or reference at fault, 2 usage,
+3 infrastructure) and, where it matters, the message.  Batches and results
+travel through loopback HTTP and HTTPS peers (a throwaway CA made with
+openssl); presigned-style URLs carry a fake signature that must never show
+in evalpod's output.  Device peaks are measured into a temporary cache.
+"""
+import copy
+import json
+import os
+import re
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+
+RUN_TIMEOUT = 120  # the first run measures the device peaks
+SECRET = "supersecret"
+QUERY = "?X-Amz-Signature=" + SECRET
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "traps")
+
+failures = []
+passes = []
+skips = []
+tests = []
+
+
+def test(fn):
+    tests.append(fn)
+    return fn
+
+
+class Skip(Exception):
+    pass
+
+
+class Ctx:
+    """What every test gets: paths, the environment and the peers."""
+
+    def __init__(self, evalpod, peer, tmp):
+        self.evalpod = evalpod
+        self.peer = peer
+        self.tmp = tmp
+        self.env = clean_env(tmp)
+        self.http = None    # Peer
+        self.https = None   # Peer, or None without openssl
+        self.ca = None
+        self.errors = []
+        self.serial = 0
+
+    def expect(self, cond, what):
+        if not cond:
+            self.errors.append(what)
+        return cond
+
+    def fresh_dir(self, name):
+        self.serial += 1
+        path = os.path.join(self.tmp, "t%02d-%s" % (self.serial, name))
+        os.mkdir(path)
+        return path
+
+    def evalpod_run(self, args, stdin=None, env=None):
+        """Runs evalpod with args; returns (status, stdout, stderr)."""
+        try:
+            proc = subprocess.run([self.evalpod] + args, input=stdin,
+                                  env=self.env if env is None else env,
+                                  capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired as e:
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr
+            raise AssertionError("evalpod %s did not finish in %d s; stderr: %s"
+                                 % (" ".join(args), RUN_TIMEOUT, (err or "")[-500:]))
+        return proc.returncode, proc.stdout, proc.stderr
+
+
+def clean_env(tmp):
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"),
+               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    # Loopback only, and the system trust store must not learn our CA.
+    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
+                 "ALL_PROXY", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"):
+        env.pop(name, None)
+    return env
+
+
+def read(name):
+    with open(os.path.join(DATA, name), encoding="utf-8") as f:
+        return f.read()
+
+
+def make_batch(outputs=None, reference=None):
+    launch = [{"kernel": "affine", "args": ["x", "y", "n"], "global": ["round_up(n, 64)"],
+               "local": [64]}]
+    batch = {
+        "schema": "evalpod.batch", "version": 1, "batch_id": "cli",
+        "problem": {
+            "name": "affine", "semantics": "y = 2x + 1",
+            "buffers": [
+                {"name": "x", "type": "float", "count": "n", "role": "input"},
+                {"name": "y", "type": "float", "count": "n", "role": "output"},
+            ],
+            "scalars": [{"name": "n", "type": "int", "value": "n"}],
+            "launch": launch,
+            "flops": "2*n", "bytes": "8*n",
+        },
+        "shapes": [{"name": "small", "values": {"n": 4096}}],
+        "reference": {"source": reference if reference is not None else read("reference.cl")},
+        "variants": [{"id": "good", "source": read("good.cl")}],
+        "measurement": {"warmup": 1, "min_samples": 3, "max_samples": 20, "min_time_ms": 5,
+                        "max_time_ms": 500},
+        "correctness": {"atol": 1e-5, "rtol": 1e-5, "seeds": [1, 2, 3]},
+        "limits": {"compile_timeout_s": 30, "run_timeout_s": 10, "time_timeout_s": 60},
+    }
+    if outputs is not None:
+        batch["outputs"] = outputs
+    return batch
+
+
+def write_batch(ctx, dirname, batch):
+    path = os.path.join(dirname, "batch.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(batch, f)
+    return path
+
+
+def load_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+# -- peers -------------------------------------------------------------------
+
+class Peer:
+    """One http_peer.py process on 127.0.0.1."""
+
+    def __init__(self, script, tmp, name, tls=None, ca=None):
+        args = [sys.executable, script, "--port", "0", "--lifetime", "900"]
+        if tls:
+            args += ["--tls", tls[0], tls[1]]
+        self.log = open(os.path.join(tmp, name + ".log"), "w", encoding="utf-8")
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline().strip()
+        if not line.isdigit():
+            self.stop()
+            raise RuntimeError("the %s peer did not start (see %s.log)" % (name, name))
+        self.port = int(line)
+        self.scheme = "https" if tls else "http"
+        # The certificate names localhost and 127.0.0.1; use the name over TLS.
+        self.host = "localhost" if tls else "127.0.0.1"
+        self.ssl = ssl.create_default_context(cafile=ca) if tls else None
+
+    def url(self, path):
+        return "%s://%s:%d%s" % (self.scheme, self.host, self.port, path)
+
+    def put(self, path, data):
+        req = urllib.request.Request(self.url(path), data=data, method="PUT")
+        with urllib.request.urlopen(req, timeout=10, context=self.ssl) as resp:
+            return resp.status
+
+    def get(self, path):
+        """Returns the stored bytes, or None when the peer has nothing there."""
+        try:
+            with urllib.request.urlopen(self.url(path), timeout=10, context=self.ssl) as resp:
+                return resp.read()
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return None
+            raise
+
+    def get_json(self, path):
+        body = self.get(path)
+        try:
+            return json.loads(body) if body is not None else None
+        except ValueError:
+            return None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+        self.log.close()
+
+
+def make_certs(tmp):
+    """A throwaway CA and a server certificate for localhost; (ca, cert, key)."""
+    d = os.path.join(tmp, "pki")
+    os.mkdir(d)
+    p = lambda name: os.path.join(d, name)
+    with open(p("server.ext"), "w", encoding="utf-8") as f:
+        f.write("basicConstraints=critical,CA:FALSE\n"
+                "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                "extendedKeyUsage=serverAuth\n"
+                "subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    steps = [
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+         "-subj", "/CN=kctl cli test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+         "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+         "-keyout", p("ca.key"), "-out", p("ca.pem")],
+        ["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
+         "-keyout", p("server.key"), "-out", p("server.csr")],
+        ["openssl", "x509", "-req", "-in", p("server.csr"), "-CA", p("ca.pem"),
+         "-CAkey", p("ca.key"), "-CAcreateserial", "-days", "2",
+         "-extfile", p("server.ext"), "-out", p("server.pem")],
+    ]
+    for cmd in steps:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if proc.returncode != 0:
+            raise RuntimeError("openssl failed: " + proc.stderr[-1000:])
+    return p("ca.pem"), p("server.pem"), p("server.key")
+
+
+def url_outputs(peer, prefix):
+    """The outputs of a batch as presigned-style URLs under prefix on peer."""
+    return {
+        "summary": peer.url(prefix + "/summary.json" + QUERY),
+        "results": {"good": peer.url(prefix + "/good.json" + QUERY)},
+        "artifacts": {"good": {"trace.json": peer.url(prefix + "/good-trace.json" + QUERY)}},
+    }
+
+
+def no_secret(ctx, out, err):
+    ctx.expect(SECRET not in err, "stderr never quotes a URL's query (found '%s' in: %s)"
+               % (SECRET, err[-600:]))
+    ctx.expect(SECRET not in out, "stdout never quotes a URL's query")
+
+
+def expect_status(ctx, got, want, err):
+    ctx.expect(got == want, "exit %d (got %d; stderr: %s)" % (want, got, err[-800:]))
+
+
+def expect_uploaded(ctx, peer, prefix):
+    res = peer.get_json(prefix + "/good.json")
+    if ctx.expect(res is not None, "the result of good was stored on the peer"):
+        ctx.expect(res.get("id") == "good", "the stored result has id good (got %r)"
+                   % res.get("id"))
+        ctx.expect(res.get("status") == "ok", "the stored result has status ok (got %r: %s)"
+                   % (res.get("status"), str(res.get("fault"))[:300]))
+    summary = peer.get_json(prefix + "/summary.json")
+    if ctx.expect(summary is not None, "the summary was stored on the peer"):
+        ctx.expect(summary.get("schema") == "evalpod.summary",
+                   "the stored summary has schema evalpod.summary (got %r)"
+                   % summary.get("schema"))
+    trace = peer.get_json(prefix + "/good-trace.json")
+    ctx.expect(isinstance(trace, dict) and isinstance(trace.get("traceEvents"), list),
+               "the stored trace.json is a Chrome trace with traceEvents")
+
+
+# -- usage -------------------------------------------------------------------
+
+@test
+def no_arguments_is_a_usage_error(ctx):
+    rc, out, err = ctx.evalpod_run([])
+    expect_status(ctx, rc, 2, err)
+    ctx.expect(err.startswith("usage: evalpod"), "usage on stderr (got %r)" % err[:200])
+    ctx.expect(out == "", "nothing on stdout (got %r)" % out[:200])
+
+
+@test
+def help_prints_usage_on_stdout(ctx):
+    rc, out, err = ctx.evalpod_run(["help"])
+    expect_status(ctx, rc, 0, err)
+    ctx.expect(out.startswith("usage: evalpod"), "usage on stdout (got %r)" % out[:200])
+    ctx.expect(re.search(r"^\s+run\s", out, re.M) and re.search(r"^\s+devices\s", out, re.M),
+               "the usage lists run and devices")
+
+
+@test
+def unknown_command_is_named(ctx):
+    rc, out, err = ctx.evalpod_run(["bogus"])
+    expect_status(ctx, rc, 2, err)
+    ctx.expect("'bogus'" in err, "stderr names 'bogus' (got %r)" % err[:300])
+
+
+@test
+def jobs_zero_is_a_usage_error(ctx):
+    d = ctx.fresh_dir("jobs0")
+    path = write_batch(ctx, d, make_batch())
+    rc, out, err = ctx.evalpod_run(["run", path, "--out", os.path.join(d, "out"),
+                                    "--jobs", "0"])
+    expect_status(ctx, rc, 2, err)
+    ctx.expect("--jobs" in err, "stderr names --jobs (got %r)" % err[:300])
+    ctx.expect(not os.path.exists(os.path.join(d, "out")), "nothing written")
+
+
+@test
+def no_output_anywhere_is_a_usage_error(ctx):
+    d = ctx.fresh_dir("noout")
+    path = write_batch(ctx, d, make_batch())
+    rc, out, err = ctx.evalpod_run(["run", path])
+    expect_status(ctx, rc, 2, err)
+    ctx.expect("--out" in err, "stderr says to give --out (got %r)" % err[:300])
+
+
+# -- the batch at fault ------------------------------------------------------
+
+@test
+def truncated_json_names_file_and_position(ctx):
+    d = ctx.fresh_dir("truncated")
+    text = json.dumps(make_batch(), indent=1)
+    path = os.path.join(d, "truncated.json")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text[:len(text) // 2])
+    rc, out, err = ctx.evalpod_run(["run", path, "--out", os.path.join(d, "out")])
+    expect_status(ctx, rc, 1, err)
+    ctx.expect(path in err, "stderr names the file (got %r)" % err[:300])
+    ctx.expect(re.search(r"line \d+, column \d+", err),
+               "stderr gives a line and column (got %r)" % err[:300])
+
+
+@test
+def unknown_key_is_named_by_path(ctx):
+    d = ctx.fresh_dir("unknownkey")
+    batch = make_batch()
+    batch["problem"]["bogus"] = 1
+    rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch),
+                                    "--out", os.path.join(d, "out")])
+    expect_status(ctx, rc, 1, err)
+    ctx.expect("$.problem.bogus" in err, "stderr names $.problem.bogus (got %r)" % err[:300])
+
+
+@test
+def expression_error_is_named_by_path(ctx):
+    d = ctx.fresh_dir("expr")
+    batch = make_batch()
+    batch["problem"]["buffers"][0]["count"] = "n*"
+    rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch),
+                                    "--out", os.path.join(d, "out")])
+    expect_status(ctx, rc, 1, err)
+    ctx.expect("$.problem.buffers[0].count:" in err,
+               "stderr names $.problem.buffers[0].count (got %r)" % err[:300])
+
+
+@test
+def missing_batch_file_is_named(ctx):
+    d = ctx.fresh_dir("missing")
+    path = os.path.join(d, "no-such-batch.json")
+    rc, out, err = ctx.evalpod_run(["run", path, "--out", os.path.join(d, "out")])
+    expect_status(ctx, rc, 1, err)
+    ctx.expect(path in err, "stderr names the path (got %r)" % err[:300])
+
+
+@test
+def reference_that_does_not_compile(ctx):
+    d = ctx.fresh_dir("badref")
+    out_dir = os.path.join(d, "out")
+    source = read("reference.cl").replace("2.0f * x[i]", "2.0f * undeclared_thing[i]")
+    ctx.expect("undeclared_thing" in source, "the test broke the reference")
+    rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, make_batch(reference=source)),
+                                    "--out", out_dir])
+    expect_status(ctx, rc, 1, err)
+    ctx.expect("reference does not compile" in err,
+               "stderr says the reference does not compile (got %r)" % err[:400])
+    ctx.expect("undeclared identifier 'undeclared_thing'" in err,
+               "stderr quotes the compiler's error (got %r)" % err[:600])
+    ctx.expect(not os.path.exists(os.path.join(out_dir, "good.json")),
+               "no result written for the variant")
+
+
+@test
+def batch_url_error_does_not_quote_signature(ctx):
+    # A presigned batch URL that serves something that is not a batch: the
+    # error names the document, but the URL's signature must not show.
+    text = json.dumps(make_batch(outputs=url_outputs(ctx.http, "/badurl")))
+    ctx.http.put("/badurl/batch.json", text[:len(text) // 2].encode())
+    rc, out, err = ctx.evalpod_run(["run", ctx.http.url("/badurl/batch.json" + QUERY)])
+    expect_status(ctx, rc, 1, err)
+    ctx.expect("not valid JSON" in err, "stderr says the batch is not JSON (got %r)"
+               % err[:300])
+    no_secret(ctx, out, err)
+
+
+# -- runs --------------------------------------------------------------------
+
+@test
+def batch_on_stdin(ctx):
+    d = ctx.fresh_dir("stdin")
+    out_dir = os.path.join(d, "out")
+    rc, out, err = ctx.evalpod_run(["run", "-", "--out", out_dir],
+                                   stdin=json.dumps(make_batch()))
+    expect_status(ctx, rc, 0, err)
+    res = load_json(os.path.join(out_dir, "good.json"))
+    if ctx.expect(res is not None, "good.json written"):
+        ctx.expect(res.get("status") == "ok", "good.json has status ok (got %r: %s)"
+                   % (res.get("status"), str(res.get("fault"))[:300]))
+
+
+@test
+def batch_and_outputs_over_http(ctx):
+    prefix = "/plain"
+    batch = make_batch(outputs=url_outputs(ctx.http, prefix))
+    ctx.http.put(prefix + "/batch.json", json.dumps(batch).encode())
+    rc, out, err = ctx.evalpod_run(["run", ctx.http.url(prefix + "/batch.json" + QUERY)])
+    expect_status(ctx, rc, 0, err)
+    expect_uploaded(ctx, ctx.http, prefix)
+    no_secret(ctx, out, err)
+
+
+@test
+def batch_and_outputs_over_https_with_ca_file(ctx):
+    if ctx.https is None:
+        raise Skip("no openssl")
+    prefix = "/tls"
+    batch = make_batch(outputs=url_outputs(ctx.https, prefix))
+    ctx.https.put(prefix + "/batch.json", json.dumps(batch).encode())
+    rc, out, err = ctx.evalpod_run(["run", ctx.https.url(prefix + "/batch.json" + QUERY),
+                                    "--ca-file", ctx.ca])
+    expect_status(ctx, rc, 0, err)
+    expect_uploaded(ctx, ctx.https, prefix)
+    no_secret(ctx, out, err)
+
+
+@test
+def https_batch_without_ca_file_is_refused(ctx):
+    if ctx.https is None:
+        raise Skip("no openssl")
+    prefix = "/tls-noca-batch"
+    batch = make_batch(outputs=url_outputs(ctx.https, prefix))
+    ctx.https.put(prefix + "/batch.json", json.dumps(batch).encode())
+    rc, out, err = ctx.evalpod_run(["run", ctx.https.url(prefix + "/batch.json" + QUERY)])
+    ctx.expect(rc != 0, "non-zero exit (got %d)" % rc)
+    ctx.expect(re.search(r"certificate|SSL|TLS", err, re.I),
+               "stderr says why the server was not trusted (got %r)" % err[-400:])
+    ctx.expect(ctx.https.get(prefix + "/good.json") is None, "no result stored")
+    no_secret(ctx, out, err)
+
+
+@test
+def https_outputs_without_ca_file_are_not_sent(ctx):
+    if ctx.https is None:
+        raise Skip("no openssl")
+    d = ctx.fresh_dir("tls-noca-out")
+    prefix = "/tls-noca-out"
+    path = write_batch(ctx, d, make_batch(outputs=url_outputs(ctx.https, prefix)))
+    rc, out, err = ctx.evalpod_run(["run", path])
+    ctx.expect(rc != 0, "non-zero exit (got %d)" % rc)
+    ctx.expect(re.search(r"certificate|SSL|TLS", err, re.I),
+               "stderr says why the server was not trusted (got %r)" % err[-400:])
+    for key in ("/good.json", "/summary.json", "/good-trace.json"):
+        ctx.expect(ctx.https.get(prefix + key) is None, "nothing stored at %s" % key)
+    no_secret(ctx, out, err)
+
+
+@test
+def failed_upload_keeps_local_results(ctx):
+    d = ctx.fresh_dir("upload403")
+    out_dir = os.path.join(d, "out")
+    outputs = {"results": {"good": ctx.http.url("/status/403" + QUERY)}}
+    path = write_batch(ctx, d, make_batch(outputs=outputs))
+    rc, out, err = ctx.evalpod_run(["run", path, "--out", out_dir])
+    expect_status(ctx, rc, 3, err)
+    ctx.expect("403" in err, "stderr quotes the HTTP status (got %r)" % err[-600:])
+    ctx.expect("AccessDenied" in err, "stderr keeps the server's reason (got %r)" % err[-600:])
+    res = load_json(os.path.join(out_dir, "good.json"))
+    ctx.expect(res is not None and res.get("status") == "ok",
+               "--out still has good.json with status ok")
+    ctx.expect(load_json(os.path.join(out_dir, "summary.json")) is not None,
+               "--out still has summary.json")
+    no_secret(ctx, out, err)
+
+
+# -- devices -----------------------------------------------------------------
+
+def no_icd_env(ctx):
+    empty = os.path.join(ctx.tmp, "no-icd")
+    os.makedirs(empty, exist_ok=True)
+    env = dict(ctx.env, OCL_ICD_VENDORS=empty)
+    env.pop("OCL_ICD_FILENAMES", None)
+    return env
+
+
+@test
+def run_without_opencl_is_infrastructure(ctx):
+    d = ctx.fresh_dir("noicd")
+    path = write_batch(ctx, d, make_batch())
+    rc, out, err = ctx.evalpod_run(["run", path, "--out", os.path.join(d, "out")],
+                                   env=no_icd_env(ctx))
+    expect_status(ctx, rc, 3, err)
+    ctx.expect(re.search(r"no OpenCL (device|platform)", err),
+               "stderr says there is no OpenCL device (got %r)" % err[-400:])
+
+
+@test
+def devices_without_opencl_is_infrastructure(ctx):
+    rc, out, err = ctx.evalpod_run(["devices"], env=no_icd_env(ctx))
+    expect_status(ctx, rc, 3, err)
+    ctx.expect(re.search(r"no OpenCL (device|platform)", err),
+               "stderr says there is no OpenCL platform (got %r)" % err[-400:])
+
+
+@test
+def devices_as_json(ctx):
+    rc, out, err = ctx.evalpod_run(["devices", "-o", "json"])
+    expect_status(ctx, rc, 0, err)
+    try:
+        plats = json.loads(out)
+    except ValueError as e:
+        ctx.expect(False, "stdout is JSON (%s)" % e)
+        return
+    ctx.expect(isinstance(plats, list) and plats, "a non-empty array of platforms")
+    devs = [dv for p in plats if isinstance(p, dict) for dv in p.get("devices") or []]
+    ctx.expect(any(isinstance(dv.get("name"), str) and dv["name"] and
+                   isinstance(dv.get("compute_units"), int) and dv["compute_units"] >= 1
+                   for dv in devs),
+               "a device with a name and compute_units")
+
+
+@test
+def devices_as_text(ctx):
+    rc, out, err = ctx.evalpod_run(["devices"])
+    expect_status(ctx, rc, 0, err)
+    ctx.expect(re.search(r"^platform 0: ", out, re.M), "stdout lists platform 0")
+    ctx.expect(re.search(r"^\s+device 0: ", out, re.M), "stdout lists device 0 (got %r)"
+               % out[:300])
+
+
+# -- driver ------------------------------------------------------------------
+
+def run_test(ctx, fn):
+    ctx.errors = []
+    name = fn.__name__
+    try:
+        fn(ctx)
+    except Skip as e:
+        print("skip %s: %s" % (name, e))
+        skips.append(name)
+        return
+    except Exception as e:  # a broken test is a failed test, never a crash
+        ctx.errors.append("%s: %s" % (type(e).__name__, e))
+    if ctx.errors:
+        print("FAIL %s" % name)
+        for what in ctx.errors:
+            print("       %s" % what)
+        failures.append(name)
+    else:
+        print("ok   %s" % name)
+        passes.append(name)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.stderr.write("usage: cli.py EVALPOD PEER_SCRIPT\n")
+        return 2
+    evalpod, peer = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    with tempfile.TemporaryDirectory(prefix="kctl-cli-") as tmp:
+        ctx = Ctx(evalpod, peer, tmp)
+        try:
+            ctx.http = Peer(peer, tmp, "http")
+            if shutil.which("openssl"):
+                ctx.ca, cert, key = make_certs(tmp)
+                ctx.https = Peer(peer, tmp, "https", tls=(cert, key), ca=ctx.ca)
+            for fn in tests:
+                run_test(ctx, fn)
+        finally:
+            for p in (ctx.http, ctx.https):
+                if p is not None:
+                    p.stop()
+    print(f"{len(passes)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

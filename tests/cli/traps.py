@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Integration test: evalpod against kernels written to fool or break it.
+
+usage: traps.py EVALPOD DATA_DIR
+
+One batch holds a correct variant and variants that are wrong, do not
+compile, write out of bounds (with and without faulting), never end, leave
+output unwritten, do nothing, modify their input, cheat on precision, read
+stale output, overflow the work-item stack, and idle once timed.  Each must
+get its status (and fault kind), and the batch must finish with exit 0.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+EXPECT = {
+    # id: (status, fault kinds accepted)
+    "good": ("ok", None),
+    "wrong": ("incorrect", {"wrong_values"}),
+    "nocompile": ("compile_error", {"compile_error"}),
+    "oob_guard": ("runtime_error", {"out_of_bounds_write"}),
+    "segv": ("crash", {"signal"}),
+    "hang": ("timeout", {"correctness"}),
+    "partial": ("incorrect", {"unwritten_output"}),
+    "noop": ("incorrect", {"unwritten_output"}),
+    "modinput": ("incorrect", {"input_modified"}),
+    "precision": ("incorrect", {"wrong_values"}),
+    "stale_read": ("incorrect", {"wrong_values", "unwritten_output"}),
+    "stack": ("crash", {"signal"}),
+    "lazy": ("invalid", {"wrong_when_timed"}),
+}
+
+failures = []
+passes = []
+
+
+def check(cond, what):
+    if cond:
+        print(f"ok   {what}")
+        passes.append(what)
+    else:
+        print(f"FAIL {what}")
+        failures.append(what)
+
+
+def read(data, name):
+    with open(os.path.join(data, name), encoding="utf-8") as f:
+        return f.read()
+
+
+def make_batch(data):
+    variants = []
+    for vid in EXPECT:
+        opts = "-cl-std=CL2.0" if vid == "lazy" else ""
+        variants.append({"id": vid, "source": read(data, vid + ".cl"), "build_options": opts})
+    launch = [{"kernel": "affine", "args": ["x", "y", "n"], "global": ["round_up(n, 64)"],
+               "local": [64]}]
+    return {
+        "schema": "evalpod.batch", "version": 1, "batch_id": "traps",
+        "problem": {
+            "name": "affine", "semantics": "y = 2x + 1",
+            "buffers": [
+                {"name": "x", "type": "float", "count": "n", "role": "input"},
+                {"name": "y", "type": "float", "count": "n", "role": "output"},
+            ],
+            "scalars": [{"name": "n", "type": "int", "value": "n"}],
+            "launch": launch,
+            "flops": "2*n", "bytes": "8*n",
+        },
+        "shapes": [{"name": "big", "values": {"n": 1 << 16}},
+                   {"name": "odd", "values": {"n": 1000}}],
+        "reference": {"source": read(data, "reference.cl")},
+        "variants": variants,
+        "measurement": {"warmup": 1, "min_samples": 8, "min_time_ms": 20,
+                        "max_time_ms": 2000},
+        "correctness": {"atol": 1e-5, "rtol": 1e-5, "seeds": [1, 2, 3]},
+        "limits": {"compile_timeout_s": 20, "run_timeout_s": 4, "time_timeout_s": 300},
+    }
+
+
+def main():
+    evalpod, data = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "batch.json")
+        out = os.path.join(tmp, "out")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(make_batch(data), f)
+        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"))
+        proc = subprocess.run([evalpod, "run", path, "--out", out], env=env,
+                              capture_output=True, text=True, timeout=600)
+        sys.stderr.write(proc.stderr[-3000:])
+        print(proc.stdout)
+        check(proc.returncode == 0, f"evalpod exits 0 (got {proc.returncode})")
+        for vid, (status, kinds) in EXPECT.items():
+            try:
+                with open(os.path.join(out, vid + ".json"), encoding="utf-8") as f:
+                    res = json.load(f)
+            except OSError as e:
+                check(False, f"{vid}: result written ({e})")
+                continue
+            fault = res.get("fault") or {}
+            check(res.get("status") == status,
+                  f"{vid}: status {status} (got {res.get('status')}: {fault.get('message', '')[:200]})")
+            if kinds:
+                check(fault.get("kind") in kinds,
+                      f"{vid}: fault kind in {sorted(kinds)} (got {fault.get('kind')})")
+                check(fault.get("origin") == "candidate", f"{vid}: blamed on the candidate")
+            check(res.get("schema") == "evalpod.result" and res.get("version") == 1,
+                  f"{vid}: versioned result document")
+        with open(os.path.join(out, "good.json"), encoding="utf-8") as f:
+            good = json.load(f)
+        perf = good.get("performance", {})
+        check(perf.get("stats", {}).get("n", 0) >= 8, "good: at least min_samples samples")
+        check(perf.get("speedup_vs_reference", {}).get("pairs", 0) >= 1,
+              "good: speedup measured in paired rounds with the reference")
+        check("roofline" in good and good["roofline"].get("bottleneck"),
+              "good: roofline with a bottleneck class")
+        corr = good.get("correctness", {})
+        seeds = [s["seed"] for sh in corr.get("shapes", []) for s in sh["seeds"]]
+        check(len(corr.get("shapes", [])) == 2 and len(seeds) == 6,
+              "good: every shape checked with three seeds")
+        trace = os.path.join(out, "good", "trace.json")
+        try:
+            with open(trace, encoding="utf-8") as f:
+                events = json.load(f)["traceEvents"]
+            check(any(e.get("ph") == "X" and e.get("name") == "affine" for e in events),
+                  "good: Chrome trace holds the kernel's timed events")
+        except (OSError, ValueError, KeyError) as e:
+            check(False, f"good: trace readable ({e})")
+        nc = json.load(open(os.path.join(out, "nocompile.json"), encoding="utf-8"))
+        check("error" in nc.get("compile", {}).get("log", ""),
+              "nocompile: the build log is kept")
+    print(f"{len(passes)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

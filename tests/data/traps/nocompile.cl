@@ -1,0 +1,5 @@
+__kernel void affine(__global const float *x, __global float *y, int n)
+{
+	int i = get_global_id(0)
+	y[i] = 2.0f * x[i] + 1.0f;
+}
