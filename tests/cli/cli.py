@@ -12,7 +12,6 @@ travel through loopback HTTP and HTTPS peers (a throwaway CA made with
 openssl); presigned-style URLs carry a fake signature that must never show
 in evalpod's output.  Device peaks are measured into a temporary cache.
 """
-import copy
 import json
 import os
 import re

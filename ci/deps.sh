@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# ci/deps.sh - installs what a fresh Debian 12 machine lacks to build, run
+# and test kctl and evalpod.  Installs nothing that is already there; uses
+# sudo when not run as root.
+set -euo pipefail
+
+pkgs=(
+	build-essential cmake pkg-config git
+	pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+	libyaml-dev libjansson-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev libbsd-dev
+	llvm-15 binutils          # llvm-dis-15 and objdump for stage 5 (IR analysis)
+	python3 openssl ca-certificates
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+	sudo=sudo
+fi
+echo "ci/deps.sh: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
