@@ -555,6 +555,9 @@ int worker_reference(const char *work)
 	worker_progress(work, "reference", "compile");
 	rc = prog_build_source(&pg, &c.rt, c.src->source, c.src->options, c.b.limits.log_max_bytes,
 			       c.msg, sizeof(c.msg));
+	json_object_set_new(c.doc, "compile", json_pack("{s:b, s:f, s:s}", "ok", rc == 0,
+							"build_ms", pg.build_ms, "log",
+							pg.log ? pg.log : ""));
 	if (rc) {
 		strlcpy(why, c.msg, sizeof(why));
 		snprintf(c.msg, sizeof(c.msg), "the reference does not compile: %s%s%s", why,

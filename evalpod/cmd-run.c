@@ -594,10 +594,12 @@ static int run_batch(struct run *r)
 								     : RUN_EXIT_BATCH;
 	}
 	if ((rc = batch_parse(&r->b, text, len, r->msg, sizeof(r->msg)))) {
-		char why[4096];
+		char why[4096], where[1024];
 
+		/* A presigned URL carries its signature in the query: never print it. */
+		http_redact_url(r->batch_arg, where, sizeof(where));
 		strlcpy(why, r->msg, sizeof(why));
-		snprintf(r->msg, sizeof(r->msg), "%s: %s", r->batch_arg, why);
+		snprintf(r->msg, sizeof(r->msg), "%s: %s", where, why);
 		free(text);
 		return RUN_EXIT_BATCH;
 	}
