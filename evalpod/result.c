@@ -64,6 +64,35 @@ static json_t *speedup_json(json_t *cand, json_t *base)
 	return o;
 }
 
+/*
+ * Spread judged robustly (IQR / 1.349 is the standard deviation of a normal
+ * sample, without the outliers a busy machine throws in), outliers counted,
+ * and the host clock held against the events.
+ */
+static void quality(json_t *perf, json_t *time, double ev, double host)
+{
+	json_t *st = json_object_get(time, "stats"), *samples = json_object_get(time, "samples_ms");
+	json_t *warn = json_array(), *x;
+	double iqr = jnum(st, "iqr"), p75 = jnum(st, "p75"), rcv = ev > 0 ? iqr / 1.349 / ev : NAN;
+	int reps = (int)json_integer_value(json_object_get(time, "reps_per_sample"));
+	size_t i, outliers = 0;
+
+	json_array_foreach(samples, i, x)
+		outliers += json_number_value(x) > p75 + 1.5 * iqr;
+	jx_set_real(perf, "robust_cv", rcv);
+	json_object_set_new(perf, "outliers", json_integer((json_int_t)outliers));
+	json_object_set_new(perf, "quality", json_string(!(rcv <= 0.05) ? "unstable" :
+							 rcv > 0.02 ? "noisy" : "stable"));
+	if (outliers * 5 > json_array_size(samples))
+		json_array_append_new(warn, json_string("over a fifth of the samples are outliers: "
+							"the device was shared or throttled"));
+	if (reps == 1 && ev > 0 && host / ev > 1.5 && host - ev > 1.0)
+		json_array_append_new(warn, json_string("the host clock saw much more time than "
+							"the profiling events: check the driver's "
+							"timestamps"));
+	json_object_set_new(perf, "warnings", warn);
+}
+
 static json_t *performance_json(const struct batch *b, json_t *time, const struct outcome *ref,
 				const struct outcome *base)
 {
@@ -75,6 +104,7 @@ static json_t *performance_json(const struct batch *b, json_t *time, const struc
 	json_object_set_new(perf, "shape", json_string(b->shapes[b->timed_shape].name));
 	jx_set_real(perf, "median_ms", ev);
 	jx_set_real(perf, "host_over_event", ev > 0 ? host / ev : NAN);
+	quality(perf, time, ev, host);
 	if (ref && ref->time) {
 		jx_set_real(perf, "reference_median_ms", median_of(ref->time));
 		json_object_set_new(perf, "speedup_vs_reference", speedup_json(time, ref->time));
