@@ -429,18 +429,29 @@ static double jget(json_t *o, const char *a, const char *b)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* Formats v with prec decimals into buf, or "-" when v is not a number. */
+static const char *cell(char *buf, size_t n, int prec, double v)
+{
+	if (isfinite(v))
+		snprintf(buf, n, "%.*f", prec, v);
+	else
+		snprintf(buf, n, "-");
+	return buf;
+}
+
 static void print_row(const char *id, json_t *res)
 {
 	json_t *perf = json_object_get(res, "performance");
 	const char *st = json_string_value(json_object_get(res, "status"));
 	const char *bn = json_string_value(
 		json_object_get(json_object_get(res, "roofline"), "bottleneck"));
+	char a[32], b[32], c[32], d[32];
 
-	printf("%-24s %-14s %10.4f %8.2f %8.2f %9.2f  %s\n", id, st ? st : "?",
-	       perf ? json_number_value(json_object_get(perf, "median_ms")) : NAN,
-	       jget(perf, "speedup_vs_reference", "ratio_of_medians"),
-	       jget(perf, "speedup_vs_baseline", "ratio_of_medians"),
-	       jget(res, "roofline", "gflops"), bn ? bn : "-");
+	printf("%-24s %-14s %10s %8s %8s %9s  %s\n", id, st ? st : "?",
+	       cell(a, sizeof(a), 4, jget(res, "performance", "median_ms")),
+	       cell(b, sizeof(b), 2, jget(perf, "speedup_vs_reference", "ratio_of_medians")),
+	       cell(c, sizeof(c), 2, jget(perf, "speedup_vs_baseline", "ratio_of_medians")),
+	       cell(d, sizeof(d), 2, jget(res, "roofline", "gflops")), bn ? bn : "-");
 }
 
 static json_t *summary_new(struct run *r)
@@ -480,8 +491,13 @@ static int emit_all(struct run *r, double wall_ms)
 	r->ref.time = progs ? json_object_get(progs, "reference") : NULL;
 	printf("%-24s %-14s %10s %8s %8s %9s  %s\n", "id", "status", "median_ms", "vs_ref",
 	       "vs_base", "GFLOP/s", "bottleneck");
-	printf("%-24s %-14s %10.4f %8.2f %8s %9s  %s\n", "reference", "ok",
-	       jget(r->ref.time, "stats", "median"), 1.0, "-", "-", "-");
+	{
+		char a[32];
+
+		printf("%-24s %-14s %10s %8s %8s %9s  %s\n", "reference", "ok",
+		       cell(a, sizeof(a), 4, jget(r->ref.time, "stats", "median")), "1.00",
+		       "-", "-", "-");
+	}
 	for (size_t i = 0; i < r->nprogs; i++) {
 		struct outcome *o = &r->progs[i];
 		const struct output_url *ou = batch_output_url(&r->b, o->src->id);
