@@ -13,18 +13,18 @@
 
 enum kerr {
 	KERR_OK = 0,
-	KERR_IO = -1,        /* reading or writing a file or pipe */
-	KERR_PARSE = -2,     /* malformed document or expression */
-	KERR_INVALID = -3,   /* well-formed but semantically wrong input */
-	KERR_RANGE = -4,     /* a value out of range, overflow, division by zero */
-	KERR_NOTFOUND = -5,  /* a named thing does not exist */
-	KERR_LIMIT = -6,     /* a size limit was exceeded */
-	KERR_HTTP = -7,      /* transport failure or HTTP error status */
-	KERR_OPENCL = -8,    /* an OpenCL call failed */
-	KERR_NODEVICE = -9,  /* no usable OpenCL device */
-	KERR_NOMEM = -10,    /* a device or host allocation failed (not malloc) */
-	KERR_TIMEOUT = -11,  /* something did not finish in time */
-	KERR_CHILD = -12,    /* a worker process failed */
+	KERR_IO = -1,       /* reading or writing a file or pipe */
+	KERR_PARSE = -2,    /* malformed document or expression */
+	KERR_INVALID = -3,  /* well-formed but semantically wrong input */
+	KERR_RANGE = -4,    /* a value out of range, overflow, division by zero */
+	KERR_NOTFOUND = -5, /* a named thing does not exist */
+	KERR_LIMIT = -6,    /* a size limit was exceeded */
+	KERR_HTTP = -7,     /* transport failure or HTTP error status */
+	KERR_OPENCL = -8,   /* an OpenCL call failed */
+	KERR_NODEVICE = -9, /* no usable OpenCL device */
+	KERR_NOMEM = -10,   /* a device or host allocation failed (not malloc) */
+	KERR_TIMEOUT = -11, /* something did not finish in time */
+	KERR_CHILD = -12,   /* a worker process failed */
 	KERR_UNSUPPORTED = -13,
 };
 

@@ -22,9 +22,9 @@
  */
 
 enum {
-	EXPR_MAX_LEN = 4096,  /* bytes of text */
-	EXPR_MAX_DEPTH = 64,  /* nested sub-expressions and prefix operators */
-	EXPR_MAX_ARGS = 16,   /* arguments to one function call */
+	EXPR_MAX_LEN = 4096, /* bytes of text */
+	EXPR_MAX_DEPTH = 64, /* nested sub-expressions and prefix operators */
+	EXPR_MAX_ARGS = 16,  /* arguments to one function call */
 };
 
 enum tok_kind {
@@ -42,14 +42,14 @@ enum tok_kind {
 
 struct token {
 	int kind;
-	size_t start, len;  /* byte offset and length in the text */
-	int64_t value;      /* for TK_NUM */
+	size_t start, len; /* byte offset and length in the text */
+	int64_t value;     /* for TK_NUM */
 };
 
 struct parser {
 	const char *text;
-	size_t pos;  /* where the next token starts scanning */
-	struct token tok;  /* the current token */
+	size_t pos;       /* where the next token starts scanning */
+	struct token tok; /* the current token */
 	expr_lookup_fn lookup;
 	void *ctx;
 	int depth;
@@ -61,7 +61,7 @@ static const struct {
 	char text[3];
 	int kind;
 } two_char_ops[] = {
-	{ "==", TK_EQ }, { "!=", TK_NE }, { "<=", TK_LE },
+	{ "==", TK_EQ }, { "!=", TK_NE },  { "<=", TK_LE },
 	{ ">=", TK_GE }, { "&&", TK_AND }, { "||", TK_OR },
 };
 
@@ -71,11 +71,8 @@ static const char one_char_ops[] = "()?:,+-*/%!<>";
 static const struct binary_level {
 	int ops[7];
 } binary_levels[] = {
-	{ { TK_OR } },
-	{ { TK_AND } },
-	{ { TK_EQ, TK_NE, '<', TK_LE, '>', TK_GE } },
-	{ { '+', '-' } },
-	{ { '*', '/', '%' } },
+	{ { TK_OR } },    { { TK_AND } },        { { TK_EQ, TK_NE, '<', TK_LE, '>', TK_GE } },
+	{ { '+', '-' } }, { { '*', '/', '%' } },
 };
 
 #define NR_LEVELS (sizeof(binary_levels) / sizeof(binary_levels[0]))
@@ -169,8 +166,9 @@ static int lex_number(struct parser *p)
 	p->pos = i;
 
 	if (!digits)
-		return kerr_set(p->msg, p->n, KERR_PARSE, "invalid integer literal '%.*s' at column %zu",
-				(int)p->tok.len, t + start, col(&p->tok));
+		return kerr_set(p->msg, p->n, KERR_PARSE,
+				"invalid integer literal '%.*s' at column %zu", (int)p->tok.len,
+				t + start, col(&p->tok));
 	if (base == 10 && t[start] == '0' && digits > 1)
 		return kerr_set(p->msg, p->n, KERR_PARSE,
 				"octal literal '%.*s' not supported at column %zu", (int)p->tok.len,
@@ -181,8 +179,8 @@ static int lex_number(struct parser *p)
 				(int)p->tok.len, t + start, col(&p->tok));
 	if (overflow)
 		return kerr_set(p->msg, p->n, KERR_RANGE,
-				"integer literal '%.*s' out of range at column %zu", (int)p->tok.len,
-				t + start, col(&p->tok));
+				"integer literal '%.*s' out of range at column %zu",
+				(int)p->tok.len, t + start, col(&p->tok));
 	return 0;
 }
 
@@ -224,8 +222,8 @@ static int advance(struct parser *p)
 		unsigned char c = (unsigned char)t[i];
 
 		if (c >= 0x20 && c < 0x7f)
-			return kerr_set(p->msg, p->n, KERR_PARSE, "unexpected '%c' at column %zu", c,
-					i + 1);
+			return kerr_set(p->msg, p->n, KERR_PARSE, "unexpected '%c' at column %zu",
+					c, i + 1);
 		return kerr_set(p->msg, p->n, KERR_PARSE, "unexpected byte 0x%02x at column %zu", c,
 				i + 1);
 	}
@@ -237,8 +235,8 @@ static int advance(struct parser *p)
 static int unexpected(struct parser *p)
 {
 	if (p->tok.kind == TK_END)
-		return kerr_set(p->msg, p->n, KERR_PARSE, "unexpected end of expression at column %zu",
-				col(&p->tok));
+		return kerr_set(p->msg, p->n, KERR_PARSE,
+				"unexpected end of expression at column %zu", col(&p->tok));
 	return kerr_set(p->msg, p->n, KERR_PARSE, "unexpected '%.*s' at column %zu",
 			(int)p->tok.len, p->text + p->tok.start, col(&p->tok));
 }
@@ -279,8 +277,7 @@ static int func_error(struct parser *p, const struct token *name, int code, cons
 }
 
 /* Rounds the quotient towards +infinity, for either sign of a and b. */
-static int ceil_div(struct parser *p, const struct token *name, int64_t a, int64_t b,
-		    int64_t *out)
+static int ceil_div(struct parser *p, const struct token *name, int64_t a, int64_t b, int64_t *out)
 {
 	int64_t q, r;
 
@@ -478,8 +475,8 @@ static int parse_call(struct parser *p, const struct token *name, int live, int6
 	while (!err) {
 		if (nr == EXPR_MAX_ARGS)
 			return kerr_set(p->msg, p->n, KERR_LIMIT,
-					"more than %d arguments to '%s' at column %zu", EXPR_MAX_ARGS,
-					f->name, col(name));
+					"more than %d arguments to '%s' at column %zu",
+					EXPR_MAX_ARGS, f->name, col(name));
 		err = parse_expr(p, live, &args[nr++]);
 		if (err || p->tok.kind != ',')
 			break;
@@ -520,11 +517,8 @@ static int parse_primary(struct parser *p, int live, int64_t *out)
 	int err;
 
 	switch (p->tok.kind) {
-	case TK_NUM:
-		*out = p->tok.value;
-		return advance(p);
-	case TK_NAME:
-		return parse_name(p, live, out);
+	case TK_NUM: *out = p->tok.value; return advance(p);
+	case TK_NAME: return parse_name(p, live, out);
 	case '(':
 		err = advance(p);
 		if (!err)
@@ -532,8 +526,7 @@ static int parse_primary(struct parser *p, int live, int64_t *out)
 		if (!err)
 			err = expect(p, ')');
 		return err;
-	default:
-		return unexpected(p);
+	default: return unexpected(p);
 	}
 }
 
@@ -621,7 +614,8 @@ static int expr_run(const char *text, expr_lookup_fn lookup, void *ctx, int live
 	int err;
 
 	if (strnlen(text, EXPR_MAX_LEN + 1) > EXPR_MAX_LEN)
-		return kerr_set(msg, n, KERR_LIMIT, "expression longer than %d bytes", EXPR_MAX_LEN);
+		return kerr_set(msg, n, KERR_LIMIT, "expression longer than %d bytes",
+				EXPR_MAX_LEN);
 	err = advance(&p);
 	if (!err)
 		err = parse_expr(&p, live, &v);
@@ -632,8 +626,7 @@ static int expr_run(const char *text, expr_lookup_fn lookup, void *ctx, int live
 	return err;
 }
 
-int expr_eval(const char *text, expr_lookup_fn lookup, void *ctx, int64_t *out, char *msg,
-	      size_t n)
+int expr_eval(const char *text, expr_lookup_fn lookup, void *ctx, int64_t *out, char *msg, size_t n)
 {
 	return expr_run(text, lookup, ctx, 1, out, msg, n);
 }

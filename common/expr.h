@@ -39,8 +39,8 @@ typedef int (*expr_lookup_fn)(void *ctx, const char *name, size_t len, int64_t *
  * column (1-based), e.g. "unknown name 'TM' at column 5".
  * lookup may be NULL when the expression has no names.
  */
-int expr_eval(const char *text, expr_lookup_fn lookup, void *ctx, int64_t *out,
-	      char *msg, size_t n);
+int expr_eval(const char *text, expr_lookup_fn lookup, void *ctx, int64_t *out, char *msg,
+	      size_t n);
 
 /*
  * Checks syntax only (names are not resolved).  Returns 0 or KERR_PARSE
@@ -51,10 +51,16 @@ int expr_check(const char *text, char *msg, size_t n);
 /* A simple name table usable as an expr_lookup_fn context. */
 struct expr_vars {
 	size_t nr, alloc;
-	struct expr_var { char *name; int64_t value; } *v;
+	struct expr_var {
+		char *name;
+		int64_t value;
+	} * v;
 };
 
-#define EXPR_VARS_INIT { 0, 0, NULL }
+#define EXPR_VARS_INIT                                                                             \
+	{                                                                                          \
+		0, 0, NULL                                                                         \
+	}
 
 /* Sets name to value, replacing an earlier value of the same name. */
 void expr_vars_set(struct expr_vars *vars, const char *name, int64_t value);

@@ -34,14 +34,15 @@ int file_read(const char *path, size_t max, char **out, size_t *len, char *msg, 
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
-			rc = kerr_set(msg, n, KERR_IO, "cannot read '%s': %s", path, strerror(errno));
+			rc = kerr_set(msg, n, KERR_IO, "cannot read '%s': %s", path,
+				      strerror(errno));
 			goto out;
 		}
 		if (got == 0)
 			break;
 		if (b.len + (size_t)got > max) {
-			rc = kerr_set(msg, n, KERR_LIMIT, "'%s' is larger than the limit of %zu bytes",
-				      path, max);
+			rc = kerr_set(msg, n, KERR_LIMIT,
+				      "'%s' is larger than the limit of %zu bytes", path, max);
 			goto out;
 		}
 		sbuf_add(&b, chunk, (size_t)got);
@@ -100,7 +101,7 @@ int dir_make(const char *path, char *msg, size_t n)
 	char *p = xstrdup(path);
 	int rc = 0;
 
-	for (char *s = p + 1; ; s++) {
+	for (char *s = p + 1;; s++) {
 		char c = *s;
 
 		if (c != '/' && c != '\0')

@@ -24,17 +24,17 @@
 #include <strings.h>
 #include <time.h>
 
-#define HTTP_DEFAULT_TIMEOUT_MS 60000L
+#define HTTP_DEFAULT_TIMEOUT_MS         60000L
 #define HTTP_DEFAULT_CONNECT_TIMEOUT_MS 10000L
-#define HTTP_DEFAULT_MAX_ATTEMPTS 5
-#define HTTP_DEFAULT_BACKOFF_MS 200L
-#define HTTP_DEFAULT_MAX_BODY ((size_t)64 << 20)
-#define HTTP_BACKOFF_MAX_MS 30000L   /* one computed backoff delay at most */
-#define HTTP_RETRY_AFTER_MAX_S 30L   /* a server's Retry-After at most */
-#define HTTP_QUOTE_MAX 200           /* bytes of server text quoted in msg */
-#define HTTP_SCRUB_WINDOW 4096       /* server text scrubbed before cutting */
-#define HTTP_SCRUB_MIN 4             /* shorter query values are not secrets */
-#define HTTP_URL_SHOWN_MAX 1024
+#define HTTP_DEFAULT_MAX_ATTEMPTS       5
+#define HTTP_DEFAULT_BACKOFF_MS         200L
+#define HTTP_DEFAULT_MAX_BODY           ((size_t)64 << 20)
+#define HTTP_BACKOFF_MAX_MS             30000L /* one computed backoff delay at most */
+#define HTTP_RETRY_AFTER_MAX_S          30L    /* a server's Retry-After at most */
+#define HTTP_QUOTE_MAX                  200    /* bytes of server text quoted in msg */
+#define HTTP_SCRUB_WINDOW               4096   /* server text scrubbed before cutting */
+#define HTTP_SCRUB_MIN                  4      /* shorter query values are not secrets */
+#define HTTP_URL_SHOWN_MAX              1024
 
 #define HTTP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -42,9 +42,9 @@
 enum http_mode {
 	HTTP_MODE_CUSTOM, /* CURLOPT_CUSTOMREQUEST, body as POSTFIELDS */
 	HTTP_MODE_GET,
-	HTTP_MODE_HEAD,   /* CURLOPT_NOBODY: curl must not wait for a body */
-	HTTP_MODE_PUT,    /* CURLOPT_UPLOAD: streamed, with Content-Length */
-	HTTP_MODE_POST,   /* CURLOPT_POSTFIELDS with an explicit size */
+	HTTP_MODE_HEAD, /* CURLOPT_NOBODY: curl must not wait for a body */
+	HTTP_MODE_PUT,  /* CURLOPT_UPLOAD: streamed, with Content-Length */
+	HTTP_MODE_POST, /* CURLOPT_POSTFIELDS with an explicit size */
 };
 
 static const struct http_method {
@@ -59,7 +59,9 @@ static const struct http_method {
 };
 
 static const struct http_method http_custom_method = {
-	.name = NULL, .mode = HTTP_MODE_CUSTOM, .body_ok = 1,
+	.name = NULL,
+	.mode = HTTP_MODE_CUSTOM,
+	.body_ok = 1,
 };
 
 /* Options that are the same for every request. */
@@ -67,18 +69,15 @@ static const struct {
 	CURLoption opt;
 	long val;
 } http_fixed_opts[] = {
-	{ CURLOPT_NOSIGNAL, 1L },
-	{ CURLOPT_SSL_VERIFYPEER, 1L },
-	{ CURLOPT_SSL_VERIFYHOST, 2L },
-	{ CURLOPT_FOLLOWLOCATION, 0L },
+	{ CURLOPT_NOSIGNAL, 1L },       { CURLOPT_SSL_VERIFYPEER, 1L },
+	{ CURLOPT_SSL_VERIFYHOST, 2L }, { CURLOPT_FOLLOWLOCATION, 0L },
 	{ CURLOPT_FAILONERROR, 0L },
 };
 
 /* Transport failures worth another attempt; everything else is final. */
 static const CURLcode http_retry_codes[] = {
-	CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT,
-	CURLE_OPERATION_TIMEDOUT,   CURLE_SEND_ERROR,
-	CURLE_RECV_ERROR,           CURLE_GOT_NOTHING,
+	CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT,
+	CURLE_SEND_ERROR,           CURLE_RECV_ERROR,      CURLE_GOT_NOTHING,
 	CURLE_PARTIAL_FILE,
 };
 
@@ -98,9 +97,9 @@ struct http_call {
 	const char *upload; /* request body, read by http_read_cb */
 	size_t upload_len;
 	size_t upload_pos;
-	struct sbuf body;    /* response body of the latest attempt */
-	int over_limit;      /* http_write_cb refused bytes past max_body */
-	long retry_after_s;  /* -1: the latest response carried none */
+	struct sbuf body;   /* response body of the latest attempt */
+	int over_limit;     /* http_write_cb refused bytes past max_body */
+	long retry_after_s; /* -1: the latest response carried none */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -197,8 +196,7 @@ static void http_scrub_query(const char *url, struct sbuf *s)
  * become spaces, query values of the request URL are scrubbed, and at most
  * HTTP_QUOTE_MAX bytes are kept, "..." marking a cut.
  */
-static void http_quote(const struct http_call *c, const char *text, size_t len,
-		       char *out, size_t n)
+static void http_quote(const struct http_call *c, const char *text, size_t len, char *out, size_t n)
 {
 	struct sbuf s = SBUF_INIT;
 	size_t take = len < HTTP_SCRUB_WINDOW ? len : HTTP_SCRUB_WINDOW;
@@ -330,8 +328,8 @@ static const char *http_env_ca_file(void)
 
 /* Fills c from the arguments and defaults; checks what curl would not. */
 static int http_call_init(struct http_call *c, const char *method, const char *url,
-			  const void *body, size_t body_len,
-			  const struct http_opts *opts, char *msg, size_t n)
+			  const void *body, size_t body_len, const struct http_opts *opts,
+			  char *msg, size_t n)
 {
 	static const struct http_opts defaults;
 
@@ -343,8 +341,8 @@ static int http_call_init(struct http_call *c, const char *method, const char *u
 	http_redact_url(url, c->shown_url, sizeof(c->shown_url));
 	c->ca_file = opts->ca_file ? opts->ca_file : http_env_ca_file();
 	c->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : HTTP_DEFAULT_TIMEOUT_MS;
-	c->connect_timeout_ms = opts->connect_timeout_ms > 0 ?
-		opts->connect_timeout_ms : HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
+	c->connect_timeout_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms
+							     : HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
 	c->backoff_ms = opts->backoff_ms > 0 ? opts->backoff_ms : HTTP_DEFAULT_BACKOFF_MS;
 	c->max_attempts = opts->max_attempts > 0 ? opts->max_attempts : HTTP_DEFAULT_MAX_ATTEMPTS;
 	c->max_body = opts->max_body > 0 ? opts->max_body : HTTP_DEFAULT_MAX_BODY;
@@ -357,17 +355,16 @@ static int http_call_init(struct http_call *c, const char *method, const char *u
 		return kerr_set(msg, n, KERR_HTTP, "%.32s %s: invalid method", method,
 				c->shown_url);
 	if (body_len && !c->how->body_ok)
-		return kerr_set(msg, n, KERR_HTTP, "%s %s: a %s request carries no body",
-				method, c->shown_url, method);
+		return kerr_set(msg, n, KERR_HTTP, "%s %s: a %s request carries no body", method,
+				c->shown_url, method);
 	for (const char *const *h = opts->headers; h && *h; h++) {
 		if (strpbrk(*h, "\r\n"))
-			return kerr_set(msg, n, KERR_HTTP,
-					"%s %s: header line contains CR or LF", method,
-					c->shown_url);
+			return kerr_set(msg, n, KERR_HTTP, "%s %s: header line contains CR or LF",
+					method, c->shown_url);
 		c->headers = curl_slist_append(c->headers, *h);
 		if (!c->headers)
-			return kerr_set(msg, n, KERR_HTTP, "%s %s: out of memory",
-					method, c->shown_url);
+			return kerr_set(msg, n, KERR_HTTP, "%s %s: out of memory", method,
+					c->shown_url);
 	}
 	return 0;
 }
@@ -379,12 +376,8 @@ static CURLcode http_call_set_method(struct http_call *c)
 	CURLcode res = CURLE_OK;
 
 	switch (c->how->mode) {
-	case HTTP_MODE_GET:
-		res = curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-		break;
-	case HTTP_MODE_HEAD:
-		res = curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-		break;
+	case HTTP_MODE_GET: res = curl_easy_setopt(h, CURLOPT_HTTPGET, 1L); break;
+	case HTTP_MODE_HEAD: res = curl_easy_setopt(h, CURLOPT_NOBODY, 1L); break;
 	case HTTP_MODE_PUT:
 		res = curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
 		if (!res)
@@ -406,11 +399,9 @@ static CURLcode http_call_set_method(struct http_call *c)
 			break;
 		/* fall through */
 	case HTTP_MODE_POST:
-		res = curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-				       (curl_off_t)c->upload_len);
+		res = curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->upload_len);
 		if (!res)
-			res = curl_easy_setopt(h, CURLOPT_POSTFIELDS,
-					       c->upload ? c->upload : "");
+			res = curl_easy_setopt(h, CURLOPT_POSTFIELDS, c->upload ? c->upload : "");
 		break;
 	}
 	return res;
@@ -532,8 +523,7 @@ static void http_sleep_ms(long ms)
 }
 
 /* Writes into out why an attempt failed: curl's words or the status. */
-static void http_reason(const struct http_call *c, CURLcode res, long status,
-			char *out, size_t n)
+static void http_reason(const struct http_call *c, CURLcode res, long status, char *out, size_t n)
 {
 	char detail[HTTP_QUOTE_MAX + 4];
 
@@ -548,21 +538,20 @@ static void http_reason(const struct http_call *c, CURLcode res, long status,
 		snprintf(out, n, "%s", curl_easy_strerror(res));
 }
 
-static void http_wait_retry(const struct http_call *c, CURLcode res, long status,
-			    int attempt)
+static void http_wait_retry(const struct http_call *c, CURLcode res, long status, int attempt)
 {
 	char why[2 * HTTP_QUOTE_MAX];
 	long delay = http_retry_delay(c, attempt);
 
 	http_reason(c, res, status, why, sizeof(why));
-	log_warn("%s %s: %s; retrying in %ld ms (attempt %d of %d)", c->method,
-		 c->shown_url, why, delay, attempt + 1, c->max_attempts);
+	log_warn("%s %s: %s; retrying in %ld ms (attempt %d of %d)", c->method, c->shown_url, why,
+		 delay, attempt + 1, c->max_attempts);
 	http_sleep_ms(delay);
 }
 
 /* Turns the final attempt into the return code and msg. */
-static int http_result(const struct http_call *c, CURLcode res,
-		       const struct http_response *resp, char *msg, size_t n)
+static int http_result(const struct http_call *c, CURLcode res, const struct http_response *resp,
+		       char *msg, size_t n)
 {
 	char why[2 * HTTP_QUOTE_MAX];
 	char quote[HTTP_QUOTE_MAX + 4];
@@ -580,11 +569,11 @@ static int http_result(const struct http_call *c, CURLcode res,
 		snprintf(tries, sizeof(tries), " (after %d attempts)", resp->attempts);
 	http_reason(c, res, resp->status, why, sizeof(why));
 	if (res != CURLE_OK)
-		return kerr_set(msg, n, KERR_HTTP, "%s %s: %s%s", c->method, c->shown_url,
-				why, tries);
+		return kerr_set(msg, n, KERR_HTTP, "%s %s: %s%s", c->method, c->shown_url, why,
+				tries);
 	http_quote(c, resp->body, resp->body_len, quote, sizeof(quote));
-	return kerr_set(msg, n, KERR_HTTP, "%s %s: %s%s%s%s", c->method, c->shown_url,
-			why, tries, *quote ? ": " : "", quote);
+	return kerr_set(msg, n, KERR_HTTP, "%s %s: %s%s%s%s", c->method, c->shown_url, why, tries,
+			*quote ? ": " : "", quote);
 }
 
 int http_request(const char *method, const char *url, const void *body, size_t body_len,
@@ -600,15 +589,14 @@ int http_request(const char *method, const char *url, const void *body, size_t b
 		goto out;
 	res = http_call_open(&c);
 	if (res) {
-		rc = kerr_set(msg, n, KERR_HTTP, "%s %s: cannot set up the request: %s",
-			      method, c.shown_url, curl_easy_strerror(res));
+		rc = kerr_set(msg, n, KERR_HTTP, "%s %s: cannot set up the request: %s", method,
+			      c.shown_url, curl_easy_strerror(res));
 		goto out;
 	}
 	for (;;) {
 		res = http_attempt(&c, &resp->status);
 		resp->attempts++;
-		if (resp->attempts >= c.max_attempts ||
-		    !http_is_retryable(&c, res, resp->status))
+		if (resp->attempts >= c.max_attempts || !http_is_retryable(&c, res, resp->status))
 			break;
 		http_wait_retry(&c, res, resp->status, resp->attempts);
 	}

@@ -19,20 +19,20 @@
 #include <stddef.h>
 
 struct http_opts {
-	const char *ca_file;     /* NULL: system store */
-	long timeout_ms;         /* whole request; 0 = 60000 */
-	long connect_timeout_ms; /* 0 = 10000 */
-	int max_attempts;        /* 0 = 5 */
-	long backoff_ms;         /* first retry delay; 0 = 200 */
-	size_t max_body;         /* response body limit; 0 = 64 MiB */
+	const char *ca_file;        /* NULL: system store */
+	long timeout_ms;            /* whole request; 0 = 60000 */
+	long connect_timeout_ms;    /* 0 = 10000 */
+	int max_attempts;           /* 0 = 5 */
+	long backoff_ms;            /* first retry delay; 0 = 200 */
+	size_t max_body;            /* response body limit; 0 = 64 MiB */
 	const char *const *headers; /* NULL-terminated "Name: value" list, may be NULL */
 };
 
 struct http_response {
-	long status;     /* final HTTP status; 0 if no response */
-	char *body;      /* malloc'd, NUL-terminated; may be NULL */
+	long status; /* final HTTP status; 0 if no response */
+	char *body;  /* malloc'd, NUL-terminated; may be NULL */
 	size_t body_len;
-	int attempts;    /* how many requests were made */
+	int attempts; /* how many requests were made */
 };
 
 /*

@@ -9,8 +9,10 @@ int log_level_current = LOG_WARN;
 static const char *log_prog = "kctl";
 
 static const char *const log_names[] = {
-	[LOG_ERROR] = "error", [LOG_WARN] = "warning",
-	[LOG_INFO] = "info",   [LOG_DEBUG] = "debug",
+	[LOG_ERROR] = "error",
+	[LOG_WARN] = "warning",
+	[LOG_INFO] = "info",
+	[LOG_DEBUG] = "debug",
 };
 
 void log_set_prog(const char *prog)

@@ -19,7 +19,10 @@ struct sbuf {
 	size_t alloc;
 };
 
-#define SBUF_INIT { NULL, 0, 0 }
+#define SBUF_INIT                                                                                  \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 void sbuf_grow(struct sbuf *b, size_t extra);
 void sbuf_add(struct sbuf *b, const void *data, size_t n);

@@ -20,19 +20,19 @@
 #include <strings.h>
 
 #define PATH_LEN 512 /* ids and names are at most 128 bytes, so paths fit */
-#define WHY_LEN 256
+#define WHY_LEN  256
 
-#define MAX_BUFFERS 256
-#define MAX_SCALARS 256
-#define MAX_LAUNCH 64
-#define MAX_ARGS 256
-#define MAX_SHAPES 64
+#define MAX_BUFFERS      256
+#define MAX_SCALARS      256
+#define MAX_LAUNCH       64
+#define MAX_ARGS         256
+#define MAX_SHAPES       64
 #define MAX_SHAPE_VALUES 256
-#define MAX_VARIANTS 4096
-#define MIN_SEEDS 3
-#define MAX_SEEDS 64
-#define MAX_ARTIFACTS 64
-#define MAX_FIELDS 16
+#define MAX_VARIANTS     4096
+#define MIN_SEEDS        3
+#define MAX_SEEDS        64
+#define MAX_ARTIFACTS    64
+#define MAX_FIELDS       16
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -43,7 +43,7 @@
 
 static const char *const elem_names[] = {
 	[ELEM_FLOAT] = "float", [ELEM_DOUBLE] = "double", [ELEM_INT] = "int",
-	[ELEM_UINT] = "uint", [ELEM_LONG] = "long", [ELEM_ULONG] = "ulong",
+	[ELEM_UINT] = "uint",   [ELEM_LONG] = "long",     [ELEM_ULONG] = "ulong",
 };
 
 static const struct elem_info {
@@ -87,8 +87,8 @@ static const char *const role_names[] = {
 static const char *const device_type_names[] = { "any", "gpu", "cpu", "accelerator" };
 
 static const char *const dist_names[] = {
-	[INIT_ZERO] = "zero", [INIT_CONST] = "const", [INIT_UNIFORM] = "uniform",
-	[INIT_NORMAL] = "normal", [INIT_INT] = "int", [INIT_IOTA] = "iota",
+	[INIT_ZERO] = "zero",     [INIT_CONST] = "const", [INIT_UNIFORM] = "uniform",
+	[INIT_NORMAL] = "normal", [INIT_INT] = "int",     [INIT_IOTA] = "iota",
 };
 
 /* What each init distribution reads into init_spec.a and .b. */
@@ -103,12 +103,24 @@ static const struct dist_info {
 } dist_info[] = {
 	[INIT_ZERO] = { .key_a = NULL },
 	[INIT_CONST] = { .key_a = "value", .a_required = 1 },
-	[INIT_UNIFORM] = { .key_a = "lo", .key_b = "hi", .def_a = -1,
-			   .def_b = 1, .ordered = 1, .float_only = 1 },
-	[INIT_NORMAL] = { .key_a = "mean", .key_b = "std", .def_a = 0,
-			  .def_b = 1, .b_nonneg = 1, .float_only = 1 },
-	[INIT_INT] = { .key_a = "lo", .key_b = "hi", .def_a = 0, .def_b = 9,
-		       .integral = 1, .ordered = 1 },
+	[INIT_UNIFORM] = { .key_a = "lo",
+			   .key_b = "hi",
+			   .def_a = -1,
+			   .def_b = 1,
+			   .ordered = 1,
+			   .float_only = 1 },
+	[INIT_NORMAL] = { .key_a = "mean",
+			  .key_b = "std",
+			  .def_a = 0,
+			  .def_b = 1,
+			  .b_nonneg = 1,
+			  .float_only = 1 },
+	[INIT_INT] = { .key_a = "lo",
+		       .key_b = "hi",
+		       .def_a = 0,
+		       .def_b = 9,
+		       .integral = 1,
+		       .ordered = 1 },
 	[INIT_IOTA] = { .key_a = NULL },
 };
 
@@ -341,8 +353,8 @@ static int fields_known(json_t *obj, const char *path, const struct field *f, si
 }
 
 /* Reads the optional fields of obj into base; absent keys keep their defaults. */
-static int fields_read(json_t *obj, const char *path, const struct field *f, size_t nf,
-		       void *base, char *msg, size_t n)
+static int fields_read(json_t *obj, const char *path, const struct field *f, size_t nf, void *base,
+		       char *msg, size_t n)
 {
 	int rc = 0;
 
@@ -396,14 +408,13 @@ static int check_unique_symbol(const struct batch *b, const char *name, size_t n
 
 	if (find_symbol(b, name, nb, ns, &kind, &idx))
 		return 0;
-	return kerr_set(msg, n, KERR_INVALID, "%s.name: '%s' is already the name of %s %zu",
-			path, name, kind == ARG_BUFFER ? "buffer" : "scalar", idx);
+	return kerr_set(msg, n, KERR_INVALID, "%s.name: '%s' is already the name of %s %zu", path,
+			name, kind == ARG_BUFFER ? "buffer" : "scalar", idx);
 }
 
 /* Reads init.key (a or b of dist d) into *out within the element type's range. */
-static int init_number(json_t *init, const char *path, const char *key, int required,
-		       int integral, int nonneg, enum elem_type t, double *out, char *msg,
-		       size_t n)
+static int init_number(json_t *init, const char *path, const char *key, int required, int integral,
+		       int nonneg, enum elem_type t, double *out, char *msg, size_t n)
 {
 	const struct elem_info *e = &elem_info[t];
 	int64_t x = 0;
@@ -414,8 +425,7 @@ static int init_number(json_t *init, const char *path, const char *key, int requ
 	if (!integral)
 		return jx_num(init, path, key, required, nonneg ? 0 : -e->fmax, e->fmax, out, msg,
 			      n);
-	rc = jx_int(init, path, key, required, (int64_t)e->int_lo, (int64_t)e->int_hi, &x, msg,
-		    n);
+	rc = jx_int(init, path, key, required, (int64_t)e->int_lo, (int64_t)e->int_hi, &x, msg, n);
 	if (!rc && json_object_get(init, key))
 		*out = (double)x;
 	return rc;
@@ -457,13 +467,12 @@ static int parse_init(json_t *buf, const char *path, struct buf_spec *bs, char *
 		rc = init_number(init, ipath, d->key_b, JX_OPTIONAL, integral, d->b_nonneg,
 				 bs->type, &bs->init.b, msg, n);
 	if (!rc && d->ordered && bs->init.b < bs->init.a)
-		rc = kerr_set(msg, n, KERR_RANGE, "%s.%s: %g is less than %s (%g)", ipath,
-			      d->key_b, bs->init.b, d->key_a, bs->init.a);
+		rc = kerr_set(msg, n, KERR_RANGE, "%s.%s: %g is less than %s (%g)", ipath, d->key_b,
+			      bs->init.b, d->key_a, bs->init.a);
 	return rc;
 }
 
-static int parse_buffer(struct batch *b, size_t i, json_t *o, const char *path, char *msg,
-			size_t n)
+static int parse_buffer(struct batch *b, size_t i, json_t *o, const char *path, char *msg, size_t n)
 {
 	static const char *const keys[] = { "name", "type", "count", "role", "init", NULL };
 	struct buf_spec *bs = &b->buffers[i];
@@ -490,8 +499,7 @@ static int parse_buffer(struct batch *b, size_t i, json_t *o, const char *path, 
 	return rc;
 }
 
-static int parse_scalar(struct batch *b, size_t i, json_t *o, const char *path, char *msg,
-			size_t n)
+static int parse_scalar(struct batch *b, size_t i, json_t *o, const char *path, char *msg, size_t n)
 {
 	static const char *const keys[] = { "name", "type", "value", NULL };
 	struct scalar_spec *s = &b->scalars[i];
@@ -526,7 +534,8 @@ static int parse_buffers(struct batch *b, json_t *p, char *msg, size_t n)
 		return rc;
 	b->buffers = xcalloc(json_array_size(arr), sizeof(*b->buffers));
 	b->nbuffers = json_array_size(arr);
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		path_fmt(path, "$.problem.buffers[%zu]", i);
 		rc = parse_buffer(b, i, v, path, msg, n);
 		if (rc)
@@ -550,7 +559,8 @@ static int parse_scalars(struct batch *b, json_t *p, char *msg, size_t n)
 		return rc;
 	b->scalars = xcalloc(json_array_size(arr), sizeof(*b->scalars));
 	b->nscalars = json_array_size(arr);
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		path_fmt(path, "$.problem.scalars[%zu]", i);
 		rc = parse_scalar(b, i, v, path, msg, n);
 		if (rc)
@@ -571,13 +581,14 @@ static int parse_arg(const struct batch *b, json_t *v, const char *path, struct 
 		if (!find_symbol(b, json_string_value(v), b->nbuffers, b->nscalars, &a->kind,
 				 &a->index))
 			return 0;
-		return kerr_set(msg, n, KERR_INVALID, "%s: '%.40s' names no buffer or scalar",
-				path, json_string_value(v));
+		return kerr_set(msg, n, KERR_INVALID, "%s: '%.40s' names no buffer or scalar", path,
+				json_string_value(v));
 	}
 	if (!json_is_object(v))
 		return kerr_set(msg, n, KERR_PARSE,
 				"%s: expected a buffer or scalar name or {\"local\": bytes}, "
-				"got %s", path, jx_type_name(v));
+				"got %s",
+				path, jx_type_name(v));
 	a->kind = ARG_LOCAL;
 	rc = jx_known_keys(v, path, keys, msg, n);
 	if (!rc)
@@ -597,7 +608,8 @@ static int parse_dims(json_t *o, const char *path, const char *key, char **out, 
 	if (rc)
 		return rc;
 	*dims = (unsigned)json_array_size(arr);
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		path_fmt(epath, "%s.%s[%zu]", path, key, i);
 		rc = expr_value(v, epath, 0, &out[i], msg, n);
 		if (rc)
@@ -626,7 +638,8 @@ static int parse_launch_step(const struct batch *b, json_t *o, const char *path,
 		return rc;
 	ls->args = xcalloc(json_array_size(args), sizeof(*ls->args));
 	ls->nargs = json_array_size(args);
-	json_array_foreach(args, i, v) {
+	json_array_foreach(args, i, v)
+	{
 		path_fmt(apath, "%s.args[%zu]", path, i);
 		rc = parse_arg(b, v, apath, &ls->args[i], msg, n);
 		if (rc)
@@ -637,13 +650,13 @@ static int parse_launch_step(const struct batch *b, json_t *o, const char *path,
 		return rc;
 	rc = parse_dims(o, path, "local", ls->local, &ldims, msg, n);
 	if (!rc && ldims != ls->dims)
-		rc = kerr_set(msg, n, KERR_INVALID, "%s.local: has %u entries, global has %u",
-			      path, ldims, ls->dims);
+		rc = kerr_set(msg, n, KERR_INVALID, "%s.local: has %u entries, global has %u", path,
+			      ldims, ls->dims);
 	return rc;
 }
 
-static int parse_launch_list(struct batch *b, json_t *p, const char *key,
-			     struct launch_spec **out, size_t *nout, char *msg, size_t n)
+static int parse_launch_list(struct batch *b, json_t *p, const char *key, struct launch_spec **out,
+			     size_t *nout, char *msg, size_t n)
 {
 	char path[PATH_LEN];
 	json_t *arr, *v;
@@ -654,7 +667,8 @@ static int parse_launch_list(struct batch *b, json_t *p, const char *key,
 		return rc;
 	*out = xcalloc(json_array_size(arr), sizeof(**out));
 	*nout = json_array_size(arr);
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		path_fmt(path, "$.problem.%s[%zu]", key, i);
 		rc = parse_launch_step(b, v, path, &(*out)[i], msg, n);
 		if (rc)
@@ -666,8 +680,8 @@ static int parse_launch_list(struct batch *b, json_t *p, const char *key,
 static int parse_problem(struct batch *b, json_t *root, char *msg, size_t n)
 {
 	static const char *const keys[] = {
-		"name", "semantics", "buffers", "scalars", "launch", "reference_launch", "flops",
-		"bytes", NULL,
+		"name",  "semantics", "buffers", "scalars", "launch", "reference_launch",
+		"flops", "bytes",     NULL,
 	};
 	const char *P = "$.problem";
 	json_t *p;
@@ -717,7 +731,8 @@ static int parse_shape_values(json_t *o, const char *path, struct shape_spec *s,
 		return kerr_set(msg, n, KERR_RANGE, "%s.values: has %zu names, at most %d", path,
 				json_object_size(values), MAX_SHAPE_VALUES);
 	path_fmt(vpath, "%s.values", path);
-	json_object_foreach(values, key, v) {
+	json_object_foreach(values, key, v)
+	{
 		path_fmt(kpath, "%s.%s", vpath, key);
 		rc = check_name(key, NK_IDENT, kpath, msg, n);
 		if (!rc)
@@ -730,8 +745,7 @@ static int parse_shape_values(json_t *o, const char *path, struct shape_spec *s,
 	return 0;
 }
 
-static int parse_shape(struct batch *b, size_t i, json_t *o, const char *path, char *msg,
-		       size_t n)
+static int parse_shape(struct batch *b, size_t i, json_t *o, const char *path, char *msg, size_t n)
 {
 	static const char *const keys[] = { "name", "values", "timed", NULL };
 	struct shape_spec *s = &b->shapes[i];
@@ -764,7 +778,8 @@ static int parse_shapes(struct batch *b, json_t *root, char *msg, size_t n)
 		return rc;
 	b->shapes = xcalloc(json_array_size(arr), sizeof(*b->shapes));
 	b->nshapes = json_array_size(arr);
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		path_fmt(path, "$.shapes[%zu]", i);
 		rc = parse_shape(b, i, v, path, msg, n);
 		if (rc)
@@ -774,8 +789,8 @@ static int parse_shapes(struct batch *b, json_t *root, char *msg, size_t n)
 		if (timed != SIZE_MAX)
 			return kerr_set(msg, n, KERR_INVALID,
 					"%s.timed: shape '%s' is timed and so is $.shapes[%zu] "
-					"'%s'; at most one shape is timed", path, b->shapes[i].name,
-					timed, b->shapes[timed].name);
+					"'%s'; at most one shape is timed",
+					path, b->shapes[i].name, timed, b->shapes[timed].name);
 		timed = i;
 	}
 	b->timed_shape = timed == SIZE_MAX ? 0 : timed;
@@ -789,8 +804,8 @@ static int parse_shapes(struct batch *b, json_t *root, char *msg, size_t n)
  * Reads one program object; keys lists what this kind of program may carry.
  * def_id is the id when the document gives none (NULL: id is required).
  */
-static int parse_program(json_t *o, const char *path, const char *const *keys,
-			 const char *def_id, struct source_spec *s, char *msg, size_t n)
+static int parse_program(json_t *o, const char *path, const char *const *keys, const char *def_id,
+			 struct source_spec *s, char *msg, size_t n)
 {
 	int rc = need_object(o, path, msg, n);
 
@@ -830,7 +845,7 @@ static int claim_id(json_t *seen, const char *id, const char *path, char *msg, s
 
 static int parse_variants(struct batch *b, json_t *root, json_t *seen, char *msg, size_t n)
 {
-	static const char *const keys[] = { "id", "parent", "source", "build_options",
+	static const char *const keys[] = { "id",        "parent", "source", "build_options",
 					    "rationale", NULL };
 	char path[PATH_LEN];
 	json_t *arr, *v;
@@ -841,7 +856,8 @@ static int parse_variants(struct batch *b, json_t *root, json_t *seen, char *msg
 		return rc;
 	b->variants = xcalloc(json_array_size(arr), sizeof(*b->variants));
 	b->nvariants = json_array_size(arr);
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		path_fmt(path, "$.variants[%zu]", i);
 		rc = parse_program(v, path, keys, NULL, &b->variants[i], msg, n);
 		if (!rc)
@@ -855,8 +871,7 @@ static int parse_variants(struct batch *b, json_t *root, json_t *seen, char *msg
 static int parse_programs(struct batch *b, json_t *root, char *msg, size_t n)
 {
 	static const char *const ref_keys[] = { "source", "build_options", NULL };
-	static const char *const base_keys[] = { "id", "source", "build_options", "parent",
-						 NULL };
+	static const char *const base_keys[] = { "id", "source", "build_options", "parent", NULL };
 	json_t *o, *seen = json_object();
 	int rc = jx_obj(root, "$", "reference", JX_REQUIRED, &o, msg, n);
 
@@ -878,8 +893,10 @@ static int parse_programs(struct batch *b, json_t *root, char *msg, size_t n)
 
 /* ---- measurement, correctness, limits, device ---- */
 
-#define MF(key, kind, member, lo, hi) \
-	{ key, kind, offsetof(struct measure_spec, member), lo, hi }
+#define MF(key, kind, member, lo, hi)                                                              \
+	{                                                                                          \
+		key, kind, offsetof(struct measure_spec, member), lo, hi                           \
+	}
 
 static const struct field measure_fields[] = {
 	MF("warmup", FK_INT, warmup, 0, 1000),
@@ -933,7 +950,8 @@ static int parse_seeds(struct correct_spec *c, json_t *o, const char *path, char
 	free(c->seeds);
 	c->seeds = xcalloc(json_array_size(arr), sizeof(*c->seeds));
 	c->nseeds = 0;
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
 			return kerr_set(msg, n, KERR_PARSE,
 					"%s.seeds[%zu]: expected a non-negative integer", path, i);
@@ -958,8 +976,8 @@ static int parse_correct(struct batch *b, json_t *root, char *msg, size_t n)
 	if (!rc && o)
 		rc = fields_known(o, P, correct_fields, ARRAY_SIZE(correct_fields), extra, msg, n);
 	if (!rc && o)
-		rc = fields_read(o, P, correct_fields, ARRAY_SIZE(correct_fields), &b->correct,
-				 msg, n);
+		rc = fields_read(o, P, correct_fields, ARRAY_SIZE(correct_fields), &b->correct, msg,
+				 n);
 	if (!rc && o)
 		rc = parse_seeds(&b->correct, o, P, msg, n);
 	if (!rc && !b->correct.seeds) {
@@ -986,11 +1004,11 @@ static int parse_limits(struct batch *b, json_t *root, char *msg, size_t n)
 	int rc = jx_obj(root, "$", "limits", JX_OPTIONAL, &o, msg, n);
 
 	if (!rc && o)
-		rc = fields_known(o, "$.limits", limit_fields, ARRAY_SIZE(limit_fields), NULL,
-				  msg, n);
+		rc = fields_known(o, "$.limits", limit_fields, ARRAY_SIZE(limit_fields), NULL, msg,
+				  n);
 	if (!rc && o)
-		rc = fields_read(o, "$.limits", limit_fields, ARRAY_SIZE(limit_fields),
-				 &b->limits, msg, n);
+		rc = fields_read(o, "$.limits", limit_fields, ARRAY_SIZE(limit_fields), &b->limits,
+				 msg, n);
 	return rc;
 }
 
@@ -1050,8 +1068,7 @@ static int check_url(const char *u, const char *path, char *msg, size_t n)
 }
 
 /* Reads obj.key (at path.key) as a URL into *out (a copy). */
-static int get_url(json_t *obj, const char *path, const char *key, char **out, char *msg,
-		   size_t n)
+static int get_url(json_t *obj, const char *path, const char *key, char **out, char *msg, size_t n)
 {
 	char kpath[PATH_LEN];
 	const char *s = NULL;
@@ -1088,12 +1105,11 @@ static int check_output_id(const struct batch *b, const char *id, const char *pa
 {
 	if (known_program(b, id))
 		return 0;
-	return kerr_set(msg, n, KERR_INVALID, "%s.%s: '%.40s' is not a program of this batch",
-			path, id, id);
+	return kerr_set(msg, n, KERR_INVALID, "%s.%s: '%.40s' is not a program of this batch", path,
+			id, id);
 }
 
-static int parse_artifacts(struct output_url *u, json_t *o, const char *path, char *msg,
-			   size_t n)
+static int parse_artifacts(struct output_url *u, json_t *o, const char *path, char *msg, size_t n)
 {
 	char kpath[PATH_LEN];
 	const char *name;
@@ -1104,7 +1120,8 @@ static int parse_artifacts(struct output_url *u, json_t *o, const char *path, ch
 		return kerr_set(msg, n, KERR_RANGE, "%s: has %zu artifacts, at most %d", path,
 				json_object_size(o), MAX_ARTIFACTS);
 	u->art = xcalloc(json_object_size(o), sizeof(*u->art));
-	json_object_foreach(o, name, v) {
+	json_object_foreach(o, name, v)
+	{
 		path_fmt(kpath, "%s.%s", path, name);
 		rc = check_name(name, NK_ID, kpath, msg, n);
 		if (!rc)
@@ -1128,14 +1145,16 @@ static int parse_output_urls(struct batch *b, json_t *results, json_t *artifacts
 
 	out->urls = xcalloc(json_object_size(results) + json_object_size(artifacts),
 			    sizeof(*out->urls));
-	json_object_foreach(results, id, v) {
+	json_object_foreach(results, id, v)
+	{
 		rc = check_output_id(b, id, RP, msg, n);
 		if (!rc)
 			rc = get_url(results, RP, id, &output_slot(out, id)->result, msg, n);
 		if (rc)
 			return rc;
 	}
-	json_object_foreach(artifacts, id, v) {
+	json_object_foreach(artifacts, id, v)
+	{
 		path_fmt(path, "%s.%s", AP, id);
 		rc = check_output_id(b, id, AP, msg, n);
 		if (!rc)
@@ -1176,8 +1195,9 @@ static int parse_outputs(struct batch *b, json_t *root, char *msg, size_t n)
 static int parse_header(struct batch *b, json_t *root, char *msg, size_t n)
 {
 	static const char *const keys[] = {
-		"schema", "version", "batch_id", "problem", "shapes", "reference", "baseline",
-		"variants", "measurement", "correctness", "limits", "device", "outputs", NULL,
+		"schema",    "version",  "batch_id", "problem",     "shapes",
+		"reference", "baseline", "variants", "measurement", "correctness",
+		"limits",    "device",   "outputs",  NULL,
 	};
 	const char *schema = NULL;
 	int64_t version = 0;
@@ -1189,8 +1209,8 @@ static int parse_header(struct batch *b, json_t *root, char *msg, size_t n)
 		rc = kerr_set(msg, n, KERR_INVALID, "$.schema: '%.40s' is not '%s'", schema,
 			      BATCH_SCHEMA);
 	if (!rc)
-		rc = jx_int(root, "$", "version", JX_REQUIRED, INT64_MIN, INT64_MAX, &version,
-			    msg, n);
+		rc = jx_int(root, "$", "version", JX_REQUIRED, INT64_MIN, INT64_MAX, &version, msg,
+			    n);
 	if (!rc && version != BATCH_VERSION)
 		rc = kerr_set(msg, n, KERR_INVALID,
 			      "$.version: version %lld is not supported (this reader knows %d)",
@@ -1212,16 +1232,25 @@ static void batch_defaults(struct batch *b)
 {
 	memset(b, 0, sizeof(*b));
 	b->measure = (struct measure_spec){
-		.warmup = 2, .min_samples = 10, .max_samples = 200, .min_time_ms = 100,
-		.max_time_ms = 10000, .sample_min_ms = 1, .flush = 1, .flush_bytes = 0,
+		.warmup = 2,
+		.min_samples = 10,
+		.max_samples = 200,
+		.min_time_ms = 100,
+		.max_time_ms = 10000,
+		.sample_min_ms = 1,
+		.flush = 1,
+		.flush_bytes = 0,
 		.order_seed = 1,
 	};
 	b->correct.atol = 1e-4;
 	b->correct.rtol = 1e-4;
 	b->correct.determinism = 1;
 	b->limits = (struct limit_spec){
-		.compile_timeout_s = 120, .run_timeout_s = 120, .time_timeout_s = 900,
-		.log_max_bytes = 16384, .peak_margin = 1.15,
+		.compile_timeout_s = 120,
+		.run_timeout_s = 120,
+		.time_timeout_s = 900,
+		.log_max_bytes = 16384,
+		.peak_margin = 1.15,
 	};
 }
 
@@ -1430,15 +1459,13 @@ static void option_define(const char *def, struct expr_vars *vars, struct expr_v
 		return;
 	memcpy(name, def, nl);
 	name[nl] = '\0';
-	if (def[nl] == '=' &&
-	    expr_eval(def + nl + 1, expr_vars_lookup, vars, &v, why, sizeof(why)))
+	if (def[nl] == '=' && expr_eval(def + nl + 1, expr_vars_lookup, vars, &v, why, sizeof(why)))
 		return;
 	expr_vars_set(vars, name, v);
 	expr_vars_set(given, name, 1);
 }
 
-static void collect_options(const char *options, struct expr_vars *vars,
-			    struct expr_vars *given)
+static void collect_options(const char *options, struct expr_vars *vars, struct expr_vars *given)
 {
 	char *copy = xstrdup(options), *save = NULL, *tok;
 	int want_def = 0;

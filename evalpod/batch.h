@@ -21,18 +21,18 @@
 
 #include "expr.h"
 
-#define BATCH_SCHEMA "evalpod.batch"
-#define BATCH_VERSION 1
-#define BATCH_MAX_BYTES (64u << 20)  /* largest batch document accepted */
-#define BATCH_ID_MAX 128             /* ids: [A-Za-z0-9._-]{1,128} */
+#define BATCH_SCHEMA    "evalpod.batch"
+#define BATCH_VERSION   1
+#define BATCH_MAX_BYTES (64u << 20) /* largest batch document accepted */
+#define BATCH_ID_MAX    128         /* ids: [A-Za-z0-9._-]{1,128} */
 
 enum elem_type {
-	ELEM_FLOAT, /* "float"  (4 bytes) */
-	ELEM_DOUBLE,/* "double" (8) */
-	ELEM_INT,   /* "int"    (4, signed) */
-	ELEM_UINT,  /* "uint"   (4) */
-	ELEM_LONG,  /* "long"   (8, signed) */
-	ELEM_ULONG, /* "ulong"  (8) */
+	ELEM_FLOAT,  /* "float"  (4 bytes) */
+	ELEM_DOUBLE, /* "double" (8) */
+	ELEM_INT,    /* "int"    (4, signed) */
+	ELEM_UINT,   /* "uint"   (4) */
+	ELEM_LONG,   /* "long"   (8, signed) */
+	ELEM_ULONG,  /* "ulong"  (8) */
 	ELEM_NR
 };
 
@@ -65,9 +65,9 @@ struct init_spec {
 struct buf_spec {
 	char *name;
 	enum elem_type type;
-	char *count;            /* element count expression over the shape */
+	char *count; /* element count expression over the shape */
 	enum buf_role role;
-	struct init_spec init;  /* ignored for output and scratch */
+	struct init_spec init; /* ignored for output and scratch */
 };
 
 struct scalar_spec {
@@ -89,24 +89,24 @@ struct launch_spec {
 	char *kernel;
 	struct arg_spec *args;
 	size_t nargs;
-	unsigned dims;    /* 1..3 = length of global */
-	char *global[3];  /* expressions over shape + the variant's #defines */
-	char *local[3];   /* all NULL when "local" is absent or null */
+	unsigned dims;   /* 1..3 = length of global */
+	char *global[3]; /* expressions over shape + the variant's #defines */
+	char *local[3];  /* all NULL when "local" is absent or null */
 };
 
 struct shape_spec {
 	char *name;
-	int timed;              /* exactly one shape of a batch is timed */
-	struct expr_vars vars;  /* integer values, e.g. M=512 */
+	int timed;             /* exactly one shape of a batch is timed */
+	struct expr_vars vars; /* integer values, e.g. M=512 */
 };
 
 /* A program: the reference, the baseline or a variant. */
 struct source_spec {
-	char *id;       /* "reference" for the reference */
-	char *parent;   /* may be NULL */
-	char *source;   /* OpenCL C text */
-	char *options;  /* clBuildProgram options, never NULL ("" if none) */
-	char *rationale;/* free text from the proposer, may be NULL */
+	char *id;        /* "reference" for the reference */
+	char *parent;    /* may be NULL */
+	char *source;    /* OpenCL C text */
+	char *options;   /* clBuildProgram options, never NULL ("" if none) */
+	char *rationale; /* free text from the proposer, may be NULL */
 };
 
 struct measure_spec {
@@ -122,10 +122,10 @@ struct measure_spec {
 };
 
 struct correct_spec {
-	double atol, rtol;   /* |out - ref| <= atol + rtol * |ref| */
-	uint64_t *seeds;     /* at least 3 */
+	double atol, rtol; /* |out - ref| <= atol + rtol * |ref| */
+	uint64_t *seeds;   /* at least 3 */
 	size_t nseeds;
-	int determinism;     /* run twice and compare (default 1) */
+	int determinism; /* run twice and compare (default 1) */
 };
 
 struct limit_spec {
@@ -145,15 +145,18 @@ struct device_spec {
 
 /* Per-variant upload targets (presigned PUT URLs). */
 struct output_url {
-	char *id;       /* variant id */
-	char *result;   /* URL for the result JSON, may be NULL */
+	char *id;     /* variant id */
+	char *result; /* URL for the result JSON, may be NULL */
 	size_t nart;
-	struct { char *name; char *url; } *art; /* artifact name -> URL */
+	struct {
+		char *name;
+		char *url;
+	} * art; /* artifact name -> URL */
 };
 
 struct output_spec {
-	char *dir;      /* may be NULL; --out overrides */
-	char *summary;  /* URL for the batch summary, may be NULL */
+	char *dir;     /* may be NULL; --out overrides */
+	char *summary; /* URL for the batch summary, may be NULL */
 	struct output_url *urls;
 	size_t nurls;
 };
@@ -166,18 +169,18 @@ struct batch {
 	size_t nbuffers;
 	struct scalar_spec *scalars;
 	size_t nscalars;
-	struct launch_spec *launch;     /* candidates and baseline */
+	struct launch_spec *launch; /* candidates and baseline */
 	size_t nlaunch;
 	struct launch_spec *ref_launch; /* reference (== launch when not given) */
 	size_t nref_launch;
 	int ref_launch_owned;
-	char *flops;                    /* expression, may be NULL */
-	char *bytes;                    /* expression, may be NULL */
+	char *flops; /* expression, may be NULL */
+	char *bytes; /* expression, may be NULL */
 	struct shape_spec *shapes;
 	size_t nshapes;
-	size_t timed_shape;             /* index into shapes */
+	size_t timed_shape; /* index into shapes */
 	struct source_spec reference;
-	struct source_spec *baseline;   /* may be NULL */
+	struct source_spec *baseline; /* may be NULL */
 	struct source_spec *variants;
 	size_t nvariants;
 	struct measure_spec measure;
@@ -185,7 +188,7 @@ struct batch {
 	struct limit_spec limits;
 	struct device_spec device;
 	struct output_spec outputs;
-	json_t *doc;                    /* the parsed document (owned) */
+	json_t *doc; /* the parsed document (owned) */
 };
 
 /*

@@ -20,7 +20,7 @@ struct ck {
 	struct batch b;
 	struct clrt rt;
 	const struct source_spec *src;
-	json_t *doc;       /* WORK/check/ID.json */
+	json_t *doc; /* WORK/check/ID.json */
 	char msg[2048];
 };
 
@@ -72,8 +72,9 @@ static void ck_status(struct ck *c, const char *status, const char *origin, cons
 {
 	json_object_set_new(c->doc, "status", json_string(status));
 	if (kind)
-		json_object_set_new(c->doc, "fault", json_pack("{s:s, s:s, s:s}", "origin", origin,
-							      "kind", kind, "message", message));
+		json_object_set_new(c->doc, "fault",
+				    json_pack("{s:s, s:s, s:s}", "origin", origin, "kind", kind,
+					      "message", message));
 	ck_save(c);
 }
 
@@ -90,11 +91,10 @@ static void program_vars(const struct batch *b, const struct source_spec *src, s
 
 static json_t *cmp_json(const struct wbuf *wb, const struct cmp_stats *s)
 {
-	json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "buffer", wb->spec->name,
-			      "count", (json_int_t)s->count, "mismatches", (json_int_t)s->mismatches,
-			      "unwritten", (json_int_t)s->unwritten,
-			      "nonfinite", (json_int_t)s->nonfinite, "worst_index",
-			      (json_int_t)s->worst);
+	json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "buffer", wb->spec->name, "count",
+			      (json_int_t)s->count, "mismatches", (json_int_t)s->mismatches,
+			      "unwritten", (json_int_t)s->unwritten, "nonfinite",
+			      (json_int_t)s->nonfinite, "worst_index", (json_int_t)s->worst);
 
 	jx_set_real(o, "max_abs", s->max_abs);
 	jx_set_real(o, "mean_abs", s->mean_abs);
@@ -123,8 +123,8 @@ static int load_ref(const char *work, size_t shape, uint64_t seed, size_t bi, si
  * Appends per-buffer figures to arr.  Returns 0 or KERR_INVALID with
  * *kind set ("unwritten_output", "wrong_values") and msg.
  */
-static int compare_outputs(struct ck *c, struct world *w, uint64_t seed, enum poison p,
-			   json_t *arr, void **keep, const char **kind)
+static int compare_outputs(struct ck *c, struct world *w, uint64_t seed, enum poison p, json_t *arr,
+			   void **keep, const char **kind)
 {
 	int rc = 0;
 
@@ -147,16 +147,18 @@ static int compare_outputs(struct ck *c, struct world *w, uint64_t seed, enum po
 		json_array_append_new(arr, cmp_json(wb, &s));
 		if (s.unwritten) {
 			*kind = "unwritten_output";
-			rc = kerr_set(c->msg, sizeof(c->msg), KERR_INVALID,
-				      "left %zu of %zu elements of '%s' unwritten (first at index %zu)",
-				      s.unwritten, s.count, wb->spec->name, s.first_unwritten);
+			rc = kerr_set(
+				c->msg, sizeof(c->msg), KERR_INVALID,
+				"left %zu of %zu elements of '%s' unwritten (first at index %zu)",
+				s.unwritten, s.count, wb->spec->name, s.first_unwritten);
 		} else if (s.mismatches) {
 			*kind = "wrong_values";
-			rc = kerr_set(c->msg, sizeof(c->msg), KERR_INVALID,
-				      "'%s' differs from the reference in %zu of %zu elements; worst at "
-				      "index %zu: got %.9g, expected %.9g (max abs error %.3g)",
-				      wb->spec->name, s.mismatches, s.count, s.worst, s.worst_got,
-				      s.worst_ref, s.max_abs);
+			rc = kerr_set(
+				c->msg, sizeof(c->msg), KERR_INVALID,
+				"'%s' differs from the reference in %zu of %zu elements; worst at "
+				"index %zu: got %.9g, expected %.9g (max abs error %.3g)",
+				wb->spec->name, s.mismatches, s.count, s.worst, s.worst_got,
+				s.worst_ref, s.max_abs);
 		}
 		if (keep)
 			keep[i] = got;
@@ -182,8 +184,8 @@ static int ck_infra(struct ck *c, const char *kind)
 }
 
 /* One seed: fresh inputs, run, guards, inputs, outputs; again for determinism. */
-static int check_seed(struct ck *c, struct world *w, struct plan *p, uint64_t seed,
-		      json_t *out, double *first_launch)
+static int check_seed(struct ck *c, struct world *w, struct plan *p, uint64_t seed, json_t *out,
+		      double *first_launch)
 {
 	const char *kind = "";
 	void **first = xcalloc(c->b.nbuffers, sizeof(*first));
@@ -287,8 +289,8 @@ static int check_shape(struct ck *c, struct prog *pg, size_t s, json_t *shapes,
 	rc = plan_bind(&p, &w, pg->program, c->b.launch, c->b.nlaunch, &vars, c->msg,
 		       sizeof(c->msg));
 	if (rc) {
-		verdict = ck_fault(c, "runtime_error", rc == KERR_INVALID ? "bad_geometry" :
-				   "launch_setup");
+		verdict = ck_fault(c, "runtime_error",
+				   rc == KERR_INVALID ? "bad_geometry" : "launch_setup");
 		goto out;
 	}
 	for (size_t i = 0; i < c->b.correct.nseeds && verdict == CK_PASS; i++) {
@@ -307,8 +309,7 @@ out:
 	return verdict;
 }
 
-static int save_artifact(struct ck *c, const char *name, const char *text, size_t len,
-			 json_t *list)
+static int save_artifact(struct ck *c, const char *name, const char *text, size_t len, json_t *list)
 {
 	char *dir = xasprintf("%s/art/%s", c->work, c->id), *path = xasprintf("%s/%s", dir, name);
 	char msg[512];
@@ -344,7 +345,8 @@ static void stage_ir(struct ck *c, struct prog *pg)
 			continue;
 		}
 		json_object_set_new(kernels, k, entry);
-		if (ir_collect_pocl(cache, k, 8u << 20, &irt, &irl, &asmt, &asml, msg, sizeof(msg))) {
+		if (ir_collect_pocl(cache, k, 8u << 20, &irt, &irl, &asmt, &asml, msg,
+				    sizeof(msg))) {
 			json_object_set_new(entry, "note", json_string(msg));
 			continue;
 		}
@@ -507,8 +509,9 @@ static int reference_seed(struct ck *c, struct world *w, struct plan *p, uint64_
 		if (s.unwritten) {
 			rc = kerr_set(c->msg, sizeof(c->msg), KERR_INVALID,
 				      "the reference left %zu of %zu elements of '%s' unwritten at "
-				      "shape '%s' (first at index %zu)", s.unwritten, s.count,
-				      wb->spec->name, c->b.shapes[w->shape].name, s.first_unwritten);
+				      "shape '%s' (first at index %zu)",
+				      s.unwritten, s.count, wb->spec->name,
+				      c->b.shapes[w->shape].name, s.first_unwritten);
 		} else {
 			path = worker_ref_path(c->work, w->shape, seed, i);
 			rc = file_write_atomic(path, got, wb->bytes, c->msg, sizeof(c->msg));
@@ -529,8 +532,8 @@ static int reference_shape(struct ck *c, struct prog *pg, size_t s)
 	program_vars(&c->b, c->src, s, &vars);
 	rc = world_open(&w, &c->rt, &c->b, s, c->msg, sizeof(c->msg));
 	if (!rc)
-		rc = plan_bind(&p, &w, pg->program, c->b.ref_launch, c->b.nref_launch, &vars, c->msg,
-			       sizeof(c->msg));
+		rc = plan_bind(&p, &w, pg->program, c->b.ref_launch, c->b.nref_launch, &vars,
+			       c->msg, sizeof(c->msg));
 	for (size_t i = 0; i < c->b.correct.nseeds && !rc; i++)
 		rc = reference_seed(c, &w, &p, c->b.correct.seeds[i]);
 	if (!rc && s == c->b.timed_shape)
@@ -555,9 +558,9 @@ int worker_reference(const char *work)
 	worker_progress(work, "reference", "compile");
 	rc = prog_build_source(&pg, &c.rt, c.src->source, c.src->options, c.b.limits.log_max_bytes,
 			       c.msg, sizeof(c.msg));
-	json_object_set_new(c.doc, "compile", json_pack("{s:b, s:f, s:s}", "ok", rc == 0,
-							"build_ms", pg.build_ms, "log",
-							pg.log ? pg.log : ""));
+	json_object_set_new(c.doc, "compile",
+			    json_pack("{s:b, s:f, s:s}", "ok", rc == 0, "build_ms", pg.build_ms,
+				      "log", pg.log ? pg.log : ""));
 	if (rc) {
 		strlcpy(why, c.msg, sizeof(why));
 		snprintf(c.msg, sizeof(c.msg), "the reference does not compile: %s%s%s", why,

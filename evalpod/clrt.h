@@ -18,7 +18,7 @@ struct devinfo {
 	char vendor[256];
 	char driver[128];
 	char version[128];
-	char type[16];             /* "gpu", "cpu", "accelerator", "other" */
+	char type[16]; /* "gpu", "cpu", "accelerator", "other" */
 	unsigned compute_units;
 	unsigned max_clock_mhz;
 	unsigned long long global_mem;

@@ -29,8 +29,7 @@ static const char *cache_dir(char *buf, size_t n)
 	return buf;
 }
 
-static json_t *device_entry(cl_platform_id plat, cl_device_id dev, int measure,
-			    const char *cache)
+static json_t *device_entry(cl_platform_id plat, cl_device_id dev, int measure, const char *cache)
 {
 	struct devinfo info;
 	struct peaks pk;
@@ -64,28 +63,36 @@ static void print_text(json_t *plats)
 	size_t i, j;
 	json_t *p, *d;
 
-	json_array_foreach(plats, i, p) {
+	json_array_foreach(plats, i, p)
+	{
 		printf("platform %zu: %s (%s)\n", i, json_string_value(json_object_get(p, "name")),
 		       json_string_value(json_object_get(p, "version")));
-		json_array_foreach(json_object_get(p, "devices"), j, d) {
+		json_array_foreach(json_object_get(p, "devices"), j, d)
+		{
 			json_t *pk = json_object_get(d, "peaks");
 
 			printf("  device %zu: %s [%s]\n", j,
 			       json_string_value(json_object_get(d, "name")),
 			       json_string_value(json_object_get(d, "type")));
-			printf("    driver %s, %s\n", json_string_value(json_object_get(d, "driver")),
+			printf("    driver %s, %s\n",
+			       json_string_value(json_object_get(d, "driver")),
 			       json_string_value(json_object_get(d, "version")));
-			printf("    %lld compute units at %lld MHz, %.1f GiB global, %lld KiB local, "
+			printf("    %lld compute units at %lld MHz, %.1f GiB global, %lld KiB "
+			       "local, "
 			       "%lld KiB cache\n",
 			       (long long)json_integer_value(json_object_get(d, "compute_units")),
 			       (long long)json_integer_value(json_object_get(d, "max_clock_mhz")),
 			       (double)json_integer_value(json_object_get(d, "global_mem_bytes")) /
 				       (1 << 30),
-			       (long long)json_integer_value(json_object_get(d, "local_mem_bytes")) / 1024,
-			       (long long)json_integer_value(json_object_get(d, "global_cache_bytes")) /
+			       (long long)json_integer_value(
+				       json_object_get(d, "local_mem_bytes")) /
+				       1024,
+			       (long long)json_integer_value(
+				       json_object_get(d, "global_cache_bytes")) /
 				       1024);
 			if (json_is_object(pk))
-				printf("    measured peaks: %.1f GFLOP/s fp32, %.1f GB/s, launch %.1f us\n",
+				printf("    measured peaks: %.1f GFLOP/s fp32, %.1f GB/s, launch "
+				       "%.1f us\n",
 				       json_real_value(json_object_get(pk, "gflops")),
 				       json_real_value(json_object_get(pk, "gbs")),
 				       json_real_value(json_object_get(pk, "launch_us")));
@@ -137,9 +144,10 @@ int cmd_devices(int argc, char **argv)
 		if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &ndev) != CL_SUCCESS)
 			ndev = 0;
 		for (cl_uint d = 0; d < ndev && d < 16; d++)
-			json_array_append_new(devices, device_entry(plats[p], devs[d], measure, cache));
-		json_array_append_new(out, json_pack("{s:s, s:s, s:o}", "name", name, "version", ver,
-						     "devices", devices));
+			json_array_append_new(devices,
+					      device_entry(plats[p], devs[d], measure, cache));
+		json_array_append_new(out, json_pack("{s:s, s:s, s:o}", "name", name, "version",
+						     ver, "devices", devices));
 	}
 	if (as_json) {
 		char *text = jx_dump(out);

@@ -38,9 +38,9 @@ struct run {
 	char *work;
 	struct batch b;
 	struct outcome ref;
-	struct outcome *progs;  /* baseline (if any) first, then the variants */
+	struct outcome *progs; /* baseline (if any) first, then the variants */
 	size_t nprogs;
-	json_t *tdoc;           /* time.json */
+	json_t *tdoc; /* time.json */
 	struct http_opts http;
 	char msg[4096];
 };
@@ -72,8 +72,10 @@ static int make_work(struct run *r, const char *text, size_t len)
 
 	r->work = xasprintf("%s/evalpod-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(r->work))
-		return kerr_set(r->msg, sizeof(r->msg), KERR_IO, "cannot create a work directory "
-				"'%s': %s", r->work, strerror(errno));
+		return kerr_set(r->msg, sizeof(r->msg), KERR_IO,
+				"cannot create a work directory "
+				"'%s': %s",
+				r->work, strerror(errno));
 	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
 		path = xasprintf("%s/%s", r->work, sub[i]);
 		rc = dir_make(path, r->msg, sizeof(r->msg));
@@ -133,8 +135,9 @@ static void set_fault(json_t *doc, const char *status, const char *origin, const
 		      const char *message)
 {
 	json_object_set_new(doc, "status", json_string(status));
-	json_object_set_new(doc, "fault", json_pack("{s:s, s:s, s:s}", "origin", origin, "kind",
-						    kind, "message", message));
+	json_object_set_new(
+		doc, "fault",
+		json_pack("{s:s, s:s, s:s}", "origin", origin, "kind", kind, "message", message));
 }
 
 /* The last few lines of a worker's stderr, for a crash report. */
@@ -166,7 +169,8 @@ static json_t *judge_job(struct run *r, struct job *j, const char *id, json_t *d
 	} else if (j->signal) {
 		message = xasprintf("the worker died of signal %d (%s) during %s%s%s%s", j->signal,
 				    strsignal(j->signal), stage,
-				    j->signal == SIGKILL ? " (killed from outside: out of memory?)" : "",
+				    j->signal == SIGKILL ? " (killed from outside: out of memory?)"
+							 : "",
 				    *j->tail ? "; its last output: " : "", tail_of(j));
 		set_fault(doc, "crash", j->signal == SIGKILL ? "infrastructure" : "candidate",
 			  "signal", message);
@@ -205,9 +209,11 @@ static int run_reference(struct run *r)
 	why = json_string_value(json_object_get(json_object_get(doc, "fault"), "message"));
 	if (!st || strcmp(st, "ok")) {
 		rc = st && !strcmp(st, "infra_error") ? RUN_EXIT_INFRA : RUN_EXIT_BATCH;
-		snprintf(r->msg, sizeof(r->msg), "%s%s", rc == RUN_EXIT_BATCH &&
-			 strncmp(why ? why : "", "reference", 9) &&
-			 strncmp(why ? why : "", "the reference", 13) ? "the reference: " : "",
+		snprintf(r->msg, sizeof(r->msg), "%s%s",
+			 rc == RUN_EXIT_BATCH && strncmp(why ? why : "", "reference", 9) &&
+					 strncmp(why ? why : "", "the reference", 13)
+				 ? "the reference: "
+				 : "",
 			 why ? why : "the reference worker failed");
 	}
 	r->ref.src = &r->b.reference;
@@ -229,18 +235,16 @@ static int run_checks(struct run *r)
 	for (size_t i = 0; i < r->nprogs; i++) {
 		const char *id = r->progs[i].src->id;
 
-		if (jobs[i].started)
-		{
+		if (jobs[i].started) {
 			char *name = xasprintf("check/%s.json", id);
 
 			r->progs[i].check = judge_job(r, &jobs[i], id, load_json(r, name));
 			free(name);
-		}
-		else
-			r->progs[i].check = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "id", id,
-						      "status", "infra_error", "fault", "origin",
-						      "infrastructure", "kind", "spawn", "message",
-						      r->msg);
+		} else
+			r->progs[i].check =
+				json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "id", id, "status",
+					  "infra_error", "fault", "origin", "infrastructure",
+					  "kind", "spawn", "message", r->msg);
 		r->progs[i].check_wall_ms = jobs[i].wall_ms;
 		job_release(&jobs[i]);
 	}
@@ -291,8 +295,9 @@ static int blame_timed(struct run *r, struct job *j)
 
 	if (o) {
 		message = xasprintf("%s while being timed%s%s",
-				    j->timed_out ? "the timing phase ran out of time" :
-				    j->signal ? strsignal(j->signal) : "the timing worker failed",
+				    j->timed_out ? "the timing phase ran out of time"
+				    : j->signal  ? strsignal(j->signal)
+						 : "the timing worker failed",
 				    *j->tail ? "; last output: " : "", tail_of(j));
 		set_fault(o->check, j->timed_out ? "timeout" : "crash", "candidate",
 			  j->timed_out ? "timing" : "signal", message);
@@ -323,8 +328,7 @@ static int run_timing(struct run *r)
 		job_setup(r, &j, "time", NULL, r->b.limits.time_timeout_s);
 		log_info("timing %d programs with the reference, interleaved", count);
 		rc = pool_run(&j, 1, 1, r->echo, r->msg, sizeof(r->msg));
-		if (!rc && j.exited && j.exit_code == 0 &&
-		    (r->tdoc = load_json(r, "time.json"))) {
+		if (!rc && j.exited && j.exit_code == 0 && (r->tdoc = load_json(r, "time.json"))) {
 			job_release(&j);
 			return 0;
 		}
@@ -338,8 +342,8 @@ static int run_timing(struct run *r)
 }
 
 /* PUTs data to url; logs and returns nonzero on failure. */
-static int upload(struct run *r, const char *url, const char *what, const void *data,
-		  size_t len, const char *type)
+static int upload(struct run *r, const char *url, const char *what, const void *data, size_t len,
+		  const char *type)
 {
 	const char *hdr[] = { type, NULL };
 	struct http_opts o = r->http;
@@ -377,8 +381,10 @@ static int emit_artifacts(struct run *r, const char *id, json_t *result)
 		if (!file_read(path, 256u << 20, &text, &len, msg, sizeof(msg))) {
 			for (size_t i = 0; ou && i < ou->nart; i++)
 				if (!strcmp(ou->art[i].name, de->d_name))
-					failed |= upload(r, ou->art[i].url, de->d_name, text, len,
-							 "Content-Type: application/octet-stream") != 0;
+					failed |=
+						upload(r, ou->art[i].url, de->d_name, text, len,
+						       "Content-Type: application/octet-stream") !=
+						0;
 			if (dst) {
 				char *to = xasprintf("%s/%s", dst, de->d_name);
 
@@ -443,8 +449,8 @@ static void print_row(const char *id, json_t *res)
 {
 	json_t *perf = json_object_get(res, "performance");
 	const char *st = json_string_value(json_object_get(res, "status"));
-	const char *bn = json_string_value(
-		json_object_get(json_object_get(res, "roofline"), "bottleneck"));
+	const char *bn =
+		json_string_value(json_object_get(json_object_get(res, "roofline"), "bottleneck"));
 	char a[32], b[32], c[32], d[32];
 
 	printf("%-24s %-14s %10s %8s %8s %9s  %s\n", id, st ? st : "?",
@@ -458,22 +464,26 @@ static json_t *summary_new(struct run *r)
 {
 	json_t *s = json_pack("{s:s, s:i, s:s, s:[]}", "schema", SUMMARY_SCHEMA, "version",
 			      RESULT_VERSION, "batch_id", r->b.batch_id, "results");
-	json_t *rt = r->tdoc ? json_object_get(json_object_get(r->tdoc, "programs"), "reference")
-			     : NULL;
+	json_t *rt =
+		r->tdoc ? json_object_get(json_object_get(r->tdoc, "programs"), "reference") : NULL;
 
 	if (r->tdoc) {
 		json_object_set(s, "device", json_object_get(r->tdoc, "device"));
 		json_object_set(s, "peaks", json_object_get(r->tdoc, "peaks"));
-		json_object_set_new(s, "timing", json_pack("{s:O, s:O, s:O, s:O}", "rounds",
-			json_object_get(r->tdoc, "rounds"), "wall_ms",
-			json_object_get(r->tdoc, "wall_ms"), "flush_bytes",
-			json_object_get(r->tdoc, "flush_bytes"), "timing_seed",
-			json_object_get(r->tdoc, "timing_seed")));
+		json_object_set_new(s, "timing",
+				    json_pack("{s:O, s:O, s:O, s:O}", "rounds",
+					      json_object_get(r->tdoc, "rounds"), "wall_ms",
+					      json_object_get(r->tdoc, "wall_ms"), "flush_bytes",
+					      json_object_get(r->tdoc, "flush_bytes"),
+					      "timing_seed",
+					      json_object_get(r->tdoc, "timing_seed")));
 	}
-	json_object_set_new(s, "reference", json_pack("{s:O, s:O}", "compile",
-		json_object_get(r->ref.check, "compile") ? json_object_get(r->ref.check, "compile")
-							 : json_null(),
-		"performance", rt ? rt : json_null()));
+	json_object_set_new(s, "reference",
+			    json_pack("{s:O, s:O}", "compile",
+				      json_object_get(r->ref.check, "compile")
+					      ? json_object_get(r->ref.check, "compile")
+					      : json_null(),
+				      "performance", rt ? rt : json_null()));
 	return s;
 }
 
@@ -495,8 +505,8 @@ static int emit_all(struct run *r, double wall_ms)
 		char a[32];
 
 		printf("%-24s %-14s %10s %8s %8s %9s  %s\n", "reference", "ok",
-		       cell(a, sizeof(a), 4, jget(r->ref.time, "stats", "median")), "1.00",
-		       "-", "-", "-");
+		       cell(a, sizeof(a), 4, jget(r->ref.time, "stats", "median")), "1.00", "-",
+		       "-", "-");
 	}
 	for (size_t i = 0; i < r->nprogs; i++) {
 		struct outcome *o = &r->progs[i];
@@ -508,9 +518,11 @@ static int emit_all(struct run *r, double wall_ms)
 		failed |= emit_artifacts(r, o->src->id, res);
 		failed |= emit_doc(r, o->src->id, ou ? ou->result : NULL, res);
 		print_row(o->src->id, res);
-		json_array_append_new(list, json_pack("{s:s, s:O, s:O*, s:O*}", "id", o->src->id,
-			"status", json_object_get(res, "status"), "performance",
-			json_object_get(res, "performance"), "fault", json_object_get(res, "fault")));
+		json_array_append_new(list,
+				      json_pack("{s:s, s:O, s:O*, s:O*}", "id", o->src->id,
+						"status", json_object_get(res, "status"),
+						"performance", json_object_get(res, "performance"),
+						"fault", json_object_get(res, "fault")));
 		json_decref(res);
 	}
 	json_object_set_new(sum, "wall_ms", json_real(wall_ms));
@@ -563,7 +575,10 @@ static int parse_args(struct run *r, int argc, char **argv)
 		case 'c': r->cache_dir = optarg; break;
 		case 'a': r->ca_file = optarg; break;
 		case 'k': r->keep_work = 1; break;
-		case 'v': r->echo = 1; log_level_current = LOG_DEBUG; break;
+		case 'v':
+			r->echo = 1;
+			log_level_current = LOG_DEBUG;
+			break;
 		case 'j':
 			r->jobs = (int)strtol(optarg, &end, 10);
 			if (!end || *end || r->jobs < 1 || r->jobs > 64) {
@@ -607,7 +622,7 @@ static int run_batch(struct run *r)
 		free(text);
 		/* An unreachable URL is the infrastructure's fault, a bad path the caller's. */
 		return http_is_url(r->batch_arg) && rc == KERR_HTTP ? RUN_EXIT_INFRA
-								     : RUN_EXIT_BATCH;
+								    : RUN_EXIT_BATCH;
 	}
 	if ((rc = batch_parse(&r->b, text, len, r->msg, sizeof(r->msg)))) {
 		char why[4096], where[1024];
@@ -623,7 +638,8 @@ static int run_batch(struct run *r)
 		r->out_dir = r->b.outputs.dir;
 	if (!r->out_dir && !r->b.outputs.nurls) {
 		free(text);
-		snprintf(r->msg, sizeof(r->msg), "no output: give --out DIR or outputs in the batch");
+		snprintf(r->msg, sizeof(r->msg),
+			 "no output: give --out DIR or outputs in the batch");
 		return RUN_EXIT_USAGE;
 	}
 	rc = make_work(r, text, len);

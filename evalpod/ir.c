@@ -53,12 +53,12 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#define IR_TOOL_SECONDS 30      /* limit on one llvm-dis or objdump run */
-#define IR_MAX_DIRENTS 100000   /* directory entries looked at in a cache */
-#define IR_STDERR_KEEP 256      /* bytes of a tool's stderr kept for msg */
-#define IR_MAX_NAME 255         /* longest kernel name accepted */
-#define LL_TYPE_DEPTH 16        /* nesting of [N x [M x ...]] followed */
-#define IR_NUMBER_MAX (1ull << 40) /* larger numbers in text are not sizes */
+#define IR_TOOL_SECONDS 30           /* limit on one llvm-dis or objdump run */
+#define IR_MAX_DIRENTS  100000       /* directory entries looked at in a cache */
+#define IR_STDERR_KEEP  256          /* bytes of a tool's stderr kept for msg */
+#define IR_MAX_NAME     255          /* longest kernel name accepted */
+#define LL_TYPE_DEPTH   16           /* nesting of [N x [M x ...]] followed */
+#define IR_NUMBER_MAX   (1ull << 40) /* larger numbers in text are not sizes */
 
 enum ir_counter {
 	IRC_INSTRUCTIONS,
@@ -375,7 +375,7 @@ static const struct {
 	const char *name;
 	unsigned long long size;
 } ll_scalars[] = {
-	{ "half", 2 },	 { "bfloat", 2 },     { "float", 4 },	  { "double", 8 },
+	{ "half", 2 },   { "bfloat", 2 },    { "float", 4 },      { "double", 8 },
 	{ "fp128", 16 }, { "x86_fp80", 16 }, { "ppc_fp128", 16 }, { "ptr", 8 },
 };
 
@@ -554,13 +554,20 @@ static const struct {
 	enum ir_counter counter; /* IRC_NR: only the handler */
 	void (*handler)(struct ir_scan *sc, struct span rest, long long width);
 } ll_ops[] = {
-	{ "fmul", IRC_FMUL, NULL },	      { "fadd", IRC_FADD, NULL },
-	{ "fsub", IRC_FADD, NULL },	      { "load", IRC_LOADS, NULL },
-	{ "store", IRC_STORES, NULL },	      { "br", IRC_BRANCHES, NULL },
-	{ "switch", IRC_BRANCHES, NULL },     { "indirectbr", IRC_BRANCHES, NULL },
-	{ "atomicrmw", IRC_ATOMICS, NULL },   { "cmpxchg", IRC_ATOMICS, NULL },
-	{ "alloca", IRC_ALLOCAS, ll_note_alloca }, { "call", IRC_NR, ll_note_call },
-	{ "invoke", IRC_NR, ll_note_call },   { "callbr", IRC_BRANCHES, ll_note_call },
+	{ "fmul", IRC_FMUL, NULL },
+	{ "fadd", IRC_FADD, NULL },
+	{ "fsub", IRC_FADD, NULL },
+	{ "load", IRC_LOADS, NULL },
+	{ "store", IRC_STORES, NULL },
+	{ "br", IRC_BRANCHES, NULL },
+	{ "switch", IRC_BRANCHES, NULL },
+	{ "indirectbr", IRC_BRANCHES, NULL },
+	{ "atomicrmw", IRC_ATOMICS, NULL },
+	{ "cmpxchg", IRC_ATOMICS, NULL },
+	{ "alloca", IRC_ALLOCAS, ll_note_alloca },
+	{ "call", IRC_NR, ll_note_call },
+	{ "invoke", IRC_NR, ll_note_call },
+	{ "callbr", IRC_BRANCHES, ll_note_call },
 };
 
 /* t: a trimmed instruction line, "%x = op ..." or "op ...". */
@@ -687,7 +694,8 @@ static void ptx_note_reg(struct ir_scan *sc, struct span s)
 	end = s.p + s.n;
 	while (p < end) {
 		const char *comma = memchr(p, ',', (size_t)(end - p));
-		struct span name = span_trim((struct span){ p, (size_t)((comma ? comma : end) - p) });
+		struct span name =
+			span_trim((struct span){ p, (size_t)((comma ? comma : end) - p) });
 		const char *lt = memchr(name.p, '<', name.n);
 		unsigned long long count = 1;
 
@@ -831,13 +839,13 @@ static const struct {
 	enum ir_counter counter;
 	unsigned flags;
 } ptx_ops[] = {
-	{ "fma", IRC_FMA, 0 },		   { "mad", IRC_FMA, PTX_FLOAT },
-	{ "mul", IRC_FMUL, PTX_FLOAT },	   { "add", IRC_FADD, PTX_FLOAT },
-	{ "sub", IRC_FADD, PTX_FLOAT },	   { "ld", IRC_LOADS, PTX_LOAD },
-	{ "ldu", IRC_LOADS, PTX_LOAD },	   { "st", IRC_STORES, PTX_STORE },
-	{ "bra", IRC_BRANCHES, 0 },	   { "brx", IRC_BRANCHES, 0 },
-	{ "call", IRC_CALLS, 0 },	   { "bar", IRC_BARRIERS, 0 },
-	{ "barrier", IRC_BARRIERS, 0 },	   { "atom", IRC_ATOMICS, 0 },
+	{ "fma", IRC_FMA, 0 },          { "mad", IRC_FMA, PTX_FLOAT },
+	{ "mul", IRC_FMUL, PTX_FLOAT }, { "add", IRC_FADD, PTX_FLOAT },
+	{ "sub", IRC_FADD, PTX_FLOAT }, { "ld", IRC_LOADS, PTX_LOAD },
+	{ "ldu", IRC_LOADS, PTX_LOAD }, { "st", IRC_STORES, PTX_STORE },
+	{ "bra", IRC_BRANCHES, 0 },     { "brx", IRC_BRANCHES, 0 },
+	{ "call", IRC_CALLS, 0 },       { "bar", IRC_BARRIERS, 0 },
+	{ "barrier", IRC_BARRIERS, 0 }, { "atom", IRC_ATOMICS, 0 },
 	{ "red", IRC_ATOMICS, 0 },
 };
 
@@ -861,8 +869,8 @@ static int ptx_is_float_type(struct span c)
 /* What the dot-separated parts of an opcode say (after its root). */
 struct ptx_parts {
 	int is_float;
-	long long width;       /* .v2/.v4/.v8 lanes, 2 for packed f16x2 */
-	enum ir_counter load;  /* state space counters, IRC_NR if none */
+	long long width;      /* .v2/.v4/.v8 lanes, 2 for packed f16x2 */
+	enum ir_counter load; /* state space counters, IRC_NR if none */
 	enum ir_counter store;
 };
 
@@ -1026,10 +1034,9 @@ static int x86_insn_field(struct span line, struct span *insn)
 static int x86_is_prefix(struct span tok)
 {
 	static const char *const prefixes[] = {
-		"lock",	  "rep",      "repz",	  "repe",    "repnz", "repne",	 "cs",
-		"ds",	  "ss",	      "es",	  "fs",	     "gs",    "data16", "data32",
-		"addr32", "notrack", "bnd",	  "xacquire", "xrelease", "{vex}", "{vex3}",
-		"{evex}", "{disp8}", "{disp32}",
+		"lock", "rep",      "repz",     "repe",  "repnz",  "repne",  "cs",      "ds",
+		"ss",   "es",       "fs",       "gs",    "data16", "data32", "addr32",  "notrack",
+		"bnd",  "xacquire", "xrelease", "{vex}", "{vex3}", "{evex}", "{disp8}", "{disp32}",
 	};
 	size_t i;
 
@@ -1046,8 +1053,8 @@ static const struct {
 	const char *prefix;
 	enum ir_counter counter;
 } x86_ops[] = {
-	{ "vfmadd", IRC_FMA },	      { "vfmsub", IRC_FMA },	    { "vfnmadd", IRC_FMA },
-	{ "vfnmsub", IRC_FMA },	      { "vgather", IRC_GATHERS },   { "vpgather", IRC_GATHERS },
+	{ "vfmadd", IRC_FMA },        { "vfmsub", IRC_FMA },         { "vfnmadd", IRC_FMA },
+	{ "vfnmsub", IRC_FMA },       { "vgather", IRC_GATHERS },    { "vpgather", IRC_GATHERS },
 	{ "vscatter", IRC_SCATTERS }, { "vpscatter", IRC_SCATTERS }, { "call", IRC_CALLS },
 	{ "j", IRC_BRANCHES },
 };
@@ -1112,15 +1119,16 @@ static int x86_is_memory(struct span op)
 static int x86_reads_last(struct span mn)
 {
 	return span_prefix(mn, "test") || (span_prefix(mn, "cmp") && !span_prefix(mn, "cmpxchg")) ||
-	       span_eq(mn, "bt") || span_eq(mn, "btw") || span_eq(mn, "btl") || span_eq(mn, "btq") ||
-	       span_prefix(mn, "ucomis") || span_prefix(mn, "comis") || span_prefix(mn, "vucomis") ||
-	       span_prefix(mn, "vcomis") || span_prefix(mn, "ptest") || span_prefix(mn, "vptest");
+	       span_eq(mn, "bt") || span_eq(mn, "btw") || span_eq(mn, "btl") ||
+	       span_eq(mn, "btq") || span_prefix(mn, "ucomis") || span_prefix(mn, "comis") ||
+	       span_prefix(mn, "vucomis") || span_prefix(mn, "vcomis") ||
+	       span_prefix(mn, "ptest") || span_prefix(mn, "vptest");
 }
 
 /* One-operand instructions that write their operand. */
 static int x86_writes_only_op(struct span mn)
 {
-	static const char *const writers[] = { "pop", "inc", "dec", "neg", "not", "set",
+	static const char *const writers[] = { "pop", "inc",  "dec",  "neg",     "not",     "set",
 					       "fst", "fist", "fnst", "stmxcsr", "vstmxcsr" };
 	size_t i;
 
@@ -1215,24 +1223,24 @@ static void x86_scan_line(struct ir_scan *sc, struct span line)
 /* ---- the kinds ------------------------------------------------------- */
 
 static const enum ir_counter ll_fields[] = {
-	IRC_INSTRUCTIONS, IRC_FMA,	  IRC_FMA_LANES, IRC_FMUL,	      IRC_FADD,
-	IRC_LOADS,	  IRC_STORES,	  IRC_VECTOR_OPS, IRC_BRANCHES,	      IRC_CALLS,
-	IRC_INTRINSICS,	  IRC_ALLOCAS,	  IRC_ALLOCAS_UNSIZED, IRC_PRIVATE_BYTES, IRC_BARRIERS,
-	IRC_ATOMICS,	  IRC_GATHERS,	  IRC_SCATTERS,
+	IRC_INSTRUCTIONS, IRC_FMA,     IRC_FMA_LANES,       IRC_FMUL,          IRC_FADD,
+	IRC_LOADS,        IRC_STORES,  IRC_VECTOR_OPS,      IRC_BRANCHES,      IRC_CALLS,
+	IRC_INTRINSICS,   IRC_ALLOCAS, IRC_ALLOCAS_UNSIZED, IRC_PRIVATE_BYTES, IRC_BARRIERS,
+	IRC_ATOMICS,      IRC_GATHERS, IRC_SCATTERS,
 };
 
 static const enum ir_counter ptx_fields[] = {
-	IRC_INSTRUCTIONS,  IRC_FMA,	      IRC_FMUL,		IRC_FADD,	  IRC_LOADS,
-	IRC_LOADS_GLOBAL,  IRC_LOADS_SHARED,  IRC_LOADS_PARAM,	IRC_LOADS_CONST,  IRC_STORES,
-	IRC_STORES_GLOBAL, IRC_STORES_SHARED, IRC_STORES_PARAM, IRC_SPILL_LOADS,  IRC_SPILL_STORES,
-	IRC_VECTOR_OPS,	   IRC_BRANCHES,      IRC_CALLS,	IRC_BARRIERS,	  IRC_ATOMICS,
-	IRC_REGISTERS,	   IRC_LOCAL_BYTES,   IRC_SHARED_BYTES,
+	IRC_INSTRUCTIONS,  IRC_FMA,           IRC_FMUL,         IRC_FADD,        IRC_LOADS,
+	IRC_LOADS_GLOBAL,  IRC_LOADS_SHARED,  IRC_LOADS_PARAM,  IRC_LOADS_CONST, IRC_STORES,
+	IRC_STORES_GLOBAL, IRC_STORES_SHARED, IRC_STORES_PARAM, IRC_SPILL_LOADS, IRC_SPILL_STORES,
+	IRC_VECTOR_OPS,    IRC_BRANCHES,      IRC_CALLS,        IRC_BARRIERS,    IRC_ATOMICS,
+	IRC_REGISTERS,     IRC_LOCAL_BYTES,   IRC_SHARED_BYTES,
 };
 
 static const enum ir_counter x86_fields[] = {
-	IRC_INSTRUCTIONS, IRC_FMA,	  IRC_LOADS,	    IRC_STORES,		IRC_VECTOR_OPS,
-	IRC_SCALAR_SSE,	  IRC_BRANCHES,	  IRC_CALLS,	    IRC_ATOMICS,	IRC_GATHERS,
-	IRC_SCATTERS,	  IRC_STACK_SPILLS, IRC_STACK_RELOADS,
+	IRC_INSTRUCTIONS, IRC_FMA,          IRC_LOADS,         IRC_STORES,  IRC_VECTOR_OPS,
+	IRC_SCALAR_SSE,   IRC_BRANCHES,     IRC_CALLS,         IRC_ATOMICS, IRC_GATHERS,
+	IRC_SCATTERS,     IRC_STACK_SPILLS, IRC_STACK_RELOADS,
 };
 
 static const struct ir_kind {
@@ -1338,7 +1346,7 @@ static void tool_child(char *const argv[], int in, int out, int err, int report)
 
 /* Parent side of one tool run: its two pipes and what came out of them. */
 struct tool_io {
-	int fd[2];          /* stdout, stderr; -1 once at EOF */
+	int fd[2]; /* stdout, stderr; -1 once at EOF */
 	struct sbuf *out;
 	size_t max;
 	char err[IR_STDERR_KEEP];
@@ -1641,7 +1649,8 @@ static void consider_geometry(const char *path, const char *name, struct ir_pick
 	char *so = xasprintf("%s/%s.so", path, kernel);
 	int generic = !strncmp(name, "0-0-0", 5);
 
-	if (is_kind(path, S_IFDIR, &st) && (is_kind(bc, S_IFREG, NULL) || is_kind(so, S_IFREG, NULL)) &&
+	if (is_kind(path, S_IFDIR, &st) &&
+	    (is_kind(bc, S_IFREG, NULL) || is_kind(so, S_IFREG, NULL)) &&
 	    (!pick->dir || (pick->generic && !generic) ||
 	     (pick->generic == generic && newer(st.st_mtim, pick->mtime)))) {
 		free(pick->dir);
@@ -1680,8 +1689,7 @@ static int valid_kernel_name(const char *kernel)
 /* Disassemblers for PoCL's bitcode, tried in order: PoCL 3.1 uses LLVM 15. */
 static const char *const ir_disassemblers[] = { "llvm-dis-15", "llvm-dis" };
 
-static int collect_ir(const char *bc, size_t max, char **text, size_t *len, char *why,
-		      size_t n)
+static int collect_ir(const char *bc, size_t max, char **text, size_t *len, char *why, size_t n)
 {
 	int rc = KERR_NOTFOUND;
 	size_t i;
@@ -1701,8 +1709,7 @@ static int collect_ir(const char *bc, size_t max, char **text, size_t *len, char
 	return rc;
 }
 
-static int collect_asm(const char *so, size_t max, char **text, size_t *len, char *why,
-		       size_t n)
+static int collect_asm(const char *so, size_t max, char **text, size_t *len, char *why, size_t n)
 {
 	char *argv[] = { "objdump", "-d", "--no-show-raw-insn", (char *)so, NULL };
 
@@ -1720,7 +1727,8 @@ int ir_collect_pocl(const char *cache_dir, const char *kernel, size_t max_bytes,
 	*ir_text = *asm_text = NULL;
 	*ir_len = *asm_len = 0;
 	if (!valid_kernel_name(kernel) || !cache_dir || !max_bytes)
-		return kerr_set(msg, n, KERR_INVALID, "bad arguments to collect kernel '%s' from '%s'",
+		return kerr_set(msg, n, KERR_INVALID,
+				"bad arguments to collect kernel '%s' from '%s'",
 				kernel ? kernel : "(null)", cache_dir ? cache_dir : "(null)");
 	if (walk_dir(cache_dir, &pick, kernel, consider_bucket) || pick.budget < 0) {
 		rc = kerr_set(msg, n, KERR_LIMIT, "more than %d entries under PoCL cache '%s'",
@@ -1741,8 +1749,9 @@ int ir_collect_pocl(const char *cache_dir, const char *kernel, size_t max_bytes,
 	if (is_kind(so, S_IFREG, NULL))
 		collect_asm(so, max_bytes, asm_text, asm_len, asm_why, sizeof(asm_why));
 	if (!*ir_text && !*asm_text)
-		rc = kerr_set(msg, n, KERR_NOTFOUND, "no code for kernel '%s' in '%s': IR: %s; asm: %s",
-			      kernel, pick.dir, ir_why, asm_why);
+		rc = kerr_set(msg, n, KERR_NOTFOUND,
+			      "no code for kernel '%s' in '%s': IR: %s; asm: %s", kernel, pick.dir,
+			      ir_why, asm_why);
 out:
 	free(pick.dir);
 	free(bc);

@@ -185,8 +185,9 @@ int peaks_read_cache(const struct devinfo *info, const char *cache_dir, struct p
 	path = cache_path(info, cache_dir);
 	if (!file_read(path, 1 << 16, &text, NULL, msg, sizeof(msg))) {
 		doc = json_loads(text, 0, NULL);
-		if (doc && !json_unpack(doc, "{s:I, s:F, s:F, s:F}", "version", &ver, "gflops",
-					&pk->gflops, "gbs", &pk->gbs, "launch_us", &pk->launch_us) &&
+		if (doc &&
+		    !json_unpack(doc, "{s:I, s:F, s:F, s:F}", "version", &ver, "gflops",
+				 &pk->gflops, "gbs", &pk->gbs, "launch_us", &pk->launch_us) &&
 		    ver == PEAKS_VERSION && pk->gflops > 0 && pk->gbs > 0) {
 			pk->cached = 1;
 			rc = 0;

@@ -19,10 +19,10 @@
 #define PEAKS_VERSION 1
 
 struct peaks {
-	double gflops;       /* fp32 FMA throughput, GFLOP/s */
-	double gbs;          /* streaming bandwidth, GB/s (1e9 bytes) */
-	double launch_us;    /* median event span of an empty kernel */
-	int cached;          /* 1 when read from the cache file */
+	double gflops;    /* fp32 FMA throughput, GFLOP/s */
+	double gbs;       /* streaming bandwidth, GB/s (1e9 bytes) */
+	double launch_us; /* median event span of an empty kernel */
+	int cached;       /* 1 when read from the cache file */
 };
 
 /* Measures the peaks now.  Returns 0 or KERR_OPENCL/KERR_NOMEM with msg. */

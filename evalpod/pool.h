@@ -18,15 +18,15 @@
 
 struct job {
 	/* in */
-	char *argv[8];        /* NULL-terminated; argv[0] is the executable */
-	char *env[6];         /* "NAME=value", NULL-terminated, may be empty */
+	char *argv[8]; /* NULL-terminated; argv[0] is the executable */
+	char *env[6];  /* "NAME=value", NULL-terminated, may be empty */
 	double timeout_s;
 	/* out */
 	int started;
-	int exited;           /* WIFEXITED */
+	int exited; /* WIFEXITED */
 	int exit_code;
-	int signal;           /* terminating signal, 0 if none */
-	int timed_out;        /* we killed it at its deadline */
+	int signal;    /* terminating signal, 0 if none */
+	int timed_out; /* we killed it at its deadline */
 	double wall_ms;
 	char tail[POOL_TAIL]; /* end of its stderr, NUL-terminated */
 	/* private */

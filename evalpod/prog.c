@@ -10,7 +10,8 @@ static void prog_fetch_log(struct prog *p, struct clrt *rt, size_t log_max)
 	char *log;
 
 	if (clGetProgramBuildInfo(p->program, rt->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) !=
-	    CL_SUCCESS || size == 0)
+		    CL_SUCCESS ||
+	    size == 0)
 		return;
 	log = xmalloc(size + 1);
 	if (clGetProgramBuildInfo(p->program, rt->device, CL_PROGRAM_BUILD_LOG, size, log, NULL) !=
@@ -109,7 +110,8 @@ int prog_binary(struct prog *p, void **bin, size_t *len, char *msg, size_t n)
 	err = clGetProgramInfo(p->program, CL_PROGRAM_BINARIES, sizeof(b), &b, NULL);
 	if (err != CL_SUCCESS) {
 		free(b);
-		return kerr_set(msg, n, KERR_OPENCL, "reading program binary: %s", clrt_errstr(err));
+		return kerr_set(msg, n, KERR_OPENCL, "reading program binary: %s",
+				clrt_errstr(err));
 	}
 	*bin = b;
 	*len = size;
@@ -132,14 +134,14 @@ json_t *prog_kernel_info(struct prog *p, struct clrt *rt, const char *kernel)
 				 NULL);
 	clGetKernelWorkGroupInfo(k, rt->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(local), &local,
 				 NULL);
-	clGetKernelWorkGroupInfo(k, rt->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof(cwg),
-				 cwg, NULL);
+	clGetKernelWorkGroupInfo(k, rt->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof(cwg), cwg,
+				 NULL);
 	clReleaseKernel(k);
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:[I,I,I]}", "name", kernel,
-			 "work_group_size", (json_int_t)wg, "preferred_multiple", (json_int_t)mult,
-			 "private_mem_bytes", (json_int_t)priv, "local_mem_bytes", (json_int_t)local,
-			 "compile_work_group_size", (json_int_t)cwg[0], (json_int_t)cwg[1],
-			 (json_int_t)cwg[2]);
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:[I,I,I]}", "name", kernel, "work_group_size",
+			 (json_int_t)wg, "preferred_multiple", (json_int_t)mult,
+			 "private_mem_bytes", (json_int_t)priv, "local_mem_bytes",
+			 (json_int_t)local, "compile_work_group_size", (json_int_t)cwg[0],
+			 (json_int_t)cwg[1], (json_int_t)cwg[2]);
 }
 
 void prog_release(struct prog *p)

@@ -12,10 +12,10 @@
 
 struct prog {
 	cl_program program;
-	double build_ms;   /* host wall time of clBuildProgram */
-	char *log;         /* build log, cut at the limit given to the builder */
+	double build_ms; /* host wall time of clBuildProgram */
+	char *log;       /* build log, cut at the limit given to the builder */
 	int log_truncated;
-	cl_int err;        /* clBuildProgram's result */
+	cl_int err; /* clBuildProgram's result */
 };
 
 /*

@@ -33,7 +33,8 @@ static json_t *speedup_json(json_t *cand, json_t *base)
 	json_t *cs = json_object_get(cand, "samples_ms"), *cr = json_object_get(cand, "rounds");
 	json_t *bs = json_object_get(base, "samples_ms"), *br = json_object_get(base, "rounds");
 	size_t nc = json_array_size(cs), nb = json_array_size(bs), np = 0;
-	double *ratios = xcalloc(nc + 1, sizeof(double)), mc = median_of(cand), mb = median_of(base);
+	double *ratios = xcalloc(nc + 1, sizeof(double)), mc = median_of(cand),
+	       mb = median_of(base);
 	json_t *o = json_object();
 
 	for (size_t i = 0; i < nc; i++) {
@@ -77,12 +78,13 @@ static void quality(json_t *perf, json_t *time, double ev, double host)
 	int reps = (int)json_integer_value(json_object_get(time, "reps_per_sample"));
 	size_t i, outliers = 0;
 
-	json_array_foreach(samples, i, x)
-		outliers += json_number_value(x) > p75 + 1.5 * iqr;
+	json_array_foreach(samples, i, x) outliers += json_number_value(x) > p75 + 1.5 * iqr;
 	jx_set_real(perf, "robust_cv", rcv);
 	json_object_set_new(perf, "outliers", json_integer((json_int_t)outliers));
-	json_object_set_new(perf, "quality", json_string(!(rcv <= 0.05) ? "unstable" :
-							 rcv > 0.02 ? "noisy" : "stable"));
+	json_object_set_new(perf, "quality",
+			    json_string(!(rcv <= 0.05) ? "unstable"
+					: rcv > 0.02   ? "noisy"
+						       : "stable"));
 	if (outliers * 5 > json_array_size(samples))
 		json_array_append_new(warn, json_string("over a fifth of the samples are outliers: "
 							"the device was shared or throttled"));
@@ -127,7 +129,8 @@ json_t *result_build(const struct batch *b, const struct outcome *o, const struc
 	json_object_set_new(r, "version", json_integer(RESULT_VERSION));
 	json_object_set_new(r, "batch_id", json_string(b->batch_id));
 	json_object_set_new(r, "id", json_string(o->src->id));
-	json_object_set_new(r, "parent", o->src->parent ? json_string(o->src->parent) : json_null());
+	json_object_set_new(r, "parent",
+			    o->src->parent ? json_string(o->src->parent) : json_null());
 	json_object_set_new(r, "role", json_string(o->is_baseline ? "baseline" : "variant"));
 	json_object_set_new(r, "build_options", json_string(o->src->options));
 	if (tdoc && (v = json_object_get(tdoc, "device")))
@@ -144,7 +147,8 @@ json_t *result_build(const struct batch *b, const struct outcome *o, const struc
 			status = ts;
 			json_object_set(r, "fault", json_object_get(o->time, "fault"));
 		} else {
-			json_object_set_new(r, "performance", performance_json(b, o->time, ref, base));
+			json_object_set_new(r, "performance",
+					    performance_json(b, o->time, ref, base));
 		}
 	}
 	json_object_set_new(r, "status", json_string(status ? status : "infra_error"));
@@ -160,8 +164,8 @@ static int eval_shape(const struct batch *b, const char *text, double *out)
 	int64_t v = 0;
 	char msg[256];
 
-	if (!text || expr_eval(text, expr_vars_lookup,
-			       (void *)&b->shapes[b->timed_shape].vars, &v, msg, sizeof(msg)))
+	if (!text || expr_eval(text, expr_vars_lookup, (void *)&b->shapes[b->timed_shape].vars, &v,
+			       msg, sizeof(msg)))
 		return -1;
 	*out = (double)v;
 	return 0;
@@ -187,7 +191,8 @@ static void launch_size(json_t *perf, double *items, double *groups)
 	size_t i;
 
 	*items = *groups = 0;
-	json_array_foreach(steps, i, st) {
+	json_array_foreach(steps, i, st)
+	{
 		double it = 1, lo = 1;
 		json_t *g = json_object_get(st, "global"), *l = json_object_get(st, "local");
 
@@ -266,8 +271,9 @@ void result_roofline(const struct batch *b, json_t *r, json_t *tdoc)
 	jx_set_real(rf, "arithmetic_intensity", ai);
 	jx_set_real(rf, "ridge_point", ridge);
 	launch_size(perf, &items, &groups);
-	json_object_set_new(rf, "bottleneck", json_string(classify(rf, ev, ms, jnum(pk, "launch_us"),
-								   items, groups, cu, ai, ridge)));
+	json_object_set_new(rf, "bottleneck",
+			    json_string(classify(rf, ev, ms, jnum(pk, "launch_us"), items, groups,
+						 cu, ai, ridge)));
 	json_object_set_new(rf, "evidence", ev);
 	json_object_set_new(r, "roofline", rf);
 	if ((isfinite(gf) && gf > pf * margin) || (cold && isfinite(gb) && gb > pb * margin)) {
@@ -278,7 +284,8 @@ void result_roofline(const struct batch *b, json_t *r, json_t *tdoc)
 			 "GB/s) by more than %.0f%%: the timing cannot be real",
 			 gf, gb, pf, pb, (margin - 1) * 100);
 		json_object_set_new(r, "status", json_string("invalid"));
-		json_object_set_new(r, "fault", json_pack("{s:s, s:s, s:s}", "origin", "candidate",
-							  "kind", "above_peak", "message", msg));
+		json_object_set_new(r, "fault",
+				    json_pack("{s:s, s:s, s:s}", "origin", "candidate", "kind",
+					      "above_peak", "message", msg));
 	}
 }

@@ -9,24 +9,24 @@
 
 #include "batch.h"
 
-#define RESULT_SCHEMA "evalpod.result"
+#define RESULT_SCHEMA  "evalpod.result"
 #define RESULT_VERSION 1
 #define SUMMARY_SCHEMA "evalpod.summary"
 
 /* Exit statuses of `evalpod run`. */
 enum {
-	RUN_EXIT_OK = 0,      /* the batch ran; see each result's status */
-	RUN_EXIT_BATCH = 1,   /* the batch document or its reference is at fault */
+	RUN_EXIT_OK = 0,    /* the batch ran; see each result's status */
+	RUN_EXIT_BATCH = 1, /* the batch document or its reference is at fault */
 	RUN_EXIT_USAGE = 2,
-	RUN_EXIT_INFRA = 3,   /* no device, out of memory, storage unreachable */
+	RUN_EXIT_INFRA = 3, /* no device, out of memory, storage unreachable */
 };
 
 /* Everything the parent learned about one program. */
 struct outcome {
 	const struct source_spec *src;
 	int is_baseline;
-	json_t *check;   /* WORK/check/ID.json, or a synthesised one */
-	json_t *time;    /* its entry in time.json, NULL if not timed */
+	json_t *check; /* WORK/check/ID.json, or a synthesised one */
+	json_t *time;  /* its entry in time.json, NULL if not timed */
 	double check_wall_ms;
 };
 

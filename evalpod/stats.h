@@ -11,7 +11,7 @@ struct stats {
 	size_t n;
 	double min, max, mean, stdev; /* stdev: sample (n-1) */
 	double p25, median, p75, iqr;
-	double cv;                    /* stdev / mean; 0 when n < 2 */
+	double cv; /* stdev / mean; 0 when n < 2 */
 	double sum;
 };
 

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_REPS 1000
+#define MAX_REPS          1000
 #define TRACE_MAX_SAMPLES 64
 
 struct tprog {
@@ -43,16 +43,16 @@ struct tprog {
 	const struct source_spec *src;
 	struct prog pg;
 	struct plan plan;
-	int active;          /* still sampling */
-	int failed;          /* excluded; status/fault in doc */
+	int active; /* still sampling */
+	int failed; /* excluded; status/fault in doc */
 	int reps;
 	double *samples, *host;
 	size_t *round_of;
 	size_t nsamples;
 	double total_ms;
 	double first_launch_ms, rebuild_ms;
-	json_t *doc;         /* this program's entry in time.json */
-	json_t *trace;       /* trace events */
+	json_t *doc;   /* this program's entry in time.json */
+	json_t *trace; /* trace events */
 };
 
 struct timer {
@@ -65,16 +65,15 @@ struct timer {
 	cl_mem flush_buf;
 	cl_kernel flush_k;
 	size_t flush_items;
-	cl_ulong t0;         /* device time origin of the trace */
-	void **seen;         /* per output buffer: what a timed run left */
-	void **ref;          /* per output buffer: reference for the timing seed */
+	cl_ulong t0; /* device time origin of the trace */
+	void **seen; /* per output buffer: what a timed run left */
+	void **ref;  /* per output buffer: reference for the timing seed */
 	uint64_t rng;
 	char msg[2048];
 };
 
-static const char flush_source[] =
-	"__kernel void evalpod_flush(__global uint4 *p, uint v)\n"
-	"{ p[get_global_id(0)] = (uint4)(v); }\n";
+static const char flush_source[] = "__kernel void evalpod_flush(__global uint4 *p, uint v)\n"
+				   "{ p[get_global_id(0)] = (uint4)(v); }\n";
 
 static uint64_t tm_rand(struct timer *t)
 {
@@ -90,8 +89,9 @@ static void tp_fail(struct tprog *p, const char *status, const char *kind, const
 	p->failed = 1;
 	p->active = 0;
 	json_object_set_new(p->doc, "status", json_string(status));
-	json_object_set_new(p->doc, "fault", json_pack("{s:s, s:s, s:s}", "origin", "candidate",
-						      "kind", kind, "message", message));
+	json_object_set_new(p->doc, "fault",
+			    json_pack("{s:s, s:s, s:s}", "origin", "candidate", "kind", kind,
+				      "message", message));
 }
 
 static const struct source_spec *find_source(const struct batch *b, const char *id)
@@ -172,7 +172,8 @@ static int prepare_prog(struct timer *t, struct tprog *p)
 	free(bin);
 	free(path);
 	if (rc) {
-		tp_fail(p, rc == KERR_INVALID ? "compile_error" : "runtime_error", "rebuild", t->msg);
+		tp_fail(p, rc == KERR_INVALID ? "compile_error" : "runtime_error", "rebuild",
+			t->msg);
 		return 0;
 	}
 	for (size_t i = 0; i < sh->vars.nr; i++)
@@ -208,7 +209,8 @@ static int setup_flush(struct timer *t)
 		return rc;
 	t->flush_k = clCreateKernel(pg.program, "evalpod_flush", &err);
 	prog_release(&pg); /* the kernel keeps the program alive */
-	t->flush_buf = clCreateBuffer(t->rt.ctx, CL_MEM_READ_WRITE, t->flush_items * 16, NULL, &err);
+	t->flush_buf =
+		clCreateBuffer(t->rt.ctx, CL_MEM_READ_WRITE, t->flush_items * 16, NULL, &err);
 	if (err != CL_SUCCESS)
 		return kerr_set(t->msg, sizeof(t->msg), KERR_NOMEM, "cache flush buffer: %s",
 				clrt_errstr(err));
@@ -246,8 +248,8 @@ static void trace_add(struct timer *t, struct tprog *p, cl_event ev, const char 
 		return;
 	ts = ev_us(t, ev, CL_PROFILING_COMMAND_START);
 	end = ev_us(t, ev, CL_PROFILING_COMMAND_END);
-	json_array_append_new(p->trace, json_pack("{s:s, s:s, s:f, s:f, s:i, s:i, s:{s:I}}",
-						  "name", name, "ph", "X", "ts", ts, "dur",
+	json_array_append_new(p->trace, json_pack("{s:s, s:s, s:f, s:f, s:i, s:i, s:{s:I}}", "name",
+						  name, "ph", "X", "ts", ts, "dur",
 						  end > ts ? end - ts : 0.0, "pid", 1, "tid", tid,
 						  "args", "sample", (json_int_t)sample));
 }
@@ -370,8 +372,9 @@ static void verify_outputs(struct timer *t, struct tprog *p, size_t sample)
 		if (s.unwritten || s.mismatches) {
 			snprintf(t->msg, sizeof(t->msg),
 				 "timed sample %zu: '%s' has %zu wrong and %zu unwritten elements "
-				 "(worst at %zu: got %.9g, expected %.9g)", sample, wb->spec->name,
-				 s.mismatches, s.unwritten, s.worst, s.worst_got, s.worst_ref);
+				 "(worst at %zu: got %.9g, expected %.9g)",
+				 sample, wb->spec->name, s.mismatches, s.unwritten, s.worst,
+				 s.worst_got, s.worst_ref);
 			tp_fail(p, "invalid", "wrong_when_timed", t->msg);
 		}
 	}
@@ -414,7 +417,8 @@ static int load_timing_refs(struct timer *t)
 		free(path);
 		if (!rc && len != wb->bytes)
 			rc = kerr_set(t->msg, sizeof(t->msg), KERR_IO,
-				      "reference output of '%s' has the wrong size", wb->spec->name);
+				      "reference output of '%s' has the wrong size",
+				      wb->spec->name);
 		if (rc)
 			return rc;
 	}
@@ -528,20 +532,20 @@ static void write_trace(struct timer *t, struct tprog *p)
 {
 	char *dir = xasprintf("%s/art/%s", t->work, p->id), *path = xasprintf("%s/trace.json", dir);
 	json_t *doc = json_pack("{s:O, s:s, s:{s:s, s:s, s:s}}", "traceEvents", p->trace,
-				"displayTimeUnit", "ms", "otherData", "program", p->id,
-				"device", t->rt.info.name, "clock", "OpenCL profiling, us");
+				"displayTimeUnit", "ms", "otherData", "program", p->id, "device",
+				t->rt.info.name, "clock", "OpenCL profiling, us");
 	json_t *events = json_object_get(doc, "traceEvents");
 	char *text, msg[512];
 
-	json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
-						"thread_name", "ph", "M", "pid", 1, "tid", 1,
-						"args", "name", "kernels"));
+	json_array_append_new(events,
+			      json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name",
+					"ph", "M", "pid", 1, "tid", 1, "args", "name", "kernels"));
 	json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
 						"thread_name", "ph", "M", "pid", 1, "tid", 2,
 						"args", "name", "cache flush"));
 	text = jx_dump(doc);
-	if (dir_make(dir, msg, sizeof(msg)) || file_write_atomic(path, text, strlen(text), msg,
-								 sizeof(msg)))
+	if (dir_make(dir, msg, sizeof(msg)) ||
+	    file_write_atomic(path, text, strlen(text), msg, sizeof(msg)))
 		log_warn("trace of '%s' not written: %s", p->id, msg);
 	free(text);
 	json_decref(doc);
@@ -612,7 +616,8 @@ static int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds
 	json_object_set_new(doc, "rounds", json_integer((json_int_t)rounds));
 	json_object_set_new(doc, "wall_ms", json_real(wall));
 	json_object_set_new(doc, "flush_bytes", json_integer((json_int_t)t->flush_items * 16));
-	json_object_set_new(doc, "timing_seed", json_integer((json_int_t)worker_timing_seed(&t->b)));
+	json_object_set_new(doc, "timing_seed",
+			    json_integer((json_int_t)worker_timing_seed(&t->b)));
 	for (size_t i = 0; i < t->nprogs; i++) {
 		finish_prog(t, &t->progs[i]);
 		if (t->progs[i].nsamples)

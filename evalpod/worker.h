@@ -34,7 +34,7 @@
 #include "clrt.h"
 
 #define WORKER_EXIT_INFRA 3
-#define WORKER_EXIT_BAD 4   /* the batch itself is broken (reference fails) */
+#define WORKER_EXIT_BAD   4 /* the batch itself is broken (reference fails) */
 
 /* The seed of the inputs used while timing: not one of the correctness seeds. */
 uint64_t worker_timing_seed(const struct batch *b);

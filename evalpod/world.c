@@ -6,7 +6,7 @@
 #include <string.h>
 
 #define GUARD_BYTE 0x5c
-#define GUARD_MIN 4096
+#define GUARD_MIN  4096
 
 static const uint32_t poison32[2] = { 0x7fe5a5a5u, 0x7fd3c3c3u };
 static const uint64_t poison64[2] = { 0x7ffa5a5a5a5a5a5aull, 0x7ff9c3c3c3c3c3c3ull };
@@ -92,8 +92,8 @@ static int wbuf_alloc(struct world *w, struct wbuf *wb, char *msg, size_t n)
 
 	wb->guard = GUARD_MIN > align ? GUARD_MIN : align;
 	wb->guard = (wb->guard + align - 1) / align * align;
-	wb->parent = clCreateBuffer(w->rt->ctx, CL_MEM_READ_WRITE, wb->bytes + 2 * wb->guard,
-				    NULL, &err);
+	wb->parent = clCreateBuffer(w->rt->ctx, CL_MEM_READ_WRITE, wb->bytes + 2 * wb->guard, NULL,
+				    &err);
 	if (err != CL_SUCCESS)
 		return kerr_set(msg, n, KERR_NOMEM, "cannot allocate buffer '%s' (%zu bytes): %s",
 				wb->spec->name, wb->bytes, clrt_errstr(err));
@@ -129,12 +129,17 @@ static int world_scalars(struct world *w, char *msg, size_t n)
 		if (rc)
 			return rc;
 		if (s->type == ELEM_INT && (v < INT32_MIN || v > INT32_MAX))
-			return kerr_set(msg, n, KERR_INVALID, "scalar '%s' = %lld does not fit in int",
-					s->name, (long long)v);
-		if (s->type == ELEM_INT) w->scal[i].i = (int32_t)v;
-		else if (s->type == ELEM_UINT) w->scal[i].u = (uint32_t)v;
-		else if (s->type == ELEM_LONG) w->scal[i].l = v;
-		else w->scal[i].ul = (uint64_t)v;
+			return kerr_set(msg, n, KERR_INVALID,
+					"scalar '%s' = %lld does not fit in int", s->name,
+					(long long)v);
+		if (s->type == ELEM_INT)
+			w->scal[i].i = (int32_t)v;
+		else if (s->type == ELEM_UINT)
+			w->scal[i].u = (uint32_t)v;
+		else if (s->type == ELEM_LONG)
+			w->scal[i].l = v;
+		else
+			w->scal[i].ul = (uint64_t)v;
 	}
 	return 0;
 }
@@ -158,9 +163,10 @@ int world_open(struct world *w, struct clrt *rt, const struct batch *b, size_t s
 		if (rc)
 			return rc;
 		if (count <= 0 || (uint64_t)count > rt->info.max_alloc)
-			return kerr_set(msg, n, KERR_INVALID,
-					"buffer '%s' count %lld at shape '%s' is not in 1..device limit",
-					wb->spec->name, (long long)count, b->shapes[shape].name);
+			return kerr_set(
+				msg, n, KERR_INVALID,
+				"buffer '%s' count %lld at shape '%s' is not in 1..device limit",
+				wb->spec->name, (long long)count, b->shapes[shape].name);
 		wb->count = (size_t)count;
 		wb->esize = elem_type_size(wb->spec->type);
 		wb->bytes = wb->count * wb->esize;
@@ -241,8 +247,8 @@ int world_restore_inputs(struct world *w, char *msg, size_t n)
 
 		if (!wb->init)
 			continue;
-		err = clEnqueueWriteBuffer(w->rt->queue, wb->mem, CL_TRUE, 0, wb->bytes, wb->init, 0,
-					   NULL, NULL);
+		err = clEnqueueWriteBuffer(w->rt->queue, wb->mem, CL_TRUE, 0, wb->bytes, wb->init,
+					   0, NULL, NULL);
 		if (err != CL_SUCCESS)
 			return kerr_set(msg, n, KERR_OPENCL, "uploading '%s': %s", wb->spec->name,
 					clrt_errstr(err));
@@ -316,8 +322,8 @@ int world_check_guards(struct world *w, char *msg, size_t n)
 					  NULL, NULL);
 		if (err == CL_SUCCESS)
 			err = clEnqueueReadBuffer(w->rt->queue, wb->parent, CL_TRUE,
-						  wb->guard + wb->bytes, wb->guard, g + wb->guard, 0,
-						  NULL, NULL);
+						  wb->guard + wb->bytes, wb->guard, g + wb->guard,
+						  0, NULL, NULL);
 		if (err != CL_SUCCESS) {
 			rc = kerr_set(msg, n, KERR_OPENCL, "reading guards of '%s': %s",
 				      wb->spec->name, clrt_errstr(err));
@@ -325,14 +331,17 @@ int world_check_guards(struct world *w, char *msg, size_t n)
 			before = guard_damage(g, wb->guard, &fb);
 			after = guard_damage(g + wb->guard, wb->guard, &fa);
 			if (after)
-				rc = kerr_set(msg, n, KERR_INVALID,
-					      "wrote outside buffer '%s': %zu bytes after its end were "
-					      "changed (first at end+%zu)", wb->spec->name, after, fa);
+				rc = kerr_set(
+					msg, n, KERR_INVALID,
+					"wrote outside buffer '%s': %zu bytes after its end were "
+					"changed (first at end+%zu)",
+					wb->spec->name, after, fa);
 			else if (before)
 				rc = kerr_set(msg, n, KERR_INVALID,
-					      "wrote outside buffer '%s': %zu bytes before its start were "
-					      "changed (first at start-%zu)", wb->spec->name, before,
-					      wb->guard - fb);
+					      "wrote outside buffer '%s': %zu bytes before its "
+					      "start were "
+					      "changed (first at start-%zu)",
+					      wb->spec->name, before, wb->guard - fb);
 		}
 		free(g);
 	}
@@ -357,7 +366,8 @@ int world_check_inputs(struct world *w, char *msg, size_t n)
 		if (diff)
 			rc = kerr_set(msg, n, KERR_INVALID,
 				      "modified read-only input '%s': %zu of %zu elements changed "
-				      "(first at index %zu)", wb->spec->name, diff, wb->count, first);
+				      "(first at index %zu)",
+				      wb->spec->name, diff, wb->count, first);
 		free(now);
 	}
 	return rc;
@@ -447,26 +457,30 @@ static int bind_arg(struct world *w, struct pstep *st, size_t si, size_t ai,
 
 	if (a->kind == ARG_BUFFER) {
 		what = w->b->buffers[a->index].name;
-		err = clSetKernelArg(st->kernel, (cl_uint)ai, sizeof(cl_mem), &w->bufs[a->index].mem);
+		err = clSetKernelArg(st->kernel, (cl_uint)ai, sizeof(cl_mem),
+				     &w->bufs[a->index].mem);
 	} else if (a->kind == ARG_SCALAR) {
 		what = w->b->scalars[a->index].name;
 		err = clSetKernelArg(st->kernel, (cl_uint)ai,
-				     elem_type_size(w->b->scalars[a->index].type), &w->scal[a->index]);
+				     elem_type_size(w->b->scalars[a->index].type),
+				     &w->scal[a->index]);
 	} else {
 		char why[256];
 		int64_t bytes = 0;
 
 		what = a->local_bytes;
 		if (expr_eval(a->local_bytes, expr_vars_lookup, (void *)vars, &bytes, why,
-			      sizeof(why)) || bytes <= 0)
+			      sizeof(why)) ||
+		    bytes <= 0)
 			return kerr_set(msg, n, KERR_INVALID,
 					"launch[%zu] argument %zu local size '%s': %s", si, ai,
 					a->local_bytes, bytes <= 0 ? "not positive" : why);
 		err = clSetKernelArg(st->kernel, (cl_uint)ai, (size_t)bytes, NULL);
 	}
 	if (err != CL_SUCCESS)
-		return kerr_set(msg, n, KERR_OPENCL, "launch[%zu] kernel '%s' argument %zu ('%s'): %s",
-				si, st->name, ai, what, clrt_errstr(err));
+		return kerr_set(msg, n, KERR_OPENCL,
+				"launch[%zu] kernel '%s' argument %zu ('%s'): %s", si, st->name, ai,
+				what, clrt_errstr(err));
 	return 0;
 }
 
@@ -480,8 +494,9 @@ static int eval_dim(const char *text, const struct expr_vars *vars, size_t si, c
 		return kerr_set(msg, n, KERR_INVALID, "launch[%zu] %s[%u] '%s': %s", si, kind, d,
 				text, why);
 	if (v <= 0)
-		return kerr_set(msg, n, KERR_INVALID, "launch[%zu] %s[%u] '%s' = %lld is not positive",
-				si, kind, d, text, (long long)v);
+		return kerr_set(msg, n, KERR_INVALID,
+				"launch[%zu] %s[%u] '%s' = %lld is not positive", si, kind, d, text,
+				(long long)v);
 	*out = (size_t)v;
 	return 0;
 }
@@ -497,13 +512,15 @@ static int bind_step(struct world *w, struct pstep *st, size_t si, cl_program pr
 	st->dims = l->dims;
 	st->kernel = clCreateKernel(prog, l->kernel, &err);
 	if (err != CL_SUCCESS)
-		return kerr_set(msg, n, KERR_OPENCL, "launch[%zu]: no kernel '%s' in the program: %s",
-				si, l->kernel, clrt_errstr(err));
+		return kerr_set(msg, n, KERR_OPENCL,
+				"launch[%zu]: no kernel '%s' in the program: %s", si, l->kernel,
+				clrt_errstr(err));
 	clGetKernelInfo(st->kernel, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL);
 	if (nargs != l->nargs)
-		return kerr_set(msg, n, KERR_OPENCL,
-				"launch[%zu]: kernel '%s' takes %u arguments, the problem passes %zu",
-				si, l->kernel, nargs, l->nargs);
+		return kerr_set(
+			msg, n, KERR_OPENCL,
+			"launch[%zu]: kernel '%s' takes %u arguments, the problem passes %zu", si,
+			l->kernel, nargs, l->nargs);
 	for (size_t a = 0; a < l->nargs; a++)
 		if ((rc = bind_arg(w, st, si, a, &l->args[a], vars, msg, n)))
 			return rc;
@@ -552,7 +569,8 @@ cl_int plan_enqueue(struct plan *p, cl_command_queue q, cl_event *events, char *
 			for (size_t j = 0; events && j < i; j++)
 				clReleaseEvent(events[j]);
 			kerr_set(msg, n, KERR_OPENCL,
-				 "launch[%zu] kernel '%s' (global %zux%zux%zu, local %s%zux%zux%zu): %s",
+				 "launch[%zu] kernel '%s' (global %zux%zux%zu, local "
+				 "%s%zux%zux%zu): %s",
 				 i, st->name, st->global[0], st->dims > 1 ? st->global[1] : 1,
 				 st->dims > 2 ? st->global[2] : 1, st->has_local ? "" : "auto ",
 				 st->local[0], st->dims > 1 ? st->local[1] : 1,

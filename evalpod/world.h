@@ -45,9 +45,9 @@ struct world {
 	struct clrt *rt;
 	const struct batch *b;
 	size_t shape;
-	struct wbuf *bufs;     /* one per batch buffer, same order */
+	struct wbuf *bufs; /* one per batch buffer, same order */
 	union scalar_val *scal;
-	enum poison poisoned;  /* pattern used by the last world_fill */
+	enum poison poisoned; /* pattern used by the last world_fill */
 };
 
 /*
@@ -124,12 +124,12 @@ cl_int plan_enqueue(struct plan *p, cl_command_queue q, cl_event *events, char *
 /* Element-wise comparison of one buffer against its reference. */
 struct cmp_stats {
 	size_t count;
-	size_t mismatches;   /* elements outside atol + rtol * |ref| */
-	size_t unwritten;    /* elements still holding the poison pattern */
+	size_t mismatches; /* elements outside atol + rtol * |ref| */
+	size_t unwritten;  /* elements still holding the poison pattern */
 	size_t first_unwritten;
-	size_t nonfinite;    /* NaN/Inf where the reference is finite */
+	size_t nonfinite; /* NaN/Inf where the reference is finite */
 	double max_abs, mean_abs, rel_l2;
-	size_t worst;        /* index of the largest violation (or error) */
+	size_t worst; /* index of the largest violation (or error) */
 	double worst_got, worst_ref;
 };
 

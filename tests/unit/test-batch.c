@@ -381,7 +381,7 @@ static const struct bad_case {
 	const char *at;    /* dotted path of the edit */
 	const char *value; /* new JSON value, NULL deletes */
 	int code;
-	const char *want;  /* the message starts with this */
+	const char *want; /* the message starts with this */
 } bad_cases[] = {
 	{ NULL, "schema", "'evalpod.other'", KERR_INVALID,
 	  "$.schema: 'evalpod.other' is not 'evalpod.batch'" },

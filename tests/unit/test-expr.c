@@ -14,7 +14,12 @@ struct var_init {
 };
 
 /* Up to four variables per case; with NO_VARS expr_eval gets a NULL lookup. */
-#define NO_VARS { { NULL, 0 } }
+#define NO_VARS                                                                                    \
+	{                                                                                          \
+		{                                                                                  \
+			NULL, 0                                                                    \
+		}                                                                                  \
+	}
 
 struct eval_case {
 	const char *text;
@@ -26,12 +31,12 @@ struct error_case {
 	const char *text;
 	struct var_init vars[4];
 	int code;
-	const char *msg;  /* a substring of the message */
+	const char *msg; /* a substring of the message */
 };
 
 struct check_case {
 	const char *text;
-	const char *msg;  /* NULL: accepted; otherwise a substring of the rejection */
+	const char *msg; /* NULL: accepted; otherwise a substring of the rejection */
 };
 
 static const struct eval_case eval_cases[] = {
@@ -217,7 +222,8 @@ static const struct error_case error_cases[] = {
 	{ "foo(1)", NO_VARS, KERR_PARSE, "unknown function 'foo' at column 1" },
 	{ "N(1)", { { "N", 1 } }, KERR_PARSE, "unknown function 'N' at column 1" },
 	{ "abs(1, 2)", NO_VARS, KERR_PARSE, "'abs' takes 1 argument, got 2 at column 1" },
-	{ "1 + ceil_div(1)", NO_VARS, KERR_PARSE, "'ceil_div' takes 2 arguments, got 1 at column 5" },
+	{ "1 + ceil_div(1)", NO_VARS, KERR_PARSE,
+	  "'ceil_div' takes 2 arguments, got 1 at column 5" },
 	{ "min(1)", NO_VARS, KERR_PARSE, "'min' takes at least 2 arguments, got 1 at column 1" },
 	{ "max(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)", NO_VARS, KERR_LIMIT,
 	  "more than 16 arguments to 'max' at column 1" },
@@ -304,8 +310,8 @@ TEST(eval_table)
 		CHECK(err == 0);
 		CHECK(got == c->want);
 		if (test_failed_checks != before)
-			fprintf(stderr, "  case \"%s\": err %d (%s), got %lld, want %lld\n", c->text,
-				err, msg, (long long)got, (long long)c->want);
+			fprintf(stderr, "  case \"%s\": err %d (%s), got %lld, want %lld\n",
+				c->text, err, msg, (long long)got, (long long)c->want);
 	}
 }
 
@@ -320,9 +326,10 @@ TEST(error_table)
 
 		CHECK(err == c->code);
 		CHECK_CONTAINS(msg, c->msg);
-		CHECK(got == -12345);  /* *out is left alone on failure */
+		CHECK(got == -12345); /* *out is left alone on failure */
 		if (test_failed_checks != before)
-			fprintf(stderr, "  case \"%s\": err %d (%s)\n", c->text, err, kerr_str(err));
+			fprintf(stderr, "  case \"%s\": err %d (%s)\n", c->text, err,
+				kerr_str(err));
 	}
 }
 
@@ -414,13 +421,13 @@ TEST(length_limit)
 		abort();
 	memset(text, ' ', 4097);
 	text[0] = '1';
-	text[4096] = '\0';  /* exactly 4096 bytes: accepted */
+	text[4096] = '\0'; /* exactly 4096 bytes: accepted */
 	CHECK(expr_eval(text, NULL, NULL, &got, msg, sizeof(msg)) == 0);
 	CHECK(got == 1);
 	CHECK(expr_check(text, msg, sizeof(msg)) == 0);
 
 	text[4096] = ' ';
-	text[4097] = '\0';  /* 4097 bytes */
+	text[4097] = '\0'; /* 4097 bytes */
 	CHECK(expr_eval(text, NULL, NULL, &got, msg, sizeof(msg)) == KERR_LIMIT);
 	CHECK_CONTAINS(msg, "expression longer than 4096 bytes");
 	CHECK(expr_check(text, msg, sizeof(msg)) == KERR_PARSE);
@@ -469,7 +476,7 @@ TEST(vars_set_get_replace)
 
 	expr_vars_release(&vars);
 	CHECK(vars.nr == 0 && vars.alloc == 0 && vars.v == NULL);
-	expr_vars_release(&vars);  /* releasing twice is harmless */
+	expr_vars_release(&vars); /* releasing twice is harmless */
 }
 
 TEST(vars_lookup_lengths)

@@ -57,8 +57,8 @@ TEST(put_get_round_trip)
 
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (unsigned char)(i * 7); /* NULs and high bytes included */
-	rc = http_request("PUT", url_of(http_peer, "/rt/obj?X-Amz-Expires=60"), data,
-			  sizeof(data), &fast, &resp, msg, sizeof(msg));
+	rc = http_request("PUT", url_of(http_peer, "/rt/obj?X-Amz-Expires=60"), data, sizeof(data),
+			  &fast, &resp, msg, sizeof(msg));
 	CHECK(rc == 0);
 	CHECK(resp.status == 200);
 	CHECK(resp.attempts == 1);
@@ -80,14 +80,14 @@ TEST(put_sends_content_length)
 	char msg[512];
 	int rc;
 
-	rc = http_request("PUT", url_of(http_peer, "/echo-headers"), "hello", 5, &fast, &resp,
-			  msg, sizeof(msg));
+	rc = http_request("PUT", url_of(http_peer, "/echo-headers"), "hello", 5, &fast, &resp, msg,
+			  sizeof(msg));
 	CHECK(rc == 0);
 	CHECK_CONTAINS(resp.body, "Content-Length: 5\n");
 	http_response_release(&resp);
 
-	rc = http_request("PUT", url_of(http_peer, "/echo-headers"), NULL, 0, &fast, &resp,
-			  msg, sizeof(msg));
+	rc = http_request("PUT", url_of(http_peer, "/echo-headers"), NULL, 0, &fast, &resp, msg,
+			  sizeof(msg));
 	CHECK(rc == 0);
 	CHECK_CONTAINS(resp.body, "Content-Length: 0\n");
 	http_response_release(&resp);
@@ -102,8 +102,8 @@ TEST(extra_headers_sent)
 	int rc;
 
 	opts.headers = headers;
-	rc = http_request("GET", url_of(http_peer, "/echo-headers"), NULL, 0, &opts, &resp,
-			  msg, sizeof(msg));
+	rc = http_request("GET", url_of(http_peer, "/echo-headers"), NULL, 0, &opts, &resp, msg,
+			  sizeof(msg));
 	CHECK(rc == 0);
 	CHECK_CONTAINS(resp.body, "X-Kctl-Test: hello\n");
 	CHECK_CONTAINS(resp.body, "Accept: text/plain\n");
@@ -116,8 +116,8 @@ TEST(post_delete_head)
 	char msg[512];
 	int rc;
 
-	rc = http_request("POST", url_of(http_peer, "/post"), "{\"a\":1}", 7, NULL, &resp,
-			  msg, sizeof(msg));
+	rc = http_request("POST", url_of(http_peer, "/post"), "{\"a\":1}", 7, NULL, &resp, msg,
+			  sizeof(msg));
 	CHECK(rc == 0);
 	CHECK(resp.body_len == 7);
 	CHECK_STR(resp.body, "{\"a\":1}");
@@ -191,8 +191,8 @@ TEST(retry_after_honoured)
 	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	rc = http_request("GET", url_of(http_peer, "/retry-after/big?n=10"), NULL, 0, &fast,
-			  &resp, msg, sizeof(msg));
+	rc = http_request("GET", url_of(http_peer, "/retry-after/big?n=10"), NULL, 0, &fast, &resp,
+			  msg, sizeof(msg));
 	CHECK(rc == 0);
 	CHECK(resp.status == 200);
 	CHECK(resp.attempts == 2);
@@ -208,8 +208,8 @@ TEST(not_found_keeps_body)
 	char msg[512];
 	int rc;
 
-	rc = http_request("GET", url_of(http_peer, "/no/such/key"), NULL, 0, &fast, &resp,
-			  msg, sizeof(msg));
+	rc = http_request("GET", url_of(http_peer, "/no/such/key"), NULL, 0, &fast, &resp, msg,
+			  sizeof(msg));
 	CHECK(rc == KERR_HTTP);
 	CHECK(resp.status == 404);
 	CHECK(resp.attempts == 1);
@@ -268,11 +268,11 @@ TEST(max_body_table)
 		int rc;
 	} cases[] = {
 		{ "/big?n=1000", 1000, 0 },
-		{ "/big?n=1001", 1000, KERR_LIMIT },           /* refused on Content-Length */
+		{ "/big?n=1001", 1000, KERR_LIMIT }, /* refused on Content-Length */
 		{ "/big?n=1000&chunked=1", 1000, 0 },
 		{ "/big?n=1001&chunked=1", 1000, KERR_LIMIT }, /* refused while reading */
 		{ "/big?n=100000&chunked=1", 1000, KERR_LIMIT },
-		{ "/status/500", 50, KERR_LIMIT },             /* error bodies too, no retry */
+		{ "/status/500", 50, KERR_LIMIT }, /* error bodies too, no retry */
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -319,8 +319,8 @@ TEST(https_with_ca)
 	int rc;
 
 	opts.ca_file = https_ca;
-	rc = http_request("PUT", url_of(https_peer, "/tls/obj"), "secure", 6, &opts, &resp,
-			  msg, sizeof(msg));
+	rc = http_request("PUT", url_of(https_peer, "/tls/obj"), "secure", 6, &opts, &resp, msg,
+			  sizeof(msg));
 	CHECK(rc == 0);
 	CHECK(resp.status == 200);
 	http_response_release(&resp);
@@ -461,9 +461,9 @@ TEST(is_url_table)
 		const char *s;
 		int want;
 	} cases[] = {
-		{ "http://h", 1 },   { "https://h/k", 1 }, { "HTTPS://h", 1 },
-		{ "http:/h", 0 },    { "ftp://h", 0 },     { "/tmp/file", 0 },
-		{ "", 0 },           { "https:", 0 },      { "httpx://h", 0 },
+		{ "http://h", 1 }, { "https://h/k", 1 }, { "HTTPS://h", 1 },
+		{ "http:/h", 0 },  { "ftp://h", 0 },     { "/tmp/file", 0 },
+		{ "", 0 },         { "https:", 0 },      { "httpx://h", 0 },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
@@ -520,10 +520,8 @@ TEST(refused_before_sending)
 		const char *body;
 		const struct http_opts *opts;
 	} cases[] = {
-		{ "GE T", "/k", NULL, NULL },
-		{ "", "/k", NULL, NULL },
-		{ "HEAD", "/k", "x", NULL },
-		{ "GET", "/k", "x", NULL },
+		{ "GE T", "/k", NULL, NULL },      { "", "/k", NULL, NULL },
+		{ "HEAD", "/k", "x", NULL },       { "GET", "/k", "x", NULL },
 		{ "GET", "/k", NULL, &crlf_opts },
 	};
 

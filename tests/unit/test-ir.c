@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define TEST_SKIP 77
+#define TEST_SKIP     77
 
 static const char *data_dir;
 
@@ -69,7 +69,8 @@ static int names_contain(json_t *o, const char *key, const char *needle)
 	json_t *arr = json_object_get(o, key), *v;
 	size_t i;
 
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		if (json_is_string(v) && strstr(json_string_value(v), needle))
 			return 1;
 	}
@@ -169,13 +170,15 @@ static const struct {
 	{ "llvm-ir", "define void @f() {\n  %x = cmpxchg ptr %p, i32 0, i32 1 seq_cst seq_cst\n}\n",
 	  0, "atomics", 1 },
 	{ "llvm-ir",
-	  "define void @f() {\n  call void @llvm.masked.scatter.v4f32.v4p0(<4 x float> %v, <4 x ptr> "
+	  "define void @f() {\n  call void @llvm.masked.scatter.v4f32.v4p0(<4 x float> %v, <4 x "
+	  "ptr> "
 	  "%p, i32 4, <4 x i1> %m)\n}\n",
 	  0, "scatters", 1 },
 	{ "llvm-ir", "", 0, "instructions", 0 },
 	/* integer mad is address arithmetic, not an fma */
-	{ "ptx", ".entry k()\n{\n\tmad.lo.s32 %r1, %r2, %r3, %r4;\n\tmad.f32 %f1, %f2, %f3, %f4;\n}\n",
-	  0, "fma", 1 },
+	{ "ptx",
+	  ".entry k()\n{\n\tmad.lo.s32 %r1, %r2, %r3, %r4;\n\tmad.f32 %f1, %f2, %f3, %f4;\n}\n", 0,
+	  "fma", 1 },
 	{ "ptx", ".entry k()\n{\n\tld.global.nc.v4.f32 {%f1,%f2,%f3,%f4}, [%rd1];\n}\n", 0,
 	  "loads_global", 1 },
 	{ "ptx", ".entry k()\n{\n\tadd.rn.f16x2 %r1, %r2, %r3;\n}\n", 0, "max_vector_width", 2 },
@@ -189,7 +192,8 @@ static const struct {
 	{ "x86-asm",
 	  "    1000:\t62 f2 75 48 b8 06 \tvfmadd231ps (%rsi),%zmm1,%zmm0\n    1006:\t00 00\n", 0,
 	  "instructions", 1 },
-	{ "x86-asm", "    1000:\t62 f2 75 48 b8 06 \tvfmadd231ps (%rsi),%zmm1,%zmm0\n", 0, "fma", 1 },
+	{ "x86-asm", "    1000:\t62 f2 75 48 b8 06 \tvfmadd231ps (%rsi),%zmm1,%zmm0\n", 0, "fma",
+	  1 },
 	{ "x86-asm", "    1000:\t(bad)\n    1001:\tint3\n", 0, "instructions", 0 },
 	{ "x86-asm", "    1000:\tvbroadcastss %xmm0,%xmm1\n", 0, "vector_ops", 1 },
 	{ "x86-asm", "    1000:\tvcvtsi2sd %eax,%xmm0,%xmm0\n", 0, "scalar_sse", 1 },

@@ -47,8 +47,9 @@ static json_t *time_entry(const double *ms, size_t n, long items, long local)
 				sorted[j] = x;
 			}
 	json_object_set_new(json_object_get(t, "stats"), "median", json_real(sorted[n / 2]));
-	json_object_set_new(t, "launch", json_pack("[{s:s, s:[i], s:[i]}]", "kernel", "k",
-						   "global", items, "local", local));
+	json_object_set_new(
+		t, "launch",
+		json_pack("[{s:s, s:[i], s:[i]}]", "kernel", "k", "global", items, "local", local));
 	return t;
 }
 
@@ -106,7 +107,8 @@ TEST(failed_check_is_not_timed)
 	struct outcome v = { &b.variants[0], 0,
 			     json_pack("{s:s, s:{s:s, s:s, s:s}}", "status", "incorrect", "fault",
 				       "origin", "candidate", "kind", "wrong_values", "message",
-				       "m"), NULL, 0 };
+				       "m"),
+			     NULL, 0 };
 	json_t *r = result_build(&b, &v, NULL, NULL, NULL);
 
 	CHECK_STR(str(r, NULL, "status"), "incorrect");
@@ -125,8 +127,9 @@ TEST(timing_fault_overrides_ok_check)
 	json_t *r;
 
 	json_object_set_new(t, "status", json_string("invalid"));
-	json_object_set_new(t, "fault", json_pack("{s:s, s:s, s:s}", "origin", "candidate", "kind",
-						  "wrong_when_timed", "message", "m"));
+	json_object_set_new(t, "fault",
+			    json_pack("{s:s, s:s, s:s}", "origin", "candidate", "kind",
+				      "wrong_when_timed", "message", "m"));
 	r = result_build(&b, &v, NULL, NULL, NULL);
 	CHECK_STR(str(r, NULL, "status"), "invalid");
 	CHECK_STR(str(r, "fault", "kind"), "wrong_when_timed");
@@ -143,7 +146,8 @@ static json_t *classify_at(double ms, double pf, double pb, double launch_us, lo
 	double s[] = { ms, ms, ms };
 	struct outcome v = { &b.variants[0], 0, json_pack("{s:s}", "status", "ok"),
 			     time_entry(s, 3, items, local), 0 };
-	json_t *tdoc = tdoc_new(pf, pb, launch_us, cus), *r = result_build(&b, &v, NULL, NULL, tdoc);
+	json_t *tdoc = tdoc_new(pf, pb, launch_us, cus),
+	       *r = result_build(&b, &v, NULL, NULL, tdoc);
 
 	json_decref(tdoc);
 	json_decref(v.check);
@@ -163,7 +167,7 @@ static const struct {
 	{ 1.0, 1000, 100, 1, 4, 0, 2, "ok", "occupancy" },          /* 4 items < 4 x 2 CUs */
 	{ 1.0, 100, 100, 1, 10000, 100, 2, "ok", "latency" },       /* 2% flops, 0.1% bw */
 	{ 0.005, 1000, 100, 0.1, 10000, 100, 2, "ok", "compute" },  /* AI 16.7 > ridge 10 */
-	{ 0.01, 1000, 20, 0.1, 10000, 100, 2, "ok", "memory" },    /* ridge 50 > AI */
+	{ 0.01, 1000, 20, 0.1, 10000, 100, 2, "ok", "memory" },     /* ridge 50 > AI */
 	{ 0.001, 1000, 100, 0.01, 10000, 100, 2, "invalid", NULL }, /* 2000 GFLOP/s > 1150 */
 	{ 0.001, 2000, 100, 0.01, 10000, 100, 2, "invalid", NULL }, /* 120 GB/s > 115, cold */
 };

@@ -18,45 +18,44 @@ static int test_failed_checks, test_passed, test_failed;
 
 #define TEST(name) static void test_##name(void)
 
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #cond);                             \
-			test_failed_checks++;                                \
-		}                                                            \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+			test_failed_checks++;                                                      \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_STR(got, want)                                                      \
-	do {                                                                      \
-		const char *g_ = (got), *w_ = (want);                             \
-		if (!g_ || strcmp(g_, w_)) {                                      \
-			fprintf(stderr, "%s:%d: got \"%s\", want \"%s\"\n", __FILE__, \
-				__LINE__, g_ ? g_ : "(null)", w_);                 \
-			test_failed_checks++;                                     \
-		}                                                                 \
+#define CHECK_STR(got, want)                                                                       \
+	do {                                                                                       \
+		const char *g_ = (got), *w_ = (want);                                              \
+		if (!g_ || strcmp(g_, w_)) {                                                       \
+			fprintf(stderr, "%s:%d: got \"%s\", want \"%s\"\n", __FILE__, __LINE__,    \
+				g_ ? g_ : "(null)", w_);                                           \
+			test_failed_checks++;                                                      \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_CONTAINS(hay, needle)                                                  \
-	do {                                                                         \
-		const char *h_ = (hay), *n_ = (needle);                              \
-		if (!h_ || !strstr(h_, n_)) {                                        \
-			fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n",   \
-				__FILE__, __LINE__, h_ ? h_ : "(null)", n_);          \
-			test_failed_checks++;                                        \
-		}                                                                    \
+#define CHECK_CONTAINS(hay, needle)                                                                \
+	do {                                                                                       \
+		const char *h_ = (hay), *n_ = (needle);                                            \
+		if (!h_ || !strstr(h_, n_)) {                                                      \
+			fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__,       \
+				__LINE__, h_ ? h_ : "(null)", n_);                                 \
+			test_failed_checks++;                                                      \
+		}                                                                                  \
 	} while (0)
 
-#define RUN(name)                                                      \
-	do {                                                           \
-		int before_ = test_failed_checks;                      \
-		test_##name();                                         \
-		if (test_failed_checks == before_) {                   \
-			test_passed++;                                 \
-		} else {                                               \
-			test_failed++;                                 \
-			fprintf(stderr, "FAIL %s\n", #name);           \
-		}                                                      \
+#define RUN(name)                                                                                  \
+	do {                                                                                       \
+		int before_ = test_failed_checks;                                                  \
+		test_##name();                                                                     \
+		if (test_failed_checks == before_) {                                               \
+			test_passed++;                                                             \
+		} else {                                                                           \
+			test_failed++;                                                             \
+			fprintf(stderr, "FAIL %s\n", #name);                                       \
+		}                                                                                  \
 	} while (0)
 
 static inline int test_summary(void)
