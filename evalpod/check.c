@@ -536,8 +536,8 @@ static int reference_shape(struct ck *c, struct prog *pg, size_t s)
 			       c->msg, sizeof(c->msg));
 	for (size_t i = 0; i < c->b.correct.nseeds && !rc; i++)
 		rc = reference_seed(c, &w, &p, c->b.correct.seeds[i]);
-	if (!rc && s == c->b.timed_shape)
-		rc = reference_seed(c, &w, &p, worker_timing_seed(&c->b));
+	for (unsigned k = 0; !rc && s == c->b.timed_shape && k < WORKER_TIMING_SETS; k++)
+		rc = reference_seed(c, &w, &p, worker_timing_seed(&c->b, k));
 	plan_release(&p);
 	world_close(&w);
 	expr_vars_release(&vars);

@@ -475,8 +475,8 @@ static json_t *summary_new(struct run *r)
 					      json_object_get(r->tdoc, "rounds"), "wall_ms",
 					      json_object_get(r->tdoc, "wall_ms"), "flush_bytes",
 					      json_object_get(r->tdoc, "flush_bytes"),
-					      "timing_seed",
-					      json_object_get(r->tdoc, "timing_seed")));
+					      "timing_seeds",
+					      json_object_get(r->tdoc, "timing_seeds")));
 	}
 	json_object_set_new(s, "reference",
 			    json_pack("{s:O, s:O}", "compile",

@@ -4,6 +4,30 @@
 
 #include <string.h>
 
+/*
+ * PoCL names the source by its temporary file ("/tmp/.../tempfile_Ab12Cd.cl:3:26:
+ * error ..."); say "program.cl" instead, which is stable and tells the reader
+ * nothing about our work directory.
+ */
+static void tidy_log(char *log)
+{
+	char *t;
+
+	while ((t = strstr(log, "/tempfile_"))) {
+		char *start = t, *end = strstr(t, ".cl");
+		static const char name[] = "program.cl";
+
+		if (!end)
+			break;
+		end += 3;
+		while (start > log && start[-1] != ' ' && start[-1] != '\n' && start[-1] != '\'')
+			start--;
+		memmove(start + sizeof(name) - 1, end, strlen(end) + 1);
+		memcpy(start, name, sizeof(name) - 1);
+		log = start + sizeof(name) - 1;
+	}
+}
+
 static void prog_fetch_log(struct prog *p, struct clrt *rt, size_t log_max)
 {
 	size_t size = 0;
@@ -18,6 +42,7 @@ static void prog_fetch_log(struct prog *p, struct clrt *rt, size_t log_max)
 	    CL_SUCCESS)
 		size = 0;
 	log[size] = '\0';
+	tidy_log(log);
 	if (strlen(log) > log_max) {
 		log[log_max] = '\0';
 		p->log_truncated = 1;

@@ -65,9 +65,12 @@ struct timer {
 	cl_mem flush_buf;
 	cl_kernel flush_k;
 	size_t flush_items;
-	cl_ulong t0; /* device time origin of the trace */
-	void **seen; /* per output buffer: what a timed run left */
-	void **ref;  /* per output buffer: reference for the timing seed */
+	cl_ulong t0;                     /* device time origin of the trace */
+	void **seen;                     /* per output buffer: what a timed run left */
+	void **ref[WORKER_TIMING_SETS];  /* per set, per output buffer: reference */
+	void **sets[WORKER_TIMING_SETS]; /* per set, per buffer: initial contents */
+	unsigned cur_set;                /* the set on the device now */
+	unsigned sample_set;             /* the set the last sample ran on */
 	uint64_t rng;
 	char msg[2048];
 };
@@ -308,6 +311,18 @@ static void release_events(cl_event *ev, size_t n)
  * run leaves behind was written by that run.  Returns 0, or -1 when the
  * plan failed to run (p is marked failed).
  */
+/* Makes input set k the one on the device (uploads it when it is not). */
+static int use_set(struct timer *t, unsigned k)
+{
+	if (k == t->cur_set)
+		return 0;
+	for (size_t i = 0; i < t->b.nbuffers; i++)
+		if (t->w.bufs[i].init)
+			memcpy(t->w.bufs[i].init, t->sets[k][i], t->w.bufs[i].bytes);
+	t->cur_set = k;
+	return world_restore_inputs(&t->w, t->msg, sizeof(t->msg));
+}
+
 static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, double *host_ms,
 		       int record)
 {
@@ -316,6 +331,10 @@ static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, d
 	cl_int err = CL_SUCCESS, status = CL_COMPLETE;
 	double t0 = 0, sum = 0;
 
+	/* Each program goes round the input sets, sample after sample. */
+	t->sample_set = (unsigned)(p->nsamples % WORKER_TIMING_SETS);
+	if (use_set(t, t->sample_set))
+		err = CL_OUT_OF_RESOURCES;
 	for (int r = 0; r < reps && err == CL_SUCCESS; r++) {
 		err = prepare_run(t);
 		if (err == CL_SUCCESS && r == 0)
@@ -367,8 +386,8 @@ static void verify_outputs(struct timer *t, struct tprog *p, size_t sample)
 
 		if (!t->seen[i])
 			continue;
-		world_compare(wb, t->seen[i], t->ref[i], t->b.correct.atol, t->b.correct.rtol,
-			      wb->spec->role == ROLE_OUTPUT, POISON_A, &s);
+		world_compare(wb, t->seen[i], t->ref[t->sample_set][i], t->b.correct.atol,
+			      t->b.correct.rtol, wb->spec->role == ROLE_OUTPUT, POISON_A, &s);
 		if (s.unwritten || s.mismatches) {
 			snprintf(t->msg, sizeof(t->msg),
 				 "timed sample %zu: '%s' has %zu wrong and %zu unwritten elements "
@@ -395,34 +414,53 @@ static void verify_memory(struct timer *t, struct tprog *p, const char *when)
 	}
 }
 
-/* Loads the reference outputs for the timing seed and the capture buffers. */
-static int load_timing_refs(struct timer *t)
+/* Reads the reference output of buffer i for timing set k into t->ref[k][i]. */
+static int load_timing_ref(struct timer *t, unsigned k, size_t i)
 {
-	uint64_t seed = worker_timing_seed(&t->b);
+	struct wbuf *wb = &t->w.bufs[i];
+	char *path = worker_ref_path(t->work, t->b.timed_shape, worker_timing_seed(&t->b, k), i);
+	size_t len = 0;
+	int rc = file_read(path, wb->bytes + 1, (char **)&t->ref[k][i], &len, t->msg,
+			   sizeof(t->msg));
 
-	t->seen = xcalloc(t->b.nbuffers, sizeof(*t->seen));
-	t->ref = xcalloc(t->b.nbuffers, sizeof(*t->ref));
-	for (size_t i = 0; i < t->b.nbuffers; i++) {
-		struct wbuf *wb = &t->w.bufs[i];
-		char *path;
-		size_t len = 0;
-		int rc;
+	free(path);
+	if (!rc && len != wb->bytes)
+		rc = kerr_set(t->msg, sizeof(t->msg), KERR_IO,
+			      "reference output of '%s' has the wrong size", wb->spec->name);
+	return rc;
+}
 
-		if (wb->spec->role != ROLE_OUTPUT && wb->spec->role != ROLE_INOUT)
-			continue;
-		t->seen[i] = xmalloc(wb->bytes);
-		path = worker_ref_path(t->work, t->b.timed_shape, seed, i);
-		rc = file_read(path, wb->bytes + 1, (char **)&t->ref[i], &len, t->msg,
-			       sizeof(t->msg));
-		free(path);
-		if (!rc && len != wb->bytes)
-			rc = kerr_set(t->msg, sizeof(t->msg), KERR_IO,
-				      "reference output of '%s' has the wrong size",
-				      wb->spec->name);
-		if (rc)
-			return rc;
+/*
+ * Prepares the timing input sets (host copies of every initialised buffer)
+ * with their reference outputs and the capture buffers, and puts set 0 on
+ * the device.
+ */
+static int load_timing_sets(struct timer *t)
+{
+	size_t nb = t->b.nbuffers;
+	int rc = 0;
+
+	t->seen = xcalloc(nb, sizeof(*t->seen));
+	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++) {
+		t->ref[k] = xcalloc(nb, sizeof(void *));
+		t->sets[k] = xcalloc(nb, sizeof(void *));
+		world_generate(&t->w, worker_timing_seed(&t->b, k));
+		for (size_t i = 0; i < nb && !rc; i++) {
+			struct wbuf *wb = &t->w.bufs[i];
+
+			if (wb->init) {
+				t->sets[k][i] = xmalloc(wb->bytes);
+				memcpy(t->sets[k][i], wb->init, wb->bytes);
+			}
+			if (wb->spec->role != ROLE_OUTPUT && wb->spec->role != ROLE_INOUT)
+				continue;
+			if (!t->seen[i])
+				t->seen[i] = xmalloc(wb->bytes);
+			rc = load_timing_ref(t, k, i);
+		}
 	}
-	return 0;
+	t->cur_set = WORKER_TIMING_SETS;
+	return rc ? rc : use_set(t, 0);
 }
 
 static void warm_up(struct timer *t, struct tprog *p)
@@ -568,9 +606,10 @@ static int timer_open(struct timer *t, const char *work)
 		return rc;
 	if ((rc = world_open(&t->w, &t->rt, &t->b, t->b.timed_shape, t->msg, sizeof(t->msg))))
 		return rc;
-	if ((rc = world_fill(&t->w, worker_timing_seed(&t->b), POISON_A, t->msg, sizeof(t->msg))))
+	if ((rc = world_fill(&t->w, worker_timing_seed(&t->b, 0), POISON_A, t->msg,
+			     sizeof(t->msg))))
 		return rc;
-	if ((rc = load_timing_refs(t)))
+	if ((rc = load_timing_sets(t)))
 		return rc;
 	return setup_flush(t);
 }
@@ -590,12 +629,17 @@ static void timer_close(struct timer *t)
 		free(p->id);
 	}
 	free(t->progs);
-	for (size_t i = 0; t->seen && i < t->b.nbuffers; i++) {
+	for (size_t i = 0; t->seen && i < t->b.nbuffers; i++)
 		free(t->seen[i]);
-		free(t->ref[i]);
-	}
 	free(t->seen);
-	free(t->ref);
+	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++) {
+		for (size_t i = 0; t->ref[k] && i < t->b.nbuffers; i++) {
+			free(t->ref[k][i]);
+			free(t->sets[k][i]);
+		}
+		free(t->ref[k]);
+		free(t->sets[k]);
+	}
 	if (t->flush_k)
 		clReleaseKernel(t->flush_k);
 	if (t->flush_buf)
@@ -616,8 +660,10 @@ static int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds
 	json_object_set_new(doc, "rounds", json_integer((json_int_t)rounds));
 	json_object_set_new(doc, "wall_ms", json_real(wall));
 	json_object_set_new(doc, "flush_bytes", json_integer((json_int_t)t->flush_items * 16));
-	json_object_set_new(doc, "timing_seed",
-			    json_integer((json_int_t)worker_timing_seed(&t->b)));
+	json_object_set_new(doc, "timing_seeds", json_array());
+	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++)
+		json_array_append_new(json_object_get(doc, "timing_seeds"),
+				      json_integer((json_int_t)worker_timing_seed(&t->b, k)));
 	for (size_t i = 0; i < t->nprogs; i++) {
 		finish_prog(t, &t->progs[i]);
 		if (t->progs[i].nsamples)

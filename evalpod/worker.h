@@ -36,8 +36,13 @@
 #define WORKER_EXIT_INFRA 3
 #define WORKER_EXIT_BAD   4 /* the batch itself is broken (reference fails) */
 
-/* The seed of the inputs used while timing: not one of the correctness seeds. */
-uint64_t worker_timing_seed(const struct batch *b);
+/*
+ * Timing rotates through WORKER_TIMING_SETS input sets, so a kernel that
+ * remembers an earlier answer instead of computing is caught; their seeds
+ * are none of the correctness seeds.  k < WORKER_TIMING_SETS.
+ */
+#define WORKER_TIMING_SETS 3
+uint64_t worker_timing_seed(const struct batch *b, unsigned k);
 
 /* Loads WORK/batch.json into b; dies with a message on failure. */
 int worker_load(struct batch *b, const char *work, char *msg, size_t n);

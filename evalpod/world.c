@@ -256,6 +256,13 @@ int world_restore_inputs(struct world *w, char *msg, size_t n)
 	return 0;
 }
 
+void world_generate(struct world *w, uint64_t seed)
+{
+	for (size_t i = 0; i < w->b->nbuffers; i++)
+		if (w->bufs[i].init)
+			gen_init(&w->bufs[i], seed, i);
+}
+
 int world_fill(struct world *w, uint64_t seed, enum poison p, char *msg, size_t n)
 {
 	int rc;

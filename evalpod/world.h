@@ -67,6 +67,12 @@ void world_close(struct world *w);
  */
 int world_fill(struct world *w, uint64_t seed, enum poison p, char *msg, size_t n);
 
+/*
+ * Generates the initial contents for seed into the host copies only (no
+ * upload), as world_fill does.  Then world_restore_inputs uploads them.
+ */
+void world_generate(struct world *w, uint64_t seed);
+
 /* Re-poisons the outputs only (no inputs touched); does not block. */
 int world_poison(struct world *w, enum poison p, char *msg, size_t n);
 
