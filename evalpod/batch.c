@@ -132,7 +132,7 @@ static const char *const name_rules[] = {
 	[NK_ANY] = "a string",
 	[NK_TEXT] = "a non-empty string",
 	[NK_IDENT] = "a C identifier of 1 to 128 characters",
-	[NK_ID] = "an id of 1 to 128 characters from [A-Za-z0-9._-]",
+	[NK_ID] = "an id of 1 to 128 characters from [A-Za-z0-9._-], not starting with '.' or '-'",
 };
 
 static int is_alpha(char c)
@@ -169,6 +169,9 @@ static int name_ok(const char *s, enum name_kind k)
 		return 0;
 	if (k == NK_IDENT)
 		return ident_len(s) == len;
+	/* Ids name files: no leading dot, so never "." or "..", never hidden. */
+	if (s[0] == '.' || s[0] == '-')
+		return 0;
 	for (size_t i = 0; i < len; i++)
 		if (!is_alpha(s[i]) && !is_digit(s[i]) && s[i] != '.' && s[i] != '-')
 			return 0;
@@ -834,8 +837,9 @@ static int claim_id(json_t *seen, const char *id, const char *path, char *msg, s
 {
 	json_t *other = json_object_get(seen, id);
 
-	if (!strcmp(id, "reference"))
-		return kerr_set(msg, n, KERR_INVALID, "%s.id: 'reference' is reserved", path);
+	/* "reference" names the reference; "summary" would collide with summary.json. */
+	if (!strcmp(id, "reference") || !strcmp(id, "summary"))
+		return kerr_set(msg, n, KERR_INVALID, "%s.id: '%s' is reserved", path, id);
 	if (other)
 		return kerr_set(msg, n, KERR_INVALID, "%s.id: '%s' is also the id of %s", path, id,
 				json_string_value(other));
