@@ -87,14 +87,15 @@ static uint64_t tm_rand(struct timer *t)
 	return z ^ (z >> 31);
 }
 
-static void tp_fail(struct tprog *p, const char *status, const char *kind, const char *message)
+static void tp_fail(struct tprog *p, const char *status, const char *origin, const char *kind,
+		    const char *message)
 {
 	p->failed = 1;
 	p->active = 0;
 	json_object_set_new(p->doc, "status", json_string(status));
-	json_object_set_new(p->doc, "fault",
-			    json_pack("{s:s, s:s, s:s}", "origin", "candidate", "kind", kind,
-				      "message", message));
+	json_object_set_new(
+		p->doc, "fault",
+		json_pack("{s:s, s:s, s:s}", "origin", origin, "kind", kind, "message", message));
 }
 
 static const struct source_spec *find_source(const struct batch *b, const char *id)
@@ -127,7 +128,8 @@ static int load_ids(struct timer *t)
 		p->trace = json_array();
 		p->active = 1;
 		if (!p->src)
-			tp_fail(p, "infra_error", "batch", "program not in the batch");
+			tp_fail(p, "infra_error", "infrastructure", "batch",
+				"program not in the batch");
 	}
 	free(text);
 	return 0;
@@ -175,8 +177,8 @@ static int prepare_prog(struct timer *t, struct tprog *p)
 	free(bin);
 	free(path);
 	if (rc) {
-		tp_fail(p, rc == KERR_INVALID ? "compile_error" : "runtime_error", "rebuild",
-			t->msg);
+		tp_fail(p, rc == KERR_INVALID ? "compile_error" : "infra_error",
+			rc == KERR_INVALID ? "candidate" : "infrastructure", "rebuild", t->msg);
 		return 0;
 	}
 	for (size_t i = 0; i < sh->vars.nr; i++)
@@ -186,7 +188,7 @@ static int prepare_prog(struct timer *t, struct tprog *p)
 		       sizeof(t->msg));
 	expr_vars_release(&vars);
 	if (rc) {
-		tp_fail(p, "runtime_error", "launch_setup", t->msg);
+		tp_fail(p, "runtime_error", "candidate", "launch_setup", t->msg);
 		return 0;
 	}
 	json_object_set_new(p->doc, "launch", launch_json(&p->plan));
@@ -257,24 +259,31 @@ static void trace_add(struct timer *t, struct tprog *p, cl_event ev, const char 
 						  "args", "sample", (json_int_t)sample));
 }
 
-/* Poisons the outputs and restores inout buffers before one run; no blocking. */
-static cl_int prepare_run(struct timer *t)
+/*
+ * Before one timed run: uploads input set k into every initialised buffer
+ * (inputs, inout, scratch) and poisons the outputs, all without blocking.
+ * Every run starts from the set's pristine contents, so whatever a kernel
+ * did to its inputs stays with that run, and consecutive runs see
+ * different inputs, so an answer remembered from the run before is wrong.
+ */
+static cl_int prepare_run(struct timer *t, unsigned k)
 {
 	char msg[256];
 
-	if (world_poison(&t->w, POISON_A, msg, sizeof(msg)))
-		return CL_OUT_OF_RESOURCES;
 	for (size_t i = 0; i < t->b.nbuffers; i++) {
 		struct wbuf *wb = &t->w.bufs[i];
 		cl_int err;
 
-		if (wb->spec->role != ROLE_INOUT)
+		if (!t->sets[k][i])
 			continue;
-		err = clEnqueueWriteBuffer(t->rt.queue, wb->mem, CL_FALSE, 0, wb->bytes, wb->init,
-					   0, NULL, NULL);
+		err = clEnqueueWriteBuffer(t->rt.queue, wb->mem, CL_FALSE, 0, wb->bytes,
+					   t->sets[k][i], 0, NULL, NULL);
 		if (err != CL_SUCCESS)
 			return err;
 	}
+	t->cur_set = k;
+	if (world_poison(&t->w, POISON_A, msg, sizeof(msg)))
+		return CL_OUT_OF_RESOURCES;
 	return CL_SUCCESS;
 }
 
@@ -311,18 +320,6 @@ static void release_events(cl_event *ev, size_t n)
  * run leaves behind was written by that run.  Returns 0, or -1 when the
  * plan failed to run (p is marked failed).
  */
-/* Makes input set k the one on the device (uploads it when it is not). */
-static int use_set(struct timer *t, unsigned k)
-{
-	if (k == t->cur_set)
-		return 0;
-	for (size_t i = 0; i < t->b.nbuffers; i++)
-		if (t->w.bufs[i].init)
-			memcpy(t->w.bufs[i].init, t->sets[k][i], t->w.bufs[i].bytes);
-	t->cur_set = k;
-	return world_restore_inputs(&t->w, t->msg, sizeof(t->msg));
-}
-
 static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, double *host_ms,
 		       int record)
 {
@@ -331,12 +328,13 @@ static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, d
 	cl_int err = CL_SUCCESS, status = CL_COMPLETE;
 	double t0 = 0, sum = 0;
 
-	/* Each program goes round the input sets, sample after sample. */
-	t->sample_set = (unsigned)(p->nsamples % WORKER_TIMING_SETS);
-	if (use_set(t, t->sample_set))
-		err = CL_OUT_OF_RESOURCES;
+	/* Runs go round the input sets; each program starts where it left off. */
+	unsigned k0 = (unsigned)(p->nsamples % WORKER_TIMING_SETS);
+
 	for (int r = 0; r < reps && err == CL_SUCCESS; r++) {
-		err = prepare_run(t);
+		unsigned k = (k0 + (unsigned)r) % WORKER_TIMING_SETS;
+
+		err = prepare_run(t, k);
 		if (err == CL_SUCCESS && r == 0)
 			err = enqueue_flush(t, record ? &fl : NULL);
 		if (err == CL_SUCCESS && r == 0 && (err = clFinish(t->rt.queue)) == CL_SUCCESS)
@@ -344,8 +342,10 @@ static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, d
 		if (err == CL_SUCCESS)
 			err = plan_enqueue(&p->plan, t->rt.queue, ev + (size_t)r * ns, t->msg,
 					   sizeof(t->msg));
-		if (err == CL_SUCCESS && (size_t)r == pick)
+		if (err == CL_SUCCESS && (size_t)r == pick) {
 			err = capture_outputs(t);
+			t->sample_set = k;
+		}
 	}
 	if (err == CL_SUCCESS)
 		err = clWaitForEvents(1, &ev[(size_t)reps * ns - 1]);
@@ -358,7 +358,10 @@ static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, d
 	}
 	if (err != CL_SUCCESS) {
 		snprintf(t->msg, sizeof(t->msg), "a timed run failed: %s", clrt_errstr(err));
-		tp_fail(p, "runtime_error", "launch_failed", t->msg);
+		if (err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE)
+			tp_fail(p, "infra_error", "infrastructure", "out_of_memory", t->msg);
+		else
+			tp_fail(p, "runtime_error", "candidate", "launch_failed", t->msg);
 	} else {
 		for (int r = 0; r < reps; r++)
 			sum += clrt_event_span_ms(ev[(size_t)r * ns], ev[(size_t)r * ns + ns - 1]);
@@ -394,23 +397,34 @@ static void verify_outputs(struct timer *t, struct tprog *p, size_t sample)
 				 "(worst at %zu: got %.9g, expected %.9g)",
 				 sample, wb->spec->name, s.mismatches, s.unwritten, s.worst,
 				 s.worst_got, s.worst_ref);
-			tp_fail(p, "invalid", "wrong_when_timed", t->msg);
+			tp_fail(p, "invalid", "candidate", "wrong_when_timed", t->msg);
 		}
 	}
 }
 
-/* Checks guards and read-only inputs after a sample of p. */
-static void verify_memory(struct timer *t, struct tprog *p, const char *when)
+/*
+ * Checks the guards (after every sample: cheap) and, when inputs is set,
+ * that the read-only inputs still hold the set the last run started from.
+ * Damage is repaired so that it is blamed on p alone.
+ */
+static void verify_memory(struct timer *t, struct tprog *p, size_t sample, int inputs)
 {
 	char why[1024];
 
 	if (world_check_guards(&t->w, why, sizeof(why))) {
-		snprintf(t->msg, sizeof(t->msg), "%s timed sample: %s", when, why);
-		tp_fail(p, "runtime_error", "out_of_bounds_write", t->msg);
-	} else if (world_check_inputs(&t->w, why, sizeof(why))) {
-		snprintf(t->msg, sizeof(t->msg), "%s timed sample: %s", when, why);
-		tp_fail(p, "invalid", "input_modified_when_timed", t->msg);
-		world_restore_inputs(&t->w, why, sizeof(why));
+		snprintf(t->msg, sizeof(t->msg), "timed sample %zu: %s", sample, why);
+		tp_fail(p, "runtime_error", "candidate", "out_of_bounds_write", t->msg);
+		world_paint_guards(&t->w, why, sizeof(why));
+		return;
+	}
+	if (!inputs)
+		return;
+	for (size_t i = 0; i < t->b.nbuffers; i++)
+		if (t->w.bufs[i].init)
+			memcpy(t->w.bufs[i].init, t->sets[t->cur_set][i], t->w.bufs[i].bytes);
+	if (world_check_inputs(&t->w, why, sizeof(why))) {
+		snprintf(t->msg, sizeof(t->msg), "timed sample %zu: %s", sample, why);
+		tp_fail(p, "invalid", "candidate", "input_modified_when_timed", t->msg);
 	}
 }
 
@@ -459,8 +473,8 @@ static int load_timing_sets(struct timer *t)
 			rc = load_timing_ref(t, k, i);
 		}
 	}
-	t->cur_set = WORKER_TIMING_SETS;
-	return rc ? rc : use_set(t, 0);
+	t->cur_set = WORKER_TIMING_SETS - 1;
+	return rc;
 }
 
 static void warm_up(struct timer *t, struct tprog *p)
@@ -475,7 +489,8 @@ static void warm_up(struct timer *t, struct tprog *p)
 		if (i == 0)
 			p->first_launch_ms = clrt_now_ms() - h0 - ms;
 	}
-	world_restore_inputs(&t->w, t->msg, sizeof(t->msg));
+	if (!p->failed)
+		verify_memory(t, p, 0, 1);
 	if (p->failed)
 		return;
 	p->reps = ms > 0 ? (int)ceil(t->b.measure.sample_min_ms / ms) : 1;
@@ -530,12 +545,10 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 			continue;
 		add_sample(p, ms, host, round);
 		verify_outputs(t, p, p->nsamples);
-		if (!p->failed && p->nsamples == 1)
-			verify_memory(t, p, "first");
-		if (!p->failed && is_done(t, p)) {
-			verify_memory(t, p, "last");
+		if (!p->failed)
+			verify_memory(t, p, p->nsamples, p->nsamples == 1 || is_done(t, p));
+		if (!p->failed && is_done(t, p))
 			p->active = 0;
-		}
 	}
 	active = 0;
 	for (size_t i = 0; i < t->nprogs; i++)

@@ -217,6 +217,18 @@ static cl_int paint_guards(struct world *w, struct wbuf *wb)
 	return err;
 }
 
+int world_paint_guards(struct world *w, char *msg, size_t n)
+{
+	for (size_t i = 0; i < w->b->nbuffers; i++) {
+		cl_int err = paint_guards(w, &w->bufs[i]);
+
+		if (err != CL_SUCCESS)
+			return kerr_set(msg, n, KERR_OPENCL, "painting guards of '%s': %s",
+					w->bufs[i].spec->name, clrt_errstr(err));
+	}
+	return clFinish(w->rt->queue) == CL_SUCCESS ? 0 : KERR_OPENCL;
+}
+
 int world_poison(struct world *w, enum poison p, char *msg, size_t n)
 {
 	w->poisoned = p;

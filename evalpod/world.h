@@ -73,6 +73,9 @@ int world_fill(struct world *w, uint64_t seed, enum poison p, char *msg, size_t 
  */
 void world_generate(struct world *w, uint64_t seed);
 
+/* Repaints every guard (after damage was found); blocks.  Returns 0 or KERR_OPENCL. */
+int world_paint_guards(struct world *w, char *msg, size_t n);
+
 /* Re-poisons the outputs only (no inputs touched); does not block. */
 int world_poison(struct world *w, enum poison p, char *msg, size_t n);
 

@@ -31,6 +31,8 @@ EXPECT = {
     "stack": ("crash", {"signal"}),
     "lazy": ("invalid", {"wrong_when_timed"}),
     "flaky": ("incorrect", {"nondeterministic"}),
+    "oob_timed": ("runtime_error", {"out_of_bounds_write"}),
+    "modinput_timed": ("invalid", {"input_modified_when_timed"}),
     # A race shows up when the threads' timing allows: in the checks or, as
     # often on PoCL, in the verified timed runs.  Never "ok".
     "race": ({"incorrect", "invalid"}, {"wrong_values", "nondeterministic", "wrong_when_timed"}),
@@ -57,7 +59,7 @@ def read(data, name):
 def make_batch(data):
     variants = []
     for vid in EXPECT:
-        opts = "-cl-std=CL2.0" if vid in ("lazy", "flaky") else ""
+        opts = "-cl-std=CL2.0" if vid in ("lazy", "flaky", "oob_timed", "modinput_timed") else ""
         variants.append({"id": vid, "source": read(data, vid + ".cl"), "build_options": opts})
     launch = [{"kernel": "affine", "args": ["x", "y", "n"], "global": ["round_up(n, 64)"],
                "local": [64]}]
