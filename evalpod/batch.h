@@ -117,7 +117,7 @@ struct measure_spec {
 	double max_time_ms;   /* default 10000 */
 	double sample_min_ms; /* a sample repeats the plan until this long (default 1) */
 	int flush;            /* flush caches between samples (default 1) */
-	int64_t flush_bytes;  /* 0: 4 x the device's global cache size */
+	int64_t flush_bytes;  /* 0: 2 x the device's global cache size */
 	uint64_t order_seed;  /* seeds the interleaving order (default 1) */
 };
 

@@ -232,7 +232,8 @@ static int check_seed(struct ck *c, struct world *w, struct plan *p, uint64_t se
 		goto out;
 	}
 	if ((rc = run_once(&c->rt, p, &span, &host, c->msg, sizeof(c->msg)))) {
-		verdict = ck_fault(c, "runtime_error", "launch_failed");
+		verdict = rc == KERR_NOMEM ? ck_infra(c, "out_of_memory")
+					   : ck_fault(c, "runtime_error", "launch_failed");
 		goto out;
 	}
 	if (world_check_guards(w, c->msg, sizeof(c->msg))) {
@@ -473,6 +474,7 @@ int worker_check(const char *work, const char *id)
 		json_object_set_new(corr, "passed", json_boolean(verdict == CK_PASS));
 		json_object_set_new(json_object_get(c.doc, "compile"), "first_launch_ms",
 				    json_real(first_launch));
+		ck_save(&c); /* a failure was saved before these two were known */
 	}
 	if (verdict == CK_PASS) {
 		worker_progress(work, id, "ir");

@@ -29,7 +29,12 @@ static const char *cache_dir(char *buf, size_t n)
 	return buf;
 }
 
-static json_t *device_entry(cl_platform_id plat, cl_device_id dev, int measure, const char *cache)
+/*
+ * index: how many devices of the same name come before this one on its
+ * platform, so that two identical GPUs are told apart.
+ */
+static json_t *device_entry(cl_platform_id plat, cl_device_id dev, int index, int measure,
+			    const char *cache)
 {
 	struct devinfo info;
 	struct peaks pk;
@@ -40,14 +45,15 @@ static json_t *device_entry(cl_platform_id plat, cl_device_id dev, int measure, 
 	o = clrt_devinfo_json(&info);
 	memset(&pk, 0, sizeof(pk));
 	if (measure) {
-		struct device_spec spec = { NULL, info.name, 0, 0 };
+		struct device_spec spec = { info.platform, info.name, 0, index };
 		struct clrt rt;
 
-		spec.platform = info.platform;
+		/* --measure measures now, whatever the cache holds, and refreshes it. */
 		if (!clrt_open(&rt, &spec, msg, sizeof(msg)) &&
-		    !peaks_get(&rt, cache, &pk, msg, sizeof(msg)))
+		    !peaks_measure(&rt, &pk, msg, sizeof(msg))) {
+			peaks_save(&info, cache, &pk);
 			json_object_set_new(o, "peaks", peaks_json(&pk));
-		else
+		} else
 			json_object_set_new(o, "peaks_error", json_string(msg));
 		clrt_close(&rt);
 	} else if (!peaks_read_cache(&info, cache, &pk)) {
@@ -56,6 +62,20 @@ static json_t *device_entry(cl_platform_id plat, cl_device_id dev, int measure, 
 		json_object_set_new(o, "peaks", json_null());
 	}
 	return o;
+}
+
+static int same_name_before(const cl_device_id *devs, cl_uint d)
+{
+	char name[256] = "", other[256] = "";
+	int count = 0;
+
+	clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof(name) - 1, name, NULL);
+	for (cl_uint i = 0; i < d; i++) {
+		memset(other, 0, sizeof(other));
+		clGetDeviceInfo(devs[i], CL_DEVICE_NAME, sizeof(other) - 1, other, NULL);
+		count += !strcmp(name, other);
+	}
+	return count;
 }
 
 static void print_text(json_t *plats)
@@ -144,8 +164,9 @@ int cmd_devices(int argc, char **argv)
 		if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &ndev) != CL_SUCCESS)
 			ndev = 0;
 		for (cl_uint d = 0; d < ndev && d < 16; d++)
-			json_array_append_new(devices,
-					      device_entry(plats[p], devs[d], measure, cache));
+			json_array_append_new(devices, device_entry(plats[p], devs[d],
+								    same_name_before(devs, d),
+								    measure, cache));
 		json_array_append_new(out, json_pack("{s:s, s:s, s:o}", "name", name, "version",
 						     ver, "devices", devices));
 	}

@@ -10,6 +10,7 @@
  */
 #include "run.h"
 #include "err.h"
+#include "expr.h"
 #include "fileio.h"
 #include "http.h"
 #include "jsonx.h"
@@ -162,7 +163,11 @@ static json_t *judge_job(struct run *r, struct job *j, const char *id, json_t *d
 	if (!doc)
 		doc = json_pack("{s:s}", "id", id);
 	stage = read_progress(r, id);
-	if (j->timed_out) {
+	if (pool_interrupted()) {
+		message = xasprintf("evalpod was interrupted by signal %d during %s",
+				    pool_interrupted(), stage);
+		set_fault(doc, "infra_error", "infrastructure", "interrupted", message);
+	} else if (j->timed_out) {
 		message = xasprintf("did not finish within %.0f s; killed during %s", j->timeout_s,
 				    stage);
 		set_fault(doc, "timeout", "candidate", stage, message);
@@ -208,7 +213,13 @@ static int run_reference(struct run *r)
 	st = json_string_value(json_object_get(doc, "status"));
 	why = json_string_value(json_object_get(json_object_get(doc, "fault"), "message"));
 	if (!st || strcmp(st, "ok")) {
-		rc = st && !strcmp(st, "infra_error") ? RUN_EXIT_INFRA : RUN_EXIT_BATCH;
+		const char *origin =
+			json_string_value(json_object_get(json_object_get(doc, "fault"), "origin"));
+
+		rc = (st && !strcmp(st, "infra_error")) ||
+				     (origin && !strcmp(origin, "infrastructure"))
+			     ? RUN_EXIT_INFRA
+			     : RUN_EXIT_BATCH;
 		snprintf(r->msg, sizeof(r->msg), "%s%s",
 			 rc == RUN_EXIT_BATCH && strncmp(why ? why : "", "reference", 9) &&
 					 strncmp(why ? why : "", "the reference", 13)
@@ -286,59 +297,77 @@ static struct outcome *find_prog(struct run *r, const char *id)
 	return NULL;
 }
 
-/* Blames the program the timing worker was busy with; 0 if one was found. */
+/*
+ * Decides what a failed timing worker means.  A hang (no progress for the
+ * stall limit) or a crash by signal is the fault of the program it was
+ * timing, which is dropped (returns 0: time again).  Running out of the
+ * phase's whole time budget, an outside SIGKILL (out of memory) or a
+ * failure the worker reported itself is the infrastructure's (returns -1,
+ * r->msg says why).
+ */
 static int blame_timed(struct run *r, struct job *j)
 {
-	char *who = read_progress(r, "time"), *message;
+	char *who = read_progress(r, "time"), *message = NULL;
 	struct outcome *o = find_prog(r, who);
+	int candidate = j->stalled || (j->signal && j->signal != SIGKILL);
 	int rc = -1;
 
-	if (o) {
+	if (o && candidate) {
 		message = xasprintf("%s while being timed%s%s",
-				    j->timed_out ? "the timing phase ran out of time"
-				    : j->signal  ? strsignal(j->signal)
-						 : "the timing worker failed",
+				    j->stalled ? "made no progress for the run time limit"
+					       : strsignal(j->signal),
 				    *j->tail ? "; last output: " : "", tail_of(j));
-		set_fault(o->check, j->timed_out ? "timeout" : "crash", "candidate",
-			  j->timed_out ? "timing" : "signal", message);
+		set_fault(o->check, j->stalled ? "timeout" : "crash", "candidate",
+			  j->stalled ? "timing" : "signal", message);
 		log_warn("'%s' brought down the timing worker; timing again without it", who);
-		free(message);
 		rc = 0;
 	} else {
-		snprintf(r->msg, sizeof(r->msg), "the timing worker failed during '%s'%s%s%s", who,
-			 j->timed_out ? " (out of time)" : "", *j->tail ? ": " : "", tail_of(j));
+		snprintf(r->msg, sizeof(r->msg), "the timing worker failed during '%s': %s%s%s",
+			 who,
+			 j->timed_out           ? "the timing phase exceeded limits.time_timeout_s"
+			 : j->signal == SIGKILL ? "killed from outside (out of memory?)"
+			 : j->signal            ? strsignal(j->signal)
+						: "it gave up",
+			 *j->tail ? "; its last output: " : "", tail_of(j));
 	}
+	free(message);
 	free(who);
 	return rc;
 }
 
 static int run_timing(struct run *r)
 {
+	char *progress = xasprintf("%s/progress/time", r->work);
+	int rc = RUN_EXIT_INFRA;
+
 	for (int attempt = 0; attempt < TIMING_ATTEMPTS; attempt++) {
-		char *progress = xasprintf("%s/progress/time", r->work);
 		struct job j;
-		int count = write_ids(r), rc;
+		int count = write_ids(r), prc;
 
 		unlink(progress);
-		free(progress);
-		if (count < 0)
-			return RUN_EXIT_INFRA;
-		if (count == 0)
-			return 0;
-		job_setup(r, &j, "time", NULL, r->b.limits.time_timeout_s);
-		log_info("timing %d programs with the reference, interleaved", count);
-		rc = pool_run(&j, 1, 1, r->echo, r->msg, sizeof(r->msg));
-		if (!rc && j.exited && j.exit_code == 0 && (r->tdoc = load_json(r, "time.json"))) {
-			job_release(&j);
-			return 0;
+		if (count <= 0) {
+			rc = count < 0 ? RUN_EXIT_INFRA : 0;
+			goto out;
 		}
-		rc = rc ? -1 : blame_timed(r, &j);
+		job_setup(r, &j, "time", NULL, r->b.limits.time_timeout_s);
+		j.progress = progress;
+		j.stall_s = r->b.limits.compile_timeout_s + r->b.limits.run_timeout_s;
+		log_info("timing %d programs with the reference, interleaved", count);
+		prc = pool_run(&j, 1, 1, r->echo, r->msg, sizeof(r->msg));
+		if (!prc && j.exited && j.exit_code == 0 && (r->tdoc = load_json(r, "time.json"))) {
+			job_release(&j);
+			rc = 0;
+			goto out;
+		}
+		prc = prc ? -1 : blame_timed(r, &j);
 		job_release(&j);
-		if (rc)
-			return RUN_EXIT_INFRA;
+		if (prc)
+			goto out;
 	}
 	snprintf(r->msg, sizeof(r->msg), "timing failed %d times", TIMING_ATTEMPTS);
-	return RUN_EXIT_INFRA;
+out:
+	free(progress);
+	return rc;
 }
 
 /* PUTs data to url; logs and returns nonzero on failure. */
@@ -525,6 +554,11 @@ static int emit_all(struct run *r, double wall_ms)
 						"fault", json_object_get(res, "fault")));
 		json_decref(res);
 	}
+	{
+		json_t *ref = json_object_get(sum, "reference");
+
+		failed |= emit_artifacts(r, "reference", ref);
+	}
 	json_object_set_new(sum, "wall_ms", json_real(wall_ms));
 	failed |= emit_doc(r, "summary", r->b.outputs.summary, sum);
 	json_decref(sum);
@@ -612,6 +646,29 @@ static void default_cache_dir(struct run *r, char *buf, size_t n)
 	r->cache_dir = buf;
 }
 
+/*
+ * flops and bytes are properties of the problem: they must evaluate over
+ * every shape's values alone (a variant's #defines cannot change the work).
+ */
+static int check_work_exprs(struct run *r)
+{
+	const char *exprs[2] = { r->b.flops, r->b.bytes }, *keys[2] = { "flops", "bytes" };
+
+	for (size_t s = 0; s < r->b.nshapes; s++) {
+		for (int e = 0; e < 2; e++) {
+			char why[512];
+			int64_t v;
+
+			if (exprs[e] && expr_eval(exprs[e], expr_vars_lookup, &r->b.shapes[s].vars,
+						  &v, why, sizeof(why)))
+				return kerr_set(r->msg, sizeof(r->msg), KERR_INVALID,
+						"$.problem.%s: '%s' at shape '%s': %s", keys[e],
+						exprs[e], r->b.shapes[s].name, why);
+		}
+	}
+	return 0;
+}
+
 static int run_batch(struct run *r)
 {
 	char *text = NULL;
@@ -631,6 +688,10 @@ static int run_batch(struct run *r)
 		http_redact_url(r->batch_arg, where, sizeof(where));
 		strlcpy(why, r->msg, sizeof(why));
 		snprintf(r->msg, sizeof(r->msg), "%s: %s", where, why);
+		free(text);
+		return RUN_EXIT_BATCH;
+	}
+	if (check_work_exprs(r)) {
 		free(text);
 		return RUN_EXIT_BATCH;
 	}
@@ -700,12 +761,13 @@ int cmd_run(int argc, char **argv)
 		setup_progs(&r);
 		rc = run_reference(&r);
 	}
-	if (!rc)
-		rc = run_checks(&r);
 	if (!rc) {
+		/* From here on every program gets a result, whatever fails. */
 		int erc;
 
-		rc = run_timing(&r);
+		rc = run_checks(&r);
+		if (!rc)
+			rc = run_timing(&r);
 		if (rc) {
 			log_error("%s", r.msg);
 			mark_untimed(&r);
@@ -713,10 +775,12 @@ int cmd_run(int argc, char **argv)
 		erc = emit_all(&r, clrt_now_ms() - t0);
 		if (erc)
 			log_error("%s", r.msg);
-		return run_release(&r), rc ? rc : erc;
-	}
-	if (rc)
+		rc = rc ? rc : erc;
+	} else {
 		log_error("%s", r.msg);
+	}
+	if (pool_interrupted())
+		rc = 128 + pool_interrupted();
 	run_release(&r);
 	return rc;
 }

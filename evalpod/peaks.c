@@ -199,28 +199,37 @@ int peaks_read_cache(const struct devinfo *info, const char *cache_dir, struct p
 	return rc;
 }
 
+void peaks_save(const struct devinfo *info, const char *cache_dir, const struct peaks *pk)
+{
+	char *path, *text, msg[512];
+	json_t *doc;
+
+	if (!cache_dir || !(pk->gflops > 0) || !(pk->gbs > 0))
+		return;
+	path = cache_path(info, cache_dir);
+	doc = peaks_json(pk);
+	json_object_set_new(doc, "version", json_integer(PEAKS_VERSION));
+	json_object_set_new(doc, "device", clrt_devinfo_json(info));
+	json_object_del(doc, "cached");
+	text = jx_dump(doc);
+	if (dir_make(cache_dir, msg, sizeof(msg)) ||
+	    file_write_atomic(path, text, strlen(text), msg, sizeof(msg)))
+		log_warn("device peaks not cached: %s", msg);
+	free(text);
+	json_decref(doc);
+	free(path);
+}
+
 int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, char *msg, size_t n)
 {
-	char *path, *text;
-	json_t *doc;
 	int rc;
 
 	if (!peaks_read_cache(&rt->info, cache_dir, pk))
 		return 0;
 	rc = peaks_measure(rt, pk, msg, n);
-	if (rc || !cache_dir)
-		return rc;
-	path = cache_path(&rt->info, cache_dir);
-	doc = peaks_json(pk);
-	json_object_set_new(doc, "version", json_integer(PEAKS_VERSION));
-	json_object_set_new(doc, "device", clrt_devinfo_json(&rt->info));
-	text = jx_dump(doc);
-	if (dir_make(cache_dir, msg, n) || file_write_atomic(path, text, strlen(text), msg, n))
-		log_warn("device peaks not cached: %s", msg);
-	free(text);
-	json_decref(doc);
-	free(path);
-	return 0;
+	if (!rc)
+		peaks_save(&rt->info, cache_dir, pk);
+	return rc;
 }
 
 json_t *peaks_json(const struct peaks *pk)

@@ -34,6 +34,9 @@ int peaks_measure(struct clrt *rt, struct peaks *pk, char *msg, size_t n);
  */
 int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, char *msg, size_t n);
 
+/* Stores figures in the cache (only positive ones; a failure is logged). */
+void peaks_save(const struct devinfo *info, const char *cache_dir, const struct peaks *pk);
+
 /* Reads cached figures only; returns 0 when present. */
 int peaks_read_cache(const struct devinfo *info, const char *cache_dir, struct peaks *pk);
 

@@ -95,6 +95,14 @@ static void quality(json_t *perf, json_t *time, double ev, double host)
 	json_object_set_new(perf, "warnings", warn);
 }
 
+/* Whether a timing entry holds usable samples (a base to divide by). */
+static int timed_ok(json_t *time)
+{
+	const char *st = json_string_value(json_object_get(time, "status"));
+
+	return time && st && !strcmp(st, "ok") && median_of(time) > 0;
+}
+
 static json_t *performance_json(const struct batch *b, json_t *time, const struct outcome *ref,
 				const struct outcome *base)
 {
@@ -107,11 +115,11 @@ static json_t *performance_json(const struct batch *b, json_t *time, const struc
 	jx_set_real(perf, "median_ms", ev);
 	jx_set_real(perf, "host_over_event", ev > 0 ? host / ev : NAN);
 	quality(perf, time, ev, host);
-	if (ref && ref->time) {
+	if (ref && timed_ok(ref->time)) {
 		jx_set_real(perf, "reference_median_ms", median_of(ref->time));
 		json_object_set_new(perf, "speedup_vs_reference", speedup_json(time, ref->time));
 	}
-	if (base && base->time) {
+	if (base && timed_ok(base->time)) {
 		jx_set_real(perf, "baseline_median_ms", median_of(base->time));
 		json_object_set_new(perf, "speedup_vs_baseline", speedup_json(time, base->time));
 	}
@@ -133,6 +141,8 @@ json_t *result_build(const struct batch *b, const struct outcome *o, const struc
 			    o->src->parent ? json_string(o->src->parent) : json_null());
 	json_object_set_new(r, "role", json_string(o->is_baseline ? "baseline" : "variant"));
 	json_object_set_new(r, "build_options", json_string(o->src->options));
+	json_object_set_new(r, "rationale",
+			    o->src->rationale ? json_string(o->src->rationale) : json_null());
 	if (tdoc && (v = json_object_get(tdoc, "device")))
 		json_object_set(r, "device", v);
 	for (size_t i = 0; copy[i]; i++)
@@ -226,6 +236,10 @@ static const char *classify(json_t *rf, json_t *ev, double ms, double launch_us,
 		evidence(ev, "%.0f work-items for %.0f compute units", items, (double)cu);
 		return "occupancy";
 	}
+	if (!isfinite(ff) && !isfinite(fb)) {
+		evidence(ev, "no flops or bytes figure for this problem (or no measured peaks)");
+		return "unknown";
+	}
 	if (isfinite(ai) && isfinite(ridge))
 		evidence(ev, "arithmetic intensity %.2f flop/byte; ridge point %.2f", ai, ridge);
 	if (!(ff >= 0.1) && !(fb >= 0.1)) {
@@ -249,11 +263,19 @@ void result_roofline(const struct batch *b, json_t *r, json_t *tdoc)
 	json_t *pk = json_object_get(tdoc, "peaks");
 	double ms = jnum(perf, "median_ms"), flops = NAN, bytes = NAN, items, groups;
 	double pf = jnum(pk, "gflops"), pb = jnum(pk, "gbs"), margin = b->limits.peak_margin;
-	double gf = NAN, gb = NAN, ai = NAN, ridge = pf / pb;
+	double gf = NAN, gb = NAN, ai = NAN, ridge;
 	unsigned cu = (unsigned)json_integer_value(
 		json_object_get(json_object_get(tdoc, "device"), "compute_units"));
-	int cold = json_integer_value(json_object_get(perf, "reps_per_sample")) == 1;
+	/* Bytes are held to the memory peak only for a single run after a flush. */
+	int cold = json_integer_value(json_object_get(perf, "reps_per_sample")) == 1 &&
+		   b->measure.flush;
 
+	/* A peak that was not measured (or measured as 0) gates nothing. */
+	if (!(pf > 0))
+		pf = NAN;
+	if (!(pb > 0))
+		pb = NAN;
+	ridge = pf / pb;
 	if (!eval_shape(b, b->flops, &flops) && ms > 0)
 		gf = flops / (ms * 1e6);
 	if (!eval_shape(b, b->bytes, &bytes) && ms > 0)

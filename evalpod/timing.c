@@ -8,17 +8,21 @@
  * of the machine lands on all of them alike and every speedup is a ratio
  * of samples taken side by side.
  *
- * A sample: poison the outputs, flush the caches with a write over a
- * buffer several times the last-level cache, then enqueue the whole launch
- * plan R times back to back (R calibrated during warm-up so a sample lasts
- * at least sample_min_ms) and block on the last event.  Its time is
- * (END of the last kernel - START of the first) / R from profiling events;
- * the host clock around the same span is the cross-check.
+ * A sample is R runs of the whole launch plan (R calibrated during warm-up
+ * so that a sample lasts at least sample_min_ms).  Before each run one of
+ * WORKER_TIMING_SETS input sets is uploaded afresh (the sets rotate from
+ * run to run) and the outputs are poisoned; before the first run a kernel
+ * writes over a buffer twice the last-level cache to flush it.  The
+ * sample's time is the mean over its runs of (END of the last kernel -
+ * START of the first) from profiling events, so uploads and poisoning are
+ * never timed; the host clock around the sample is the cross-check.
  *
- * The first and the last timed sample of each program are verified against
- * the reference outputs for the timing seed, together with the guards and
- * the read-only inputs, so a kernel cannot behave during the checks and
- * idle (or cheat) while timed.
+ * Every sample is verified: the outputs of one of its runs, picked at
+ * random, are compared with the reference outputs for that run's input
+ * set, and the guards are checked; the read-only inputs are checked after
+ * the first and the last sample.  A kernel therefore cannot behave during
+ * the checks and idle, replay an earlier answer or scribble while timed,
+ * and damage is repaired so that it is blamed on the kernel that did it.
  */
 #include "worker.h"
 #include "err.h"
@@ -36,7 +40,7 @@
 #include <string.h>
 
 #define MAX_REPS          1000
-#define TRACE_MAX_SAMPLES 64
+#define TRACE_MAX_SAMPLES 64 /* a program's trace keeps its first 64 samples */
 
 struct tprog {
 	char *id;
@@ -249,7 +253,7 @@ static void trace_add(struct timer *t, struct tprog *p, cl_event ev, const char 
 {
 	double ts, end;
 
-	if (json_array_size(p->trace) >= TRACE_MAX_SAMPLES * (p->plan.nsteps + 2))
+	if (sample >= TRACE_MAX_SAMPLES)
 		return;
 	ts = ev_us(t, ev, CL_PROFILING_COMMAND_START);
 	end = ev_us(t, ev, CL_PROFILING_COMMAND_END);

@@ -11,7 +11,7 @@
  *   check ID   stages 1, 2 and 5 for one program: compile, correctness, IR;
  *              WORK/check/ID.json, the program binary in WORK/bin/ID.bin
  *   time       stages 3 and 4 for every program that passed, interleaved in
- *              one process: WORK/time.json and WORK/trace/ID.json
+ *              one process: WORK/time.json and WORK/art/ID/trace.json
  *
  * Work directory layout (all written by workers through temp+rename):
  *   batch.json  the batch document        ids.txt  programs to time
