@@ -163,9 +163,13 @@ static json_t *judge_job(struct run *r, struct job *j, const char *id, json_t *d
 	if (!doc)
 		doc = json_pack("{s:s}", "id", id);
 	stage = read_progress(r, id);
-	if (pool_interrupted()) {
-		message = xasprintf("evalpod was interrupted by signal %d during %s",
-				    pool_interrupted(), stage);
+	if (pool_interrupted() || j->aborted) {
+		message =
+			pool_interrupted()
+				? xasprintf("evalpod was interrupted by signal %d during %s",
+					    pool_interrupted(), stage)
+				: xasprintf("stopped during %s: evalpod could not run its workers",
+					    stage);
 		set_fault(doc, "infra_error", "infrastructure", "interrupted", message);
 	} else if (j->timed_out) {
 		message = xasprintf("did not finish within %.0f s; killed during %s", j->timeout_s,
@@ -313,9 +317,15 @@ static int blame_timed(struct run *r, struct job *j)
 	int rc = -1;
 
 	if (o && candidate) {
-		message = xasprintf("%s while being timed%s%s",
-				    j->stalled ? "made no progress for the run time limit"
-					       : strsignal(j->signal),
+		char what[128];
+
+		if (j->stalled)
+			snprintf(what, sizeof(what),
+				 "made no progress for %.0f s (compile_timeout_s + run_timeout_s)",
+				 j->stall_s);
+		else
+			snprintf(what, sizeof(what), "%s", strsignal(j->signal));
+		message = xasprintf("%s while being timed%s%s", what,
 				    *j->tail ? "; last output: " : "", tail_of(j));
 		set_fault(o->check, j->stalled ? "timeout" : "crash", "candidate",
 			  j->stalled ? "timing" : "signal", message);
@@ -324,7 +334,9 @@ static int blame_timed(struct run *r, struct job *j)
 	} else {
 		snprintf(r->msg, sizeof(r->msg), "the timing worker failed during '%s': %s%s%s",
 			 who,
-			 j->timed_out           ? "the timing phase exceeded limits.time_timeout_s"
+			 j->stalled ? "it made no progress for compile_timeout_s + run_timeout_s"
+			 : j->timed_out         ? "the timing phase exceeded limits.time_timeout_s"
+			 : j->aborted           ? "evalpod stopped it"
 			 : j->signal == SIGKILL ? "killed from outside (out of memory?)"
 			 : j->signal            ? strsignal(j->signal)
 						: "it gave up",

@@ -127,6 +127,7 @@ static void job_reap(struct job *j, int why)
 		kill(j->pid, SIGKILL);
 		j->timed_out = why == REAP_DEADLINE;
 		j->stalled = why == REAP_STALLED;
+		j->aborted = why == REAP_ABORT;
 	}
 	while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
 		;

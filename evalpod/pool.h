@@ -35,6 +35,7 @@ struct job {
 	int signal;    /* terminating signal, 0 if none */
 	int timed_out; /* we killed it at its deadline */
 	int stalled;   /* we killed it: progress stood still for stall_s */
+	int aborted;   /* we killed it: the pool was interrupted or failed */
 	double wall_ms;
 	char tail[POOL_TAIL]; /* end of its stderr, NUL-terminated */
 	/* private */

@@ -53,6 +53,7 @@ struct tprog {
 	double *samples, *host;
 	size_t *round_of;
 	size_t nsamples;
+	size_t runs; /* timed or warm-up runs so far: picks the next input set */
 	double total_ms;
 	double first_launch_ms, rebuild_ms;
 	json_t *doc;   /* this program's entry in time.json */
@@ -317,7 +318,7 @@ static void release_events(cl_event *ev, size_t n)
 
 /*
  * One sample of p: R runs of the plan, each preceded by re-poisoned
- * outputs (and restored inout buffers), the first by a cache flush.  The
+ * outputs and a fresh upload of its input set, the first by a cache flush.  The
  * sample's time is the mean over runs of (END of the last kernel - START of
  * the first), so the poisoning between runs is never timed.  The outputs of
  * one run chosen at random are captured for verify_outputs(): whatever a
@@ -332,11 +333,9 @@ static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, d
 	cl_int err = CL_SUCCESS, status = CL_COMPLETE;
 	double t0 = 0, sum = 0;
 
-	/* Runs go round the input sets; each program starts where it left off. */
-	unsigned k0 = (unsigned)(p->nsamples % WORKER_TIMING_SETS);
-
+	/* A program's runs go round the input sets: no two in a row share one. */
 	for (int r = 0; r < reps && err == CL_SUCCESS; r++) {
-		unsigned k = (k0 + (unsigned)r) % WORKER_TIMING_SETS;
+		unsigned k = (unsigned)((p->runs + (size_t)r) % WORKER_TIMING_SETS);
 
 		err = prepare_run(t, k);
 		if (err == CL_SUCCESS && r == 0)
@@ -376,6 +375,7 @@ static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, d
 			trace_add(t, p, ev[(size_t)(reps - 1) * ns + i], p->plan.steps[i].name, 1,
 				  p->nsamples);
 	}
+	p->runs += (size_t)reps;
 	if (fl)
 		clReleaseEvent(fl);
 	clFinish(t->rt.queue);
@@ -450,8 +450,8 @@ static int load_timing_ref(struct timer *t, unsigned k, size_t i)
 
 /*
  * Prepares the timing input sets (host copies of every initialised buffer)
- * with their reference outputs and the capture buffers, and puts set 0 on
- * the device.
+ * with their reference outputs and the capture buffers; every run uploads
+ * its set itself (prepare_run).
  */
 static int load_timing_sets(struct timer *t)
 {
@@ -545,12 +545,17 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 		double ms = 0, host = 0;
 
 		worker_progress(t->work, "time", p->id);
-		if (take_sample(t, p, p->reps, &ms, &host, 1))
+		if (take_sample(t, p, p->reps, &ms, &host, 1)) {
+			/* whatever else it damaged must not be blamed on the next program */
+			world_paint_guards(&t->w, t->msg, sizeof(t->msg));
 			continue;
+		}
 		add_sample(p, ms, host, round);
 		verify_outputs(t, p, p->nsamples);
 		if (!p->failed)
 			verify_memory(t, p, p->nsamples, p->nsamples == 1 || is_done(t, p));
+		else
+			world_paint_guards(&t->w, t->msg, sizeof(t->msg));
 		if (!p->failed && is_done(t, p))
 			p->active = 0;
 	}

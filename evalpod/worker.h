@@ -7,13 +7,14 @@
  * exhausts a PoCL thread stack takes down only its worker:
  *
  *   reference  compile the reference, compute reference outputs for every
- *              shape and seed (and the timing seed) into WORK/ref/
+ *              shape and seed (and the three timing seeds) into WORK/ref/
  *   check ID   stages 1, 2 and 5 for one program: compile, correctness, IR;
  *              WORK/check/ID.json, the program binary in WORK/bin/ID.bin
  *   time       stages 3 and 4 for every program that passed, interleaved in
  *              one process: WORK/time.json and WORK/art/ID/trace.json
  *
- * Work directory layout (all written by workers through temp+rename):
+ * Work directory layout (written through temp+rename, except progress/
+ * files, rewritten in place: the stall watchdog reads their mtime):
  *   batch.json  the batch document        ids.txt  programs to time
  *   ref/S-SEED-B.bin  reference outputs (shape index, seed, buffer index)
  *   progress/ID  last stage a worker entered (read after a crash/timeout)

@@ -16,10 +16,12 @@ import json
 import os
 import re
 import shutil
+import signal
 import ssl
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 
@@ -347,6 +349,33 @@ def expression_error_is_named_by_path(ctx):
 
 
 @test
+def flops_naming_an_unknown_value_is_refused(ctx):
+    # flops must evaluate over a shape's values alone; q is in none of them.
+    d = ctx.fresh_dir("flops")
+    out_dir = os.path.join(d, "out")
+    batch = make_batch()
+    batch["problem"]["flops"] = "2*n*q"
+    rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
+    expect_status(ctx, rc, 1, err)
+    ctx.expect("$.problem.flops" in err, "stderr names $.problem.flops (got %r)" % err[:300])
+    ctx.expect("'small'" in err, "stderr names the shape 'small' (got %r)" % err[:300])
+    ctx.expect(not os.path.exists(out_dir), "nothing written")
+
+
+@test
+def summary_is_a_reserved_variant_id(ctx):
+    # A variant called summary would overwrite summary.json in --out.
+    d = ctx.fresh_dir("summaryid")
+    out_dir = os.path.join(d, "out")
+    batch = make_batch()
+    batch["variants"][0]["id"] = "summary"
+    rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
+    expect_status(ctx, rc, 1, err)
+    ctx.expect("$.variants[0].id" in err, "stderr names $.variants[0].id (got %r)" % err[:300])
+    ctx.expect(not os.path.exists(out_dir), "nothing written")
+
+
+@test
 def missing_batch_file_is_named(ctx):
     d = ctx.fresh_dir("missing")
     path = os.path.join(d, "no-such-batch.json")
@@ -472,6 +501,137 @@ def failed_upload_keeps_local_results(ctx):
     ctx.expect(load_json(os.path.join(out_dir, "summary.json")) is not None,
                "--out still has summary.json")
     no_secret(ctx, out, err)
+
+
+# -- hangs and interrupts -----------------------------------------------------
+
+def worker_procs(under):
+    """(pid, argv) of the evalpod workers running on a work directory under `under`."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % name, "rb") as f:
+                argv = f.read().decode(errors="replace").split("\0")
+        except OSError:  # gone meanwhile
+            continue
+        if "__worker" in argv and any(a.startswith(under) for a in argv):
+            found.append((int(name), argv))
+    return found
+
+
+def wait_for(probe, seconds):
+    """Polls probe() until it returns something true; returns that, or None."""
+    deadline = time.monotonic() + seconds
+    while True:
+        got = probe()
+        if got or time.monotonic() >= deadline:
+            return got or None
+        time.sleep(0.05)
+
+
+def hanging_check(under):
+    """The work directory of a check worker whose kernel is running, or None."""
+    for pid, argv in worker_procs(under):
+        i = argv.index("__worker")
+        if argv[i + 1:i + 2] != ["check"] or len(argv) < i + 4:
+            continue
+        progress = os.path.join(argv[i + 2], "progress", argv[i + 3])
+        try:
+            with open(progress, encoding="utf-8") as f:
+                if f.read().strip() == "correctness":
+                    return argv[i + 2]
+        except OSError:
+            pass
+    return None
+
+
+@test
+def sigterm_ends_workers_and_keeps_results(ctx):
+    if not os.path.isdir("/proc/self"):
+        raise Skip("no /proc to find the workers in")
+    d = ctx.fresh_dir("sigterm")
+    out_dir, tmpdir = os.path.join(d, "out"), os.path.join(d, "tmp")
+    os.mkdir(tmpdir)
+    batch = make_batch()
+    batch["variants"] = [{"id": "hang", "source": read("hang.cl")}]
+    batch["limits"]["run_timeout_s"] = 60  # evalpod would wait; the signal must not
+    path = write_batch(ctx, d, batch)
+    under = os.path.join(tmpdir, "evalpod-")
+    with open(os.path.join(d, "stderr"), "w+", encoding="utf-8") as errf:
+        proc = subprocess.Popen([ctx.evalpod, "run", path, "--out", out_dir],
+                                env=dict(ctx.env, TMPDIR=tmpdir),
+                                stdout=subprocess.DEVNULL, stderr=errf)
+        try:
+            running = wait_for(lambda: hanging_check(under), 60)
+            if not ctx.expect(running, "the check worker of hang runs its kernel within 60 s"):
+                return
+            proc.send_signal(signal.SIGTERM)
+            try:
+                rc = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                rc = None
+            errf.seek(0)
+            err = errf.read()
+            if not ctx.expect(rc is not None, "evalpod exits within 5 s of SIGTERM"):
+                return
+            expect_status(ctx, rc, 128 + signal.SIGTERM, err)
+            left = wait_for(lambda: not worker_procs(under), 2)
+            ctx.expect(left, "no worker is left running (found %r)"
+                       % [" ".join(a) for _, a in worker_procs(under)])
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for pid, _ in worker_procs(under):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+    res = load_json(os.path.join(out_dir, "hang.json"))
+    if ctx.expect(res is not None, "hang.json written to --out"):
+        fault = res.get("fault") or {}
+        ctx.expect(res.get("status") == "infra_error" and fault.get("kind") == "interrupted",
+                   "hang is infra_error/interrupted (got %r/%r: %s)"
+                   % (res.get("status"), fault.get("kind"), str(fault.get("message"))[:200]))
+    kept = [n for n in os.listdir(tmpdir) if n.startswith("evalpod-")]
+    ctx.expect(not kept, "no work directory left in TMPDIR (found %r)" % kept)
+
+
+@test
+def kernel_that_hangs_only_when_timed(ctx):
+    # Correct through its checks, hung from its 41st launch: the timing
+    # worker stalls, and the batch is timed again without it.
+    d = ctx.fresh_dir("hangtimed")
+    out_dir = os.path.join(d, "out")
+    batch = make_batch()
+    batch["variants"] = [
+        {"id": "hang_timed", "source": read("hang_timed.cl"), "build_options": "-cl-std=CL2.0"},
+        {"id": "good", "source": read("good.cl")},
+    ]
+    batch["limits"] = {"compile_timeout_s": 10, "run_timeout_s": 5, "time_timeout_s": 300}
+    rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
+    expect_status(ctx, rc, 0, err)
+    res = load_json(os.path.join(out_dir, "hang_timed.json"))
+    if ctx.expect(res is not None, "hang_timed.json written"):
+        fault = res.get("fault") or {}
+        got = (res.get("status"), fault.get("kind"), fault.get("origin"))
+        ctx.expect(got == ("timeout", "timing", "candidate"),
+                   "hang_timed is timeout/timing/candidate (got %r: %s)"
+                   % (got, str(fault.get("message"))[:200]))
+    good = load_json(os.path.join(out_dir, "good.json"))
+    if ctx.expect(good is not None, "good.json written"):
+        perf = good.get("performance") or {}
+        speedup = perf.get("speedup_vs_reference") or {}
+        ratio = speedup.get("ratio_of_medians")
+        ctx.expect(good.get("status") == "ok", "good is ok (got %r: %s)"
+                   % (good.get("status"), str(good.get("fault"))[:300]))
+        ctx.expect(isinstance(perf.get("median_ms"), (int, float)) and perf["median_ms"] > 0,
+                   "good has a median time (got %r)" % perf.get("median_ms"))
+        ctx.expect(isinstance(ratio, (int, float)) and ratio > 0 and
+                   speedup.get("pairs", 0) >= 1,
+                   "good has a speedup over the reference (got %r)" % speedup)
 
 
 # -- devices -----------------------------------------------------------------
