@@ -1,0 +1,79 @@
+/*
+ * kctl cancel SESSION [--state FILE]: marks the session cancelled and asks
+ * the evalpod of its running round, if any, to stop (it writes what it
+ * has).  A kctl driving the session stops at its next step.
+ */
+#include "cmds.h"
+#include "err.h"
+#include "log.h"
+#include "session.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Whether pid is still an evalpod (pids are reused: never signal a stranger). */
+static int is_evalpod(long pid)
+{
+	char path[64], cmd[4096];
+	FILE *f;
+	size_t got;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	got = fread(cmd, 1, sizeof(cmd) - 1, f);
+	fclose(f);
+	cmd[got] = '\0';
+	return strstr(cmd, "evalpod") != NULL;
+}
+
+int cmd_cancel(int argc, char **argv)
+{
+	const char *state = NULL, *id;
+	struct store *st;
+	json_t *row, *round;
+	char msg[1024];
+	int rc;
+
+	if (argc == 4 && !strcmp(argv[2], "--state")) {
+		state = argv[3];
+	} else if (argc != 2) {
+		fputs("usage: kctl cancel SESSION [--state FILE]\n", stderr);
+		return KCTL_EXIT_USAGE;
+	}
+	id = argv[1];
+	if (!(st = cmd_open_store(state)))
+		return KCTL_EXIT_INFRA;
+	row = store_session_get(st, id);
+	if (!row) {
+		log_error("no session '%s'", id);
+		store_close(st);
+		return KCTL_EXIT_FAIL;
+	}
+	rc = store_begin(st, msg, sizeof(msg));
+	if (!rc)
+		rc = store_session_set_state(st, id, "cancelled", "cancelled by the user", msg,
+					     sizeof(msg));
+	if (rc)
+		store_rollback(st);
+	else
+		rc = store_commit(st, msg, sizeof(msg));
+	round = store_round_get(st, id, store_round_last(st, id));
+	if (!rc && round && json_integer_value(json_object_get(round, "state")) == ROUND_RUNNING) {
+		long pid = (long)json_integer_value(json_object_get(round, "pid"));
+
+		if (pid > 1 && is_evalpod(pid) && kill((pid_t)pid, SIGTERM) == 0)
+			fprintf(stderr, "asked evalpod (pid %ld) to stop\n", pid);
+	}
+	if (rc)
+		log_error("%s", msg);
+	else
+		printf("session %s cancelled\n", id);
+	json_decref(round);
+	json_decref(row);
+	store_close(st);
+	return rc ? KCTL_EXIT_FAIL : KCTL_EXIT_OK;
+}

@@ -1,0 +1,130 @@
+/*
+ * kctl show SESSION [VARIANT] [--state FILE]
+ *   without VARIANT: every variant of the session, one line each;
+ *   with VARIANT: its figures, its source and its diff from its parent.
+ */
+#include "cmds.h"
+#include "diff.h"
+#include "jsonx.h"
+#include "log.h"
+#include "sbuf.h"
+#include "session.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *str(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "-";
+}
+
+static double num(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void show_list(json_t *vars)
+{
+	size_t i;
+	json_t *v;
+
+	printf("%-12s %-12s %4s %-14s %9s %9s %9s  %s\n", "variant", "parent", "line", "status",
+	       "vs_ref", "vs_best", "GFLOP/s", "rationale");
+	json_array_foreach(vars, i, v) {
+		json_t *l = json_object_get(v, "lineage");
+
+		printf("%-12s %-12s %4lld %-14s %9.2f %9.3f %9.2f  %s\n", str(v, "id"),
+		       str(v, "parent"), json_is_integer(l) ? (long long)json_integer_value(l) : -1,
+		       str(v, "status"), num(v, "speedup_ref"), num(v, "speedup_base"),
+		       num(v, "gflops"), str(v, "rationale"));
+	}
+}
+
+static void show_variant(struct store *st, const char *session, json_t *v)
+{
+	json_t *res = store_result_get(st, session, str(v, "id"));
+	json_t *perf = json_object_get(res, "performance"), *fault = json_object_get(res, "fault");
+	json_t *parent = NULL;
+	struct sbuf d = SBUF_INIT;
+
+	printf("variant   %s (round %lld, parent %s, lineage %lld)\n", str(v, "id"),
+	       (long long)json_integer_value(json_object_get(v, "round")), str(v, "parent"),
+	       (long long)json_integer_value(json_object_get(v, "lineage")));
+	printf("rationale %s\noptions   %s\nstatus    %s\n", str(v, "rationale"), str(v, "options"),
+	       res ? str(res, "status") : "not evaluated yet");
+	if (json_is_object(fault))
+		printf("fault     %s/%s: %s\n", str(fault, "origin"), str(fault, "kind"),
+		       str(fault, "message"));
+	if (json_is_object(perf))
+		printf("median    %.4f ms (robust CV %.1f%%), %.2fx vs reference, %.3fx vs the "
+		       "incumbent of its round\n",
+		       num(perf, "median_ms"), num(perf, "robust_cv") * 100,
+		       num(json_object_get(perf, "speedup_vs_reference"), "ratio_of_medians"),
+		       num(json_object_get(perf, "speedup_vs_baseline"), "ratio_of_medians"));
+	if (json_is_object(json_object_get(res, "roofline")))
+		printf("roofline  %.2f GFLOP/s, %.2f GB/s, bottleneck %s\n",
+		       num(json_object_get(res, "roofline"), "gflops"),
+		       num(json_object_get(res, "roofline"), "gbs"),
+		       str(json_object_get(res, "roofline"), "bottleneck"));
+	if (strcmp(str(v, "parent"), "-"))
+		parent = store_variant_get(st, session, str(v, "parent"));
+	if (parent) {
+		if (strcmp(str(parent, "options"), str(v, "options")))
+			printf("\noptions: %s -> %s\n", str(parent, "options"), str(v, "options"));
+		diff_unified(str(parent, "id"), str(parent, "source"), str(v, "id"),
+			     str(v, "source"), &d);
+		printf("\n%s", d.len > strlen(str(parent, "id")) + strlen(str(v, "id")) + 10
+				     ? d.buf
+				     : "(source identical to the parent's)\n");
+	}
+	printf("\n%s", str(v, "source"));
+	sbuf_release(&d);
+	json_decref(parent);
+	json_decref(res);
+}
+
+int cmd_show(int argc, char **argv)
+{
+	const char *state = NULL;
+	struct store *st;
+	json_t *vars, *row;
+	int rc = KCTL_EXIT_OK;
+
+	if (argc >= 4 && !strcmp(argv[argc - 2], "--state")) {
+		state = argv[argc - 1];
+		argc -= 2;
+	}
+	if (argc < 2 || argc > 3) {
+		fputs("usage: kctl show SESSION [VARIANT] [--state FILE]\n", stderr);
+		return KCTL_EXIT_USAGE;
+	}
+	if (!(st = cmd_open_store(state)))
+		return KCTL_EXIT_INFRA;
+	vars = store_variants(st, argv[1], -1);
+	row = store_session_get(st, argv[1]);
+	if (!row) {
+		log_error("no session '%s'", argv[1]);
+		rc = KCTL_EXIT_FAIL;
+	} else if (argc == 2) {
+		show_list(vars);
+	} else {
+		json_t *v = store_variant_get(st, argv[1], argv[2]);
+
+		if (!v) {
+			log_error("no variant '%s' in session '%s'", argv[2], argv[1]);
+			rc = KCTL_EXIT_FAIL;
+		} else {
+			show_variant(st, argv[1], v);
+		}
+		json_decref(v);
+	}
+	json_decref(row);
+	json_decref(vars);
+	store_close(st);
+	return rc;
+}

@@ -1,0 +1,150 @@
+/*
+ * kctl start SPEC [--rounds N] [--step] [--state FILE] [-v]
+ * kctl resume SESSION [--rounds N] [--step] [--state FILE] [-v]
+ */
+#include "cmds.h"
+#include "err.h"
+#include "fileio.h"
+#include "log.h"
+#include "session.h"
+#include "xalloc.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct run_opts {
+	const char *state;
+	int rounds, step;
+};
+
+static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
+{
+	static const struct option opts[] = {
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "step", no_argument, NULL, 's' },
+		{ "state", required_argument, NULL, 'S' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+		char *end = NULL;
+
+		switch (c) {
+		case 'r':
+			o->rounds = (int)strtol(optarg, &end, 10);
+			if (!end || *end || o->rounds < 1 || o->rounds > 100000) {
+				log_error("--rounds wants a number from 1 to 100000, not '%s'",
+					  optarg);
+				return -1;
+			}
+			break;
+		case 's': o->step = 1; break;
+		case 'S': o->state = optarg; break;
+		case 'v': log_level_current = LOG_DEBUG; break;
+		default: fputs(usage, stderr); return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(usage, stderr);
+		return -1;
+	}
+	return 0;
+}
+
+struct store *cmd_open_store(const char *state_path)
+{
+	char *path = session_state_path(state_path), *dir = xstrdup(path), *slash;
+	struct store *st = NULL;
+	char msg[1024];
+
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	if ((slash && dir_make(dir, msg, sizeof(msg))) || store_open(path, &st, msg, sizeof(msg))) {
+		log_error("%s", msg);
+		st = NULL;
+	}
+	free(dir);
+	free(path);
+	return st;
+}
+
+static int drive(struct session *s, const struct run_opts *o)
+{
+	char msg[4096] = "";
+	int rc;
+
+	s->step = o->step;
+	s->rounds_cap = o->rounds;
+	s->interactive = isatty(STDERR_FILENO);
+	rc = session_run(s, msg, sizeof(msg));
+	if (rc && rc != 130)
+		log_error("session %s: %s", s->id, msg);
+	else if (rc == 130)
+		fprintf(stderr, "interrupted; go on with: kctl resume %s\n", s->id);
+	return rc;
+}
+
+int cmd_start(int argc, char **argv)
+{
+	static const char usage[] =
+		"usage: kctl start SPEC [--rounds N] [--step] [--state FILE] [-v]\n";
+	struct run_opts o;
+	struct session s;
+	struct store *st;
+	char msg[4096] = "";
+	int rc;
+
+	if (parse(argc, argv, &o, usage))
+		return KCTL_EXIT_USAGE;
+	if (!(st = cmd_open_store(o.state)))
+		return KCTL_EXIT_INFRA;
+	memset(&s, 0, sizeof(s));
+	rc = session_create(&s, st, argv[optind], msg, sizeof(msg));
+	if (rc) {
+		log_error("%s", msg);
+		rc = rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA : KCTL_EXIT_FAIL;
+	} else {
+		fprintf(stderr, "session %s: output in %s\n", s.id, s.dir);
+		printf("%s\n", s.id);
+		fflush(stdout);
+		rc = drive(&s, &o);
+	}
+	session_release(&s);
+	store_close(st);
+	return rc;
+}
+
+int cmd_resume(int argc, char **argv)
+{
+	static const char usage[] =
+		"usage: kctl resume SESSION [--rounds N] [--step] [--state FILE] [-v]\n";
+	struct run_opts o;
+	struct session s;
+	struct store *st;
+	char msg[4096] = "";
+	int rc;
+
+	if (parse(argc, argv, &o, usage))
+		return KCTL_EXIT_USAGE;
+	if (!(st = cmd_open_store(o.state)))
+		return KCTL_EXIT_INFRA;
+	memset(&s, 0, sizeof(s));
+	rc = session_reopen(&s, st, argv[optind], msg, sizeof(msg));
+	if (rc) {
+		log_error("%s", msg);
+		rc = rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA : KCTL_EXIT_FAIL;
+	} else {
+		rc = drive(&s, &o);
+	}
+	session_release(&s);
+	store_close(st);
+	return rc;
+}

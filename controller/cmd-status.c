@@ -1,0 +1,108 @@
+/*
+ * kctl status [SESSION] [-o json] [--state FILE]
+ */
+#include "cmds.h"
+#include "jsonx.h"
+#include "log.h"
+#include "session.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static double jnum(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void print_one(json_t *st)
+{
+	json_t *best = json_object_get(st, "best");
+
+	printf("%-40s %-10s rounds %-3lld evaluations %-5lld",
+	       json_string_value(json_object_get(st, "session")),
+	       json_string_value(json_object_get(st, "state")),
+	       (long long)json_integer_value(json_object_get(st, "rounds")),
+	       (long long)json_integer_value(json_object_get(st, "evaluations")));
+	if (json_is_object(best))
+		printf(" best %s %.2fx vs reference, %.1f GFLOP/s (%s)",
+		       json_string_value(json_object_get(best, "variant")),
+		       jnum(best, "speedup_vs_reference"), jnum(best, "gflops"),
+		       json_string_value(json_object_get(best, "bottleneck"))
+			       ? json_string_value(json_object_get(best, "bottleneck"))
+			       : "-");
+	putchar('\n');
+	if (json_string_value(json_object_get(st, "reason")))
+		printf("  %s\n", json_string_value(json_object_get(st, "reason")));
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "state", required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *state = NULL;
+	int c, as_json = 0, rc = KCTL_EXIT_OK;
+	struct store *st;
+	json_t *out;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		if (c == 'o' && !strcmp(optarg, "json")) {
+			as_json = 1;
+		} else if (c == 'S') {
+			state = optarg;
+		} else {
+			fputs("usage: kctl status [SESSION] [-o json] [--state FILE]\n", stderr);
+			return KCTL_EXIT_USAGE;
+		}
+	}
+	if (optind < argc - 1) {
+		fputs("usage: kctl status [SESSION] [-o json] [--state FILE]\n", stderr);
+		return KCTL_EXIT_USAGE;
+	}
+	if (!(st = cmd_open_store(state)))
+		return KCTL_EXIT_INFRA;
+	if (optind == argc - 1) {
+		out = session_status_json(st, argv[optind]);
+		if (!out) {
+			log_error("no session '%s'", argv[optind]);
+			store_close(st);
+			return KCTL_EXIT_FAIL;
+		}
+	} else {
+		json_t *list = store_session_list(st), *row;
+		size_t i;
+
+		out = json_array();
+		json_array_foreach(list, i, row)
+			json_array_append_new(
+				out, session_status_json(
+					     st, json_string_value(json_object_get(row, "id"))));
+		json_decref(list);
+	}
+	if (as_json) {
+		char *text = jx_dump(out);
+
+		fputs(text, stdout);
+		free(text);
+	} else if (json_is_array(out)) {
+		size_t i;
+		json_t *one;
+
+		if (!json_array_size(out))
+			printf("no sessions yet: kctl start SPEC\n");
+		json_array_foreach(out, i, one)
+			print_one(one);
+	} else {
+		print_one(out);
+	}
+	json_decref(out);
+	store_close(st);
+	return rc;
+}

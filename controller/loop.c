@@ -1,0 +1,465 @@
+/*
+ * loop.c - creating, re-opening and driving sessions.
+ */
+#include "session.h"
+#include "err.h"
+#include "fileio.h"
+#include "jsonx.h"
+#include "log.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+char *session_state_path(const char *explicit_path)
+{
+	const char *d = getenv("KCTL_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+
+	if (explicit_path)
+		return xstrdup(explicit_path);
+	if (d && *d)
+		return xasprintf("%s/kctl.db", d);
+	if (xdg && *xdg)
+		return xasprintf("%s/kctl/kctl.db", xdg);
+	return xasprintf("%s/.local/state/kctl/kctl.db", home && *home ? home : ".");
+}
+
+static int is_exec(const char *path)
+{
+	struct stat st;
+
+	return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/*
+ * The evalpod binary: the spec's evaluator.evalpod, else $KCTL_EVALPOD,
+ * else next to kctl (installed side by side, or the build tree's
+ * ../evalpod/evalpod), else the first on PATH.
+ */
+static char *find_evalpod(const struct spec *sp)
+{
+	char self[PATH_MAX], *cand;
+	const char *env = getenv("KCTL_EVALPOD"), *path = getenv("PATH");
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (sp->evalpod)
+		return xstrdup(sp->evalpod);
+	if (env && *env)
+		return xstrdup(env);
+	if (len > 0) {
+		char *slash;
+
+		self[len] = '\0';
+		slash = strrchr(self, '/');
+		if (slash)
+			*slash = '\0';
+		cand = xasprintf("%s/evalpod", self);
+		if (is_exec(cand))
+			return cand;
+		free(cand);
+		cand = xasprintf("%s/../evalpod/evalpod", self);
+		if (is_exec(cand))
+			return cand;
+		free(cand);
+	}
+	while (path && *path) {
+		size_t seg = strcspn(path, ":");
+
+		cand = xasprintf("%.*s/evalpod", (int)seg, path);
+		if (is_exec(cand))
+			return cand;
+		free(cand);
+		path += seg + (path[seg] == ':');
+	}
+	return xstrdup("evalpod");
+}
+
+/* Runs `evalpod devices -o json`; returns 0 when it lists a device. */
+static int check_evalpod(const char *evalpod, char *msg, size_t n)
+{
+	int fds[2], status = 0;
+	struct sbuf out = SBUF_INIT;
+	char buf[4096];
+	pid_t pid;
+	json_t *doc;
+	ssize_t got;
+	int rc = 0;
+
+	if (!is_exec(evalpod))
+		return kerr_set(msg, n, KERR_NOTFOUND,
+				"evalpod not found at '%s': build it, put it on PATH, or set "
+				"evaluator.evalpod in the spec or KCTL_EVALPOD", evalpod);
+	if (pipe2(fds, O_CLOEXEC))
+		return kerr_set(msg, n, KERR_IO, "pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		execl(evalpod, evalpod, "devices", "-o", "json", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((got = read(fds[0], buf, sizeof(buf))) > 0 && out.len < (1u << 20))
+		sbuf_add(&out, buf, (size_t)got);
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	doc = out.len ? json_loads(out.buf, 0, NULL) : NULL;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !json_is_array(doc))
+		rc = kerr_set(msg, n, KERR_NODEVICE,
+			      "'%s devices' found no OpenCL device (exit status %d): install an "
+			      "OpenCL driver (e.g. pocl-opencl-icd) and check with 'evalpod devices'",
+			      evalpod, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	else if (!json_array_size(json_object_get(json_array_get(doc, 0), "devices")))
+		rc = kerr_set(msg, n, KERR_NODEVICE, "evalpod sees an OpenCL platform but no device");
+	json_decref(doc);
+	sbuf_release(&out);
+	return rc;
+}
+
+static void spec_hash(const struct spec *sp, char out[65])
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
+
+	SHA256((const unsigned char *)sp->text, strlen(sp->text), md);
+	for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* Loads the spec and everything derived from it into s. */
+static int session_prepare(struct session *s, const char *spec_path, char *msg, size_t n)
+{
+	int rc = spec_load(&s->spec, spec_path, msg, n);
+
+	if (rc)
+		return rc;
+	if (s->spec.backend != BACKEND_LOCAL)
+		return kerr_set(msg, n, KERR_UNSUPPORTED,
+				"%s: evaluator.backend: only 'local' is available in this release",
+				spec_path);
+	if ((rc = blocks_find(s->spec.template_src, s->spec.marker_start, s->spec.marker_end,
+			      &s->blocks, msg, n)))
+		return rc;
+	if ((rc = proposer_open(&s->prop, &s->spec, msg, n)))
+		return rc;
+	s->evalpod = find_evalpod(&s->spec);
+	return check_evalpod(s->evalpod, msg, n);
+}
+
+int session_create(struct session *s, struct store *st, const char *spec_path, char *msg,
+		   size_t n)
+{
+	char stamp[32], hash[65], *id = NULL;
+	time_t now = time(NULL);
+	struct tm tm;
+	int rc;
+
+	s->st = st;
+	if ((rc = session_prepare(s, spec_path, msg, n)))
+		return rc;
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	for (int k = 1; !id || k < 100; k++) {
+		json_t *row;
+
+		free(id);
+		id = k == 1 ? xasprintf("%s-%s", s->spec.name, stamp)
+			    : xasprintf("%s-%s-%d", s->spec.name, stamp, k);
+		row = store_session_get(st, id);
+		json_decref(row);
+		if (!row)
+			break;
+	}
+	s->id = id;
+	s->dir = xasprintf("%s/%s", s->spec.output_dir, id);
+	s->rng = s->spec.seed ? s->spec.seed : 1;
+	spec_hash(&s->spec, hash);
+	if ((rc = dir_make(s->dir, msg, n)))
+		return rc;
+	if ((rc = store_begin(st, msg, n)))
+		return rc;
+	rc = store_session_create(st, id, s->spec.path, hash, s->dir, msg, n);
+	if (!rc)
+		rc = store_session_set_rng(st, id, s->rng, msg, n);
+	if (rc) {
+		store_rollback(st);
+		return rc;
+	}
+	return store_commit(st, msg, n);
+}
+
+int session_reopen(struct session *s, struct store *st, const char *id, char *msg, size_t n)
+{
+	json_t *row = store_session_get(st, id);
+	const char *path, *want, *state;
+	char hash[65];
+	int rc;
+
+	s->st = st;
+	if (!row)
+		return kerr_set(msg, n, KERR_NOTFOUND, "no session '%s' (see 'kctl status')", id);
+	path = json_string_value(json_object_get(row, "spec_path"));
+	want = json_string_value(json_object_get(row, "spec_hash"));
+	state = json_string_value(json_object_get(row, "state"));
+	s->id = xstrdup(id);
+	s->dir = xstrdup(json_string_value(json_object_get(row, "output_dir")));
+	s->rng = (uint64_t)json_integer_value(json_object_get(row, "rng"));
+	rc = session_prepare(s, path, msg, n);
+	if (!rc) {
+		spec_hash(&s->spec, hash);
+		if (strcmp(hash, want))
+			rc = kerr_set(msg, n, KERR_INVALID,
+				      "the spec '%s' changed since session '%s' began; start a new "
+				      "session for the new spec", path, id);
+	}
+	if (!rc && state && (!strcmp(state, "done") || !strcmp(state, "cancelled")))
+		rc = kerr_set(msg, n, KERR_INVALID, "session '%s' is %s", id, state);
+	json_decref(row);
+	return rc;
+}
+
+void session_release(struct session *s)
+{
+	if (s->prop.release)
+		proposer_close(&s->prop);
+	blocks_release(&s->blocks);
+	spec_release(&s->spec);
+	free(s->id);
+	free(s->dir);
+	free(s->evalpod);
+	memset(s, 0, sizeof(*s));
+}
+
+void crash_point(const char *point, int round)
+{
+	const char *want = getenv("KCTL_TEST_CRASH_AT");
+	char here[64];
+
+	if (!want || !*want)
+		return;
+	snprintf(here, sizeof(here), "%s:%d", point, round);
+	if (!strcmp(want, point) || !strcmp(want, here))
+		kill(getpid(), SIGKILL);
+}
+
+int session_cancelled(struct session *s)
+{
+	json_t *row = store_session_get(s->st, s->id);
+	const char *st = json_string_value(json_object_get(row, "state"));
+	int c = st && !strcmp(st, "cancelled");
+
+	json_decref(row);
+	return c;
+}
+
+static int set_state(struct session *s, const char *state, const char *reason, char *msg,
+		     size_t n)
+{
+	int rc = store_begin(s->st, msg, n);
+
+	if (!rc)
+		rc = store_session_set_state(s->st, s->id, state, reason, msg, n);
+	if (rc) {
+		store_rollback(s->st);
+		return rc;
+	}
+	return store_commit(s->st, msg, n);
+}
+
+/* One line per finished round: what happened and what comes next. */
+static void round_line(struct session *s, int round, double round_s, int rounds_done)
+{
+	json_t *st = session_status_json(s->st, s->id), *best = json_object_get(st, "best");
+	json_t *row = store_round_get(s->st, s->id, round), *vars = store_variants(s->st, s->id,
+										      round);
+	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
+	double eta = rounds_done > 0 ? round_s * (max_rounds - round) : NAN;
+	size_t i, ok = 0;
+	json_t *v;
+
+	json_array_foreach(vars, i, v) {
+		const char *vs = json_string_value(json_object_get(v, "status"));
+
+		ok += vs && !strcmp(vs, "ok");
+	}
+	fprintf(stderr, "[round %d/%d] %zu evaluated, %zu ok; total %lld evaluations; best %s %.2fx; "
+		"next: %s",
+		round, max_rounds, json_array_size(vars), ok,
+		(long long)json_integer_value(json_object_get(st, "evaluations")),
+		json_string_value(json_object_get(best, "variant"))
+			? json_string_value(json_object_get(best, "variant"))
+			: "-",
+		json_number_value(json_object_get(best, "speedup_vs_reference")),
+		json_string_value(json_object_get(row, "decision")));
+	if (isfinite(eta) && eta > 0 && strcmp(json_string_value(json_object_get(row, "decision")),
+					       "stop"))
+		fprintf(stderr, " (ETA %.0fs at most)", eta);
+	fputc('\n', stderr);
+	json_decref(vars);
+	json_decref(row);
+	json_decref(st);
+}
+
+static int ask_to_go_on(struct session *s, int round)
+{
+	char line[64];
+
+	if (!s->step)
+		return 1;
+	fprintf(stderr, "round %d is done (see %s/report.md). Go on with round %d? [Y/n] ", round,
+		s->dir, round + 1);
+	if (!fgets(line, sizeof(line), stdin))
+		return 0;
+	return line[0] != 'n' && line[0] != 'N';
+}
+
+/* Brings round r from whatever state it is in to DONE. */
+static int finish_round(struct session *s, int round, int state, int *stop, char *msg, size_t n)
+{
+	int rc = 0;
+
+	if (state < ROUND_COLLECTED)
+		rc = round_evaluate(s, round, msg, n);
+	if (!rc && state < ROUND_COLLECTED)
+		rc = round_collect(s, round, msg, n);
+	if (!rc)
+		rc = round_rank(s, round, stop, msg, n);
+	if (!rc)
+		rc = learnings_write(s, msg, n);
+	if (!rc)
+		rc = report_write(s, msg, n);
+	return rc;
+}
+
+/* What to do next: the round to work on and its state (-1: not created yet). */
+static int next_step(struct session *s, int *round, int *state, char **mode, int *stop)
+{
+	int last = store_round_last(s->st, s->id);
+	json_t *row = store_round_get(s->st, s->id, last);
+
+	*stop = 0;
+	*mode = NULL;
+	if (!row) {
+		*round = 0;
+		*state = -1;
+		*mode = xstrdup("baseline");
+		return 0;
+	}
+	*state = (int)json_integer_value(json_object_get(row, "state"));
+	*round = last;
+	if (*state == ROUND_DONE) {
+		const char *d = json_string_value(json_object_get(row, "decision"));
+
+		*stop = d && !strcmp(d, "stop");
+		*mode = xstrdup(d && strcmp(d, "stop") ? d : "exploit");
+		*round = last + 1;
+		*state = -1;
+	}
+	json_decref(row);
+	return 0;
+}
+
+int session_run(struct session *s, char *msg, size_t n)
+{
+	int rounds_done = 0, rc = 0;
+	double t_round = 0;
+
+	set_state(s, "running", NULL, msg, n);
+	for (;;) {
+		int round, state, stop;
+		char *mode;
+		time_t t0 = time(NULL);
+
+		if (session_cancelled(s))
+			return kerr_set(msg, n, KERR_OK, "session %s was cancelled", s->id), KCTL_EXIT_OK;
+		next_step(s, &round, &state, &mode, &stop);
+		if (stop) {
+			free(mode);
+			set_state(s, "done", NULL, msg, n);
+			break;
+		}
+		if (state < 0 && round > 0 && rounds_done > 0 && !ask_to_go_on(s, round - 1)) {
+			free(mode);
+			set_state(s, "paused", "paused by the user (--step)", msg, n);
+			fprintf(stderr, "paused; go on with: kctl resume %s\n", s->id);
+			return KCTL_EXIT_OK;
+		}
+		if (state < 0) {
+			rc = round_propose(s, round, mode, msg, n);
+			state = ROUND_PROPOSED;
+		}
+		free(mode);
+		if (rc == 1) {
+			fprintf(stderr, "the proposer has no new variants: the search space is exhausted\n");
+			set_state(s, "done", "search space exhausted", msg, n);
+			rc = 0;
+			break;
+		}
+		if (!rc)
+			rc = finish_round(s, round, state, &stop, msg, n);
+		if (rc)
+			break;
+		rounds_done++;
+		t_round = (double)(time(NULL) - t0);
+		round_line(s, round, t_round, rounds_done);
+	}
+	if (rc) {
+		int interrupted = rc == KERR_CHILD && strstr(msg, "interrupted");
+
+		set_state(s, interrupted ? "paused" : "failed", msg, msg, n);
+		return interrupted ? 130 : rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA
+										   : KCTL_EXIT_FAIL;
+	}
+	report_write(s, msg, n);
+	fprintf(stderr, "session %s is done: %s/report.md, best kernel in %s/best.cl\n", s->id,
+		s->dir, s->dir);
+	return KCTL_EXIT_OK;
+}
+
+json_t *session_status_json(struct store *st, const char *id)
+{
+	json_t *row = store_session_get(st, id), *vars, *v, *best = NULL, *lins, *l, *out;
+	const char *inc_id = NULL;
+	size_t i;
+
+	if (!row)
+		return NULL;
+	lins = store_lineages(st, id);
+	json_array_foreach(lins, i, l)
+		if (json_integer_value(json_object_get(l, "lineage")) == 0)
+			inc_id = json_string_value(json_object_get(l, "best"));
+	vars = store_variants(st, id, -1);
+	json_array_foreach(vars, i, v)
+		if (inc_id && !strcmp(json_string_value(json_object_get(v, "id")), inc_id))
+			best = v;
+	out = json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:i, s:i}", "session", id, "state",
+			json_object_get(row, "state"), "reason",
+			json_object_get(row, "reason"),
+			"spec", json_object_get(row, "spec_path"), "output_dir",
+			json_object_get(row, "output_dir"), "rounds", store_round_last(st, id),
+			"evaluations", store_result_count(st, id));
+	json_object_set_new(out, "best",
+			    best ? json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "variant",
+					     json_object_get(best, "id"), "status",
+					     json_object_get(best, "status"), "speedup_vs_reference",
+					     json_object_get(best, "speedup_ref"),
+					     "speedup_vs_baseline", json_object_get(best, "speedup_base"),
+					     "gflops", json_object_get(best, "gflops"), "gbps",
+					     json_object_get(best, "gbs"), "bottleneck",
+					     json_object_get(best, "bottleneck"))
+				 : json_null());
+	json_decref(vars);
+	json_decref(lins);
+	json_decref(row);
+	return out;
+}

@@ -1,0 +1,49 @@
+/*
+ * kctl - optimizes OpenCL kernels: proposes variants, has evalpod measure
+ * them, ranks them, keeps lineages and learnings, and iterates.
+ */
+#include "cmds.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "start", cmd_start, "start a session: kctl start SPEC [--rounds N] [--step]" },
+	{ "resume", cmd_resume, "go on with a stopped or killed session: kctl resume SESSION" },
+	{ "status", cmd_status, "sessions and their best kernels: kctl status [SESSION] [-o json]" },
+	{ "show", cmd_show, "a session's variants, or one variant: kctl show SESSION [VARIANT]" },
+	{ "cancel", cmd_cancel, "stop a session for good: kctl cancel SESSION" },
+};
+
+static int usage(FILE *f)
+{
+	fputs("usage: kctl COMMAND [ARGS]\n\ncommands:\n", f);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fputs("\nThe state database is ~/.local/state/kctl/kctl.db unless $KCTL_STATE_DIR or\n"
+	      "--state FILE says otherwise.  See docs/kctl.md.\n",
+	      f);
+	return f == stdout ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+	log_set_prog("kctl");
+	log_level_current = LOG_INFO;
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
+		return usage(stdout);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "kctl: '%s' is not a command\n", argv[1]);
+	return usage(stderr);
+}

@@ -1,0 +1,97 @@
+/*
+ * propose.h - the proposer interface: where new kernel variants come from.
+ *
+ * A proposer gets the session so far (every variant with its outcome, the
+ * lineages' bests, the navigator's mode, the learnings text) and returns
+ * up to ctx->want proposals, each a complete source (the template with
+ * some EVOLVE-BLOCK bodies replaced) plus build options, a parent and a
+ * short rationale.  The loop then checks every proposal (code outside the
+ * blocks byte-identical to the template, not evaluated before) before it
+ * is evaluated, so a proposer cannot smuggle changes past the blocks.
+ *
+ * "tune" is built in (tune.c); the LLM and external-command proposers of
+ * later issues implement the same table entry.
+ */
+#ifndef KCTL_PROPOSE_H
+#define KCTL_PROPOSE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mutate.h"
+#include "spec.h"
+
+enum nav_mode {
+	NAV_EXPLOIT, /* refine the lineages' bests: small moves */
+	NAV_EXPLORE, /* new directions: wide moves, fresh starting points */
+};
+
+/* One variant the session has seen (evaluated or not yet). */
+struct cand {
+	const char *id;       /* session-unique, e.g. "r03-v002" */
+	const char *hash;     /* variant_hash() */
+	const char *source, *options;
+	const char *parent;   /* may be NULL */
+	json_t *params;       /* the tuner's parameter vector {"TM": 4, ...}; may be NULL */
+	const char *status;   /* evalpod status, NULL while not evaluated */
+	const char *fault_kind; /* may be NULL */
+	double speedup;       /* vs the reference; NAN unless status is "ok" */
+	int lineage;          /* lineage number, -1 for none */
+};
+
+struct propose_ctx {
+	const struct spec *spec;
+	const struct blocks *blocks;   /* of spec->template_src */
+	int round;                     /* 1-based */
+	enum nav_mode mode;
+	const struct cand *history;    /* every variant of the session, oldest first */
+	size_t nhistory;
+	const struct cand *const *parents; /* the active lineages' bests, best first */
+	size_t nparents;
+	size_t want;                   /* propose at most this many */
+	size_t budget_left;            /* evaluations left in the session */
+	uint64_t *rng;                 /* the session's random state (advance it) */
+	const char *learnings;         /* the learnings file's text, may be NULL */
+};
+
+struct proposal {
+	char *source;     /* full source */
+	char *options;    /* build options (never NULL) */
+	char *parent;     /* id of the parent variant, may be NULL */
+	char *rationale;  /* one line for humans */
+	json_t *params;   /* owned reference, may be NULL */
+};
+
+struct proposer {
+	const char *name;
+	/*
+	 * Fills *out with a malloc'd array of *n proposals (n <= ctx->want;
+	 * 0 means the proposer has nothing new to offer).  Returns 0 or a
+	 * KERR_* code with msg.
+	 */
+	int (*propose)(struct proposer *p, const struct propose_ctx *ctx, struct proposal **out,
+		       size_t *n, char *msg, size_t mlen);
+	void (*release)(struct proposer *p);
+	void *state;
+};
+
+/* Opens the proposer the spec names.  Returns 0 or KERR_UNSUPPORTED/... */
+int proposer_open(struct proposer *p, const struct spec *s, char *msg, size_t n);
+void proposer_close(struct proposer *p);
+
+void proposals_free(struct proposal *p, size_t n);
+
+/* The built-in tuner (tune.c). */
+int tune_open(struct proposer *p, const struct spec *s, char *msg, size_t n);
+
+/*
+ * Renders a parameter vector into a variant of the template the way the
+ * spec says (#define lines in the blocks, or -D options), so that other
+ * code (tests, `kctl show`) renders exactly as the tuner does.  *source and
+ * *options are malloc'd.  Returns 0 or KERR_INVALID.
+ */
+int tune_render(const struct spec *s, const struct blocks *bl, json_t *params, char **source,
+		char **options, char *msg, size_t n);
+
+#endif

@@ -1,0 +1,569 @@
+/*
+ * rank.c - what a round's results mean: the incumbent, the lineages, the
+ * learnings and the navigator's decision, recorded in one transaction.
+ *
+ * Speedups compared within a round are the ratios evalpod measured side by
+ * side in one process: a candidate replaces the incumbent (which every
+ * round re-times as the batch's baseline) only when its speedup over it
+ * exceeds 1 + margin, margin being the larger of 1% and the spreads
+ * measured on both.  Lineage bests from different rounds are compared on
+ * their speedup over the reference, which each round re-times as well,
+ * with the same margin.  Ties never replace.
+ *
+ * The incumbent is kept as lineage 0 in the store ("the incumbent's line");
+ * lineages 1.. are the search lineages of the spec's batch.top_k.
+ */
+#include "session.h"
+#include "err.h"
+#include "fileio.h"
+#include "jsonx.h"
+#include "log.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#define INCUMBENT_LINE 0
+#define MIN_MARGIN 0.01
+
+static double num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static double perf_num(json_t *result, const char *key)
+{
+	return num(json_object_get(result, "performance"), key);
+}
+
+double rank_margin(json_t *a, json_t *b)
+{
+	double m = MIN_MARGIN, ca = perf_num(a, "robust_cv"), cb = perf_num(b, "robust_cv");
+
+	if (isfinite(ca) && ca > m)
+		m = ca;
+	if (isfinite(cb) && cb > m)
+		m = cb;
+	return m;
+}
+
+static int is_ok(json_t *v)
+{
+	const char *st = json_string_value(json_object_get(v, "status"));
+
+	return st && !strcmp(st, "ok") && isfinite(num(v, "speedup_ref"));
+}
+
+/* The variant with id among vars (borrowed), or NULL. */
+static json_t *find(json_t *vars, const char *id)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(vars, i, v)
+		if (id && !strcmp(json_string_value(json_object_get(v, "id")), id))
+			return v;
+	return NULL;
+}
+
+static json_t *lineage_row(json_t *lins, int number)
+{
+	size_t i;
+	json_t *l;
+
+	json_array_foreach(lins, i, l)
+		if (json_integer_value(json_object_get(l, "lineage")) == number)
+			return l;
+	return NULL;
+}
+
+json_t *session_incumbent(struct session *s)
+{
+	json_t *lins = store_lineages(s->st, s->id), *inc = NULL;
+	json_t *row = lineage_row(lins, INCUMBENT_LINE);
+	const char *id = json_string_value(json_object_get(row, "best"));
+
+	if (id) {
+		json_t *all = store_variants(s->st, s->id, -1), *v = find(all, id);
+
+		inc = v ? json_incref(v) : NULL;
+		json_decref(all);
+	}
+	json_decref(lins);
+	return inc;
+}
+
+/* The result document evalpod wrote for id in round r (new reference or NULL). */
+static json_t *round_result(struct session *s, int round, const char *id)
+{
+	char *dir = session_round_dir(s, round), *path = xasprintf("%s/results/%s.json", dir, id);
+	char *text = NULL, msg[128];
+	json_t *doc = NULL;
+
+	if (!file_read(path, 256u << 20, &text, NULL, msg, sizeof(msg)))
+		doc = json_loads(text, 0, NULL);
+	free(text);
+	free(path);
+	free(dir);
+	return doc;
+}
+
+/* "TM=8 VN=16" from the parameters, else the rationale, else the id. */
+static void describe(json_t *v, struct sbuf *b)
+{
+	json_t *params = json_object_get(v, "params"), *val;
+	const char *key, *why = json_string_value(json_object_get(v, "rationale"));
+
+	if (json_is_object(params) && json_object_size(params)) {
+		json_object_foreach(params, key, val)
+			sbuf_addf(b, "%s%s=%lld", b->len ? " " : "", key,
+				  (long long)json_integer_value(val));
+		return;
+	}
+	sbuf_adds(b, why ? why : json_string_value(json_object_get(v, "id")));
+}
+
+/* A failure's signature: what makes two failures "the same pattern". */
+static char *signature(const char *status, json_t *fault)
+{
+	const char *kind = json_string_value(json_object_get(fault, "kind"));
+	const char *m = json_string_value(json_object_get(fault, "message"));
+	struct sbuf b = SBUF_INIT;
+
+	sbuf_addf(&b, "%s: ", status);
+	if (!strcmp(status, "compile_error") && m) {
+		const char *e = strstr(m, "error:");
+
+		/* "error: program.cl:3:26: expected ';'" -> "expected ';'" */
+		m = e ? e + 6 : m;
+		while (*m == ' ')
+			m++;
+		if (!strncmp(m, "program.cl:", 11)) {
+			m += 11;
+			while ((*m >= '0' && *m <= '9') || *m == ':')
+				m++;
+			while (*m == ' ')
+				m++;
+		}
+		sbuf_add(&b, m, strcspn(m, "\n"));
+	} else {
+		sbuf_adds(&b, kind ? kind : "unknown");
+	}
+	return sbuf_detach(&b, NULL);
+}
+
+static int learn_failure(struct session *s, json_t *v, int round, char *msg, size_t n)
+{
+	const char *st = json_string_value(json_object_get(v, "status"));
+	const char *id = json_string_value(json_object_get(v, "id"));
+	json_t *res, *fault;
+	struct sbuf text = SBUF_INIT, what = SBUF_INIT;
+	char *key;
+	int rc;
+
+	if (!st || !strcmp(st, "ok") || !strcmp(st, "infra_error"))
+		return 0;
+	res = store_result_get(s->st, s->id, id);
+	fault = json_object_get(res, "fault");
+	key = signature(st, fault);
+	describe(v, &what);
+	sbuf_addf(&text, "%s (first in %s: %s)", key, id, what.buf);
+	if (json_string_value(json_object_get(fault, "message")) && strcmp(st, "compile_error"))
+		sbuf_addf(&text, " - %.160s",
+			  json_string_value(json_object_get(fault, "message")));
+	rc = store_learning_add(s->st, s->id, 'F', key, st, text.buf, round, msg, n);
+	free(key);
+	sbuf_release(&text);
+	sbuf_release(&what);
+	json_decref(res);
+	return rc < 0 ? rc : 0;
+}
+
+static const char *bottleneck(struct session *s, const char *id)
+{
+	static char buf[32];
+	json_t *res = store_result_get(s->st, s->id, id);
+	const char *b = json_string_value(
+		json_object_get(json_object_get(res, "roofline"), "bottleneck"));
+
+	strlcpy(buf, b ? b : "?", sizeof(buf));
+	json_decref(res);
+	return buf;
+}
+
+/* Records a success: better moved past old by the measured figures. */
+static int learn_success(struct session *s, json_t *better, json_t *old, const char *what,
+			 double before, double after, int round, char *msg, size_t n)
+{
+	const char *id = json_string_value(json_object_get(better, "id"));
+	const char *oid = old ? json_string_value(json_object_get(old, "id")) : "the reference";
+	struct sbuf text = SBUF_INIT, desc = SBUF_INIT;
+	char b0[32];
+	int rc;
+
+	describe(better, &desc);
+	strlcpy(b0, old ? bottleneck(s, oid) : "?", sizeof(b0));
+	sbuf_addf(&text, "%s %s %s: %s; %.2fx -> %.2fx vs reference (%+.0f%%); bottleneck %s -> %s",
+		  id, what, oid, desc.buf, before, after,
+		  before > 0 ? (after / before - 1) * 100 : 0, b0, bottleneck(s, id));
+	rc = store_learning_add(s->st, s->id, 'S', id, what, text.buf, round, msg, n);
+	sbuf_release(&text);
+	sbuf_release(&desc);
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * The incumbent after round r: the round's fastest candidate against the
+ * re-timed incumbent, if it beats it by more than the margin.  With no
+ * incumbent yet, the fastest candidate against the reference.
+ */
+static int update_incumbent(struct session *s, int round, json_t *rv, json_t *all,
+			    struct sbuf *note, char *msg, size_t n)
+{
+	json_t *inc = session_incumbent(s), *best = NULL, *v;
+	double best_ratio = 0;
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach(rv, i, v) {
+		double r = inc ? num(v, "speedup_base") : num(v, "speedup_ref");
+
+		if (is_ok(v) && isfinite(r) && r > best_ratio) {
+			best_ratio = r;
+			best = v;
+		}
+	}
+	if (best && inc) {
+		const char *bid = json_string_value(json_object_get(best, "id"));
+		const char *iid = json_string_value(json_object_get(inc, "id"));
+		json_t *cres = round_result(s, round, bid), *ires = round_result(s, round, iid);
+		double m = rank_margin(cres, ires);
+
+		if (best_ratio > 1 + m) {
+			sbuf_addf(note, "%s beats the incumbent %s by %.1f%% (margin %.1f%%). ", bid,
+				  iid, (best_ratio - 1) * 100, m * 100);
+			rc = learn_success(s, best, inc, "replaced the incumbent",
+					   num(find(all, iid), "speedup_ref"),
+					   num(best, "speedup_ref"), round, msg, n);
+		} else {
+			sbuf_addf(note, "no candidate beats the incumbent %s by more than the "
+				  "margin (best %s at %.3fx, margin %.1f%%). ", iid, bid,
+				  best_ratio, m * 100);
+			best = NULL;
+		}
+		json_decref(cres);
+		json_decref(ires);
+	} else if (best) {
+		sbuf_addf(note, "%s is the first incumbent (%.2fx vs reference). ",
+			  json_string_value(json_object_get(best, "id")), best_ratio);
+	}
+	if (!rc && best)
+		rc = store_lineage_put(s->st, s->id, INCUMBENT_LINE,
+				       json_string_value(json_object_get(best, "id")), 0, 1, round,
+				       msg, n);
+	json_decref(inc);
+	return rc;
+}
+
+static int lineage_max(json_t *lins)
+{
+	int m = 0;
+	size_t i;
+	json_t *l;
+
+	json_array_foreach(lins, i, l)
+		if (json_integer_value(json_object_get(l, "lineage")) > m)
+			m = (int)json_integer_value(json_object_get(l, "lineage"));
+	return m;
+}
+
+static int cmp_speedup(const void *a, const void *b)
+{
+	double x = num(*(json_t *const *)a, "speedup_ref"), y = num(*(json_t *const *)b,
+								      "speedup_ref");
+
+	return (x < y) - (x > y);
+}
+
+/* Founds lineages from the top-K ok variants so far. */
+static int found_lineages(struct session *s, int round, json_t *all, char *msg, size_t n)
+{
+	size_t i, nok = 0;
+	json_t **ok = xcalloc(json_array_size(all) + 1, sizeof(*ok)), *v;
+	int rc = 0;
+
+	json_array_foreach(all, i, v)
+		if (is_ok(v))
+			ok[nok++] = v;
+	qsort(ok, nok, sizeof(*ok), cmp_speedup);
+	for (i = 0; i < nok && i < (size_t)s->spec.top_k && !rc; i++) {
+		const char *id = json_string_value(json_object_get(ok[i], "id"));
+
+		rc = store_lineage_put(s->st, s->id, (int)i + 1, id, 0, 1, round, msg, n);
+		if (!rc)
+			rc = store_variant_set_lineage(s->st, s->id, id, (int)i + 1, msg, n);
+	}
+	free(ok);
+	return rc;
+}
+
+/* Advances lineage l by round r's best child in it, or counts stagnation. */
+static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, json_t *all,
+			struct sbuf *note, char *msg, size_t n)
+{
+	int num_l = (int)json_integer_value(json_object_get(l, "lineage"));
+	int stag = (int)json_integer_value(json_object_get(l, "stagnation"));
+	const char *best_id = json_string_value(json_object_get(l, "best"));
+	json_t *best = find(all, best_id), *child = NULL, *v;
+	size_t i;
+
+	json_array_foreach(rv, i, v)
+		if (is_ok(v) && json_integer_value(json_object_get(v, "lineage")) == num_l &&
+		    (!child || num(v, "speedup_ref") > num(child, "speedup_ref")))
+			child = v;
+	if (child && best) {
+		const char *cid = json_string_value(json_object_get(child, "id"));
+		json_t *cres = store_result_get(s->st, s->id, cid);
+		json_t *bres = store_result_get(s->st, s->id, best_id);
+		double m = rank_margin(cres, bres), c = num(child, "speedup_ref");
+		double b = num(best, "speedup_ref");
+
+		json_decref(cres);
+		json_decref(bres);
+		if (c > b * (1 + m)) {
+			sbuf_addf(note, "lineage %d: %s improves on %s (%.2fx -> %.2fx). ", num_l, cid,
+				  best_id, b, c);
+			return store_lineage_put(s->st, s->id, num_l, cid, 0, 1, round, msg, n) ||
+			       learn_success(s, child, best, "improved lineage of", b, c, round, msg,
+					     n);
+		}
+	}
+	return store_lineage_put(s->st, s->id, num_l, best_id, stag + 1, 1, round, msg, n);
+}
+
+/* A new lineage for the best explore-born variant that earns one. */
+static int adopt_explorer(struct session *s, int round, json_t *rv, json_t *lins, char *msg,
+			  size_t n)
+{
+	json_t *cand = NULL, *v;
+	double worst = INFINITY;
+	size_t i, active = 0;
+
+	json_array_foreach(rv, i, v)
+		if (is_ok(v) && json_integer_value(json_object_get(v, "lineage")) < 0 &&
+		    (!cand || num(v, "speedup_ref") > num(cand, "speedup_ref")))
+			cand = v;
+	if (!cand)
+		return 0;
+	json_array_foreach(lins, i, v) {
+		json_t *best;
+		json_t *all;
+
+		if (json_integer_value(json_object_get(v, "lineage")) == INCUMBENT_LINE ||
+		    !json_is_true(json_object_get(v, "active")))
+			continue;
+		active++;
+		all = store_variants(s->st, s->id, -1);
+		best = find(all, json_string_value(json_object_get(v, "best")));
+		if (best && num(best, "speedup_ref") < worst)
+			worst = num(best, "speedup_ref");
+		json_decref(all);
+	}
+	if (active >= (size_t)s->spec.max_active_lineages && num(cand, "speedup_ref") <= worst)
+		return 0;
+	{
+		int l = lineage_max(lins) + 1;
+		const char *id = json_string_value(json_object_get(cand, "id"));
+
+		return store_lineage_put(s->st, s->id, l, id, 0, 1, round, msg, n) ||
+		       store_variant_set_lineage(s->st, s->id, id, l, msg, n);
+	}
+}
+
+struct lrank {
+	json_t *row;
+	double speedup;
+};
+
+static int cmp_prune(const void *a, const void *b)
+{
+	const struct lrank *x = a, *y = b;
+	json_int_t sx = json_integer_value(json_object_get(x->row, "stagnation"));
+	json_int_t sy = json_integer_value(json_object_get(y->row, "stagnation"));
+
+	if (sx != sy)
+		return sx < sy ? 1 : -1; /* most stagnant first */
+	return (x->speedup > y->speedup) - (x->speedup < y->speedup); /* then slowest */
+}
+
+/* Deactivates lineages beyond max_active_lineages: most stagnant, then slowest. */
+static int prune(struct session *s, int round, json_t *all, struct sbuf *note, char *msg,
+		 size_t n)
+{
+	json_t *lins = store_lineages(s->st, s->id), *l;
+	struct lrank *act = xcalloc(json_array_size(lins) + 1, sizeof(*act));
+	size_t i, na = 0;
+	int rc = 0;
+
+	json_array_foreach(lins, i, l) {
+		if (json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
+		    !json_is_true(json_object_get(l, "active")))
+			continue;
+		act[na].row = l;
+		act[na++].speedup = num(find(all, json_string_value(json_object_get(l, "best"))),
+					"speedup_ref");
+	}
+	qsort(act, na, sizeof(*act), cmp_prune);
+	for (i = 0; na > (size_t)s->spec.max_active_lineages && i < na - s->spec.max_active_lineages &&
+		    !rc;
+	     i++) {
+		json_t *r = act[i].row;
+
+		sbuf_addf(note, "lineage %lld pruned (stagnant %lld rounds). ",
+			  (long long)json_integer_value(json_object_get(r, "lineage")),
+			  (long long)json_integer_value(json_object_get(r, "stagnation")));
+		rc = store_lineage_put(s->st, s->id, (int)json_integer_value(json_object_get(r, "lineage")),
+				       json_string_value(json_object_get(r, "best")),
+				       (int)json_integer_value(json_object_get(r, "stagnation")), 0,
+				       round, msg, n);
+	}
+	free(act);
+	json_decref(lins);
+	return rc;
+}
+
+static double minutes_since(const char *iso)
+{
+	struct tm tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
+		return 0;
+	return difftime(time(NULL), timegm(&tm)) / 60.0;
+}
+
+/* The navigator: what follows round r, and why. */
+static const char *decide(struct session *s, int round, json_t *all, struct sbuf *why, int *stop)
+{
+	json_t *inc = session_incumbent(s), *lins = store_lineages(s->st, s->id), *l;
+	json_t *row = store_session_get(s->st, s->id);
+	double best = inc ? num(inc, "speedup_ref") : NAN;
+	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
+	size_t i, evaluated = 0, active = 0, stagnant = 0, unimproved = 0;
+	double minutes = minutes_since(json_string_value(json_object_get(row, "created")));
+	const char *d = "exploit";
+
+	json_array_foreach(all, i, l)
+		evaluated += json_is_string(json_object_get(l, "status"));
+	json_array_foreach(lins, i, l) {
+		json_int_t st = json_integer_value(json_object_get(l, "stagnation"));
+
+		if (json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
+		    !json_is_true(json_object_get(l, "active")))
+			continue;
+		active++;
+		stagnant += st >= s->spec.stagnation_rounds;
+		unimproved += st >= 1;
+	}
+	*stop = 1;
+	if (s->spec.target_speedup > 0 && best >= s->spec.target_speedup)
+		sbuf_addf(why, "target reached: %.2fx >= %.2fx vs reference", best,
+			  s->spec.target_speedup);
+	else if (round >= max_rounds)
+		sbuf_addf(why, "round budget spent (%d rounds)", max_rounds);
+	else if ((int)evaluated >= s->spec.max_evaluations)
+		sbuf_addf(why, "evaluation budget spent (%zu of %d)", evaluated,
+			  s->spec.max_evaluations);
+	else if (s->spec.max_minutes > 0 && minutes >= s->spec.max_minutes)
+		sbuf_addf(why, "time budget spent (%.1f of %.1f minutes)", minutes,
+			  s->spec.max_minutes);
+	else if (active && stagnant == active)
+		sbuf_addf(why, "every lineage stagnant for %d rounds", s->spec.stagnation_rounds);
+	else
+		*stop = 0;
+	if (*stop) {
+		d = "stop";
+	} else if (!active || unimproved == active) {
+		d = "explore";
+		sbuf_addf(why, "%s: explore new directions",
+			  active ? "no lineage improved last round" : "no lineage yet");
+	} else {
+		sbuf_addf(why, "%zu of %zu lineages improving: exploit them", active - unimproved,
+			  active);
+	}
+	if (isfinite(best))
+		sbuf_addf(why, " (best %.2fx vs reference after %zu evaluations)", best, evaluated);
+	json_decref(row);
+	json_decref(lins);
+	json_decref(inc);
+	return d;
+}
+
+static int rank_steps(struct session *s, int round, json_t *rv, json_t *all, struct sbuf *note,
+		      char *msg, size_t n)
+{
+	json_t *lins = store_lineages(s->st, s->id), *l, *v;
+	size_t i;
+	int rc = 0, have = 0;
+
+	json_array_foreach(rv, i, v)
+		if (!rc)
+			rc = learn_failure(s, v, round, msg, n);
+	if (!rc)
+		rc = update_incumbent(s, round, rv, all, note, msg, n);
+	json_array_foreach(lins, i, l)
+		have |= json_integer_value(json_object_get(l, "lineage")) != INCUMBENT_LINE;
+	if (!rc && !have && round >= 1) {
+		rc = found_lineages(s, round, all, msg, n);
+	} else if (!rc && have) {
+		json_array_foreach(lins, i, l) {
+			if (rc || json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
+			    !json_is_true(json_object_get(l, "active")))
+				continue;
+			rc = step_lineage(s, round, l, rv, all, note, msg, n);
+		}
+		if (!rc)
+			rc = adopt_explorer(s, round, rv, lins, msg, n);
+	}
+	if (!rc)
+		rc = prune(s, round, all, note, msg, n);
+	json_decref(lins);
+	return rc;
+}
+
+int round_rank(struct session *s, int round, int *stop, char *msg, size_t n)
+{
+	json_t *rv = store_variants(s->st, s->id, round), *all = store_variants(s->st, s->id, -1);
+	struct sbuf note = SBUF_INIT, why = SBUF_INIT;
+	const char *decision;
+	int rc = store_begin(s->st, msg, n);
+
+	if (!rc)
+		rc = rank_steps(s, round, rv, all, &note, msg, n);
+	if (!rc) {
+		json_decref(all);
+		all = store_variants(s->st, s->id, -1); /* lineages moved */
+		decision = decide(s, round, all, &why, stop);
+		sbuf_addf(&note, "%s", why.buf);
+		rc = store_round_set_decision(s->st, s->id, round, decision, note.buf, msg, n);
+	}
+	if (!rc)
+		rc = store_round_set_state(s->st, s->id, round, ROUND_DONE, msg, n);
+	if (rc)
+		store_rollback(s->st);
+	else
+		rc = store_commit(s->st, msg, n);
+	if (!rc) {
+		log_info("round %d: %s", round, note.buf);
+		crash_point("ranked", round);
+	}
+	sbuf_release(&note);
+	sbuf_release(&why);
+	json_decref(rv);
+	json_decref(all);
+	return rc;
+}

@@ -1,0 +1,638 @@
+/*
+ * round.c - the steps of one round that change the world: choose the
+ * variants, write the EvalBatch, run evalpod, record the results.  Each
+ * step is committed to the store before the next begins, and each can be
+ * run again after a crash without repeating work that was recorded.
+ */
+#include "session.h"
+#include "err.h"
+#include "fileio.h"
+#include "jsonx.h"
+#include "log.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EVALPOD_ATTEMPTS 3
+
+char *session_round_dir(const struct session *s, int round)
+{
+	return xasprintf("%s/rounds/r%03d", s->dir, round);
+}
+
+char *session_variant_id(int round, size_t k)
+{
+	if (round == 0)
+		return xstrdup("r00-start");
+	return xasprintf("r%02d-v%03zu", round, k + 1);
+}
+
+/* --- propose ---------------------------------------------------------- */
+
+static double jnumber(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void fill_cand(struct cand *c, json_t *v)
+{
+	json_t *lin = json_object_get(v, "lineage");
+
+	memset(c, 0, sizeof(*c));
+	c->id = json_string_value(json_object_get(v, "id"));
+	c->hash = json_string_value(json_object_get(v, "hash"));
+	c->source = json_string_value(json_object_get(v, "source"));
+	c->options = json_string_value(json_object_get(v, "options"));
+	c->parent = json_string_value(json_object_get(v, "parent"));
+	c->params = json_object_get(v, "params");
+	if (json_is_null(c->params))
+		c->params = NULL;
+	c->status = json_string_value(json_object_get(v, "status"));
+	c->fault_kind = json_string_value(json_object_get(v, "fault_kind"));
+	c->speedup = jnumber(v, "speedup_ref");
+	c->lineage = json_is_integer(lin) ? (int)json_integer_value(lin) : -1;
+}
+
+/* The active lineages' bests (or the incumbent), best first, as candidates. */
+static size_t gather_parents(struct session *s, json_t *history, struct cand *all,
+			     const struct cand **parents, size_t max)
+{
+	json_t *lins = store_lineages(s->st, s->id), *l;
+	size_t i, np = 0;
+
+	json_array_foreach(lins, i, l) {
+		const char *best = json_string_value(json_object_get(l, "best"));
+
+		if (!json_is_true(json_object_get(l, "active")) || !best)
+			continue;
+		for (size_t k = 0; k < json_array_size(history) && np < max; k++)
+			if (all[k].id && !strcmp(all[k].id, best))
+				parents[np++] = &all[k];
+	}
+	json_decref(lins);
+	if (!np) {
+		json_t *inc = session_incumbent(s);
+		const char *id = json_string_value(json_object_get(inc, "id"));
+
+		for (size_t k = 0; id && k < json_array_size(history); k++)
+			if (!strcmp(all[k].id, id))
+				parents[np++] = &all[k];
+		json_decref(inc);
+	}
+	/* best first */
+	for (size_t a = 0; a < np; a++)
+		for (size_t b = a + 1; b < np; b++)
+			if (parents[b]->speedup > parents[a]->speedup) {
+				const struct cand *t = parents[a];
+
+				parents[a] = parents[b];
+				parents[b] = t;
+			}
+	return np;
+}
+
+static int parent_lineage(const struct cand *all, size_t n, const char *parent)
+{
+	for (size_t i = 0; parent && i < n; i++)
+		if (!strcmp(all[i].id, parent))
+			return all[i].lineage;
+	return -1;
+}
+
+/* Checks a proposal and records it as variant k of the round; 1 if skipped. */
+static int admit(struct session *s, int round, size_t *k, struct proposal *p,
+		 const struct cand *all, size_t nall, json_t *seen, char *msg, size_t n)
+{
+	char hash[65], why[512];
+	char *id;
+	json_t *v;
+	int rc;
+
+	if (blocks_verify(s->spec.template_src, &s->blocks, p->source, s->spec.marker_start,
+			  s->spec.marker_end, why, sizeof(why))) {
+		log_warn("round %d: a proposal was rejected before evaluation: %s", round, why);
+		return 1;
+	}
+	variant_hash(p->source, p->options, hash);
+	if (json_object_get(seen, hash) || store_variant_has_hash(s->st, s->id, hash))
+		return 1;
+	json_object_set_new(seen, hash, json_true());
+	id = session_variant_id(round, (*k)++);
+	v = json_pack("{s:s, s:s, s:i, s:s?, s:i, s:s, s:s, s:O?, s:s?}", "id", id, "hash", hash,
+		      "round", round, "parent", p->parent, "lineage",
+		      parent_lineage(all, nall, p->parent), "source", p->source, "options",
+		      p->options, "params", p->params, "rationale", p->rationale);
+	rc = store_variant_add(s->st, s->id, v, msg, n);
+	json_decref(v);
+	free(id);
+	return rc;
+}
+
+static int propose_start(struct session *s, char *msg, size_t n)
+{
+	json_t *v;
+	char hash[65];
+	int rc;
+
+	variant_hash(s->spec.template_src, s->spec.build_options, hash);
+	v = json_pack("{s:s, s:s, s:i, s:i, s:s, s:s, s:s}", "id", "r00-start", "hash", hash,
+		      "round", 0, "lineage", -1, "source", s->spec.template_src, "options",
+		      s->spec.build_options, "rationale", "the starting template");
+	rc = store_variant_add(s->st, s->id, v, msg, n);
+	json_decref(v);
+	return rc;
+}
+
+/*
+ * Asks the proposer for the round's variants and records them.  Returns 0,
+ * 1 when the proposer had nothing new (nothing recorded), or an error.
+ */
+static int propose_more(struct session *s, int round, enum nav_mode mode, char *msg, size_t n)
+{
+	json_t *history = store_variants(s->st, s->id, -1), *seen = json_object();
+	size_t nh = json_array_size(history), np, nprop = 0, k = 0;
+	struct cand *all = xcalloc(nh + 1, sizeof(*all));
+	const struct cand **parents = xcalloc(nh + 1, sizeof(*parents));
+	struct proposal *props = NULL;
+	struct propose_ctx ctx;
+	int evaluated = (int)nh, rc;
+
+	for (size_t i = 0; i < nh; i++)
+		fill_cand(&all[i], json_array_get(history, i));
+	np = gather_parents(s, history, all, parents, nh);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.spec = &s->spec;
+	ctx.blocks = &s->blocks;
+	ctx.round = round;
+	ctx.mode = mode;
+	ctx.history = all;
+	ctx.nhistory = nh;
+	ctx.parents = parents;
+	ctx.nparents = np;
+	ctx.budget_left = s->spec.max_evaluations > evaluated
+				  ? (size_t)(s->spec.max_evaluations - evaluated)
+				  : 0;
+	ctx.want = (size_t)s->spec.variants_per_round < ctx.budget_left
+			   ? (size_t)s->spec.variants_per_round
+			   : ctx.budget_left;
+	ctx.rng = &s->rng;
+	rc = ctx.want ? s->prop.propose(&s->prop, &ctx, &props, &nprop, msg, n) : 0;
+	for (size_t i = 0; i < nprop && rc == 0; i++)
+		rc = admit(s, round, &k, &props[i], all, nh, seen, msg, n) < 0 ? -1 : 0;
+	if (rc < 0 && !*msg)
+		kerr_set(msg, n, KERR_INVALID, "recording the proposals of round %d failed", round);
+	if (rc == 0 && k == 0)
+		rc = 1;
+	proposals_free(props, nprop);
+	free(parents);
+	free(all);
+	json_decref(seen);
+	json_decref(history);
+	return rc;
+}
+
+int round_propose(struct session *s, int round, const char *mode, char *msg, size_t n)
+{
+	int rc;
+
+	if ((rc = store_begin(s->st, msg, n)))
+		return rc;
+	rc = store_round_create(s->st, s->id, round, mode, msg, n);
+	if (!rc)
+		rc = round == 0 ? propose_start(s, msg, n)
+				: propose_more(s, round, strcmp(mode, "explore") ? NAV_EXPLOIT
+										  : NAV_EXPLORE,
+					       msg, n);
+	if (!rc)
+		rc = store_session_set_rng(s->st, s->id, s->rng, msg, n);
+	if (!rc)
+		rc = store_round_set_state(s->st, s->id, round, ROUND_PROPOSED, msg, n);
+	if (rc) {
+		store_rollback(s->st);
+		return rc;
+	}
+	rc = store_commit(s->st, msg, n);
+	if (!rc)
+		crash_point("proposed", round);
+	return rc;
+}
+
+/* --- pack ----------------------------------------------------------------- */
+
+static int result_exists(const char *dir, const char *id)
+{
+	char *path = xasprintf("%s/results/%s.json", dir, id);
+	struct stat st;
+	int ok = stat(path, &st) == 0 && st.st_size > 0;
+
+	free(path);
+	return ok;
+}
+
+static json_t *program_json(json_t *v)
+{
+	return json_pack("{s:O, s:O, s:O, s:O?, s:O?}", "id", json_object_get(v, "id"), "source",
+			 json_object_get(v, "source"), "build_options",
+			 json_object_get(v, "options"), "parent", json_object_get(v, "parent"),
+			 "rationale", json_object_get(v, "rationale"));
+}
+
+static json_t *batch_json(struct session *s, int round, json_t *todo, int attempt)
+{
+	json_t *b = json_object(), *inc = round > 0 ? session_incumbent(s) : NULL, *vars;
+	char *bid = attempt ? xasprintf("%s-r%03d-%d", s->id, round, attempt)
+			    : xasprintf("%s-r%03d", s->id, round);
+	static const char *const optional[] = { "correctness", "measurement", "limits", "device" };
+	json_t *parts[] = { s->spec.correctness, s->spec.measurement, s->spec.limits,
+			    s->spec.device };
+
+	json_object_set_new(b, "schema", json_string("evalpod.batch"));
+	json_object_set_new(b, "version", json_integer(1));
+	json_object_set_new(b, "batch_id", json_string(bid));
+	json_object_set(b, "problem", s->spec.problem);
+	json_object_set(b, "shapes", s->spec.shapes);
+	json_object_set_new(b, "reference",
+			    json_pack("{s:s, s:s}", "source", s->spec.reference_src,
+				      "build_options", s->spec.build_options));
+	if (inc) {
+		json_t *base = program_json(inc);
+
+		json_object_del(base, "rationale");
+		json_object_set_new(b, "baseline", base);
+	}
+	vars = json_array();
+	for (size_t i = 0; i < json_array_size(todo); i++) {
+		json_t *p = program_json(json_array_get(todo, i));
+
+		if (inc && !strcmp(json_string_value(json_object_get(p, "id")),
+				   json_string_value(json_object_get(inc, "id"))))
+			json_decref(p); /* already there as the baseline */
+		else
+			json_array_append_new(vars, p);
+	}
+	json_object_set_new(b, "variants", vars);
+	for (size_t i = 0; i < 4; i++)
+		if (parts[i])
+			json_object_set(b, optional[i], parts[i]);
+	json_decref(inc);
+	free(bid);
+	return b;
+}
+
+/* Variants of the round that have no result file yet (new reference). */
+static json_t *pending(struct session *s, int round, const char *dir)
+{
+	json_t *all = store_variants(s->st, s->id, round), *todo = json_array(), *v;
+	size_t i;
+
+	json_array_foreach(all, i, v)
+		if (!result_exists(dir, json_string_value(json_object_get(v, "id"))))
+			json_array_append(todo, v);
+	json_decref(all);
+	return todo;
+}
+
+int round_pack(struct session *s, int round, char **batch_path, char *msg, size_t n)
+{
+	char *dir = session_round_dir(s, round), *text;
+	json_t *todo = pending(s, round, dir), *b;
+	int attempt = 0, rc;
+
+	*batch_path = xasprintf("%s/batch.json", dir);
+	while (access(*batch_path, F_OK) == 0) {
+		free(*batch_path);
+		*batch_path = xasprintf("%s/batch-%d.json", dir, ++attempt);
+	}
+	b = batch_json(s, round, todo, attempt);
+	text = jx_dump(b);
+	rc = dir_make(dir, msg, n);
+	if (!rc)
+		rc = file_write_atomic(*batch_path, text, strlen(text), msg, n);
+	if (!rc && (rc = store_begin(s->st, msg, n)) == 0) {
+		json_t *r = store_round_get(s->st, s->id, round);
+
+		if (json_integer_value(json_object_get(r, "state")) < ROUND_PACKED)
+			rc = store_round_set_state(s->st, s->id, round, ROUND_PACKED, msg, n);
+		json_decref(r);
+		if (rc)
+			store_rollback(s->st);
+		else
+			rc = store_commit(s->st, msg, n);
+	}
+	if (!rc)
+		crash_point("packed", round);
+	free(text);
+	json_decref(b);
+	json_decref(todo);
+	free(dir);
+	return rc;
+}
+
+/* --- evaluate -------------------------------------------------------------- */
+
+static volatile sig_atomic_t kctl_signal;
+
+static void on_signal(int sig)
+{
+	kctl_signal = sig;
+}
+
+/* Starts evalpod on batch with the round's lock fd inherited; returns its pid. */
+static pid_t spawn_evalpod(struct session *s, const char *dir, const char *batch, int lockfd,
+			   char *msg, size_t n)
+{
+	char *log = xasprintf("%s/evalpod.log", dir), *out = xasprintf("%s/results", dir);
+	char jobs[16];
+	pid_t pid;
+
+	snprintf(jobs, sizeof(jobs), "%d", s->spec.jobs > 0 ? s->spec.jobs : 0);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		char *argv[] = { s->evalpod, "run", (char *)batch, "--out", out,
+				 s->spec.jobs > 0 ? "--jobs" : NULL, jobs, NULL };
+
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		(void)lockfd; /* stays open across exec: evalpod holds the round's lock */
+		execv(s->evalpod, argv);
+		fprintf(stderr, "kctl: cannot run '%s': %s\n", s->evalpod, strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0)
+		kerr_set(msg, n, KERR_IO, "fork: %s", strerror(errno));
+	free(log);
+	free(out);
+	return pid;
+}
+
+static void progress(struct session *s, int round, size_t todo, double t0)
+{
+	if (!s->interactive)
+		return;
+	fprintf(stderr, "\r[round %d] evaluating %zu variant%s ... %.0fs  ", round, todo,
+		todo == 1 ? "" : "s", (double)time(NULL) - t0);
+	fflush(stderr);
+}
+
+/* Waits for pid, showing progress once a second; returns its wait status. */
+static int wait_evalpod(struct session *s, int round, size_t todo, pid_t pid)
+{
+	double t0 = (double)time(NULL);
+	int status = 0;
+
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		if (kctl_signal) /* pass the interruption on; evalpod writes what it has */
+			kill(pid, SIGTERM);
+		progress(s, round, todo, t0);
+		poll(NULL, 0, 1000);
+	}
+	if (s->interactive)
+		fputs("\r\033[K", stderr);
+	return status;
+}
+
+/* Last lines of the round's evalpod.log, for an error message. */
+static void log_tail(const char *dir, char *out, size_t n)
+{
+	char *path = xasprintf("%s/evalpod.log", dir), *text = NULL, msg[128];
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (!file_read(path, 64u << 20, &text, &len, msg, sizeof(msg))) {
+		const char *p = text + (len > 600 ? len - 600 : 0);
+
+		strlcpy(out, p, n);
+	}
+	free(text);
+	free(path);
+}
+
+/*
+ * Results that say the infrastructure failed are not evidence about a
+ * kernel: set them aside (renamed, kept for the record) so that the
+ * variant is evaluated again.  Returns how many were set aside.
+ */
+static size_t set_aside_infra(const char *dir, json_t *vars, int attempt)
+{
+	size_t i, moved = 0;
+	json_t *v;
+
+	json_array_foreach(vars, i, v) {
+		const char *id = json_string_value(json_object_get(v, "id"));
+		char *path = xasprintf("%s/results/%s.json", dir, id), *text = NULL, m[128];
+		json_t *res;
+
+		if (!file_read(path, 256u << 20, &text, NULL, m, sizeof(m)) &&
+		    (res = json_loads(text, 0, NULL))) {
+			const char *st = json_string_value(json_object_get(res, "status"));
+
+			if (st && !strcmp(st, "infra_error")) {
+				char *to = xasprintf("%s/results/%s.infra-%d.json", dir, id, attempt);
+
+				moved += rename(path, to) == 0;
+				free(to);
+			}
+			json_decref(res);
+		}
+		free(text);
+		free(path);
+	}
+	return moved;
+}
+
+static int open_round_lock(const char *dir, int round, char *msg, size_t n)
+{
+	char *path = xasprintf("%s/lock", dir);
+	int fd = open(path, O_RDWR | O_CREAT, 0644);
+
+	if (fd < 0) {
+		kerr_set(msg, n, KERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	} else if (flock(fd, LOCK_EX | LOCK_NB)) {
+		log_warn("round %d: an evalpod started before is still evaluating it; waiting for it",
+			 round);
+		while (flock(fd, LOCK_EX) && errno == EINTR && !kctl_signal)
+			;
+		if (kctl_signal) {
+			close(fd);
+			fd = -1;
+			kerr_set(msg, n, KERR_CHILD, "interrupted");
+		}
+	}
+	free(path);
+	return fd;
+}
+
+/* Runs evalpod once on what is pending; 0 ok, 1 retry, <0 fatal (msg). */
+static int evaluate_once(struct session *s, int round, const char *dir, int lockfd, int attempt,
+			 char *msg, size_t n)
+{
+	json_t *todo = pending(s, round, dir);
+	size_t ntodo = json_array_size(todo);
+	char *batch = NULL, tail[700];
+	pid_t pid;
+	int status, rc = 0;
+
+	if (!ntodo) {
+		json_decref(todo);
+		return 0;
+	}
+	if ((rc = round_pack(s, round, &batch, msg, n)))
+		goto out;
+	pid = spawn_evalpod(s, dir, batch, lockfd, msg, n);
+	if (pid < 0) {
+		rc = KERR_IO;
+		goto out;
+	}
+	if (!store_begin(s->st, msg, n)) {
+		if (store_round_set_pid(s->st, s->id, round, (long)pid, msg, n) ||
+		    store_round_set_state(s->st, s->id, round, ROUND_RUNNING, msg, n))
+			store_rollback(s->st);
+		else
+			store_commit(s->st, msg, n);
+	}
+	crash_point("spawned", round);
+	status = wait_evalpod(s, round, ntodo, pid);
+	log_tail(dir, tail, sizeof(tail));
+	if (kctl_signal) {
+		rc = kerr_set(msg, n, KERR_CHILD, "interrupted by signal %d", (int)kctl_signal);
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		json_t *left = pending(s, round, dir);
+
+		rc = json_array_size(left) ? 1 : 0;
+		if (rc)
+			kerr_set(msg, n, KERR_CHILD, "evalpod left %zu results of round %d unwritten",
+				 json_array_size(left), round);
+		json_decref(left);
+	} else if (WIFEXITED(status) && (WEXITSTATUS(status) == 1 || WEXITSTATUS(status) == 2)) {
+		rc = kerr_set(msg, n, KERR_INVALID, "evalpod refused round %d's batch %s:\n%s",
+			      round, batch, tail);
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+		rc = kerr_set(msg, n, KERR_NOTFOUND, "evalpod could not be started:\n%s", tail);
+	} else {
+		log_warn("round %d: evalpod failed (%s %d); %s", round,
+			 WIFEXITED(status) ? "exit status" : "signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+			 attempt + 1 < EVALPOD_ATTEMPTS ? "evaluating what is missing again"
+							: "giving up");
+		if (attempt + 1 < EVALPOD_ATTEMPTS)
+			set_aside_infra(dir, todo, attempt);
+		rc = 1;
+		kerr_set(msg, n, KERR_CHILD, "evalpod failed on round %d:\n%s", round, tail);
+	}
+out:
+	free(batch);
+	json_decref(todo);
+	return rc;
+}
+
+int round_evaluate(struct session *s, int round, char *msg, size_t n)
+{
+	char *dir = session_round_dir(s, round), *res = xasprintf("%s/results", dir);
+	struct sigaction sa, old_int, old_term;
+	int fd, rc = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	if ((rc = dir_make(res, msg, n)))
+		goto out;
+	fd = open_round_lock(dir, round, msg, n);
+	if (fd < 0) {
+		rc = KERR_IO;
+		goto out;
+	}
+	for (int attempt = 0; attempt < EVALPOD_ATTEMPTS; attempt++) {
+		rc = evaluate_once(s, round, dir, fd, attempt, msg, n);
+		if (rc != 1)
+			break;
+	}
+	if (rc == 1) {
+		json_t *todo = pending(s, round, dir);
+
+		/* Out of attempts: infrastructure results stand, nothing is lost. */
+		rc = json_array_size(todo) ? KERR_CHILD : 0;
+		json_decref(todo);
+	}
+	close(fd);
+out:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	free(res);
+	free(dir);
+	return rc;
+}
+
+/* --- collect --------------------------------------------------------------- */
+
+static int collect_one(struct session *s, const char *dir, json_t *v, char *msg, size_t n)
+{
+	const char *id = json_string_value(json_object_get(v, "id"));
+	char *path = xasprintf("%s/results/%s.json", dir, id), *text = NULL;
+	json_error_t jerr;
+	json_t *res = NULL;
+	int rc;
+
+	if (!json_is_null(json_object_get(v, "status")) && json_object_get(v, "status")) {
+		free(path);
+		return 0; /* recorded before */
+	}
+	rc = file_read(path, 256u << 20, &text, NULL, msg, n);
+	if (!rc && !(res = json_loads(text, 0, &jerr)))
+		rc = kerr_set(msg, n, KERR_PARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column,
+			      jerr.text);
+	if (!rc)
+		rc = store_result_add(s->st, s->id, id, res, msg, n);
+	json_decref(res);
+	free(text);
+	free(path);
+	return rc;
+}
+
+int round_collect(struct session *s, int round, char *msg, size_t n)
+{
+	char *dir = session_round_dir(s, round);
+	json_t *vars = store_variants(s->st, s->id, round), *v;
+	size_t i;
+	int rc = store_begin(s->st, msg, n);
+
+	json_array_foreach(vars, i, v) {
+		if (rc)
+			break;
+		rc = collect_one(s, dir, v, msg, n);
+	}
+	if (!rc)
+		rc = store_round_set_state(s->st, s->id, round, ROUND_COLLECTED, msg, n);
+	if (rc)
+		store_rollback(s->st);
+	else
+		rc = store_commit(s->st, msg, n);
+	if (!rc)
+		crash_point("collected", round);
+	json_decref(vars);
+	free(dir);
+	return rc;
+}

@@ -1,0 +1,127 @@
+/*
+ * session.h - one optimisation session: its spec, its state in the store,
+ * its folder, and the steps of a round.
+ *
+ * Output folder of a session (spec session.output_dir / SESSION-ID):
+ *   rounds/rNNN/batch.json      the EvalBatch evalpod ran (retries: batch-N.json)
+ *   rounds/rNNN/results/        evalpod's --out (ID.json, summary.json, artifacts)
+ *   rounds/rNNN/evalpod.log     evalpod's output
+ *   rounds/rNNN/lock            held (flock) by the evalpod of the round while it runs
+ *   learnings.md                failure patterns [Fnnn] and successes [Snnn]
+ *   best.cl                     the best kernel, its figures in a header comment
+ *   report.md                   rounds, decisions and the best variants
+ *
+ * The state database holds every session (default ~/.local/state/kctl/kctl.db,
+ * or $KCTL_STATE_DIR/kctl.db, or --state FILE).
+ */
+#ifndef KCTL_SESSION_H
+#define KCTL_SESSION_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mutate.h"
+#include "propose.h"
+#include "spec.h"
+#include "store.h"
+
+struct session {
+	char *id;
+	char *dir;            /* output folder of this session */
+	struct spec spec;
+	struct blocks blocks; /* of the template */
+	struct store *st;     /* borrowed */
+	struct proposer prop;
+	uint64_t rng;
+	double started_ms;    /* when this process began driving it */
+	int interactive;      /* progress line on a terminal */
+	int step;             /* --step: ask before each next round */
+	int rounds_cap;       /* --rounds N: 0 = spec's max_rounds */
+	char *evalpod;        /* the evalpod binary used */
+};
+
+/* Exit statuses of kctl commands. */
+enum {
+	KCTL_EXIT_OK = 0,
+	KCTL_EXIT_FAIL = 1,  /* the session failed, or bad input */
+	KCTL_EXIT_USAGE = 2,
+	KCTL_EXIT_INFRA = 3, /* no device, evalpod missing, storage */
+};
+
+/* Path of the state database: explicit, else $KCTL_STATE_DIR/kctl.db, else
+ * $XDG_STATE_HOME/kctl/kctl.db, else ~/.local/state/kctl/kctl.db (malloc'd). */
+char *session_state_path(const char *explicit_path);
+
+/*
+ * Creates a new session for the spec at spec_path: loads the spec, checks
+ * the evalpod binary and that it sees an OpenCL device, creates the folder
+ * and the session row.  Returns 0 or a KERR_* code with msg.
+ */
+int session_create(struct session *s, struct store *st, const char *spec_path, char *msg,
+		   size_t n);
+
+/* Re-opens an existing session by id (reloading its spec). */
+int session_reopen(struct session *s, struct store *st, const char *id, char *msg, size_t n);
+
+void session_release(struct session *s);
+
+/*
+ * Drives the session until a stop rule fires, it is cancelled, or (--step)
+ * the user declines to go on.  Resumable at any point.  Returns a
+ * KCTL_EXIT_* status; msg says why on failure.
+ */
+int session_run(struct session *s, char *msg, size_t n);
+
+/* --- internal steps (loop.c, round.c, rank.c, learn.c, report.c) ---- */
+
+/* Folder of round r (malloc'd). */
+char *session_round_dir(const struct session *s, int round);
+
+/* Variant id of the k-th proposal of a round: "r03-v002"; round 0: "r00-start". */
+char *session_variant_id(int round, size_t k);
+
+/* Chooses and records the variants of round r (state PROPOSED). */
+int round_propose(struct session *s, int round, const char *mode, char *msg, size_t n);
+/* Writes the EvalBatch for the variants of round r without results (PACKED). */
+int round_pack(struct session *s, int round, char **batch_path, char *msg, size_t n);
+/* Runs evalpod on the round until every variant has a result file (RUNNING). */
+int round_evaluate(struct session *s, int round, char *msg, size_t n);
+/* Records the results of round r (COLLECTED). */
+int round_collect(struct session *s, int round, char *msg, size_t n);
+
+/* The incumbent: the session's best variant so far (a new JSON from
+ * store_variant_get with its figures), or NULL before any ok result. */
+json_t *session_incumbent(struct session *s);
+
+/*
+ * Ranks round r: lineages, stagnation, pruning, the learnings, and the
+ * navigator's decision for what follows ("exploit", "explore" or "stop")
+ * with its reason; records all of it and moves the round to DONE in one
+ * transaction.  *stop is set when the session should end.
+ */
+int round_rank(struct session *s, int round, int *stop, char *msg, size_t n);
+
+/*
+ * Test hook for the crash-safety tests: when $KCTL_TEST_CRASH_AT is
+ * "POINT:ROUND" (or "POINT" for any round), kctl kills itself with SIGKILL
+ * at that point, as a power cut would.  Points: proposed, packed, spawned,
+ * collected, ranked.
+ */
+void crash_point(const char *point, int round);
+
+/* Whether `kctl cancel` has marked the session cancelled. */
+int session_cancelled(struct session *s);
+
+/* Rewrites learnings.md from the store. */
+int learnings_write(struct session *s, char *msg, size_t n);
+/* Rewrites best.cl and report.md. */
+int report_write(struct session *s, char *msg, size_t n);
+
+/* Noise margin for "faster": the larger of 1% and the spreads measured. */
+double rank_margin(json_t *a_result, json_t *b_result);
+
+/* The session's status as `kctl status -o json` prints it (new reference). */
+json_t *session_status_json(struct store *st, const char *id);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * spec.h - the problem spec: one YAML file that says which kernel to
+ * optimize, how to launch and judge it, how to search and where to run.
+ * docs/spec.md is the manual (every key, type, default, example).
+ *
+ * spec_load() is strict: unknown keys, wrong types, out-of-range numbers,
+ * missing files, unparsable expressions and unbalanced EVOLVE-BLOCK
+ * markers are errors, and every message starts with FILE:LINE:COLUMN and
+ * the key path, e.g.
+ *   examples/matmul.yaml:14:12: problem.buffers.A.count: unexpected ')' at column 4
+ * Relative paths in the spec resolve against the spec file's folder.
+ *
+ * The problem part (buffers, scalars, launch plans, flops, bytes, shapes,
+ * correctness, measurement, limits, device) has the meaning of the same
+ * keys in docs/evalbatch.md: the spec holds them as a JSON object in the
+ * EvalBatch's own form, so kctl copies them into every batch unchanged.
+ */
+#ifndef KCTL_SPEC_H
+#define KCTL_SPEC_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum spec_render {
+	RENDER_DEFINE,  /* tunables become "#define NAME VALUE" lines in the block */
+	RENDER_OPTIONS, /* tunables become "-DNAME=VALUE" build options */
+};
+
+enum spec_backend { BACKEND_LOCAL, BACKEND_KUBERNETES };
+enum spec_proposer { PROPOSER_TUNE, PROPOSER_LLM, PROPOSER_COMMAND };
+
+struct tunable {
+	char *name;       /* a C identifier */
+	int64_t *values;  /* at least one, in the order given */
+	size_t nvalues;
+};
+
+struct spec {
+	char *path;        /* the spec file as given */
+	char *dir;         /* its folder (absolute), for relative paths */
+	char *text;        /* the file's bytes, for hashing into the session */
+
+	/* kernel */
+	char *name;            /* kernel.name: names sessions and files */
+	char *template_path;   /* kernel.template, resolved */
+	char *template_src;    /* its contents */
+	char *reference_path;  /* kernel.reference, resolved */
+	char *reference_src;
+	char *marker_start;    /* kernel.markers.start, default "EVOLVE-BLOCK-START" */
+	char *marker_end;      /* kernel.markers.end, default "EVOLVE-BLOCK-END" */
+	char *build_options;   /* kernel.build_options, default "" (every program) */
+	char *semantics;       /* problem.semantics, may be NULL */
+
+	/*
+	 * The EvalBatch "problem" object (buffers, scalars, launch,
+	 * reference_launch, flops, bytes; name = kernel.name) and the
+	 * "shapes", "correctness", "measurement", "limits" and "device"
+	 * objects, already in EvalBatch form (owned; may be NULL when the
+	 * spec leaves them to evalpod's defaults, except problem and shapes).
+	 */
+	json_t *problem, *shapes, *correctness, *measurement, *limits, *device;
+
+	/* tunables */
+	struct tunable *tunables;
+	size_t ntunables;
+	char **constraints;    /* integer expressions that must be nonzero */
+	size_t nconstraints;
+	enum spec_render render;
+
+	/* evaluator */
+	enum spec_backend backend;
+	char *evalpod;         /* evaluator.evalpod: path of the binary, NULL = find it */
+	int jobs;              /* evaluator.jobs: evalpod --jobs, 0 = its default */
+	char *storage;         /* evaluator.storage URL; NULL = file:// under output_dir */
+
+	/* session */
+	int max_rounds;            /* default 10 */
+	double target_speedup;     /* vs the reference; 0 = none */
+	int max_evaluations;       /* default 200 */
+	double max_minutes;        /* wall-clock budget; 0 = none */
+	int stagnation_rounds;     /* stop when every lineage is this stagnant (default 3) */
+	char *output_dir;          /* resolved; default <spec dir>/runs/<name> */
+
+	/* batch */
+	int variants_per_round;    /* default 8 */
+	int top_k;                 /* default 3 */
+	int max_active_lineages;   /* default 4 */
+
+	/* proposer */
+	enum spec_proposer proposer;
+	uint64_t seed;             /* proposer.seed, default 1 */
+	json_t *proposer_conf;     /* the whole proposer object, for later proposers */
+};
+
+/*
+ * Loads and validates the spec at path into s (caller-owned; release with
+ * spec_release in every case).  Returns 0, or KERR_PARSE/KERR_INVALID/
+ * KERR_RANGE/KERR_IO with msg starting "FILE:LINE:COLUMN: key.path: ".
+ * Also checks: template and reference files exist and are readable, the
+ * template's markers balance (at least one block), every expression parses,
+ * the tunables' names are identifiers and each constraint parses.
+ */
+int spec_load(struct spec *s, const char *path, char *msg, size_t n);
+void spec_release(struct spec *s);
+
+#endif

@@ -1,0 +1,1084 @@
+/*
+ * store.c - the session state in SQLite; see store.h for the contract.
+ *
+ * Every statement is prepared with bound parameters and finalized before
+ * its function returns.  The only SQL built with snprintf is the PRAGMA
+ * that writes user_version: PRAGMAs take no parameters, and the value is
+ * the compile-time STORE_VERSION, never input.
+ *
+ * Errors: a helper that talks to SQLite records the reason in st->err
+ * (sqlite3_errmsg, or our own text) and returns the project code; the
+ * exported function then adds what it was doing, so messages read
+ *   recording variant 'r01-v002': UNIQUE constraint failed: variants.session, variants.hash
+ */
+#include "store.h"
+#include "err.h"
+#include "jsonx.h"
+#include "xalloc.h"
+
+#include <limits.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* How long a writer waits for another connection's lock before failing. */
+#define STORE_BUSY_MS 10000
+/* Largest JSON text (a result document, a params object) stored or read back. */
+#define STORE_DOC_MAX (64u << 20)
+
+/* SQL expression for the current time, ISO-8601 UTC with milliseconds. */
+#define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	char err[512]; /* the reason of the last failure, see note_db() */
+};
+
+/*
+ * The schema, one entry per version: migrations[v] takes a file from
+ * version v - 1 to v.  Entries are append-only once released.
+ */
+static const char *const migrations[] = {
+	[1] = "CREATE TABLE sessions ("
+	      "  id TEXT NOT NULL PRIMARY KEY,"
+	      "  spec_path TEXT NOT NULL,"
+	      "  spec_hash TEXT NOT NULL,"
+	      "  output_dir TEXT NOT NULL,"
+	      "  state TEXT NOT NULL"
+	      "    CHECK (state IN ('running', 'paused', 'done', 'cancelled', 'failed')),"
+	      "  reason TEXT,"
+	      "  created TEXT NOT NULL,"
+	      "  updated TEXT NOT NULL,"
+	      "  rng INTEGER);"
+	      "CREATE TABLE rounds ("
+	      "  session TEXT NOT NULL REFERENCES sessions(id),"
+	      "  round INTEGER NOT NULL CHECK (round >= 0),"
+	      "  state INTEGER NOT NULL CHECK (state BETWEEN 0 AND 4),"
+	      "  mode TEXT,"
+	      "  decision TEXT,"
+	      "  reason TEXT,"
+	      "  pid INTEGER,"
+	      "  started TEXT NOT NULL,"
+	      "  finished TEXT,"
+	      "  PRIMARY KEY (session, round));"
+	      "CREATE TABLE variants ("
+	      "  session TEXT NOT NULL REFERENCES sessions(id),"
+	      "  id TEXT NOT NULL,"
+	      "  hash TEXT NOT NULL,"
+	      "  round INTEGER NOT NULL CHECK (round >= 0),"
+	      "  parent TEXT,"
+	      "  lineage INTEGER,"
+	      "  source TEXT NOT NULL,"
+	      "  options TEXT NOT NULL,"
+	      "  params TEXT,"
+	      "  rationale TEXT,"
+	      "  created TEXT NOT NULL,"
+	      "  PRIMARY KEY (session, id),"
+	      "  UNIQUE (session, hash),"
+	      "  FOREIGN KEY (session, parent) REFERENCES variants(session, id));"
+	      "CREATE INDEX variants_by_round ON variants(session, round);"
+	      "CREATE TABLE results ("
+	      "  session TEXT NOT NULL,"
+	      "  variant TEXT NOT NULL,"
+	      "  status TEXT,"
+	      "  speedup_ref REAL,"
+	      "  speedup_base REAL,"
+	      "  median_ms REAL,"
+	      "  gflops REAL,"
+	      "  gbs REAL,"
+	      "  bottleneck TEXT,"
+	      "  json TEXT NOT NULL,"
+	      "  PRIMARY KEY (session, variant),"
+	      "  FOREIGN KEY (session, variant) REFERENCES variants(session, id));"
+	      "CREATE TABLE lineages ("
+	      "  session TEXT NOT NULL REFERENCES sessions(id),"
+	      "  lineage INTEGER NOT NULL,"
+	      "  best TEXT,"
+	      "  stagnation INTEGER NOT NULL,"
+	      "  active INTEGER NOT NULL CHECK (active IN (0, 1)),"
+	      "  created_round INTEGER NOT NULL,"
+	      "  PRIMARY KEY (session, lineage),"
+	      "  FOREIGN KEY (session, best) REFERENCES variants(session, id));"
+	      "CREATE TABLE learnings ("
+	      "  session TEXT NOT NULL REFERENCES sessions(id),"
+	      "  kind TEXT NOT NULL CHECK (kind IN ('F', 'S')),"
+	      "  number INTEGER NOT NULL CHECK (number >= 1),"
+	      "  key TEXT NOT NULL,"
+	      "  grp TEXT,"
+	      "  text TEXT NOT NULL,"
+	      "  count INTEGER NOT NULL,"
+	      "  round INTEGER,"
+	      "  PRIMARY KEY (session, kind, number),"
+	      "  UNIQUE (session, kind, key));",
+};
+
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION + 1,
+	       "one migration per schema version");
+
+static const char *const session_states[] = { "running",   "paused", "done",
+					      "cancelled", "failed", NULL };
+
+static const char *const round_state_names[] = {
+	[ROUND_PROPOSED] = "proposed",   [ROUND_PACKED] = "packed", [ROUND_RUNNING] = "running",
+	[ROUND_COLLECTED] = "collected", [ROUND_DONE] = "done",
+};
+
+/* --- errors ------------------------------------------------------------ */
+
+/* Records the connection's last error; returns KERR_INVALID for a violated
+ * constraint (the caller's data is wrong), KERR_IO for anything else. */
+static int note_db(struct store *st)
+{
+	int code = sqlite3_extended_errcode(st->db) & 0xff;
+
+	strlcpy(st->err, sqlite3_errmsg(st->db), sizeof(st->err));
+	return code == SQLITE_CONSTRAINT ? KERR_INVALID : KERR_IO;
+}
+
+/* Records our own reason for a failure and returns code. */
+static int note(struct store *st, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int note(struct store *st, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->err, sizeof(st->err), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Formats "<what>: <recorded reason>" into msg and returns code. */
+static int fail(struct store *st, int code, char *msg, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static int fail(struct store *st, int code, char *msg, size_t n, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return kerr_set(msg, n, code, "%s: %s", what, st->err);
+}
+
+/* --- statements -------------------------------------------------------- */
+
+/*
+ * Prepares sql and binds parameters 1.. from fmt, one letter each:
+ *   t  const char *      text, NULL binds NULL
+ *   i  int
+ *   I  int64_t
+ *   n  const int64_t *   NULL binds NULL
+ * Returns 0 with *out to finalize, or a code with the reason noted and
+ * *out NULL.
+ */
+static int prepare_va(struct store *st, sqlite3_stmt **out, const char *sql, const char *fmt,
+		      va_list ap)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = SQLITE_OK, code = 0;
+
+	*out = NULL;
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return note_db(st);
+	for (int i = 0; fmt[i] && rc == SQLITE_OK; i++) {
+		const char *t;
+		const int64_t *pn;
+
+		switch (fmt[i]) {
+		case 't':
+			t = va_arg(ap, const char *);
+			rc = t ? sqlite3_bind_text(s, i + 1, t, -1, SQLITE_TRANSIENT)
+			       : sqlite3_bind_null(s, i + 1);
+			break;
+		case 'i': rc = sqlite3_bind_int(s, i + 1, va_arg(ap, int)); break;
+		case 'I': rc = sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t)); break;
+		case 'n':
+			pn = va_arg(ap, const int64_t *);
+			rc = pn ? sqlite3_bind_int64(s, i + 1, *pn) : sqlite3_bind_null(s, i + 1);
+			break;
+		default: rc = SQLITE_MISUSE; break;
+		}
+	}
+	if (rc != SQLITE_OK) {
+		code = rc == SQLITE_MISUSE ? note(st, KERR_IO, "internal: bad parameter format")
+					   : note_db(st);
+		sqlite3_finalize(s);
+		return code;
+	}
+	*out = s;
+	return 0;
+}
+
+static int prepare(struct store *st, sqlite3_stmt **out, const char *sql, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = prepare_va(st, out, sql, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/*
+ * Steps a writing statement to its end.  Writes belong to the caller's
+ * transaction, so one outside any is refused.  When absent is not NULL a
+ * statement that changed no row fails with KERR_NOTFOUND and that reason.
+ * When row is not NULL, the first column of the row the statement returns
+ * (its RETURNING clause) is stored there.  Returns 0 or a code with the reason noted.
+ */
+static int step_write(struct store *st, sqlite3_stmt *s, const char *absent, int64_t *row)
+{
+	int rc;
+
+	if (sqlite3_get_autocommit(st->db))
+		return note(st, KERR_INVALID,
+			    "no transaction is open (writes go between store_begin and "
+			    "store_commit)");
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if (row)
+			*row = sqlite3_column_int64(s, 0);
+	if (rc != SQLITE_DONE)
+		return note_db(st);
+	if (absent && sqlite3_changes(st->db) == 0)
+		return note(st, KERR_NOTFOUND, "%s", absent);
+	return 0;
+}
+
+/* Prepares, binds, steps and finalizes one writing statement; see step_write. */
+static int db_write(struct store *st, const char *absent, const char *sql, const char *fmt, ...)
+{
+	sqlite3_stmt *s = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = prepare_va(st, &s, sql, fmt, ap);
+	va_end(ap);
+	if (!rc)
+		rc = step_write(st, s, absent, NULL);
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/*
+ * Runs a query whose first column is an integer.  Returns 1 with *out set
+ * when there is a row, 0 when there is none, a negative code on failure.
+ */
+static int query_int(struct store *st, int64_t *out, const char *sql, const char *fmt, ...)
+{
+	sqlite3_stmt *s = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = prepare_va(st, &s, sql, fmt, ap);
+	va_end(ap);
+	if (rc)
+		return rc;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int64(s, 0);
+		rc = 1;
+	} else if (rc == SQLITE_DONE) {
+		rc = 0;
+	} else {
+		rc = note_db(st);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* --- rows as JSON ------------------------------------------------------ */
+
+/* A row's column as a new JSON value; NULL for text that is not UTF-8 or a blob. */
+static json_t *column_json(sqlite3_stmt *s, int i)
+{
+	const char *text;
+	double d;
+
+	switch (sqlite3_column_type(s, i)) {
+	case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(s, i));
+	case SQLITE_FLOAT:
+		d = sqlite3_column_double(s, i);
+		return isfinite(d) ? json_real(d) : json_null();
+	case SQLITE_TEXT:
+		/* text first, then its length, as sqlite3_column_bytes() asks */
+		text = (const char *)sqlite3_column_text(s, i);
+		return json_stringn(text, (size_t)sqlite3_column_bytes(s, i));
+	case SQLITE_NULL: return json_null();
+	default: return NULL;
+	}
+}
+
+/* Rewrites columns that SQLite cannot type for us; returns 0 or -1. */
+typedef int (*row_fix)(json_t *row);
+
+/* The current row as a new object keyed by the column names, or NULL. */
+static json_t *row_json(sqlite3_stmt *s, row_fix fix)
+{
+	json_t *row = json_object();
+	int ncol = sqlite3_column_count(s);
+
+	for (int i = 0; i < ncol; i++) {
+		json_t *v = column_json(s, i);
+
+		if (!v || json_object_set_new(row, sqlite3_column_name(s, i), v)) {
+			json_decref(row);
+			return NULL;
+		}
+	}
+	if (fix && fix(row)) {
+		json_decref(row);
+		return NULL;
+	}
+	return row;
+}
+
+static json_t *query_rows_va(struct store *st, row_fix fix, const char *sql, const char *fmt,
+			     va_list ap)
+{
+	sqlite3_stmt *s = NULL;
+	json_t *rows = NULL, *row;
+	int rc;
+
+	if (prepare_va(st, &s, sql, fmt, ap))
+		return NULL;
+	rows = json_array();
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		row = row_json(s, fix);
+		if (!row)
+			break;
+		json_array_append_new(rows, row);
+	}
+	if (rc != SQLITE_DONE) {
+		if (rc != SQLITE_ROW)
+			note_db(st);
+		json_decref(rows);
+		rows = NULL;
+	}
+	sqlite3_finalize(s);
+	return rows;
+}
+
+/* Every row of a query as a new JSON array of objects; NULL on failure. */
+static json_t *query_rows(struct store *st, row_fix fix, const char *sql, const char *fmt, ...)
+{
+	va_list ap;
+	json_t *rows;
+
+	va_start(ap, fmt);
+	rows = query_rows_va(st, fix, sql, fmt, ap);
+	va_end(ap);
+	return rows;
+}
+
+/* The first row of a query as a new object; NULL when none or on failure. */
+static json_t *query_one(struct store *st, row_fix fix, const char *sql, const char *fmt, ...)
+{
+	va_list ap;
+	json_t *rows, *row;
+
+	va_start(ap, fmt);
+	rows = query_rows_va(st, fix, sql, fmt, ap);
+	va_end(ap);
+	row = json_incref(json_array_get(rows, 0));
+	json_decref(rows);
+	return row;
+}
+
+/* Parses JSON text read back from the store; NULL when unreadable or too large. */
+static json_t *doc_parse(const char *text)
+{
+	size_t len = text ? strlen(text) : 0;
+
+	if (!text || len > STORE_DOC_MAX)
+		return NULL;
+	return json_loadb(text, len, JSON_DECODE_ANY, NULL);
+}
+
+/* Dumps v for storing (compact, sorted keys) into *out, malloc'd.  Fails,
+ * noted, when v cannot be serialised or is larger than STORE_DOC_MAX. */
+static int doc_dump(struct store *st, const json_t *v, char **out)
+{
+	char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+
+	*out = NULL;
+	if (!text)
+		return note(st, KERR_INVALID, "cannot serialise the JSON value");
+	if (strlen(text) > STORE_DOC_MAX) {
+		free(text);
+		return note(st, KERR_LIMIT, "the JSON text is larger than the limit of %u bytes",
+			    STORE_DOC_MAX);
+	}
+	*out = text;
+	return 0;
+}
+
+/* --- open, close, transactions ----------------------------------------- */
+
+/* Runs one parameterless statement (PRAGMA, BEGIN...); returns 0 or a code. */
+static int db_exec(struct store *st, const char *sql)
+{
+	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : note_db(st);
+}
+
+/* The connection settings: WAL so readers never block the writer, FULL
+ * sync so a commit survives power loss as well as kill -9, foreign keys. */
+static int configure(struct store *st)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	sqlite3_extended_result_codes(st->db, 1);
+	if (sqlite3_busy_timeout(st->db, STORE_BUSY_MS) != SQLITE_OK)
+		return note_db(st);
+	rc = prepare(st, &s, "PRAGMA journal_mode = WAL", "");
+	if (!rc) {
+		if (sqlite3_step(s) != SQLITE_ROW)
+			rc = note_db(st);
+		else if (strcmp((const char *)sqlite3_column_text(s, 0), "wal"))
+			rc = note(st, KERR_IO, "cannot use WAL mode (journal mode is '%s')",
+				  (const char *)sqlite3_column_text(s, 0));
+	}
+	sqlite3_finalize(s);
+	if (!rc)
+		rc = db_exec(st, "PRAGMA synchronous = FULL");
+	if (!rc)
+		rc = db_exec(st, "PRAGMA foreign_keys = ON");
+	return rc;
+}
+
+/* Inside the open transaction: applies the migrations above the file's version. */
+static int migrate_locked(struct store *st)
+{
+	int64_t version = 0;
+	char sql[64];
+	int rc;
+
+	rc = query_int(st, &version, "PRAGMA user_version", "");
+	if (rc < 0)
+		return rc;
+	if (version > STORE_VERSION)
+		return note(st, KERR_INVALID,
+			    "schema version %lld is newer than this kctl's %d; use a newer kctl",
+			    (long long)version, STORE_VERSION);
+	if (version < 0)
+		return note(st, KERR_INVALID, "unknown schema version %lld", (long long)version);
+	if (version == STORE_VERSION)
+		return 0;
+	for (int64_t v = version + 1; v <= STORE_VERSION; v++) {
+		rc = db_exec(st, migrations[v]);
+		if (rc)
+			return note(st, rc, "migrating to version %lld: %.400s", (long long)v,
+				    sqlite3_errmsg(st->db));
+	}
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_VERSION);
+	return db_exec(st, sql);
+}
+
+static int migrate(struct store *st)
+{
+	int rc = db_exec(st, "BEGIN IMMEDIATE");
+
+	if (rc)
+		return rc;
+	rc = migrate_locked(st);
+	if (!rc)
+		rc = db_exec(st, "COMMIT");
+	if (rc)
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+int store_open(const char *path, struct store **out, char *msg, size_t n)
+{
+	struct store *st = xcalloc(1, sizeof(*st));
+	int rc = 0;
+
+	*out = NULL;
+	st->path = xstrdup(path);
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK)
+		rc = st->db ? note_db(st) : note(st, KERR_IO, "out of memory");
+	if (!rc)
+		rc = configure(st);
+	if (!rc)
+		rc = migrate(st);
+	if (rc) {
+		fail(st, rc, msg, n, "opening store '%s'", path);
+		store_close(st);
+		return rc;
+	}
+	*out = st;
+	return 0;
+}
+
+void store_close(struct store *st)
+{
+	if (!st)
+		return;
+	sqlite3_close(st->db);
+	free(st->path);
+	free(st);
+}
+
+int store_begin(struct store *st, char *msg, size_t n)
+{
+	int rc = db_exec(st, "BEGIN IMMEDIATE");
+
+	return rc ? fail(st, rc, msg, n, "beginning a transaction in '%s'", st->path) : 0;
+}
+
+int store_commit(struct store *st, char *msg, size_t n)
+{
+	int rc = db_exec(st, "COMMIT");
+
+	return rc ? fail(st, rc, msg, n, "committing to '%s'", st->path) : 0;
+}
+
+void store_rollback(struct store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* --- sessions ---------------------------------------------------------- */
+
+/* Jansson holds only UTF-8, so text we cannot hand back is refused on the way in. */
+static int utf8_valid(const char *s)
+{
+	json_t *j = s ? json_string(s) : NULL;
+
+	json_decref(j);
+	return !s || j;
+}
+
+int store_session_create(struct store *st, const char *id, const char *spec_path,
+			 const char *spec_hash, const char *output_dir, char *msg, size_t n)
+{
+	int rc = 0;
+
+	if (!id || !*id)
+		return kerr_set(msg, n, KERR_INVALID, "creating a session: empty id");
+	if (!utf8_valid(id) || !utf8_valid(spec_path) || !utf8_valid(spec_hash) ||
+	    !utf8_valid(output_dir))
+		rc = note(st, KERR_INVALID, "text is not valid UTF-8");
+	if (!rc)
+		rc = db_write(st, NULL,
+			      "INSERT INTO sessions (id, spec_path, spec_hash, output_dir, state,"
+			      " created, updated) VALUES (?1, ?2, ?3, ?4, 'running', " NOW ", " NOW
+			      ")",
+			      "tttt", id, spec_path, spec_hash, output_dir);
+	return rc ? fail(st, rc, msg, n, "creating session '%s'", id) : 0;
+}
+
+#define SESSION_COLUMNS                                                                            \
+	"SELECT id AS id, spec_path AS spec_path, spec_hash AS spec_hash,"                         \
+	" output_dir AS output_dir, state AS state, reason AS reason, created AS created,"         \
+	" updated AS updated, rng AS rng FROM sessions "
+
+json_t *store_session_get(struct store *st, const char *id)
+{
+	return query_one(st, NULL, SESSION_COLUMNS "WHERE id = ?1", "t", id);
+}
+
+json_t *store_session_list(struct store *st)
+{
+	return query_rows(st, NULL, SESSION_COLUMNS "ORDER BY created DESC, rowid DESC", "");
+}
+
+int store_session_set_state(struct store *st, const char *id, const char *state, const char *reason,
+			    char *msg, size_t n)
+{
+	int known = 0, rc;
+
+	for (size_t i = 0; state && session_states[i]; i++)
+		known |= !strcmp(state, session_states[i]);
+	if (!known)
+		rc = note(st, KERR_INVALID, "unknown state '%s'", state ? state : "(null)");
+	else
+		rc = db_write(st, "no such session",
+			      "UPDATE sessions SET state = ?2, reason = ?3, updated = " NOW
+			      " WHERE id = ?1",
+			      "ttt", id, state, reason);
+	return rc ? fail(st, rc, msg, n, "setting the state of session '%s'", id) : 0;
+}
+
+int store_session_set_rng(struct store *st, const char *id, uint64_t rng, char *msg, size_t n)
+{
+	/* SQLite integers are signed: the bits are kept, the sign is the top bit. */
+	int rc = db_write(st, "no such session",
+			  "UPDATE sessions SET rng = ?2, updated = " NOW " WHERE id = ?1", "tI", id,
+			  (int64_t)rng);
+
+	return rc ? fail(st, rc, msg, n, "saving the random state of session '%s'", id) : 0;
+}
+
+/* --- rounds ------------------------------------------------------------ */
+
+int store_round_create(struct store *st, const char *session, int round, const char *mode,
+		       char *msg, size_t n)
+{
+	int rc = db_write(st, NULL,
+			  "INSERT INTO rounds (session, round, state, mode, started)"
+			  " VALUES (?1, ?2, ?3, ?4, " NOW ")",
+			  "tiit", session, round, (int)ROUND_PROPOSED, mode);
+
+	return rc ? fail(st, rc, msg, n, "creating round %d of session '%s'", round, session) : 0;
+}
+
+json_t *store_round_get(struct store *st, const char *session, int round)
+{
+	return query_one(
+		st, NULL,
+		"SELECT round AS round, state AS state, mode AS mode, decision AS decision,"
+		" reason AS reason, pid AS pid, started AS started, finished AS finished"
+		" FROM rounds WHERE session = ?1 AND round = ?2",
+		"ti", session, round);
+}
+
+int store_round_last(struct store *st, const char *session)
+{
+	int64_t last = 0;
+	int rc = query_int(st, &last,
+			   "SELECT COALESCE(MAX(round), 0) FROM rounds WHERE session = ?1", "t",
+			   session);
+
+	if (rc < 0)
+		return rc;
+	return last > INT_MAX ? KERR_RANGE : (int)last;
+}
+
+/* Inside the caller's transaction, so the check and the update agree. */
+static int round_advance(struct store *st, const char *session, int round, enum round_state state)
+{
+	int64_t cur = 0;
+	int rc;
+
+	if ((int)state < ROUND_PROPOSED || state > ROUND_DONE)
+		return note(st, KERR_INVALID, "unknown round state %d", (int)state);
+	rc = query_int(st, &cur, "SELECT state FROM rounds WHERE session = ?1 AND round = ?2", "ti",
+		       session, round);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return note(st, KERR_NOTFOUND, "no such round");
+	if (cur > (int64_t)state)
+		return note(
+			st, KERR_INVALID, "the round is already '%s', it cannot go back to '%s'",
+			cur <= ROUND_DONE ? round_state_names[cur] : "?", round_state_names[state]);
+	return db_write(st, "no such round",
+			"UPDATE rounds SET state = ?3, finished = CASE WHEN ?3 = 4"
+			" THEN COALESCE(finished, " NOW ") ELSE finished END"
+			" WHERE session = ?1 AND round = ?2",
+			"tii", session, round, (int)state);
+}
+
+int store_round_set_state(struct store *st, const char *session, int round, enum round_state state,
+			  char *msg, size_t n)
+{
+	int rc = round_advance(st, session, round, state);
+
+	return rc ? fail(st, rc, msg, n, "setting the state of round %d of session '%s'", round,
+			 session)
+		  : 0;
+}
+
+int store_round_set_pid(struct store *st, const char *session, int round, long pid, char *msg,
+			size_t n)
+{
+	int rc = db_write(st, "no such round",
+			  "UPDATE rounds SET pid = ?3 WHERE session = ?1 AND round = ?2", "tiI",
+			  session, round, (int64_t)pid);
+
+	return rc ? fail(st, rc, msg, n, "recording the pid of round %d of session '%s'", round,
+			 session)
+		  : 0;
+}
+
+int store_round_set_decision(struct store *st, const char *session, int round, const char *decision,
+			     const char *reason, char *msg, size_t n)
+{
+	int rc = db_write(st, "no such round",
+			  "UPDATE rounds SET decision = ?3, reason = ?4"
+			  " WHERE session = ?1 AND round = ?2",
+			  "titt", session, round, decision, reason);
+
+	return rc ? fail(st, rc, msg, n, "recording the decision of round %d of session '%s'",
+			 round, session)
+		  : 0;
+}
+
+/* --- variants ---------------------------------------------------------- */
+
+/* An optional member that may also be null; *out stays NULL then. */
+static int opt_member(json_t *v, const char *key, int want, json_t **out, char *msg, size_t n)
+{
+	json_t *m = json_object_get(v, key);
+	static const char *const want_names[] = {
+		[JSON_STRING] = "a string",
+		[JSON_INTEGER] = "an integer",
+		[JSON_OBJECT] = "an object",
+	};
+
+	*out = NULL;
+	if (!m || json_is_null(m))
+		return 0;
+	if (json_typeof(m) != (json_type)want)
+		return kerr_set(msg, n, KERR_PARSE, "$.%s: expected %s, got %s", key,
+				want_names[want], jx_type_name(m));
+	*out = m;
+	return 0;
+}
+
+/* The checked members of a variant object, borrowed from it. */
+struct variant_in {
+	json_t *id, *hash, *round, *parent, *lineage, *source, *options, *params, *rationale;
+};
+
+static int variant_read(json_t *v, struct variant_in *in, char *msg, size_t n)
+{
+	const struct {
+		const char *key;
+		int type, required;
+		json_t **out;
+	} members[] = {
+		{ "id", JSON_STRING, 1, &in->id },
+		{ "hash", JSON_STRING, 1, &in->hash },
+		{ "round", JSON_INTEGER, 1, &in->round },
+		{ "parent", JSON_STRING, 0, &in->parent },
+		{ "lineage", JSON_INTEGER, 0, &in->lineage },
+		{ "source", JSON_STRING, 1, &in->source },
+		{ "options", JSON_STRING, 0, &in->options },
+		{ "params", JSON_OBJECT, 0, &in->params },
+		{ "rationale", JSON_STRING, 0, &in->rationale },
+	};
+	const size_t nmembers = sizeof(members) / sizeof(members[0]);
+	const char *key;
+	json_t *m;
+	int rc = 0;
+
+	if (!json_is_object(v))
+		return kerr_set(msg, n, KERR_PARSE, "$: expected an object, got %s",
+				v ? jx_type_name(v) : "nothing");
+	for (size_t i = 0; !rc && i < nmembers; i++) {
+		rc = opt_member(v, members[i].key, members[i].type, members[i].out, msg, n);
+		if (!rc && members[i].required && !*members[i].out)
+			rc = kerr_set(msg, n, KERR_PARSE, "$.%s: required key is missing",
+				      members[i].key);
+	}
+	json_object_foreach(v, key, m)
+	{
+		size_t i = 0;
+
+		while (i < nmembers && strcmp(members[i].key, key))
+			i++;
+		if (!rc && i == nmembers)
+			rc = kerr_set(msg, n, KERR_PARSE, "$.%s: unknown key", key);
+	}
+	if (!rc && (json_integer_value(in->round) < 0 || json_integer_value(in->round) > INT_MAX))
+		rc = kerr_set(msg, n, KERR_RANGE, "$.round: %lld is out of range",
+			      (long long)json_integer_value(in->round));
+	return rc;
+}
+
+static int variant_insert(struct store *st, const char *session, const struct variant_in *in)
+{
+	int64_t lineage = json_integer_value(in->lineage);
+	char *params = NULL;
+	int rc = 0;
+
+	if (in->params && (rc = doc_dump(st, in->params, &params)))
+		return rc;
+	rc = db_write(st, NULL,
+		      "INSERT INTO variants (session, id, hash, round, parent, lineage, source,"
+		      " options, params, rationale, created)"
+		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, " NOW ")",
+		      "tttItntttt", session, json_string_value(in->id), json_string_value(in->hash),
+		      (int64_t)json_integer_value(in->round), json_string_value(in->parent),
+		      in->lineage ? &lineage : NULL, json_string_value(in->source),
+		      in->options ? json_string_value(in->options) : "", params,
+		      json_string_value(in->rationale));
+	free(params);
+	return rc;
+}
+
+int store_variant_add(struct store *st, const char *session, json_t *v, char *msg, size_t n)
+{
+	struct variant_in in = { 0 };
+	char why[512];
+	int rc = variant_read(v, &in, why, sizeof(why));
+
+	if (rc) {
+		if (in.id)
+			return kerr_set(msg, n, rc, "recording variant '%s': %s",
+					json_string_value(in.id), why);
+		return kerr_set(msg, n, rc, "recording a variant: %s", why);
+	}
+	rc = variant_insert(st, session, &in);
+	return rc ? fail(st, rc, msg, n, "recording variant '%s'", json_string_value(in.id)) : 0;
+}
+
+int store_variant_has_hash(struct store *st, const char *session, const char *hash)
+{
+	int64_t one = 0;
+
+	return query_int(st, &one, "SELECT 1 FROM variants WHERE session = ?1 AND hash = ?2", "tt",
+			 session, hash);
+}
+
+/* params is stored as JSON text; callers get the object back. */
+static int variant_fix(json_t *row)
+{
+	json_t *text = json_object_get(row, "params"), *params;
+
+	if (!json_is_string(text))
+		return 0;
+	params = doc_parse(json_string_value(text));
+	if (!params)
+		return -1;
+	return json_object_set_new(row, "params", params);
+}
+
+#define VARIANT_COLUMNS                                                                            \
+	"SELECT v.id AS id, v.hash AS hash, v.round AS round, v.parent AS parent,"                 \
+	" v.lineage AS lineage, v.source AS source, v.options AS options, v.params AS params,"     \
+	" v.rationale AS rationale, v.created AS created, r.status AS status,"                     \
+	" r.speedup_ref AS speedup_ref, r.speedup_base AS speedup_base, r.median_ms AS median_ms," \
+	" r.gflops AS gflops, r.gbs AS gbs, r.bottleneck AS bottleneck,"                           \
+	" json_extract(r.json, '$.fault.kind') AS fault_kind"                                      \
+	" FROM variants v LEFT JOIN results r ON r.session = v.session AND r.variant = v.id "
+
+json_t *store_variants(struct store *st, const char *session, int round)
+{
+	return query_rows(st, variant_fix,
+			  VARIANT_COLUMNS "WHERE v.session = ?1 AND (?2 < 0 OR v.round = ?2)"
+					  " ORDER BY v.round, v.rowid",
+			  "ti", session, round);
+}
+
+json_t *store_variant_get(struct store *st, const char *session, const char *id)
+{
+	return query_one(st, variant_fix, VARIANT_COLUMNS "WHERE v.session = ?1 AND v.id = ?2",
+			 "tt", session, id);
+}
+
+int store_variant_set_lineage(struct store *st, const char *session, const char *id, int lineage,
+			      char *msg, size_t n)
+{
+	int rc = db_write(st, "no such variant",
+			  "UPDATE variants SET lineage = ?3 WHERE session = ?1 AND id = ?2", "tti",
+			  session, id, lineage);
+
+	return rc ? fail(st, rc, msg, n, "setting the lineage of variant '%s'", id) : 0;
+}
+
+/* --- results ----------------------------------------------------------- */
+
+/* The ranked figures of a result document, in the order of the INSERT's ?3.. */
+static const struct figure {
+	const char *path; /* for messages */
+	const char *keys[4];
+	int text;
+} figures[] = {
+	{ "status", { "status" }, 1 },
+	{ "performance.speedup_vs_reference.ratio_of_medians",
+	  { "performance", "speedup_vs_reference", "ratio_of_medians" },
+	  0 },
+	{ "performance.speedup_vs_baseline.ratio_of_medians",
+	  { "performance", "speedup_vs_baseline", "ratio_of_medians" },
+	  0 },
+	{ "performance.median_ms", { "performance", "median_ms" }, 0 },
+	{ "roofline.gflops", { "roofline", "gflops" }, 0 },
+	{ "roofline.gbs", { "roofline", "gbs" }, 0 },
+	{ "roofline.bottleneck", { "roofline", "bottleneck" }, 1 },
+};
+
+/* Binds figure f of doc to parameter idx: NULL when it or a parent is absent or null. */
+static int figure_bind(struct store *st, sqlite3_stmt *s, int idx, json_t *doc,
+		       const struct figure *f)
+{
+	json_t *v = doc;
+	int rc;
+
+	for (size_t i = 0; f->keys[i] && v && !json_is_null(v); i++) {
+		if (!json_is_object(v))
+			return note(st, KERR_PARSE, "$.%s: expected an object on the way, got %s",
+				    f->path, jx_type_name(v));
+		v = json_object_get(v, f->keys[i]);
+	}
+	if (!v || json_is_null(v))
+		rc = sqlite3_bind_null(s, idx);
+	else if (f->text && json_is_string(v))
+		rc = sqlite3_bind_text(s, idx, json_string_value(v), -1, SQLITE_TRANSIENT);
+	else if (!f->text && json_is_number(v))
+		rc = sqlite3_bind_double(s, idx, json_number_value(v));
+	else
+		return note(st, KERR_PARSE, "$.%s: expected %s, got %s", f->path,
+			    f->text ? "a string" : "a number", jx_type_name(v));
+	return rc == SQLITE_OK ? 0 : note_db(st);
+}
+
+static int result_insert(struct store *st, const char *session, const char *id, json_t *result)
+{
+	sqlite3_stmt *s = NULL;
+	char *text = NULL;
+	int rc;
+
+	if (!json_is_object(result))
+		return note(st, KERR_PARSE, "$: expected an object, got %s",
+			    result ? jx_type_name(result) : "nothing");
+	rc = doc_dump(st, result, &text);
+	if (rc)
+		return rc;
+	rc = prepare(st, &s,
+		     "INSERT INTO results (session, variant, status, speedup_ref, speedup_base,"
+		     " median_ms, gflops, gbs, bottleneck, json)"
+		     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		     "tt", session, id);
+	for (size_t i = 0; !rc && i < sizeof(figures) / sizeof(figures[0]); i++)
+		rc = figure_bind(st, s, (int)i + 3, result, &figures[i]);
+	if (!rc && sqlite3_bind_text(s, 10, text, -1, SQLITE_TRANSIENT) != SQLITE_OK)
+		rc = note_db(st);
+	if (!rc)
+		rc = step_write(st, s, NULL, NULL);
+	sqlite3_finalize(s);
+	free(text);
+	return rc;
+}
+
+int store_result_add(struct store *st, const char *session, const char *id, json_t *result,
+		     char *msg, size_t n)
+{
+	int rc = result_insert(st, session, id, result);
+
+	return rc ? fail(st, rc, msg, n, "recording the result of variant '%s'", id) : 0;
+}
+
+static int result_fix(json_t *row)
+{
+	json_t *doc = doc_parse(json_string_value(json_object_get(row, "json")));
+
+	if (!doc)
+		return -1;
+	return json_object_set_new(row, "json", doc);
+}
+
+json_t *store_result_get(struct store *st, const char *session, const char *id)
+{
+	json_t *row =
+		query_one(st, result_fix,
+			  "SELECT json AS json FROM results WHERE session = ?1 AND variant = ?2",
+			  "tt", session, id);
+	json_t *doc = json_incref(json_object_get(row, "json"));
+
+	json_decref(row);
+	return doc;
+}
+
+int store_result_count(struct store *st, const char *session)
+{
+	int64_t count = 0;
+	int rc = query_int(st, &count, "SELECT COUNT(*) FROM results WHERE session = ?1", "t",
+			   session);
+
+	if (rc < 0)
+		return rc;
+	return count > INT_MAX ? KERR_RANGE : (int)count;
+}
+
+/* --- lineages ---------------------------------------------------------- */
+
+static int lineage_fix(json_t *row)
+{
+	json_t *active = json_object_get(row, "active");
+
+	return json_object_set_new(row, "active", json_boolean(json_integer_value(active)));
+}
+
+json_t *store_lineages(struct store *st, const char *session)
+{
+	return query_rows(st, lineage_fix,
+			  "SELECT lineage AS lineage, best AS best, stagnation AS stagnation,"
+			  " active AS active, created_round AS created_round FROM lineages"
+			  " WHERE session = ?1 ORDER BY lineage",
+			  "t", session);
+}
+
+int store_lineage_put(struct store *st, const char *session, int lineage, const char *best,
+		      int stagnation, int active, int round, char *msg, size_t n)
+{
+	int rc = db_write(st, NULL,
+			  "INSERT INTO lineages (session, lineage, best, stagnation, active,"
+			  " created_round) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+			  " ON CONFLICT (session, lineage) DO UPDATE SET best = excluded.best,"
+			  " stagnation = excluded.stagnation, active = excluded.active",
+			  "titiii", session, lineage, best, stagnation, active ? 1 : 0, round);
+
+	return rc ? fail(st, rc, msg, n, "recording lineage %d of session '%s'", lineage, session)
+		  : 0;
+}
+
+/* --- learnings --------------------------------------------------------- */
+
+/*
+ * One statement: a new key takes the kind's next number (numbers are never
+ * reused: nothing deletes learnings), a known key keeps its number.
+ */
+static int learning_upsert(struct store *st, const char *session, const char *kind, const char *key,
+			   const char *group, const char *text, int round, int64_t *number)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = prepare(
+		st, &s,
+		"INSERT INTO learnings (session, kind, number, key, grp, text, count, round)"
+		" SELECT ?1, ?2, COALESCE(MAX(number), 0) + 1, ?3, ?4, ?5, 1, ?6"
+		" FROM learnings WHERE session = ?1 AND kind = ?2"
+		" ON CONFLICT (session, kind, key) DO UPDATE SET count = count + 1,"
+		" text = excluded.text, grp = excluded.grp, round = excluded.round"
+		" RETURNING number",
+		"tttttI", session, kind, key, group, text, (int64_t)round);
+
+	if (!rc)
+		rc = step_write(st, s, NULL, number);
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int store_learning_add(struct store *st, const char *session, char kind, const char *key,
+		       const char *group, const char *text, int round, char *msg, size_t n)
+{
+	char kind_text[2] = { kind, '\0' };
+	int64_t number = 0;
+	int rc = 0;
+
+	if (kind != 'F' && kind != 'S')
+		rc = note(st, KERR_INVALID, "unknown kind '%c' (expected 'F' or 'S')", kind);
+	else if (!key || !*key)
+		rc = note(st, KERR_INVALID, "empty key");
+	else if (!text)
+		rc = note(st, KERR_INVALID, "no text");
+	if (!rc)
+		rc = learning_upsert(st, session, kind_text, key, group, text, round, &number);
+	if (!rc && (number < 1 || number > INT_MAX))
+		rc = note(st, KERR_RANGE, "learning number %lld out of range", (long long)number);
+	if (rc)
+		return fail(st, rc, msg, n, "recording learning '%s' of session '%s'",
+			    key ? key : "(null)", session);
+	return (int)number;
+}
+
+json_t *store_learnings(struct store *st, const char *session)
+{
+	return query_rows(st, NULL,
+			  "SELECT kind AS kind, number AS number, key AS key, grp AS \"group\","
+			  " text AS text, count AS count, round AS round"
+			  " FROM learnings WHERE session = ?1 ORDER BY kind, number",
+			  "t", session);
+}

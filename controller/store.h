@@ -1,0 +1,163 @@
+/*
+ * store.h - the session state in SQLite (WAL): sessions, rounds, variants,
+ * results, lineages, learnings, decisions.
+ *
+ * Every step of the loop is committed before the next starts, so a kctl
+ * killed at any moment resumes where it stopped.  The schema version lives
+ * in PRAGMA user_version; store_open migrates older files forward.  Only
+ * bound parameters; every write is inside an explicit transaction
+ * (store_begin/store_commit; store_rollback on failure).
+ *
+ * Transactions belong to the caller: the functions that write never begin
+ * or commit one themselves, so one step of the loop (its variants, results,
+ * lineages...) commits as a whole or not at all.  A write made while no
+ * transaction is open fails with KERR_INVALID.
+ *
+ * Errors: fallible functions return 0 (or the count/number documented) or
+ * a negative KERR_* code with msg set to what was being done and SQLite's
+ * reason, e.g.
+ *   recording variant 'r01-v002': UNIQUE constraint failed: variants.session, variants.hash
+ * A violated constraint (duplicate key, unknown session or parent, a value
+ * out of its column's range) is KERR_INVALID, an update of a row that does
+ * not exist KERR_NOTFOUND, a malformed JSON argument KERR_PARSE, anything
+ * else (disk, locks held past the busy timeout) KERR_IO.
+ *
+ * Getters return a new JSON reference the caller json_decref()s, with null
+ * for absent values; NULL means absent, or a database failure.
+ * Timestamps are ISO-8601 UTC text ("2025-01-31T12:00:00.000Z").
+ */
+#ifndef KCTL_STORE_H
+#define KCTL_STORE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_VERSION 1
+
+struct store;
+
+/* Round states, in order; a round moves forward only. */
+enum round_state {
+	ROUND_PROPOSED = 0,  /* variants chosen and recorded */
+	ROUND_PACKED = 1,    /* EvalBatch written */
+	ROUND_RUNNING = 2,   /* evalpod started (pid recorded) */
+	ROUND_COLLECTED = 3, /* results recorded */
+	ROUND_DONE = 4,      /* ranked, lineages/learnings/decision recorded */
+};
+
+/*
+ * Opens (creating if needed) the database at path, in WAL mode with a busy
+ * timeout, and migrates it to STORE_VERSION.  Fails with KERR_INVALID on a
+ * file from a newer kctl.  *out is freed with store_close.
+ * synchronous=FULL: a committed transaction survives kill -9 and power loss.
+ */
+int store_open(const char *path, struct store **out, char *msg, size_t n);
+/* Closes st (NULL does nothing); an open transaction is rolled back. */
+void store_close(struct store *st);
+
+/* BEGIN IMMEDIATE: takes the write lock now, waiting up to the busy timeout. */
+int store_begin(struct store *st, char *msg, size_t n);
+/* On failure the transaction is still open: call store_rollback. */
+int store_commit(struct store *st, char *msg, size_t n);
+/* Discards the open transaction's writes; does nothing when none is open. */
+void store_rollback(struct store *st);
+
+/* --- sessions --------------------------------------------------------- */
+/* state: "running", "paused", "done", "cancelled", "failed"
+ * A new session is "running"; its rng is null until store_session_set_rng.
+ * id, paths and hash must be valid UTF-8; a duplicate id is KERR_INVALID. */
+int store_session_create(struct store *st, const char *id, const char *spec_path,
+			 const char *spec_hash, const char *output_dir, char *msg, size_t n);
+/* Returns a new JSON object {id, spec_path, spec_hash, output_dir, state, reason,
+ * created, updated, rng} or NULL when absent. */
+json_t *store_session_get(struct store *st, const char *id);
+/* All sessions, newest first: a JSON array of the objects above. */
+json_t *store_session_list(struct store *st);
+int store_session_set_state(struct store *st, const char *id, const char *state,
+			    const char *reason, char *msg, size_t n);
+/* The proposer's random state, saved with each round so resumes replay.
+ * SQLite integers are signed, so "rng" comes back as the same 64 bits:
+ * (uint64_t)json_integer_value(rng) is the value saved. */
+int store_session_set_rng(struct store *st, const char *id, uint64_t rng, char *msg, size_t n);
+
+/* --- rounds ----------------------------------------------------------- */
+/* Creates round (>= 0) in state ROUND_PROPOSED, "started" now. */
+int store_round_create(struct store *st, const char *session, int round, const char *mode,
+		       char *msg, size_t n);
+/* {round, state, mode, decision, reason, pid, started, finished} or NULL.
+ * state is the enum round_state value (an integer); finished is set when
+ * the round reaches ROUND_DONE. */
+json_t *store_round_get(struct store *st, const char *session, int round);
+/* The highest round number of the session, 0 if none; negative on failure. */
+int store_round_last(struct store *st, const char *session);
+/* Setting the current state again is allowed (a resume may repeat a step);
+ * going back is KERR_INVALID, an unknown round KERR_NOTFOUND. */
+int store_round_set_state(struct store *st, const char *session, int round,
+			  enum round_state state, char *msg, size_t n);
+int store_round_set_pid(struct store *st, const char *session, int round, long pid, char *msg,
+			size_t n);
+int store_round_set_decision(struct store *st, const char *session, int round,
+			     const char *decision, const char *reason, char *msg, size_t n);
+
+/* --- variants --------------------------------------------------------- */
+/*
+ * v: {id, hash, round, parent, lineage, source, options, params, rationale}.
+ * Fails with KERR_INVALID when the session already has that hash (the same
+ * variant is never evaluated twice) or that id.
+ * id, hash, round (>= 0) and source are required; parent, lineage,
+ * options (default ""), params (an object) and rationale may be absent or
+ * null.  A parent must be a variant of the session already recorded.  Other
+ * keys or wrong types fail with KERR_PARSE and the JSON path.  v is not
+ * modified or stolen.
+ */
+int store_variant_add(struct store *st, const char *session, json_t *v, char *msg, size_t n);
+/* 1 when the session has a variant with that hash, 0 if not, negative on failure. */
+int store_variant_has_hash(struct store *st, const char *session, const char *hash);
+/* Variants of a round (round 0 = the starting template), or all when round < 0,
+ * oldest first, each with its result's status/speedups when there is one.
+ * Each element: {id, hash, round, parent, lineage, source, options, params
+ * (the object back), rationale, created, status, speedup_ref, speedup_base,
+ * median_ms, gflops, gbs, bottleneck, fault_kind}, null where absent (all
+ * result figures are null before the result is recorded). */
+json_t *store_variants(struct store *st, const char *session, int round);
+/* One variant in the form above, or NULL. */
+json_t *store_variant_get(struct store *st, const char *session, const char *id);
+int store_variant_set_lineage(struct store *st, const char *session, const char *id,
+			      int lineage, char *msg, size_t n);
+
+/* --- results ---------------------------------------------------------- */
+/* Records evalpod's result document for variant id (keeps the full JSON and
+ * the ranked figures); a second result for the same variant is refused.
+ * Figures (status; performance.speedup_vs_reference.ratio_of_medians,
+ * .speedup_vs_baseline.ratio_of_medians, .median_ms; roofline.gflops,
+ * .gbs, .bottleneck) may be absent or null; a figure of the wrong type is
+ * KERR_PARSE.  The variant must exist (KERR_INVALID otherwise). */
+int store_result_add(struct store *st, const char *session, const char *id, json_t *result,
+		     char *msg, size_t n);
+/* The whole result document as recorded, or NULL. */
+json_t *store_result_get(struct store *st, const char *session, const char *id);
+/* How many results the session has; negative on failure. */
+int store_result_count(struct store *st, const char *session);
+
+/* --- lineages --------------------------------------------------------- */
+/* {lineage, best, stagnation, active, created_round} per row, a JSON array,
+ * by lineage number; active is a boolean. */
+json_t *store_lineages(struct store *st, const char *session);
+/* Inserts the lineage, or updates best, stagnation and active of an existing
+ * one; round is its created_round, kept from the first put.  best (may be
+ * NULL) must be a variant of the session. */
+int store_lineage_put(struct store *st, const char *session, int lineage, const char *best,
+		      int stagnation, int active, int round, char *msg, size_t n);
+
+/* --- learnings -------------------------------------------------------- */
+/* kind "F" or "S"; numbers are allocated per kind and never reused. Returns
+ * the number (>= 1) or a negative error. key dedups (same key -> same entry,
+ * its count incremented and text replaced). group and round are replaced
+ * with the text: they describe its latest version. */
+int store_learning_add(struct store *st, const char *session, char kind, const char *key,
+		       const char *group, const char *text, int round, char *msg, size_t n);
+/* [{kind, number, key, group, text, count, round}], by kind then number. */
+json_t *store_learnings(struct store *st, const char *session);
+
+#endif
