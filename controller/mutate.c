@@ -91,8 +91,9 @@ static int block_open(struct blocks *out, const char *src, const struct line *l,
 	}
 	dup = block_named(out, b.name);
 	if (dup >= 0) {
-		kerr_set(msg, n, KERR_PARSE, "line %zu: duplicate block name '%s' (first at line %zu)",
-			 lineno, b.name, out->b[dup].line);
+		kerr_set(msg, n, KERR_PARSE,
+			 "line %zu: duplicate block name '%s' (first at line %zu)", lineno, b.name,
+			 out->b[dup].line);
 		free(b.name);
 		return KERR_PARSE;
 	}
@@ -145,8 +146,8 @@ int blocks_find(const char *src, const char *start_marker, const char *end_marke
 		}
 	}
 	if (open)
-		rc = kerr_set(msg, n, KERR_PARSE, "line %zu: block '%s' is never closed", open->line,
-			      open->name);
+		rc = kerr_set(msg, n, KERR_PARSE, "line %zu: block '%s' is never closed",
+			      open->line, open->name);
 	else if (!out->n)
 		rc = kerr_set(msg, n, KERR_PARSE, "no %s marker in the source", start_marker);
 out:
@@ -251,7 +252,8 @@ char *blocks_inject(const char *tmpl, const struct blocks *bl, const char *const
 		int j = block_named(bl, names[i]);
 
 		if (j < 0) {
-			kerr_set(msg, mlen, KERR_NOTFOUND, "no block '%s' in the template", names[i]);
+			kerr_set(msg, mlen, KERR_NOTFOUND, "no block '%s' in the template",
+				 names[i]);
 			goto out;
 		}
 		if (repl[j]) {
@@ -279,8 +281,8 @@ out:
 }
 
 /* Compares the outside segments [tprev, tend) and [sprev, send). */
-static int segment_check(const char *tmpl, size_t tprev, size_t tend, const char *src,
-			 size_t sprev, size_t send, char *msg, size_t n)
+static int segment_check(const char *tmpl, size_t tprev, size_t tend, const char *src, size_t sprev,
+			 size_t send, char *msg, size_t n)
 {
 	size_t tl = tend - tprev, sl = send - sprev, i = 0;
 	size_t sline, tline;

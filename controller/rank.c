@@ -453,7 +453,7 @@ static const char *decide(struct session *s, int round, json_t *all, struct sbuf
 	json_t *row = store_session_get(s->st, s->id);
 	double best = inc ? num(inc, "speedup_ref") : NAN;
 	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
-	size_t i, evaluated = 0, active = 0, stagnant = 0, unimproved = 0;
+	size_t i, evaluated = 0, active = 0, stagnant = 0, unimproved = 0, founded = 0;
 	double minutes = minutes_since(json_string_value(json_object_get(row, "created")));
 	const char *d = "exploit";
 
@@ -468,6 +468,7 @@ static const char *decide(struct session *s, int round, json_t *all, struct sbuf
 		active++;
 		stagnant += st >= s->spec.stagnation_rounds;
 		unimproved += st >= 1;
+		founded += json_integer_value(json_object_get(l, "created_round")) == round;
 	}
 	*stop = 1;
 	if (s->spec.target_speedup > 0 && best >= s->spec.target_speedup)
@@ -491,9 +492,11 @@ static const char *decide(struct session *s, int round, json_t *all, struct sbuf
 		d = "explore";
 		sbuf_addf(why, "%s: explore new directions",
 			  active ? "no lineage improved last round" : "no lineage yet");
+	} else if (founded == active) {
+		sbuf_addf(why, "%zu lineages founded from the best so far: exploit them", active);
 	} else {
-		sbuf_addf(why, "%zu of %zu lineages improving: exploit them", active - unimproved,
-			  active);
+		sbuf_addf(why, "%zu of %zu lineages improved last round: exploit them",
+			  active - unimproved, active);
 	}
 	if (isfinite(best))
 		sbuf_addf(why, " (best %.2fx vs reference after %zu evaluations)", best, evaluated);

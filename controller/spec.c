@@ -67,7 +67,8 @@ struct ld {
 	const char *file; /* the spec path as given, for messages */
 	char *msg;
 	size_t n;
-	size_t nodes; /* visited by the shape pass */
+	size_t nodes;                           /* visited by the shape pass */
+	const yaml_node_t *open[MAX_DEPTH + 1]; /* the shape pass's path from the root */
 };
 
 /* ---- messages ---- */
@@ -85,9 +86,14 @@ static int fail(struct ld *ld, const yaml_node_t *nd, int code, const char *path
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	return kerr_set(ld->msg, ld->n, code, "%s:%zu:%zu: %s: %s", ld->file,
-			nd ? nd->start_mark.line + 1 : 1, nd ? nd->start_mark.column + 1 : 1,
-			*path ? path : "document", why);
+	kerr_set(ld->msg, ld->n, code, "%s:%zu:%zu: %s: %s", ld->file,
+		 nd ? nd->start_mark.line + 1 : 1, nd ? nd->start_mark.column + 1 : 1,
+		 *path ? path : "document", why);
+	/* One line, whatever the document's keys and strings hold. */
+	for (char *p = ld->msg; p && *p; p++)
+		if ((unsigned char)*p < ' ')
+			*p = '?';
+	return code;
 }
 
 static void path_key(char *out, const char *parent, const char *key)
@@ -317,6 +323,11 @@ static int check_tree(struct ld *ld, const yaml_node_t *nd, const char *path, in
 
 	if (depth > MAX_DEPTH)
 		return fail(ld, nd, KERR_RANGE, path, "nested deeper than %d levels", MAX_DEPTH);
+	for (int i = 0; i < depth; i++)
+		if (ld->open[i] == nd)
+			return fail(ld, nd, KERR_PARSE, path,
+				    "an alias refers to a node that contains it");
+	ld->open[depth] = nd;
 	if (++ld->nodes > MAX_NODES)
 		return fail(ld, nd, KERR_RANGE, path, "the document has more than %d nodes",
 			    MAX_NODES);
@@ -1365,7 +1376,7 @@ static int read_shape(struct ld *ld, const yaml_node_t *nd, const char *path, js
 
 static int read_shapes(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
-	char spath[PATH_LEN];
+	char spath[PATH_LEN], tpath[PATH_LEN];
 	json_t *shape = NULL;
 	size_t timed = SIZE_MAX;
 	int rc = need_list(ld, nd, path, 1, MAX_SHAPES);
@@ -1378,9 +1389,9 @@ static int read_shapes(struct ld *ld, const yaml_node_t *nd, const char *path)
 		rc = read_shape(ld, item, spath, ld->s->shapes, &shape);
 		if (!rc && json_is_true(json_object_get(shape, "timed"))) {
 			if (timed != SIZE_MAX) {
-				path_key(spath, spath, "timed");
+				path_key(tpath, spath, "timed");
 				rc = fail(
-					ld, map_get(ld, item, "timed"), KERR_INVALID, spath,
+					ld, map_get(ld, item, "timed"), KERR_INVALID, tpath,
 					"shapes[%zu] is timed already; at most one shape is timed",
 					timed);
 			}

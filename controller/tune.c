@@ -75,9 +75,9 @@ static void shuffle(uint64_t *rng, void *base, size_t n, size_t size)
 /* --- sets of vectors (open addressing over a flat array) ---------------- */
 
 struct vset {
-	size_t k;     /* entries per vector */
-	uint32_t *v;  /* n vectors of k entries, in insertion order */
-	size_t n;
+	size_t k;    /* entries per vector */
+	uint32_t *v; /* n vectors of k entries, in insertion order */
+	size_t n, alloc;
 	size_t *slot; /* 0 = empty, else index + 1 */
 	size_t nslot; /* a power of two, or 0 */
 };
@@ -118,7 +118,10 @@ static void vset_add(struct vset *s, const uint32_t *v)
 		for (size_t i = 0; i < s->n; i++)
 			*vset_slot(s, s->v + i * s->k) = i + 1;
 	}
-	s->v = xreallocarray(s->v, (s->n + 1) * s->k, sizeof(*s->v));
+	if (s->n == s->alloc) {
+		s->alloc = s->alloc ? 2 * s->alloc : 16;
+		s->v = xreallocarray(s->v, s->alloc * s->k, sizeof(*s->v));
+	}
 	memcpy(s->v + s->n * s->k, v, s->k * sizeof(*v));
 	s->n++;
 	*vset_slot(s, v) = s->n;
@@ -148,10 +151,10 @@ struct tune {
 	size_t k;              /* number of tunables */
 	struct expr_vars *env; /* one per shape: its values, then the vector's */
 	size_t nenv;
-	int enumerated;        /* the space was small enough to list */
-	uint32_t *space;       /* then: its valid vectors, in enumeration order */
+	int enumerated;  /* the space was small enough to list */
+	uint32_t *space; /* then: its valid vectors, in enumeration order */
 	size_t nspace;
-	uint32_t *defaults;    /* the template's own vector, or NULL */
+	uint32_t *defaults; /* the template's own vector, or NULL */
 };
 
 /*
@@ -169,8 +172,7 @@ static int vec_valid(struct tune *t, const uint32_t *v, char *err, size_t errlen
 		return 1;
 	for (size_t e = 0; e < t->nenv; e++) {
 		for (size_t j = 0; j < t->k; j++)
-			expr_vars_set(&t->env[e], s->tunables[j].name,
-				      s->tunables[j].values[v[j]]);
+			expr_vars_set(&t->env[e], s->tunables[j].name, s->tunables[j].values[v[j]]);
 		for (size_t c = 0; c < s->nconstraints; c++) {
 			if (expr_eval(s->constraints[c], expr_vars_lookup, &t->env[e], &val, why,
 				      sizeof(why))) {
@@ -194,12 +196,15 @@ static int tune_envs(struct tune *t, char *msg, size_t n)
 
 	t->nenv = json_array_size(shapes) ? json_array_size(shapes) : 1;
 	t->env = xcalloc(t->nenv, sizeof(*t->env));
-	json_array_foreach(shapes, i, sh) {
+	json_array_foreach(shapes, i, sh)
+	{
 		json_t *vals = json_object_get(sh, "values");
 
 		if (!json_is_object(vals))
-			return kerr_set(msg, n, KERR_INVALID, "shapes[%zu]: no \"values\" object", i);
-		json_object_foreach(vals, key, x) {
+			return kerr_set(msg, n, KERR_INVALID, "shapes[%zu]: no \"values\" object",
+					i);
+		json_object_foreach(vals, key, x)
+		{
 			if (!json_is_integer(x))
 				return kerr_set(msg, n, KERR_INVALID,
 						"shapes[%zu].values.%s: not an integer", i, key);
@@ -213,11 +218,14 @@ static int tune_envs(struct tune *t, char *msg, size_t n)
 static size_t space_list(struct tune *t, char *err, size_t errlen)
 {
 	uint32_t *v = xcalloc(t->k, sizeof(*v));
-	size_t j;
+	size_t j, alloc = 0;
 
 	do {
 		if (vec_valid(t, v, err, errlen)) {
-			t->space = xreallocarray(t->space, (t->nspace + 1) * t->k, sizeof(*v));
+			if (t->nspace == alloc) {
+				alloc = alloc ? 2 * alloc : 64;
+				t->space = xreallocarray(t->space, alloc * t->k, sizeof(*v));
+			}
 			memcpy(t->space + t->nspace * t->k, v, t->k * sizeof(*v));
 			t->nspace++;
 		}
@@ -256,7 +264,8 @@ static int tune_space(struct tune *t, char *msg, size_t n)
 
 	for (size_t j = 0; j < t->k; j++) {
 		if (!t->s->tunables[j].nvalues || t->s->tunables[j].nvalues > UINT32_MAX)
-			return kerr_set(msg, n, KERR_INVALID, "tunables.%s: needs 1 to %" PRIu32 " values",
+			return kerr_set(msg, n, KERR_INVALID,
+					"tunables.%s: needs 1 to %" PRIu32 " values",
 					t->s->tunables[j].name, UINT32_MAX);
 		if (total <= TUNE_ENUM_MAX)
 			total *= t->s->tunables[j].nvalues;
@@ -264,8 +273,8 @@ static int tune_space(struct tune *t, char *msg, size_t n)
 	t->enumerated = total <= TUNE_ENUM_MAX;
 	ok = t->enumerated ? space_list(t, err, sizeof(err)) : space_probe(t, err, sizeof(err));
 	if (!ok && err[0])
-		return kerr_set(msg, n, KERR_INVALID, "tunables: every combination fails constraint %s",
-				err);
+		return kerr_set(msg, n, KERR_INVALID,
+				"tunables: every combination fails constraint %s", err);
 	if (!ok && t->enumerated)
 		return kerr_set(msg, n, KERR_INVALID,
 				"tunables: no combination satisfies the constraints");
@@ -374,23 +383,23 @@ static void tune_defaults(struct tune *t)
 /* --- rendering -------------------------------------------------------------- */
 
 /* Reads params into vals (one per tunable, in spec order). */
-static int params_values(const struct spec *s, json_t *params, int64_t *vals, char *msg,
-			 size_t n)
+static int params_values(const struct spec *s, json_t *params, int64_t *vals, char *msg, size_t n)
 {
 	const char *key;
 	json_t *x;
 
 	if (!json_is_object(params))
 		return kerr_set(msg, n, KERR_INVALID, "params: not an object");
-	json_object_foreach(params, key, x) {
+	json_object_foreach(params, key, x)
+	{
 		if (tunable_index(s, key, strlen(key)) < 0)
 			return kerr_set(msg, n, KERR_INVALID, "params: '%s' is not a tunable", key);
 	}
 	for (size_t j = 0; j < s->ntunables; j++) {
 		x = json_object_get(params, s->tunables[j].name);
 		if (!json_is_integer(x))
-			return kerr_set(msg, n, KERR_INVALID, "params: '%s' is %s", s->tunables[j].name,
-					x ? "not an integer" : "missing");
+			return kerr_set(msg, n, KERR_INVALID, "params: '%s' is %s",
+					s->tunables[j].name, x ? "not an integer" : "missing");
 		vals[j] = json_integer_value(x);
 	}
 	return 0;
@@ -564,9 +573,9 @@ struct run {
 	struct parent *par;  /* the parents that have a vector, best first */
 	uint32_t *parvec;    /* their vectors */
 	size_t npar;
-	size_t *fresh;       /* enumerated spaces: the untried valid vectors */
+	size_t *fresh; /* enumerated spaces: the untried valid vectors */
 	size_t nfresh;
-	char (*hashes)[65];  /* of out[] */
+	char (*hashes)[65]; /* of out[] */
 	struct proposal *out;
 	size_t n;
 	char *msg;
@@ -908,8 +917,7 @@ static int crossover(struct run *r, size_t count)
 	size_t got = 0;
 	int rc = 0;
 
-	for (size_t tries = 0; r->npar >= 2 && rc >= 0 && got < count &&
-			       tries < count * TUNE_TRIES;
+	for (size_t tries = 0; r->npar >= 2 && rc >= 0 && got < count && tries < count * TUNE_TRIES;
 	     tries++) {
 		size_t a = pick_parent(r, SIZE_MAX), b = pick_parent(r, a);
 
@@ -928,7 +936,8 @@ static int crossover(struct run *r, size_t count)
 /*
  * Small moves around the parents: children shared out by rank (parent i of
  * n weighs n - i), a quarter of the round as crossovers when there are two
- * parents or more.  A parent whose neighbourhood runs out hands its share on.
+ * parents or more.  A parent whose neighbourhood runs out hands its share
+ * on; what the crossovers cannot fill goes back to the neighbourhoods.
  */
 static int exploit(struct run *r)
 {
@@ -953,6 +962,11 @@ static int exploit(struct run *r)
 	}
 	if (rc >= 0)
 		rc = crossover(r, ncross + carry);
+	for (size_t i = 0; i < r->npar && rc >= 0 && r->n < r->ctx->want; i++) {
+		size_t got = 0;
+
+		rc = mutate(r, &r->par[i], r->ctx->want - r->n, &got);
+	}
 	free(quota);
 	return rc;
 }
@@ -997,7 +1011,7 @@ static int propose_evolve(struct run *r)
 		rc = explore(r);
 	if (rc >= 0)
 		rc = spread(r, r->npar && r->ctx->mode == NAV_EXPLOIT
-				       ? "explore: random point (no untried neighbour left)"
+				       ? "explore: random point (nothing new near the parents)"
 				       : "explore: random point");
 	return rc;
 }

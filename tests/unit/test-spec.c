@@ -1,0 +1,661 @@
+/*
+ * test-spec.c - unit tests for controller/spec.c.
+ *
+ * Specs are written into a fresh temporary folder with small template and
+ * reference files beside them.  Malformed specs are the valid base spec
+ * with one text edit (the first occurrence of a string replaced), so each
+ * case shows exactly what is wrong and where: the expected message prefix
+ * is the file, the 1-based line and column of the edited node, and its
+ * key path.
+ *
+ *   test-spec [examples/matmul.yaml]
+ */
+#include "spec.h"
+#include "err.h"
+#include "fileio.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include "test.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static char tmpdir[] = "/tmp/test-spec-XXXXXX";
+static char *tmpreal; /* realpath of tmpdir: the folder spec_load reports */
+static const char *matmul_path;
+
+static const char tmpl_src[] =
+	"// a template\n"
+	"// EVOLVE-BLOCK-START\n"
+	"#define WX 4\n"
+	"__kernel void mm(__global const float *A, __global float *C, int N) {}\n"
+	"// EVOLVE-BLOCK-END\n";
+
+static const char marked_src[] = "/* BEGIN-EVOLVE tile */\n"
+				 "#define TM 4\n"
+				 "/* END-EVOLVE */\n"
+				 "__kernel void mm(void) {}\n";
+
+static const char ref_src[] = "__kernel void mm_ref(__global const float *A) {}\n";
+
+/* Writes text to tmpdir/name; returns the malloc'd path. */
+static char *put(const char *name, const char *text)
+{
+	char msg[256];
+	char *path = xasprintf("%s/%s", tmpdir, name);
+
+	if (file_write_atomic(path, text, strlen(text), msg, sizeof(msg)))
+		fprintf(stderr, "cannot write %s: %s\n", path, msg);
+	return path;
+}
+
+/* Double quotes for single ones, so JSON reads well inside C strings. */
+static json_t *json_sq(const char *text)
+{
+	char *t = xstrdup(text);
+	json_error_t e;
+	json_t *j;
+
+	for (char *p = t; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	j = json_loads(t, 0, &e);
+	if (!j)
+		fprintf(stderr, "bad expected JSON at %d: %s\n", e.column, e.text);
+	free(t);
+	return j;
+}
+
+static int same_json(const json_t *got, const char *want_sq)
+{
+	json_t *want = json_sq(want_sq);
+	int eq = got && want && json_equal(got, want);
+
+	if (!eq) {
+		char *g = got ? json_dumps(got, JSON_SORT_KEYS) : NULL;
+
+		fprintf(stderr, "JSON differs:\n got  %s\n want %s\n", g ? g : "(null)", want_sq);
+		free(g);
+	}
+	json_decref(want);
+	return eq;
+}
+
+/* ---- a spec with every key ---- */
+
+static const char full_spec[] =
+	"# every key of the spec\n"
+	"kernel:\n"
+	"  name: full.mm-1\n"
+	"  template: src/tmpl.cl\n"
+	"  reference: ref.cl\n"
+	"  markers: {start: \"BEGIN-EVOLVE\", end: END-EVOLVE}\n"
+	"  build_options: -cl-mad-enable\n"
+	"problem:\n"
+	"  semantics: C = A*B\n"
+	"  buffers:\n"
+	"    A: {type: float, count: M*K, init: {dist: uniform, lo: -2, hi: 2.5}}\n"
+	"    B: {type: double, count: \"K*N\", role: input, init: {dist: normal, mean: 0.5, std: "
+	"1e-1}}\n"
+	"    C: {type: float, count: M*N, role: output}\n"
+	"    idx: {type: int, count: 16, role: inout, init: {dist: int, lo: -3, hi: 0x10}}\n"
+	"    tmp: {type: long, count: M, role: scratch, init: {dist: zero}}\n"
+	"    seq: {type: uint, count: N, init: {dist: iota}}\n"
+	"    k7: {type: ulong, count: 4, init: {dist: const, value: 7}}\n"
+	"  scalars:\n"
+	"    M: {type: int, value: M}\n"
+	"    N: {type: uint, value: 0x40}\n"
+	"    K: {type: long, value: -3}\n"
+	"    alpha: {type: float, value: 1.5}\n"
+	"    beta: {type: double, value: 2}\n"
+	"  launch:\n"
+	"    - kernel: mm\n"
+	"      args: [A, B, C, M, N, K, {local: WX*16*4}]\n"
+	"      global: [\"ceil_div(N, VN)\", \"ceil_div(M, TM)\"]\n"
+	"      local: [WX, 1]\n"
+	"    - kernel: fixup\n"
+	"      args: [C, alpha, 'beta']\n"
+	"      global: [64]\n"
+	"  reference_launch:\n"
+	"    - kernel: mm_ref\n"
+	"      args: [A, B, C, M, N, K]\n"
+	"      global: [N, M]\n"
+	"  flops: 2*M*N*K\n"
+	"  bytes: 0x100\n"
+	"shapes:\n"
+	"  - {name: 512, values: {M: 512, N: 512, K: 512}}\n"
+	"  - values: {M: 1024, N: 1024, K: 1024}\n"
+	"    timed: true\n"
+	"  - {name: odd.1, values: {M: -1, N: 3, K: 5}, timed: false}\n"
+	"tunables:\n"
+	"  params:\n"
+	"    TM: [1, 2, 4, 8]\n"
+	"    VN: [4, 8, 16]\n"
+	"    WX: [-1, 0x10]\n"
+	"  constraints: [\"TM * VN <= 128\", 1]\n"
+	"  render: options\n"
+	"correctness: {atol: 1e-3, rtol: 0, seeds: [7, 8, 9, 10], determinism: false}\n"
+	"measurement:\n"
+	"  warmup: 3\n"
+	"  min_samples: 5\n"
+	"  max_samples: 50\n"
+	"  min_time_ms: 20\n"
+	"  max_time_ms: 2000.5\n"
+	"  sample_min_ms: .5\n"
+	"  flush: false\n"
+	"  flush_bytes: 1048576\n"
+	"  order_seed: 42\n"
+	"limits: {compile_timeout_s: 60, run_timeout_s: 30, time_timeout_s: 600,\n"
+	"         log_max_bytes: 4096, peak_margin: 1.2}\n"
+	"device: {platform: Portable, device: \"\", type: cpu, index: 1}\n"
+	"evaluator:\n"
+	"  backend: kubernetes\n"
+	"  evalpod: ../bin/evalpod\n"
+	"  jobs: 4\n"
+	"  storage: s3://bucket/prefix\n"
+	"session:\n"
+	"  max_rounds: 20\n"
+	"  target_speedup: 2.5\n"
+	"  max_evaluations: 1000\n"
+	"  max_minutes: 30\n"
+	"  stagnation_rounds: 5\n"
+	"  output_dir: /tmp/out\n"
+	"batch: {variants_per_round: 16, top_k: 4, max_active_lineages: 2}\n"
+	"proposer:\n"
+	"  kind: llm\n"
+	"  seed: 0\n"
+	"  model: some-model\n"
+	"  base_url: http://localhost:8080/v1\n"
+	"  temperature: 0.7\n"
+	"  extra: {retries: 3, stop: [a, b], flag: true, none: ~}\n";
+
+static const char full_problem[] =
+	"{'name': 'full.mm-1', 'semantics': 'C = A*B',"
+	" 'buffers': ["
+	"  {'name': 'A', 'type': 'float', 'count': 'M*K', 'role': 'input',"
+	"   'init': {'dist': 'uniform', 'lo': -2.0, 'hi': 2.5}},"
+	"  {'name': 'B', 'type': 'double', 'count': 'K*N', 'role': 'input',"
+	"   'init': {'dist': 'normal', 'mean': 0.5, 'std': 0.1}},"
+	"  {'name': 'C', 'type': 'float', 'count': 'M*N', 'role': 'output'},"
+	"  {'name': 'idx', 'type': 'int', 'count': '16', 'role': 'inout',"
+	"   'init': {'dist': 'int', 'lo': -3, 'hi': 16}},"
+	"  {'name': 'tmp', 'type': 'long', 'count': 'M', 'role': 'scratch', 'init': {'dist': "
+	"'zero'}},"
+	"  {'name': 'seq', 'type': 'uint', 'count': 'N', 'role': 'input', 'init': {'dist': "
+	"'iota'}},"
+	"  {'name': 'k7', 'type': 'ulong', 'count': '4', 'role': 'input',"
+	"   'init': {'dist': 'const', 'value': 7}}],"
+	" 'scalars': ["
+	"  {'name': 'M', 'type': 'int', 'value': 'M'},"
+	"  {'name': 'N', 'type': 'uint', 'value': '64'},"
+	"  {'name': 'K', 'type': 'long', 'value': '-3'},"
+	"  {'name': 'alpha', 'type': 'float', 'value': 1.5},"
+	"  {'name': 'beta', 'type': 'double', 'value': 2.0}],"
+	" 'launch': ["
+	"  {'kernel': 'mm', 'args': ['A', 'B', 'C', 'M', 'N', 'K', {'local': 'WX*16*4'}],"
+	"   'global': ['ceil_div(N, VN)', 'ceil_div(M, TM)'], 'local': ['WX', '1']},"
+	"  {'kernel': 'fixup', 'args': ['C', 'alpha', 'beta'], 'global': ['64']}],"
+	" 'reference_launch': ["
+	"  {'kernel': 'mm_ref', 'args': ['A', 'B', 'C', 'M', 'N', 'K'], 'global': ['N', 'M']}],"
+	" 'flops': '2*M*N*K', 'bytes': '256'}";
+
+static const char full_shapes[] =
+	"[{'name': '512', 'values': {'M': 512, 'N': 512, 'K': 512}},"
+	" {'name': '1024x1024x1024', 'values': {'M': 1024, 'N': 1024, 'K': 1024}, 'timed': true},"
+	" {'name': 'odd.1', 'values': {'M': -1, 'N': 3, 'K': 5}, 'timed': false}]";
+
+static void check_full_tunables(const struct spec *s)
+{
+	CHECK(s->ntunables == 3);
+	if (s->ntunables == 3) {
+		CHECK_STR(s->tunables[0].name, "TM");
+		CHECK(s->tunables[0].nvalues == 4 && s->tunables[0].values[3] == 8);
+		CHECK_STR(s->tunables[1].name, "VN");
+		CHECK(s->tunables[1].nvalues == 3 && s->tunables[1].values[0] == 4);
+		CHECK_STR(s->tunables[2].name, "WX");
+		CHECK(s->tunables[2].nvalues == 2 && s->tunables[2].values[0] == -1 &&
+		      s->tunables[2].values[1] == 16);
+	}
+	CHECK(s->nconstraints == 2);
+	if (s->nconstraints == 2) {
+		CHECK_STR(s->constraints[0], "TM * VN <= 128");
+		CHECK_STR(s->constraints[1], "1");
+	}
+	CHECK(s->render == RENDER_OPTIONS);
+}
+
+static void check_full_settings(const struct spec *s)
+{
+	char *want;
+
+	CHECK(s->backend == BACKEND_KUBERNETES);
+	want = xasprintf("%s/../bin/evalpod", tmpreal);
+	CHECK_STR(s->evalpod, want);
+	free(want);
+	CHECK(s->jobs == 4);
+	CHECK_STR(s->storage, "s3://bucket/prefix");
+	CHECK(s->max_rounds == 20);
+	CHECK(s->target_speedup == 2.5);
+	CHECK(s->max_evaluations == 1000);
+	CHECK(s->max_minutes == 30);
+	CHECK(s->stagnation_rounds == 5);
+	CHECK_STR(s->output_dir, "/tmp/out");
+	CHECK(s->variants_per_round == 16);
+	CHECK(s->top_k == 4);
+	CHECK(s->max_active_lineages == 2);
+	CHECK(s->proposer == PROPOSER_LLM);
+	CHECK(s->seed == 0);
+	CHECK(same_json(
+		s->proposer_conf,
+		"{'kind': 'llm', 'seed': 0, 'model': 'some-model',"
+		" 'base_url': 'http://localhost:8080/v1', 'temperature': 0.7,"
+		" 'extra': {'retries': 3, 'stop': ['a', 'b'], 'flag': true, 'none': null}}"));
+}
+
+TEST(full_spec)
+{
+	struct spec s;
+	char msg[512] = "";
+	char *path = put("full.yaml", full_spec), *want;
+	int rc = spec_load(&s, path, msg, sizeof(msg));
+
+	CHECK(rc == 0);
+	CHECK_STR(msg, "");
+	CHECK_STR(s.path, path);
+	CHECK_STR(s.dir, tmpreal);
+	CHECK_STR(s.text, full_spec);
+	CHECK_STR(s.name, "full.mm-1");
+	want = xasprintf("%s/src/tmpl.cl", tmpreal);
+	CHECK_STR(s.template_path, want);
+	free(want);
+	CHECK_STR(s.template_src, marked_src);
+	CHECK_STR(s.reference_src, ref_src);
+	CHECK_STR(s.marker_start, "BEGIN-EVOLVE");
+	CHECK_STR(s.marker_end, "END-EVOLVE");
+	CHECK_STR(s.build_options, "-cl-mad-enable");
+	CHECK_STR(s.semantics, "C = A*B");
+	CHECK(same_json(s.problem, full_problem));
+	CHECK(same_json(s.shapes, full_shapes));
+	CHECK(same_json(
+		s.correctness,
+		"{'atol': 0.001, 'rtol': 0.0, 'seeds': [7, 8, 9, 10], 'determinism': false}"));
+	CHECK(same_json(s.measurement,
+			"{'warmup': 3, 'min_samples': 5, 'max_samples': 50, 'min_time_ms': 20.0,"
+			" 'max_time_ms': 2000.5, 'sample_min_ms': 0.5, 'flush': false,"
+			" 'flush_bytes': 1048576, 'order_seed': 42}"));
+	CHECK(same_json(s.limits, "{'compile_timeout_s': 60.0, 'run_timeout_s': 30.0,"
+				  " 'time_timeout_s': 600.0, 'log_max_bytes': 4096,"
+				  " 'peak_margin': 1.2}"));
+	CHECK(same_json(s.device,
+			"{'platform': 'Portable', 'device': '', 'type': 'cpu', 'index': 1}"));
+	check_full_tunables(&s);
+	check_full_settings(&s);
+	spec_release(&s);
+	free(path);
+}
+
+/* ---- the smallest spec: every default ---- */
+
+static const char base_spec[] = "kernel:\n"
+				"  name: mm\n"
+				"  template: tmpl.cl\n"
+				"  reference: ref.cl\n"
+				"problem:\n"
+				"  buffers:\n"
+				"    A: {type: float, count: N*N}\n"
+				"    C: {type: float, count: N*N, role: output}\n"
+				"  scalars:\n"
+				"    N: {type: int, value: N}\n"
+				"  launch:\n"
+				"    - kernel: mm\n"
+				"      args: [A, C, N]\n"
+				"      global: [N, N]\n"
+				"      local: [WX, 1]\n"
+				"shapes:\n"
+				"  - {name: small, values: {N: 16}}\n"
+				"  - {values: {N: 64}, timed: true}\n"
+				"tunables:\n"
+				"  params:\n"
+				"    WX: [1, 2, 4]\n"
+				"  constraints: [\"WX <= 4\"]\n"
+				"correctness:\n"
+				"  seeds: [1, 2, 3]\n"
+				"batch:\n"
+				"  variants_per_round: 8\n";
+
+static const char min_spec[] = "kernel: {name: mm, template: tmpl.cl, reference: ref.cl}\n"
+			       "problem:\n"
+			       "  buffers: {C: {type: float, count: 4, role: output}}\n"
+			       "  launch: [{kernel: mm, args: [C], global: [4]}]\n"
+			       "shapes: [{values: {N: 4}}]\n";
+
+TEST(defaults)
+{
+	struct spec s;
+	char msg[512] = "";
+	char *path = put("min.yaml", min_spec), *want;
+	int rc = spec_load(&s, path, msg, sizeof(msg));
+
+	CHECK(rc == 0);
+	CHECK_STR(msg, "");
+	CHECK_STR(s.marker_start, "EVOLVE-BLOCK-START");
+	CHECK_STR(s.marker_end, "EVOLVE-BLOCK-END");
+	CHECK_STR(s.build_options, "");
+	CHECK(s.semantics == NULL);
+	CHECK(same_json(s.problem,
+			"{'name': 'mm', 'buffers': [{'name': 'C', 'type': 'float',"
+			" 'count': '4', 'role': 'output'}],"
+			" 'launch': [{'kernel': 'mm', 'args': ['C'], 'global': ['4']}]}"));
+	CHECK(same_json(s.shapes, "[{'name': '4', 'values': {'N': 4}}]"));
+	CHECK(!s.correctness && !s.measurement && !s.limits && !s.device);
+	CHECK(s.ntunables == 0 && !s.tunables && s.nconstraints == 0);
+	CHECK(s.render == RENDER_DEFINE);
+	CHECK(s.backend == BACKEND_LOCAL && !s.evalpod && s.jobs == 0 && !s.storage);
+	CHECK(s.max_rounds == 10 && s.target_speedup == 0 && s.max_evaluations == 200);
+	CHECK(s.max_minutes == 0 && s.stagnation_rounds == 3);
+	want = xasprintf("%s/runs/mm", tmpreal);
+	CHECK_STR(s.output_dir, want);
+	free(want);
+	CHECK(s.variants_per_round == 8 && s.top_k == 3 && s.max_active_lineages == 4);
+	CHECK(s.proposer == PROPOSER_TUNE && s.seed == 1);
+	CHECK(same_json(s.proposer_conf, "{'kind': 'tune', 'seed': 1}"));
+	spec_release(&s);
+	free(path);
+}
+
+/* The command proposer keeps its keys; tune with only kind and seed is fine. */
+TEST(proposer_kinds)
+{
+	static const char *const tails[] = {
+		"proposer: {kind: command, run: ./propose.sh, args: [-v]}\n",
+		"proposer: {kind: tune, seed: 9}\n",
+	};
+	struct spec s;
+	char msg[512] = "";
+	char *text = xasprintf("%s%s", min_spec, tails[0]);
+	char *path = put("prop.yaml", text);
+
+	CHECK(spec_load(&s, path, msg, sizeof(msg)) == 0);
+	CHECK(s.proposer == PROPOSER_COMMAND);
+	CHECK(same_json(s.proposer_conf,
+			"{'kind': 'command', 'seed': 1, 'run': './propose.sh', 'args': ['-v']}"));
+	spec_release(&s);
+	free(path);
+	free(text);
+	text = xasprintf("%s%s", min_spec, tails[1]);
+	path = put("prop.yaml", text);
+	CHECK(spec_load(&s, path, msg, sizeof(msg)) == 0);
+	CHECK(s.proposer == PROPOSER_TUNE && s.seed == 9);
+	CHECK(same_json(s.proposer_conf, "{'kind': 'tune', 'seed': 9}"));
+	spec_release(&s);
+	free(path);
+	free(text);
+}
+
+TEST(base_is_valid)
+{
+	struct spec s;
+	char msg[512] = "";
+	char *path = put("base.yaml", base_spec);
+
+	CHECK(spec_load(&s, path, msg, sizeof(msg)) == 0);
+	CHECK_STR(msg, "");
+	CHECK(same_json(s.shapes, "[{'name': 'small', 'values': {'N': 16}},"
+				  " {'name': '64', 'values': {'N': 64}, 'timed': true}]"));
+	spec_release(&s);
+	free(path);
+}
+
+TEST(matmul_example)
+{
+	struct spec s;
+	char msg[512] = "";
+	int rc = spec_load(&s, matmul_path, msg, sizeof(msg));
+
+	CHECK(rc == 0);
+	CHECK_STR(msg, "");
+	CHECK_STR(s.name, "matmul");
+	CHECK(s.ntunables == 3 && s.nconstraints == 1 && s.render == RENDER_OPTIONS);
+	CHECK(s.max_rounds == 6 && s.max_evaluations == 48 && s.variants_per_round == 8);
+	CHECK(json_array_size(s.shapes) == 3);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(s.shapes, 1), "name")),
+		  "64x48x80");
+	CHECK(json_is_true(json_object_get(json_array_get(s.shapes, 0), "timed")));
+	CHECK_CONTAINS(s.template_src, "EVOLVE-BLOCK-START");
+	CHECK_CONTAINS(s.reference_src, "matmul_ref");
+	spec_release(&s);
+}
+
+TEST(missing_spec_file)
+{
+	struct spec s;
+	char msg[512] = "";
+	char *path = xasprintf("%s/none.yaml", tmpdir), *want;
+	int rc = spec_load(&s, path, msg, sizeof(msg));
+
+	CHECK(rc == KERR_IO);
+	want = xasprintf("%s:1:1: document: cannot open", path);
+	CHECK(!strncmp(msg, want, strlen(want)));
+	spec_release(&s);
+	free(want);
+	free(path);
+}
+
+/* ---- malformed specs ---- */
+
+#define WHOLE NULL /* find: replace the whole text */
+
+static const struct bad {
+	const char *find, *repl; /* edit of base_spec; "\n" at the end appends */
+	const char *where;       /* "LINE:COLUMN: key.path" */
+	int code;
+	const char *why; /* a substring of the reason */
+} bads[] = {
+	{ "batch:\n  variants_per_round: 8\n", "batch:\n  variants_per_round: 8\ncolour: blue\n",
+	  "27:1: colour", KERR_PARSE, "unknown key (expected one of kernel, problem" },
+	{ "  name: mm\n", "  nmae: mm\n", "2:3: kernel.nmae", KERR_PARSE, "unknown key" },
+	{ "count: N*N}", "count: [N]}", "7:29: problem.buffers.A.count", KERR_PARSE,
+	  "expected an integer expression (a string or an integer), got a list" },
+	{ "seeds: [1, 2, 3]", "seeds: [1, 2]", "24:10: correctness.seeds", KERR_RANGE,
+	  "has 2 entries, expected 3 to 64" },
+	{ "seeds: [1, 2, 3]", "seeds: [1, -2, 3]", "24:14: correctness.seeds[1]", KERR_RANGE,
+	  "-2 is outside [0, 9223372036854775807]" },
+	{ "seeds: [1, 2, 3]", "seeds: [1, 2, 1]", "24:17: correctness.seeds[2]", KERR_INVALID,
+	  "1 repeats seeds[0]" },
+	{ "template: tmpl.cl", "template: nope.cl", "3:13: kernel.template", KERR_IO,
+	  "cannot open" },
+	{ "template: tmpl.cl", "template: open.cl", "3:13: kernel.template", KERR_PARSE,
+	  "open.cl: line 2: block '0' is never closed" },
+	{ "template: tmpl.cl", "template: stray.cl", "3:13: kernel.template", KERR_PARSE,
+	  "stray.cl: line 2: EVOLVE-BLOCK-END without a start" },
+	{ "  reference: ref.cl\n",
+	  "  reference: ref.cl\n  markers: {start: BEGIN-TILE, end: END-TILE}\n",
+	  "3:13: kernel.template", KERR_PARSE, "tmpl.cl: no BEGIN-TILE marker" },
+	{ "reference: ref.cl", "reference: nope.cl", "4:14: kernel.reference", KERR_IO,
+	  "cannot open" },
+	{ "count: N*N}", "count: \"N*(N\"}", "7:29: problem.buffers.A.count", KERR_PARSE,
+	  "at column" },
+	{ "args: [A, C, N]", "args: [A, Q, N]", "13:17: problem.launch[0].args[1]", KERR_INVALID,
+	  "'Q' names no buffer or scalar" },
+	{ "args: [A, C, N]", "args: [A, [C], N]", "13:17: problem.launch[0].args[1]", KERR_PARSE,
+	  "expected a buffer or scalar name or {local: BYTES}, got a list" },
+	{ "  name: mm\n", "  name: mm\n  name: again\n", "3:3: kernel.name", KERR_PARSE,
+	  "duplicate key (first at line 2, column 3)" },
+	{ "{name: small, values: {N: 16}}", "{name: small, values: {N: 16}, timed: true}",
+	  "18:30: shapes[1].timed", KERR_INVALID, "at most one shape is timed" },
+	{ "{name: small, values: {N: 16}}", "{values: {N: 64}}", "18:5: shapes[1].name",
+	  KERR_INVALID, "'64' is also the name of shapes[0]" },
+	{ "{N: 16}", "{N: 16.5}", "17:31: shapes[0].values.N", KERR_PARSE,
+	  "expected an integer, got number 16.5" },
+	{ "WX: [1, 2, 4]", "WX: []", "21:9: tunables.params.WX", KERR_RANGE,
+	  "has 0 entries, expected 1 to 4096" },
+	{ "WX: [1, 2, 4]", "WX: [1, 2, 2]", "21:16: tunables.params.WX[2]", KERR_INVALID,
+	  "2 repeats WX[1]" },
+	{ "[\"WX <= 4\"]", "[\"WX <=\"]", "22:17: tunables.constraints[0]", KERR_PARSE,
+	  "at column" },
+	{ "  constraints: [\"WX <= 4\"]\n", "  constraints: [\"WX <= 4\"]\n  render: macro\n",
+	  "23:11: tunables.render", KERR_INVALID, "'macro' is not one of define, options" },
+	{ "variants_per_round: 8", "variants_per_round: 5000", "26:23: batch.variants_per_round",
+	  KERR_RANGE, "5000 is outside [1, 4096]" },
+	{ "variants_per_round: 8", "variants_per_round: true", "26:23: batch.variants_per_round",
+	  KERR_PARSE, "expected an integer, got boolean true" },
+	{ "  name: mm\n", "  name: mm: x\n", "2:11: document", KERR_PARSE,
+	  "mapping values are not allowed" },
+	{ WHOLE, "- a\n- b\n", "1:1: document", KERR_PARSE,
+	  "expected a mapping with kernel, problem and shapes, got a list" },
+	{ WHOLE, "", "1:1: document", KERR_PARSE, "the file is empty" },
+	{ "batch:\n  variants_per_round: 8\n", "batch:\n  variants_per_round: 8\n---\nfoo: 1\n",
+	  "27:1: document", KERR_PARSE, "a second YAML document" },
+	{ "  reference: ref.cl\n", "", "2:3: kernel.reference", KERR_PARSE,
+	  "required key is missing" },
+	{ "  name: mm\n", "  name: ../mm\n", "2:9: kernel.name", KERR_INVALID,
+	  "'../mm' is not a name" },
+	{ "    A: {type", "    1A: {type", "7:5: problem.buffers.1A", KERR_INVALID,
+	  "is not a C identifier" },
+	{ "A: {type: float", "A: {type: half", "7:15: problem.buffers.A.type", KERR_INVALID,
+	  "'half' is not one of float, double, int, uint, long, ulong" },
+	{ "role: output", "role: scratch", "7:5: problem.buffers", KERR_INVALID,
+	  "no buffer has role output or inout" },
+	{ "count: N*N,", "count: -4,", "8:29: problem.buffers.C.count", KERR_RANGE,
+	  "-4 is negative" },
+	{ "count: N*N}", "count: !!int 5}", "7:29: problem.buffers.A.count", KERR_PARSE,
+	  "tag 'tag:yaml.org,2002:int' is not supported" },
+	{ "A: {type: float, count: N*N}", "A: {type: int, count: N*N, init: {dist: normal}}",
+	  "7:45: problem.buffers.A.init.dist", KERR_INVALID, "'normal' gives non-integer values" },
+	{ "count: N*N}", "count: N*N, init: {dist: uniform, lo: 2, hi: 1}}",
+	  "7:67: problem.buffers.A.init.hi", KERR_RANGE, "1 is less than lo (2)" },
+	{ "    N: {type: int, value: N}", "    A: {type: int, value: N}", "10:5: problem.scalars.A",
+	  KERR_INVALID, "already the name of a buffer" },
+	{ "    N: {type: int, value: N}\n",
+	  "    N: {type: int, value: N}\n    alpha: {type: float, value: M}\n",
+	  "11:33: problem.scalars.alpha.value", KERR_PARSE, "expected a number, got string 'M'" },
+	{ "local: [WX, 1]", "local: [WX]", "15:14: problem.launch[0].local", KERR_INVALID,
+	  "has 1 entries, global has 2" },
+	{ "global: [N, N]", "global: [N, N, 1, 1]", "14:15: problem.launch[0].global", KERR_RANGE,
+	  "has 4 entries, expected 1 to 3" },
+	{ "- kernel: mm", "- kernel: mm-x", "12:15: problem.launch[0].kernel", KERR_INVALID,
+	  "'mm-x' is not a C identifier" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: tune\n  model: x\n",
+	  "29:3: proposer.model", KERR_PARSE, "unknown key (expected one of kind, seed)" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nevaluator:\n  storage: http://x/y\n",
+	  "28:12: evaluator.storage", KERR_INVALID, "is not a file://PATH or s3://BUCKET" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nsession:\n  max_rounds: 0\n",
+	  "28:15: session.max_rounds", KERR_RANGE, "0 is outside [1, 10000]" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nmeasurement:\n  min_samples: 500\n",
+	  "28:16: measurement.min_samples", KERR_RANGE,
+	  "500 is greater than max_samples (200, the default)" },
+	{ "batch:\n  variants_per_round: 8\n", "batch:\n", "25:7: batch", KERR_PARSE,
+	  "expected a mapping, got null" },
+	{ "variants_per_round: 8", "variants_per_round: \"8\"", "26:23: batch.variants_per_round",
+	  KERR_PARSE, "expected an integer, got string '8'" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nproposer: {kind: llm, x: &a [*a]}\n",
+	  "27:26: proposer.x[0]", KERR_PARSE, "an alias refers to a node that contains it" },
+};
+
+static char *apply(const struct bad *b)
+{
+	struct sbuf out = SBUF_INIT;
+	const char *at;
+
+	if (!b->find) {
+		sbuf_adds(&out, b->repl);
+		sbuf_addch(&out, '\0');
+		return sbuf_detach(&out, NULL);
+	}
+	at = strstr(base_spec, b->find);
+	if (!at) {
+		fprintf(stderr, "case edit '%s' not found in the base spec\n", b->find);
+		return NULL;
+	}
+	sbuf_add(&out, base_spec, (size_t)(at - base_spec));
+	sbuf_adds(&out, b->repl);
+	sbuf_adds(&out, at + strlen(b->find));
+	return sbuf_detach(&out, NULL);
+}
+
+TEST(malformed)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(bads); i++) {
+		struct spec s;
+		char msg[1024] = "";
+		char *text = apply(&bads[i]), *path, *prefix;
+		int rc;
+
+		CHECK(text != NULL);
+		if (!text)
+			continue;
+		path = put("bad.yaml", text);
+		rc = spec_load(&s, path, msg, sizeof(msg));
+		prefix = xasprintf("%s:%s: ", path, bads[i].where);
+		if (rc != bads[i].code || strncmp(msg, prefix, strlen(prefix)) ||
+		    !strstr(msg + strlen(prefix), bads[i].why))
+			fprintf(stderr, "case %zu: rc %d (want %d)\n  got  %s\n  want %s...%s\n", i,
+				rc, bads[i].code, msg, prefix, bads[i].why);
+		CHECK(rc == bads[i].code);
+		CHECK(!strncmp(msg, prefix, strlen(prefix)));
+		CHECK(strstr(msg, bads[i].why) != NULL);
+		spec_release(&s);
+		free(prefix);
+		free(path);
+		free(text);
+	}
+}
+
+static void setup(void)
+{
+	char *p;
+
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	tmpreal = realpath(tmpdir, NULL);
+	free(put("tmpl.cl", tmpl_src));
+	free(put("ref.cl", ref_src));
+	free(put("open.cl", "// x\n// EVOLVE-BLOCK-START\nint a;\n"));
+	free(put("stray.cl", "int a;\n// EVOLVE-BLOCK-END\n"));
+	p = xasprintf("%s/src", tmpdir);
+	if (dir_make(p, NULL, 0))
+		fprintf(stderr, "cannot make %s\n", p);
+	free(p);
+	free(put("src/tmpl.cl", marked_src));
+}
+
+int main(int argc, char **argv)
+{
+	char *guess = NULL;
+
+	if (argc > 1) {
+		matmul_path = argv[1];
+	} else {
+		/* tests/unit/test-spec.c -> examples/matmul.yaml */
+		const char *slash = strrchr(__FILE__, '/');
+		int dirlen = slash ? (int)(slash - __FILE__) : 1;
+
+		guess = xasprintf("%.*s/../../examples/matmul.yaml", dirlen,
+				  slash ? __FILE__ : ".");
+		matmul_path = guess;
+	}
+	setup();
+	RUN(full_spec);
+	RUN(defaults);
+	RUN(proposer_kinds);
+	RUN(base_is_valid);
+	RUN(matmul_example);
+	RUN(missing_spec_file);
+	RUN(malformed);
+	printf("%zu malformed specs checked\n", ARRAY_SIZE(bads));
+	dir_remove_tree(tmpdir);
+	free(tmpreal);
+	free(guess);
+	return test_summary();
+}

@@ -1,0 +1,675 @@
+/*
+ * test-store.c - unit tests for controller/store.c: schema versions,
+ * persistence across reopen, every table's round trip, the constraints that
+ * keep a session honest, transactions, and survival of a killed writer.
+ * Every test works in its own database under a mktemp directory.
+ */
+#include "err.h"
+#include "fileio.h"
+#include "store.h"
+#include "xalloc.h"
+
+#include "test.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/test-store.XXXXXX";
+static int dbcount;
+static char msg[1024];
+
+/* A fresh database path in tmpdir; caller frees. */
+static char *db_path(void)
+{
+	return xasprintf("%s/s%d.db", tmpdir, ++dbcount);
+}
+
+static struct store *open_ok(const char *path)
+{
+	struct store *st = NULL;
+	int rc = store_open(path, &st, msg, sizeof(msg));
+
+	if (rc)
+		fprintf(stderr, "store_open: %s\n", msg);
+	CHECK(rc == 0 && st);
+	return st;
+}
+
+/* A store at a fresh path holding session "s" (committed). */
+static struct store *open_with_session(char **path)
+{
+	struct store *st;
+
+	*path = db_path();
+	st = open_ok(*path);
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(store_session_create(st, "s", "spec.yaml", "h0", "/out", msg, sizeof(msg)) == 0);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+	return st;
+}
+
+/* PRAGMA user_version read or written behind the store's back. */
+static int user_version(const char *path, int set)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int v = -1;
+	char sql[64];
+
+	if (sqlite3_open(path, &db) != SQLITE_OK)
+		goto out;
+	if (set >= 0) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", set);
+		sqlite3_exec(db, sql, NULL, NULL, NULL);
+	}
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+out:
+	sqlite3_close(db);
+	return v;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static long long jint(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static int jnull(json_t *o, const char *k)
+{
+	return json_is_null(json_object_get(o, k));
+}
+
+static json_t *variant(const char *id, const char *hash, int round, const char *parent)
+{
+	json_t *v = json_pack("{s:s, s:s, s:i, s:s, s:s, s:{s:i, s:i}, s:s}", "id", id, "hash",
+			      hash, "round", round, "source", "kernel void k() {}", "options",
+			      "-DTM=4", "params", "TM", 4, "TN", 8, "rationale", "try 4x8");
+
+	json_object_set_new(v, "parent", parent ? json_string(parent) : json_null());
+	return v;
+}
+
+static int add_variant(struct store *st, const char *id, const char *hash, int round,
+		       const char *parent)
+{
+	json_t *v = variant(id, hash, round, parent);
+	int rc = store_variant_add(st, "s", v, msg, sizeof(msg));
+
+	json_decref(v);
+	return rc;
+}
+
+TEST(open_create_reopen)
+{
+	char *path = db_path();
+	struct store *st = open_ok(path);
+	json_t *s;
+
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(store_session_create(st, "a", "p.yaml", "h", "/o", msg, sizeof(msg)) == 0);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+	store_close(st);
+	CHECK(user_version(path, -1) == STORE_VERSION);
+
+	st = open_ok(path);
+	s = store_session_get(st, "a");
+	CHECK_STR(jstr(s, "spec_path"), "p.yaml");
+	json_decref(s);
+	store_close(st);
+	CHECK(user_version(path, -1) == STORE_VERSION);
+	store_close(NULL);
+	free(path);
+}
+
+TEST(newer_version_refused)
+{
+	char *path = db_path();
+	struct store *st = open_ok(path);
+
+	store_close(st);
+	CHECK(user_version(path, STORE_VERSION + 1) == STORE_VERSION + 1);
+	st = (struct store *)1;
+	CHECK(store_open(path, &st, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK(st == NULL);
+	CHECK_CONTAINS(msg, path);
+	CHECK_CONTAINS(msg, "newer than this kctl");
+	free(path);
+}
+
+TEST(not_a_database)
+{
+	char *path = xasprintf("%s/junk.db", tmpdir);
+	FILE *f = fopen(path, "w");
+	struct store *st = NULL;
+
+	CHECK(f != NULL);
+	if (f) {
+		fputs("this is not an SQLite database, not even close to one....\n", f);
+		fclose(f);
+	}
+	CHECK(store_open(path, &st, msg, sizeof(msg)) == KERR_IO);
+	CHECK(st == NULL);
+	CHECK_CONTAINS(msg, "opening store");
+	free(path);
+}
+
+TEST(sessions)
+{
+	char *path;
+	struct store *st = open_with_session(&path);
+	json_t *s, *list;
+	const uint64_t rng = 0xfedcba9876543210ull;
+
+	s = store_session_get(st, "s");
+	CHECK_STR(jstr(s, "id"), "s");
+	CHECK_STR(jstr(s, "spec_hash"), "h0");
+	CHECK_STR(jstr(s, "output_dir"), "/out");
+	CHECK_STR(jstr(s, "state"), "running");
+	CHECK(jnull(s, "reason") && jnull(s, "rng"));
+	CHECK(strlen(jstr(s, "created") ? jstr(s, "created") : "") == 24);
+	CHECK_CONTAINS(jstr(s, "created"), "Z");
+	json_decref(s);
+	CHECK(store_session_get(st, "nope") == NULL);
+
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(store_session_create(st, "t", "q.yaml", "h1", "/o2", msg, sizeof(msg)) == 0);
+	CHECK(store_session_create(st, "t", "q.yaml", "h1", "/o2", msg, sizeof(msg)) ==
+	      KERR_INVALID);
+	CHECK_CONTAINS(msg, "creating session 't': UNIQUE constraint failed");
+	CHECK(store_session_set_state(st, "s", "paused", "user asked", msg, sizeof(msg)) == 0);
+	CHECK(store_session_set_state(st, "s", "sleeping", NULL, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK_STR(msg, "setting the state of session 's': unknown state 'sleeping'");
+	CHECK(store_session_set_state(st, "x", "done", NULL, msg, sizeof(msg)) == KERR_NOTFOUND);
+	CHECK(store_session_set_rng(st, "s", rng, msg, sizeof(msg)) == 0);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+
+	s = store_session_get(st, "s");
+	CHECK_STR(jstr(s, "state"), "paused");
+	CHECK_STR(jstr(s, "reason"), "user asked");
+	CHECK((uint64_t)jint(s, "rng") == rng);
+	json_decref(s);
+
+	list = store_session_list(st);
+	CHECK(json_array_size(list) == 2);
+	CHECK_STR(jstr(json_array_get(list, 0), "id"), "t");
+	CHECK_STR(jstr(json_array_get(list, 1), "id"), "s");
+	json_decref(list);
+	store_close(st);
+	free(path);
+}
+
+TEST(write_needs_transaction)
+{
+	char *path;
+	struct store *st = open_with_session(&path);
+
+	CHECK(store_session_set_state(st, "s", "done", NULL, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK_CONTAINS(msg, "no transaction is open");
+	CHECK(store_round_create(st, "s", 1, "explore", msg, sizeof(msg)) == KERR_INVALID);
+	store_close(st);
+	free(path);
+}
+
+TEST(rounds)
+{
+	char *path;
+	struct store *st = open_with_session(&path);
+	json_t *r;
+
+	CHECK(store_round_last(st, "s") == 0);
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(store_round_create(st, "s", 1, "exploit", msg, sizeof(msg)) == 0);
+	CHECK(store_round_create(st, "s", 2, "explore", msg, sizeof(msg)) == 0);
+	CHECK(store_round_create(st, "s", 2, "explore", msg, sizeof(msg)) == KERR_INVALID);
+	CHECK(store_round_create(st, "nope", 1, "explore", msg, sizeof(msg)) == KERR_INVALID);
+	CHECK_CONTAINS(msg, "FOREIGN KEY constraint failed");
+	CHECK(store_round_set_state(st, "s", 1, ROUND_RUNNING, msg, sizeof(msg)) == 0);
+	CHECK(store_round_set_pid(st, "s", 1, 4242, msg, sizeof(msg)) == 0);
+	CHECK(store_round_set_state(st, "s", 1, ROUND_PACKED, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK_STR(msg, "setting the state of round 1 of session 's': the round is already "
+		       "'running', it cannot go back to 'packed'");
+	CHECK(store_round_set_state(st, "s", 1, ROUND_RUNNING, msg, sizeof(msg)) == 0);
+	CHECK(store_round_set_state(st, "s", 9, ROUND_DONE, msg, sizeof(msg)) == KERR_NOTFOUND);
+	CHECK(store_round_set_pid(st, "s", 9, 1, msg, sizeof(msg)) == KERR_NOTFOUND);
+	CHECK(store_round_set_decision(st, "s", 1, "continue", "improved 3%", msg, sizeof(msg)) ==
+	      0);
+	CHECK(store_round_set_state(st, "s", 1, ROUND_DONE, msg, sizeof(msg)) == 0);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+
+	CHECK(store_round_last(st, "s") == 2);
+	r = store_round_get(st, "s", 1);
+	CHECK(jint(r, "round") == 1);
+	CHECK(jint(r, "state") == ROUND_DONE);
+	CHECK_STR(jstr(r, "mode"), "exploit");
+	CHECK_STR(jstr(r, "decision"), "continue");
+	CHECK_STR(jstr(r, "reason"), "improved 3%");
+	CHECK(jint(r, "pid") == 4242);
+	CHECK(jstr(r, "started") && jstr(r, "finished"));
+	json_decref(r);
+	r = store_round_get(st, "s", 2);
+	CHECK(jint(r, "state") == ROUND_PROPOSED);
+	CHECK(jnull(r, "pid") && jnull(r, "decision") && jnull(r, "finished"));
+	json_decref(r);
+	CHECK(store_round_get(st, "s", 3) == NULL);
+	store_close(st);
+	free(path);
+}
+
+TEST(variants)
+{
+	char *path;
+	struct store *st = open_with_session(&path);
+	json_t *v, *all, *bad;
+
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(add_variant(st, "r00-v000", "h-a", 0, NULL) == 0);
+	CHECK(add_variant(st, "r01-v001", "h-b", 1, "r00-v000") == 0);
+	CHECK(add_variant(st, "r01-v002", "h-c", 1, "r00-v000") == 0);
+	CHECK(add_variant(st, "r02-v003", "h-d", 2, "r01-v002") == 0);
+	CHECK(add_variant(st, "r01-v002", "h-b", 1, NULL) == KERR_INVALID);
+	CHECK_STR(msg, "recording variant 'r01-v002': UNIQUE constraint failed: "
+		       "variants.session, variants.hash");
+	CHECK(add_variant(st, "r01-v002", "h-new", 1, NULL) == KERR_INVALID);
+	CHECK_STR(msg, "recording variant 'r01-v002': UNIQUE constraint failed: "
+		       "variants.session, variants.id");
+	CHECK(add_variant(st, "r02-v004", "h-e", 2, "ghost") == KERR_INVALID);
+	CHECK_CONTAINS(msg, "FOREIGN KEY constraint failed");
+
+	bad = json_pack("{s:s, s:s, s:i, s:s, s:i}", "id", "x", "hash", "h-x", "round", 1, "source",
+			"s", "colour", 3);
+	CHECK(store_variant_add(st, "s", bad, msg, sizeof(msg)) == KERR_PARSE);
+	CHECK_STR(msg, "recording variant 'x': $.colour: unknown key");
+	json_object_del(bad, "colour");
+	json_object_set_new(bad, "params", json_string("TM=4"));
+	CHECK(store_variant_add(st, "s", bad, msg, sizeof(msg)) == KERR_PARSE);
+	CHECK_STR(msg, "recording variant 'x': $.params: expected an object, got string");
+	json_object_del(bad, "params");
+	json_object_del(bad, "hash");
+	CHECK(store_variant_add(st, "s", bad, msg, sizeof(msg)) == KERR_PARSE);
+	CHECK_STR(msg, "recording variant 'x': $.hash: required key is missing");
+	json_decref(bad);
+
+	CHECK(store_variant_set_lineage(st, "s", "r01-v001", 3, msg, sizeof(msg)) == 0);
+	CHECK(store_variant_set_lineage(st, "s", "nope", 3, msg, sizeof(msg)) == KERR_NOTFOUND);
+	CHECK_STR(msg, "setting the lineage of variant 'nope': no such variant");
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+
+	CHECK(store_variant_has_hash(st, "s", "h-c") == 1);
+	CHECK(store_variant_has_hash(st, "s", "h-z") == 0);
+	CHECK(store_variant_has_hash(st, "other", "h-c") == 0);
+
+	v = store_variant_get(st, "s", "r01-v001");
+	CHECK_STR(jstr(v, "hash"), "h-b");
+	CHECK_STR(jstr(v, "parent"), "r00-v000");
+	CHECK_STR(jstr(v, "options"), "-DTM=4");
+	CHECK_STR(jstr(v, "rationale"), "try 4x8");
+	CHECK(jint(v, "round") == 1 && jint(v, "lineage") == 3);
+	CHECK(jint(json_object_get(v, "params"), "TN") == 8);
+	CHECK(jnull(v, "status") && jnull(v, "speedup_ref") && jnull(v, "fault_kind"));
+	json_decref(v);
+
+	all = store_variants(st, "s", 1);
+	CHECK(json_array_size(all) == 2);
+	CHECK_STR(jstr(json_array_get(all, 0), "id"), "r01-v001");
+	CHECK_STR(jstr(json_array_get(all, 1), "id"), "r01-v002");
+	CHECK(jnull(json_array_get(all, 1), "lineage"));
+	json_decref(all);
+	all = store_variants(st, "s", -1);
+	CHECK(json_array_size(all) == 4);
+	CHECK_STR(jstr(json_array_get(all, 0), "id"), "r00-v000");
+	CHECK(jnull(json_array_get(all, 0), "parent"));
+	CHECK_STR(jstr(json_array_get(all, 3), "id"), "r02-v003");
+	json_decref(all);
+	all = store_variants(st, "s", 7);
+	CHECK(all && json_array_size(all) == 0);
+	json_decref(all);
+	store_close(st);
+	free(path);
+}
+
+/* Result documents: one complete, one failed (figures absent), one with nulls. */
+static json_t *result_ok(void)
+{
+	return json_pack("{s:s, s:{s:f, s:{s:f, s:i}, s:{s:f}}, s:{s:f, s:f, s:s}}", "status", "ok",
+			 "performance", "median_ms", 0.5, "speedup_vs_reference",
+			 "ratio_of_medians", 4.0, "pairs", 20, "speedup_vs_baseline",
+			 "ratio_of_medians", 2.0, "roofline", "gflops", 123.5, "gbs", 45.25,
+			 "bottleneck", "memory");
+}
+
+static json_t *result_failed(void)
+{
+	return json_pack("{s:s, s:{s:s, s:s, s:s}}", "status", "incorrect", "fault", "origin",
+			 "candidate", "kind", "wrong_values", "message", "y[3] is off");
+}
+
+static json_t *result_nulls(void)
+{
+	return json_pack("{s:s, s:{s:f, s:{s:n}}, s:{s:n, s:n, s:s}}", "status", "ok",
+			 "performance", "median_ms", 2.0, "speedup_vs_reference",
+			 "ratio_of_medians", "roofline", "gflops", "gbs", "bottleneck", "latency");
+}
+
+static void add_results(struct store *st)
+{
+	json_t *docs[] = { result_ok(), result_failed(), result_nulls() };
+	const char *ids[] = { "r01-v001", "r01-v002", "r02-v003" };
+
+	for (size_t i = 0; i < 3; i++) {
+		CHECK(store_result_add(st, "s", ids[i], docs[i], msg, sizeof(msg)) == 0);
+		json_decref(docs[i]);
+	}
+}
+
+TEST(results)
+{
+	char *path;
+	struct store *st = open_with_session(&path);
+	json_t *doc, *all, *v;
+
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(add_variant(st, "r01-v001", "h-a", 1, NULL) == 0);
+	CHECK(add_variant(st, "r01-v002", "h-b", 1, NULL) == 0);
+	CHECK(add_variant(st, "r02-v003", "h-c", 2, NULL) == 0);
+	CHECK(add_variant(st, "r02-v004", "h-d", 2, NULL) == 0);
+	add_results(st);
+	doc = result_ok();
+	CHECK(store_result_add(st, "s", "r01-v001", doc, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK_STR(msg, "recording the result of variant 'r01-v001': UNIQUE constraint failed: "
+		       "results.session, results.variant");
+	CHECK(store_result_add(st, "s", "ghost", doc, msg, sizeof(msg)) == KERR_INVALID);
+	json_decref(doc);
+	doc = json_pack("{s:s, s:{s:s}}", "status", "ok", "performance", "median_ms", "fast");
+	CHECK(store_result_add(st, "s", "r02-v004", doc, msg, sizeof(msg)) == KERR_PARSE);
+	CHECK_STR(msg, "recording the result of variant 'r02-v004': $.performance.median_ms: "
+		       "expected a number, got string");
+	json_decref(doc);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+	CHECK(store_result_count(st, "s") == 3);
+
+	doc = store_result_get(st, "s", "r01-v002");
+	CHECK_STR(jstr(json_object_get(doc, "fault"), "message"), "y[3] is off");
+	json_decref(doc);
+	CHECK(store_result_get(st, "s", "r02-v004") == NULL);
+
+	all = store_variants(st, "s", -1);
+	CHECK(json_array_size(all) == 4);
+	v = json_array_get(all, 0);
+	CHECK_STR(jstr(v, "status"), "ok");
+	CHECK(json_real_value(json_object_get(v, "speedup_ref")) == 4.0);
+	CHECK(json_real_value(json_object_get(v, "speedup_base")) == 2.0);
+	CHECK(json_real_value(json_object_get(v, "median_ms")) == 0.5);
+	CHECK(json_real_value(json_object_get(v, "gflops")) == 123.5);
+	CHECK(json_real_value(json_object_get(v, "gbs")) == 45.25);
+	CHECK_STR(jstr(v, "bottleneck"), "memory");
+	CHECK(jnull(v, "fault_kind"));
+	v = json_array_get(all, 1);
+	CHECK_STR(jstr(v, "status"), "incorrect");
+	CHECK_STR(jstr(v, "fault_kind"), "wrong_values");
+	CHECK(jnull(v, "speedup_ref") && jnull(v, "median_ms") && jnull(v, "bottleneck"));
+	v = json_array_get(all, 2);
+	CHECK(json_real_value(json_object_get(v, "median_ms")) == 2.0);
+	CHECK(jnull(v, "speedup_ref") && jnull(v, "speedup_base") && jnull(v, "gflops"));
+	CHECK_STR(jstr(v, "bottleneck"), "latency");
+	v = json_array_get(all, 3);
+	CHECK(jnull(v, "status") && jnull(v, "fault_kind"));
+	json_decref(all);
+	store_close(st);
+	free(path);
+}
+
+TEST(lineages)
+{
+	char *path;
+	struct store *st = open_with_session(&path);
+	json_t *l, *e;
+
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(add_variant(st, "a", "h-a", 1, NULL) == 0);
+	CHECK(add_variant(st, "b", "h-b", 2, "a") == 0);
+	CHECK(store_lineage_put(st, "s", 2, NULL, 0, 1, 1, msg, sizeof(msg)) == 0);
+	CHECK(store_lineage_put(st, "s", 1, "a", 0, 1, 1, msg, sizeof(msg)) == 0);
+	CHECK(store_lineage_put(st, "s", 1, "b", 2, 0, 5, msg, sizeof(msg)) == 0);
+	CHECK(store_lineage_put(st, "s", 3, "ghost", 0, 1, 2, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+
+	l = store_lineages(st, "s");
+	CHECK(json_array_size(l) == 2);
+	e = json_array_get(l, 0);
+	CHECK(jint(e, "lineage") == 1);
+	CHECK_STR(jstr(e, "best"), "b");
+	CHECK(jint(e, "stagnation") == 2);
+	CHECK(json_is_false(json_object_get(e, "active")));
+	CHECK(jint(e, "created_round") == 1);
+	e = json_array_get(l, 1);
+	CHECK(jint(e, "lineage") == 2 && jnull(e, "best"));
+	CHECK(json_is_true(json_object_get(e, "active")));
+	json_decref(l);
+	store_close(st);
+	free(path);
+}
+
+TEST(learnings)
+{
+	static const struct {
+		char kind;
+		const char *key, *text;
+		int want;
+	} cases[] = {
+		{ 'F', "tm8-slow", "TM=8 spills", 1 },
+		{ 'F', "wg256", "256 beats 128", 2 },
+		{ 'S', "tile-first", "tile before unrolling", 1 },
+		{ 'F', "tm8-slow", "TM=8 spills registers", 1 },
+		{ 'F', "vec4", "float4 loads help", 3 },
+	};
+	char *path;
+	struct store *st = open_with_session(&path);
+	json_t *l, *e;
+
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(store_learning_add(st, "s", cases[i].kind, cases[i].key, "tiling",
+					 cases[i].text, (int)i + 1, msg,
+					 sizeof(msg)) == cases[i].want);
+	CHECK(store_learning_add(st, "s", 'X', "k", NULL, "t", 1, msg, sizeof(msg)) ==
+	      KERR_INVALID);
+	CHECK(store_learning_add(st, "s", 'F', "", NULL, "t", 1, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+	store_close(st);
+
+	st = open_ok(path);
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(store_learning_add(st, "s", 'S', "unroll", NULL, "unroll by 4", 9, msg,
+				 sizeof(msg)) == 2);
+	CHECK(store_learning_add(st, "s", 'F', "wg256", NULL, "256 still wins", 9, msg,
+				 sizeof(msg)) == 2);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+
+	l = store_learnings(st, "s");
+	CHECK(json_array_size(l) == 5);
+	e = json_array_get(l, 0);
+	CHECK_STR(jstr(e, "kind"), "F");
+	CHECK(jint(e, "number") == 1 && jint(e, "count") == 2 && jint(e, "round") == 4);
+	CHECK_STR(jstr(e, "text"), "TM=8 spills registers");
+	CHECK_STR(jstr(e, "group"), "tiling");
+	e = json_array_get(l, 1);
+	CHECK(jint(e, "number") == 2 && jint(e, "count") == 2);
+	CHECK_STR(jstr(e, "text"), "256 still wins");
+	CHECK(jnull(e, "group"));
+	CHECK(jint(json_array_get(l, 2), "number") == 3);
+	e = json_array_get(l, 3);
+	CHECK_STR(jstr(e, "kind"), "S");
+	CHECK(jint(e, "number") == 1 && jint(e, "count") == 1);
+	CHECK_STR(jstr(json_array_get(l, 4), "key"), "unroll");
+	json_decref(l);
+	store_close(st);
+	free(path);
+}
+
+TEST(rollback)
+{
+	char *path;
+	struct store *st = open_with_session(&path);
+	json_t *s;
+
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(store_session_set_state(st, "s", "failed", "boom", msg, sizeof(msg)) == 0);
+	CHECK(store_round_create(st, "s", 1, "explore", msg, sizeof(msg)) == 0);
+	CHECK(add_variant(st, "v", "h", 1, NULL) == 0);
+	store_rollback(st);
+	store_rollback(st);
+	CHECK(store_round_last(st, "s") == 0);
+	CHECK(store_variant_has_hash(st, "s", "h") == 0);
+	s = store_session_get(st, "s");
+	CHECK_STR(jstr(s, "state"), "running");
+	json_decref(s);
+	CHECK(store_commit(st, msg, sizeof(msg)) != 0);
+	store_close(st);
+	free(path);
+}
+
+/* Child: writes a round in a transaction, then either dies before the
+ * commit or commits, reports on fd and waits to be killed. */
+static void child_write(const char *path, int round, int commit, int fd)
+{
+	struct store *st = NULL;
+	char m[512];
+
+	if (store_open(path, &st, m, sizeof(m)) || store_begin(st, m, sizeof(m)) ||
+	    store_round_create(st, "s", round, "explore", m, sizeof(m)))
+		_exit(3);
+	if (!commit)
+		_exit(0);
+	if (store_commit(st, m, sizeof(m)))
+		_exit(4);
+	if (write(fd, "c", 1) != 1)
+		_exit(5);
+	for (;;)
+		pause();
+}
+
+TEST(crash_safety)
+{
+	char *path;
+	struct store *st = open_with_session(&path);
+	int status = 0, fds[2];
+	pid_t pid;
+	char c = 0;
+	json_t *r;
+
+	store_close(st);
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		child_write(path, 1, 0, -1);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	st = open_ok(path);
+	CHECK(store_round_last(st, "s") == 0);
+	CHECK(store_round_get(st, "s", 1) == NULL);
+	store_close(st);
+
+	CHECK(pipe(fds) == 0);
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		child_write(path, 2, 1, fds[1]);
+	}
+	close(fds[1]);
+	CHECK(read(fds[0], &c, 1) == 1 && c == 'c');
+	close(fds[0]);
+	CHECK(kill(pid, SIGKILL) == 0);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
+	      WTERMSIG(status) == SIGKILL);
+	st = open_ok(path);
+	CHECK(store_round_last(st, "s") == 2);
+	r = store_round_get(st, "s", 2);
+	CHECK_STR(jstr(r, "mode"), "explore");
+	json_decref(r);
+	store_close(st);
+	free(path);
+}
+
+TEST(bound_parameters)
+{
+	static const char *const ids[] = {
+		"it's \"quoted\"",
+		"'; DROP TABLE sessions; --",
+		"\"); DELETE FROM variants; --",
+	};
+	char *path = db_path();
+	struct store *st = open_ok(path);
+	json_t *s, *list, *v;
+
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	for (size_t i = 0; i < 3; i++)
+		CHECK(store_session_create(st, ids[i], ids[i], "h", "/o", msg, sizeof(msg)) == 0);
+	v = variant(ids[1], ids[0], 0, NULL);
+	CHECK(store_variant_add(st, ids[1], v, msg, sizeof(msg)) == 0);
+	json_decref(v);
+	CHECK(store_learning_add(st, ids[1], 'F', ids[1], ids[0], ids[2], 1, msg, sizeof(msg)) ==
+	      1);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+	store_close(st);
+
+	st = open_ok(path);
+	for (size_t i = 0; i < 3; i++) {
+		s = store_session_get(st, ids[i]);
+		CHECK_STR(jstr(s, "id"), ids[i]);
+		CHECK_STR(jstr(s, "spec_path"), ids[i]);
+		json_decref(s);
+	}
+	list = store_session_list(st);
+	CHECK(json_array_size(list) == 3);
+	json_decref(list);
+	v = store_variant_get(st, ids[1], ids[1]);
+	CHECK_STR(jstr(v, "hash"), ids[0]);
+	json_decref(v);
+	CHECK(store_variant_has_hash(st, ids[1], ids[0]) == 1);
+	list = store_learnings(st, ids[1]);
+	CHECK_STR(jstr(json_array_get(list, 0), "text"), ids[2]);
+	json_decref(list);
+	store_close(st);
+	free(path);
+}
+
+int main(void)
+{
+	int rc;
+
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(open_create_reopen);
+	RUN(newer_version_refused);
+	RUN(not_a_database);
+	RUN(sessions);
+	RUN(write_needs_transaction);
+	RUN(rounds);
+	RUN(variants);
+	RUN(results);
+	RUN(lineages);
+	RUN(learnings);
+	RUN(rollback);
+	RUN(crash_safety);
+	RUN(bound_parameters);
+	rc = test_summary();
+	if (dir_remove_tree(tmpdir))
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	return rc;
+}

@@ -1,0 +1,926 @@
+#include "propose.h"
+#include "err.h"
+#include "sbuf.h"
+#include "xalloc.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define START         "EVOLVE-BLOCK-START"
+#define END           "EVOLVE-BLOCK-END"
+#define MAXT          8
+
+static const char tmpl[] = "// tile sizes\n"
+			   "__kernel void k(__global float *a)\n"
+			   "{\n"
+			   "\t// EVOLVE-BLOCK-START tile\n"
+			   "\t#define TM 4 // rows per item\n"
+			   "\t#ifndef WX\n"
+			   "\t#  define WX 8\n"
+			   "\t#endif\n"
+			   "\ta[0] = TM * WX;\n"
+			   "\t// EVOLVE-BLOCK-END\n"
+			   "}\n";
+
+/* --- a spec built by hand -------------------------------------------------- */
+
+struct tdef {
+	const char *name;
+	int64_t values[16];
+	size_t n;
+};
+
+struct fix {
+	struct spec s;
+	struct tunable tu[MAXT];
+	char *cons[4];
+	struct blocks bl;
+};
+
+static void fix_init(struct fix *f, const char *src, const struct tdef *td, size_t nt,
+		     const char *const *cons, size_t nc, const char *shapes,
+		     enum spec_render render)
+{
+	char msg[256];
+
+	memset(f, 0, sizeof(*f));
+	for (size_t j = 0; j < nt; j++) {
+		f->tu[j].name = (char *)td[j].name;
+		f->tu[j].values = (int64_t *)td[j].values;
+		f->tu[j].nvalues = td[j].n;
+	}
+	for (size_t c = 0; c < nc; c++)
+		f->cons[c] = (char *)cons[c];
+	f->s.template_src = (char *)src;
+	f->s.marker_start = START;
+	f->s.marker_end = END;
+	f->s.build_options = "";
+	f->s.tunables = f->tu;
+	f->s.ntunables = nt;
+	f->s.constraints = f->cons;
+	f->s.nconstraints = nc;
+	f->s.render = render;
+	f->s.shapes = shapes ? json_loads(shapes, 0, NULL) : NULL;
+	f->s.proposer = PROPOSER_TUNE;
+	f->s.seed = 1;
+	if (blocks_find(src, START, END, &f->bl, msg, sizeof(msg)))
+		fprintf(stderr, "fixture template: %s\n", msg);
+}
+
+static void fix_release(struct fix *f)
+{
+	json_decref(f->s.shapes);
+	blocks_release(&f->bl);
+}
+
+static const struct tdef three[] = {
+	{ "TM", { 1, 2, 4, 8 }, 4 },
+	{ "WX", { 1, 2, 4, 8, 16 }, 5 },
+	{ "VN", { 1, 2, 4 }, 3 },
+};
+
+/* --- rendering ----------------------------------------------------------------- */
+
+static const char rendered_define[] = "// tile sizes\n"
+				      "__kernel void k(__global float *a)\n"
+				      "{\n"
+				      "\t// EVOLVE-BLOCK-START tile\n"
+				      "\t#define VN 4\n"
+				      "\t#define TM 8 // rows per item\n"
+				      "\t#ifndef WX\n"
+				      "\t#  define WX 2\n"
+				      "\t#endif\n"
+				      "\ta[0] = TM * WX;\n"
+				      "\t// EVOLVE-BLOCK-END\n"
+				      "}\n";
+
+TEST(render_define)
+{
+	struct fix f;
+	json_t *params = json_pack("{s:i, s:i, s:i}", "TM", 8, "WX", 2, "VN", 4);
+	char *src = NULL, *opt = NULL, msg[256] = "";
+
+	fix_init(&f, tmpl, three, 3, NULL, 0, NULL, RENDER_DEFINE);
+	f.s.build_options = "-cl-mad-enable";
+	CHECK(tune_render(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
+	CHECK_STR(src, rendered_define);
+	CHECK_STR(opt, "-cl-mad-enable");
+	CHECK(blocks_verify(tmpl, &f.bl, src, START, END, msg, sizeof(msg)) == 0);
+	free(src);
+	free(opt);
+	json_decref(params);
+	fix_release(&f);
+}
+
+TEST(render_define_edges)
+{
+	/* two blocks: the missing tunable goes to the first, a define in any block is set */
+	const char *two = "#define WX 99\n"
+			  "  // EVOLVE-BLOCK-START a\n"
+			  "  x();\n"
+			  "  // EVOLVE-BLOCK-END\n"
+			  "// EVOLVE-BLOCK-START b\n"
+			  "#define WX\t 0x10u /* width */\r\n"
+			  "#define WXY 3\n"
+			  "#define WX(a) a\n"
+			  "// #define WX 5 (a comment, not a directive)\n"
+			  "// EVOLVE-BLOCK-END\n";
+	const char *want = "#define WX 99\n"
+			   "  // EVOLVE-BLOCK-START a\n"
+			   "  #define TM 2\n"
+			   "  x();\n"
+			   "  // EVOLVE-BLOCK-END\n"
+			   "// EVOLVE-BLOCK-START b\n"
+			   "#define WX\t 16 /* width */\r\n"
+			   "#define WXY 3\n"
+			   "#define WX(a) a\n"
+			   "// #define WX 5 (a comment, not a directive)\n"
+			   "// EVOLVE-BLOCK-END\n";
+	struct fix f;
+	json_t *params = json_pack("{s:i, s:i}", "TM", 2, "WX", 16);
+	char *src = NULL, *opt = NULL, msg[256] = "";
+
+	fix_init(&f, two, three, 2, NULL, 0, NULL, RENDER_DEFINE);
+	CHECK(tune_render(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
+	CHECK_STR(src, want);
+	CHECK_STR(opt, "");
+	free(src);
+	free(opt);
+	json_decref(params);
+	fix_release(&f);
+}
+
+TEST(render_options)
+{
+	struct fix f;
+	json_t *params = json_pack("{s:i, s:i, s:i}", "VN", 4, "WX", 2, "TM", 8);
+	char *src = NULL, *opt = NULL, msg[256] = "";
+
+	fix_init(&f, tmpl, three, 3, NULL, 0, NULL, RENDER_OPTIONS);
+	CHECK(tune_render(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
+	CHECK_STR(src, tmpl);
+	CHECK_STR(opt, "-DTM=8 -DWX=2 -DVN=4"); /* spec order, not the params' */
+	free(src);
+	free(opt);
+	f.s.build_options = "-cl-mad-enable";
+	CHECK(tune_render(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
+	CHECK_STR(opt, "-cl-mad-enable -DTM=8 -DWX=2 -DVN=4");
+	free(src);
+	free(opt);
+	json_decref(params);
+	fix_release(&f);
+}
+
+struct render_error_case {
+	const char *params;
+	const char *err;
+};
+
+static const struct render_error_case render_errors[] = {
+	{ "{\"TM\": 8, \"WX\": 2}", "params: 'VN' is missing" },
+	{ "{\"TM\": 8, \"WX\": 2, \"VN\": \"4\"}", "params: 'VN' is not an integer" },
+	{ "{\"TM\": 8, \"WX\": 2, \"VN\": 4, \"QQ\": 1}", "params: 'QQ' is not a tunable" },
+	{ "[8, 2, 4]", "params: not an object" },
+};
+
+TEST(render_errors)
+{
+	struct fix f;
+
+	fix_init(&f, tmpl, three, 3, NULL, 0, NULL, RENDER_DEFINE);
+	for (size_t i = 0; i < ARRAY_SIZE(render_errors); i++) {
+		json_t *params = json_loads(render_errors[i].params, 0, NULL);
+		char *src = (char *)"x", *opt = (char *)"x", msg[256] = "";
+
+		CHECK(tune_render(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) ==
+		      KERR_INVALID);
+		CHECK(src == NULL && opt == NULL);
+		CHECK_CONTAINS(msg, render_errors[i].err);
+		json_decref(params);
+	}
+	fix_release(&f);
+}
+
+/* --- a simulated session --------------------------------------------------------- */
+
+struct sim {
+	const struct spec *s;
+	const struct blocks *bl;
+	struct cand *h;
+	size_t n;
+	const struct cand *par[3];
+	size_t npar;
+	uint64_t rng;
+	int round;
+};
+
+static void sim_init(struct sim *sm, const struct fix *f, uint64_t seed)
+{
+	memset(sm, 0, sizeof(*sm));
+	sm->s = &f->s;
+	sm->bl = &f->bl;
+	sm->rng = seed;
+}
+
+/* A made-up speedup with a single best point. */
+static double score(json_t *params)
+{
+	const char *key;
+	json_t *x;
+	double sc = 10;
+	int j = 0;
+
+	json_object_foreach(params, key, x)
+	{
+		double d = (double)json_integer_value(x) - (double)(2 << (j++ % 3));
+
+		sc -= fabs(d) / 4;
+	}
+	return sc;
+}
+
+static void sim_add(struct sim *sm, const char *source, const char *options, json_t *params,
+		    const char *status, const char *fault)
+{
+	struct cand *c;
+	char hash[65];
+
+	sm->h = xreallocarray(sm->h, sm->n + 1, sizeof(*sm->h));
+	c = &sm->h[sm->n];
+	memset(c, 0, sizeof(*c));
+	c->id = xasprintf("r%02d-v%03zu", sm->round, sm->n);
+	variant_hash(source, options, hash);
+	c->hash = xstrdup(hash);
+	c->source = xstrdup(source);
+	c->options = xstrdup(options);
+	c->params = params ? json_incref(params) : NULL;
+	c->status = status;
+	c->fault_kind = fault;
+	c->speedup = params && status && !strcmp(status, "ok") ? score(params) : NAN;
+	c->lineage = -1;
+	sm->n++;
+}
+
+/* Adds a rendered vector to the history. */
+static void sim_add_params(struct sim *sm, json_t *params, const char *status, const char *fault)
+{
+	char *src = NULL, *opt = NULL, msg[256] = "";
+
+	if (tune_render(sm->s, sm->bl, params, &src, &opt, msg, sizeof(msg)))
+		fprintf(stderr, "sim_add_params: %s\n", msg);
+	else
+		sim_add(sm, src, opt, params, status, fault);
+	free(src);
+	free(opt);
+}
+
+/* The parents: the three best "ok" variants, best first. */
+static void sim_parents(struct sim *sm)
+{
+	sm->npar = 0;
+	for (size_t i = 0; i < sm->n; i++) {
+		const struct cand *c = &sm->h[i];
+		size_t at;
+
+		if (!c->status || strcmp(c->status, "ok") || isnan(c->speedup))
+			continue;
+		for (at = sm->npar; at > 0 && sm->par[at - 1]->speedup < c->speedup; at--)
+			;
+		if (at >= ARRAY_SIZE(sm->par))
+			continue;
+		for (size_t k = sm->npar < ARRAY_SIZE(sm->par) ? sm->npar : sm->npar - 1; k > at;
+		     k--)
+			sm->par[k] = sm->par[k - 1];
+		sm->par[at] = c;
+		if (sm->npar < ARRAY_SIZE(sm->par))
+			sm->npar++;
+	}
+}
+
+/* Asks p for one round; the proposals go to *out (caller frees). */
+static int sim_propose(struct sim *sm, struct proposer *p, enum nav_mode mode, size_t want,
+		       size_t budget, struct proposal **out, size_t *n)
+{
+	struct propose_ctx ctx = { 0 };
+	char msg[256] = "";
+	int rc;
+
+	sm->round++;
+	sim_parents(sm);
+	ctx.spec = sm->s;
+	ctx.blocks = sm->bl;
+	ctx.round = sm->round;
+	ctx.mode = mode;
+	ctx.history = sm->h;
+	ctx.nhistory = sm->n;
+	ctx.parents = sm->par;
+	ctx.nparents = sm->npar;
+	ctx.want = want;
+	ctx.budget_left = budget;
+	ctx.rng = &sm->rng;
+	rc = p->propose(p, &ctx, out, n, msg, sizeof(msg));
+	if (rc)
+		fprintf(stderr, "propose: %s\n", msg);
+	return rc;
+}
+
+/* Records every proposal as evaluated "ok". */
+static void sim_take(struct sim *sm, struct proposal *props, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sim_add(sm, props[i].source, props[i].options, props[i].params, "ok", NULL);
+}
+
+static void sim_release(struct sim *sm)
+{
+	for (size_t i = 0; i < sm->n; i++) {
+		free((char *)sm->h[i].id);
+		free((char *)sm->h[i].hash);
+		free((char *)sm->h[i].source);
+		free((char *)sm->h[i].options);
+		json_decref(sm->h[i].params);
+	}
+	free(sm->h);
+}
+
+/* --- vectors in the tests ------------------------------------------------------------ */
+
+/* Index vector of params; 0 when a value is not in its list. */
+static int vec_of(const struct spec *s, json_t *params, int *v)
+{
+	for (size_t j = 0; j < s->ntunables; j++) {
+		json_t *x = json_object_get(params, s->tunables[j].name);
+		size_t i;
+
+		for (i = 0; x && i < s->tunables[j].nvalues; i++)
+			if (s->tunables[j].values[i] == json_integer_value(x))
+				break;
+		if (!x || i == s->tunables[j].nvalues)
+			return 0;
+		v[j] = (int)i;
+	}
+	return 1;
+}
+
+static int64_t param(json_t *params, const char *name)
+{
+	return json_integer_value(json_object_get(params, name));
+}
+
+static const struct cand *sim_find(const struct sim *sm, const char *id, size_t len)
+{
+	for (size_t i = 0; i < sm->n; i++)
+		if (strlen(sm->h[i].id) == len && !memcmp(sm->h[i].id, id, len))
+			return &sm->h[i];
+	return NULL;
+}
+
+/* Whether params (as a vector) appears in the history or in props[0..n). */
+static int sim_has(const struct sim *sm, json_t *params, struct proposal *props, size_t n)
+{
+	for (size_t i = 0; i < sm->n; i++)
+		if (sm->h[i].params && json_equal(sm->h[i].params, params))
+			return 1;
+	for (size_t i = 0; i < n; i++)
+		if (json_equal(props[i].params, params))
+			return 1;
+	return 0;
+}
+
+/* --- constraints ---------------------------------------------------------------- */
+
+static const struct tdef two[] = {
+	{ "TM", { 1, 2, 4, 8 }, 4 },
+	{ "WX", { 1, 2, 4, 8 }, 4 },
+};
+
+static const char two_shapes[] = "[{\"name\": \"big\", \"values\": {\"N\": 16}},"
+				 " {\"name\": \"small\", \"values\": {\"N\": 8}}]";
+
+/* Runs exhaustive rounds until the tuner is empty; returns the vectors proposed. */
+static size_t drain(struct fix *f, uint64_t seed, size_t want, json_t *all)
+{
+	struct proposer p;
+	struct sim sm;
+	char msg[256] = "";
+	size_t total = 0;
+
+	CHECK(tune_open(&p, &f->s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, f, seed);
+	for (int r = 0; r < 100; r++) {
+		struct proposal *props = NULL;
+		size_t n = 0;
+
+		CHECK(sim_propose(&sm, &p, r % 2 ? NAV_EXPLORE : NAV_EXPLOIT, want, 1000, &props,
+				  &n) == 0);
+		CHECK(n <= want);
+		for (size_t i = 0; i < n; i++) {
+			CHECK(!sim_has(&sm, props[i].params, props, i));
+			json_array_append(all, props[i].params);
+		}
+		sim_take(&sm, props, n);
+		proposals_free(props, n);
+		total += n;
+		if (!n)
+			break;
+	}
+	sim_release(&sm);
+	proposer_close(&p);
+	return total;
+}
+
+TEST(constraints_with_shapes)
+{
+	/* TM * WX <= N at both shapes: the smaller N (8) decides */
+	const char *cons[] = { "TM * WX <= N" };
+	struct fix f;
+	json_t *all = json_array(), *x;
+	size_t n, i;
+
+	fix_init(&f, tmpl, two, 2, cons, 1, two_shapes, RENDER_DEFINE);
+	n = drain(&f, 7, 3, all);
+	CHECK(n == 10); /* (1,1..8) (2,1..4) (4,1..2) (8,1) */
+	json_array_foreach(all, i, x) CHECK(param(x, "TM") * param(x, "WX") <= 8);
+	json_decref(all);
+	fix_release(&f);
+}
+
+TEST(constraint_errors_make_vectors_invalid)
+{
+	/* division by zero at TM = 1 rules those out without failing the space */
+	const char *cons[] = { "N / (TM - 1) >= 2" };
+	struct fix f;
+	json_t *all = json_array(), *x;
+	size_t n, i;
+
+	fix_init(&f, tmpl, two, 2, cons, 1, two_shapes, RENDER_DEFINE);
+	n = drain(&f, 3, 5, all);
+	CHECK(n == 8); /* TM 2 and 4 (8 / 7 = 1 fails), any WX */
+	json_array_foreach(all, i, x) CHECK(param(x, "TM") == 2 || param(x, "TM") == 4);
+	json_decref(all);
+	fix_release(&f);
+}
+
+struct open_error_case {
+	const char *cons;
+	const char *shapes;
+	size_t ntunables;
+	const char *err;
+};
+
+static const struct open_error_case open_errors[] = {
+	{ "TM * QQ <= 4", NULL, 2,
+	  "tunables: every combination fails constraint 'TM * QQ <= 4': unknown name 'QQ'" },
+	{ "TM * WX <= N",
+	  "[{\"name\": \"a\", \"values\": {\"N\": 8}}, {\"name\": \"b\", "
+	  "\"values\": {\"M\": 8}}]",
+	  2, "fails constraint 'TM * WX <= N': unknown name 'N'" },
+	{ "TM > 100", NULL, 2, "tunables: no combination satisfies the constraints" },
+	{ NULL, NULL, 0, "no tunables" },
+	{ NULL, "[{\"name\": \"a\", \"values\": {\"N\": \"x\"}}]", 2,
+	  "shapes[0].values.N: not an integer" },
+};
+
+TEST(open_errors)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(open_errors); i++) {
+		const struct open_error_case *c = &open_errors[i];
+		const char *cons[] = { c->cons };
+		struct proposer p;
+		struct fix f;
+		char msg[256] = "";
+
+		fix_init(&f, tmpl, two, c->ntunables, cons, c->cons ? 1 : 0, c->shapes,
+			 RENDER_DEFINE);
+		CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == KERR_INVALID);
+		CHECK_CONTAINS(msg, c->err);
+		CHECK(p.state == NULL);
+		fix_release(&f);
+	}
+}
+
+/* --- exhaustive mode ------------------------------------------------------------- */
+
+TEST(exhaustive_covers_the_space_once)
+{
+	const char *cons[] = { "TM * WX * VN <= 32" };
+	struct fix f;
+	json_t *all = json_array(), *x, *y;
+	size_t n, i, k, valid = 0;
+
+	for (size_t a = 0; a < 4; a++)
+		for (size_t b = 0; b < 5; b++)
+			for (size_t c = 0; c < 3; c++)
+				valid += three[0].values[a] * three[1].values[b] *
+						 three[2].values[c] <=
+					 32;
+	fix_init(&f, tmpl, three, 3, cons, 1, NULL, RENDER_OPTIONS);
+	n = drain(&f, 11, 4, all);
+	CHECK(n == valid);
+	CHECK(json_array_size(all) == valid);
+	json_array_foreach(all, i, x)
+	{
+		CHECK(param(x, "TM") * param(x, "WX") * param(x, "VN") <= 32);
+		for (k = i + 1; k < json_array_size(all); k++) {
+			y = json_array_get(all, k);
+			CHECK(!json_equal(x, y));
+		}
+	}
+	json_decref(all);
+	fix_release(&f);
+}
+
+TEST(exhaustive_exploit_is_nearest_first)
+{
+	struct fix f;
+	struct proposer p;
+	struct sim sm;
+	struct proposal *props = NULL;
+	json_t *start = json_pack("{s:i, s:i, s:i}", "TM", 2, "WX", 4, "VN", 2);
+	char msg[256] = "";
+	int pv[MAXT], cv[MAXT];
+	size_t n = 0, last = 0;
+
+	fix_init(&f, tmpl, three, 3, NULL, 0, NULL, RENDER_DEFINE);
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, &f, 5);
+	sim_add_params(&sm, start, "ok", NULL);
+	CHECK(sim_propose(&sm, &p, NAV_EXPLOIT, 12, 100, &props, &n) == 0);
+	CHECK(n == 12);
+	vec_of(&f.s, start, pv);
+	for (size_t i = 0; i < n; i++) {
+		size_t d = 0;
+
+		CHECK(vec_of(&f.s, props[i].params, cv));
+		for (size_t j = 0; j < 3; j++)
+			d += (size_t)abs(cv[j] - pv[j]);
+		CHECK(d >= 1 && d >= last);
+		last = d;
+		CHECK_STR(props[i].parent, "r00-v000");
+		CHECK_CONTAINS(props[i].rationale, "from r00-v000 (exhaustive, 59 left)");
+	}
+	/* the six single steps come first: a step of TM is one of them */
+	CHECK_STR(props[0].rationale, "TM 2->1 from r00-v000 (exhaustive, 59 left)");
+	proposals_free(props, n);
+	sim_release(&sm);
+	proposer_close(&p);
+	json_decref(start);
+	fix_release(&f);
+}
+
+TEST(template_values_first)
+{
+	struct fix f;
+	struct proposer p;
+	struct sim sm;
+	struct proposal *props = NULL;
+	char msg[256] = "";
+	size_t n = 0;
+
+	/* -D options: the template's own values are a variant of their own */
+	fix_init(&f, tmpl, three, 2, NULL, 0, NULL, RENDER_OPTIONS);
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, &f, 9);
+	CHECK(sim_propose(&sm, &p, NAV_EXPLORE, 3, 100, &props, &n) == 0);
+	CHECK(n == 3);
+	CHECK(n && param(props[0].params, "TM") == 4 && param(props[0].params, "WX") == 8);
+	CHECK(n && props[0].parent == NULL);
+	CHECK_STR(n ? props[0].options : NULL, "-DTM=4 -DWX=8");
+	CHECK_STR(n ? props[0].rationale : NULL, "the template's own values");
+	proposals_free(props, n);
+	sim_release(&sm);
+	proposer_close(&p);
+	fix_release(&f);
+
+	/* #defines: the template is the starting variant, its values are not proposed again */
+	fix_init(&f, tmpl, three, 2, NULL, 0, NULL, RENDER_DEFINE);
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, &f, 9);
+	sim_add(&sm, tmpl, "", NULL, "ok", NULL);
+	CHECK(sim_propose(&sm, &p, NAV_EXPLORE, 19, 100, &props, &n) == 0);
+	CHECK(n == 19); /* the 20 vectors but the template's */
+	for (size_t i = 0; i < n; i++)
+		CHECK(param(props[i].params, "TM") != 4 || param(props[i].params, "WX") != 8);
+	proposals_free(props, n);
+	CHECK(sim_propose(&sm, &p, NAV_EXPLORE, 19, 100, &props, &n) == 0);
+	CHECK(n == 19);
+	sim_take(&sm, props, n);
+	proposals_free(props, n);
+	CHECK(sim_propose(&sm, &p, NAV_EXPLOIT, 19, 100, &props, &n) == 0);
+	CHECK(n == 0);
+	proposals_free(props, n);
+	sim_release(&sm);
+	proposer_close(&p);
+	fix_release(&f);
+}
+
+TEST(known_hash_is_skipped)
+{
+	/* a variant without params (another proposer's) that renders like TM=8 */
+	static const struct tdef tm[] = { { "TM", { 4, 8 }, 2 } };
+	struct fix f;
+	struct proposer p;
+	struct sim sm;
+	struct proposal *props = NULL;
+	json_t *eight = json_pack("{s:i}", "TM", 8);
+	char *src = NULL, *opt = NULL, msg[256] = "";
+	size_t n = 0;
+
+	fix_init(&f, tmpl, tm, 1, NULL, 0, NULL, RENDER_DEFINE);
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, &f, 1);
+	sim_add(&sm, tmpl, "", NULL, "ok", NULL);
+	CHECK(tune_render(&f.s, &f.bl, eight, &src, &opt, msg, sizeof(msg)) == 0);
+	sim_add(&sm, src, opt, NULL, "incorrect", NULL);
+	CHECK(sim_propose(&sm, &p, NAV_EXPLORE, 4, 100, &props, &n) == 0);
+	CHECK(n == 0);
+	proposals_free(props, n);
+	free(src);
+	free(opt);
+	json_decref(eight);
+	sim_release(&sm);
+	proposer_close(&p);
+	fix_release(&f);
+}
+
+/* --- evolutionary mode ------------------------------------------------------------ */
+
+static const struct tdef six[] = {
+	{ "A", { 1, 2, 3, 4, 5, 6, 7, 8 }, 8 }, { "B", { 1, 2, 3, 4, 5, 6, 7, 8 }, 8 },
+	{ "C", { 1, 2, 3, 4, 5, 6, 7, 8 }, 8 }, { "D", { 1, 2, 3, 4, 5, 6, 7, 8 }, 8 },
+	{ "E", { 1, 2, 3, 4, 5, 6, 7, 8 }, 8 }, { "F", { 1, 2, 3, 4, 5, 6, 7, 8 }, 8 },
+};
+
+static const char six_tmpl[] = "// EVOLVE-BLOCK-START\n"
+			       "#define A 2\n#define B 4\n#define C 8\n"
+			       "#define D 2\n#define E 4\n#define F 8\n"
+			       "// EVOLVE-BLOCK-END\n";
+
+/* Checks one child against its declared origin. */
+static void check_child(const struct sim *sm, const struct spec *s, struct proposal *c,
+			enum nav_mode mode)
+{
+	int cv[MAXT], pv[MAXT], qv[MAXT];
+	const struct cand *par = c->parent ? sim_find(sm, c->parent, strlen(c->parent)) : NULL;
+	size_t moved = 0, far = 0, k = s->ntunables;
+
+	CHECK(vec_of(s, c->params, cv));
+	if (!strncmp(c->rationale, "crossover of ", 13)) {
+		const char *a = c->rationale + 13, *and = strstr(a, " and ");
+		const struct cand *pa = and? sim_find(sm, a, (size_t)(and-a)) : NULL;
+		const struct cand *pb = and? sim_find(sm, and+5, strlen(and+5)) : NULL;
+
+		CHECK(mode == NAV_EXPLOIT && pa && pb && pa != pb);
+		if (!pa || !pb || !vec_of(s, pa->params, pv) || !vec_of(s, pb->params, qv))
+			return;
+		for (size_t j = 0; j < k; j++)
+			CHECK(cv[j] == pv[j] || cv[j] == qv[j]);
+		return;
+	}
+	if (!strcmp(c->rationale, "explore: random point") ||
+	    !strncmp(c->rationale, "explore: random point (", 23)) {
+		CHECK(c->parent == NULL);
+		return;
+	}
+	CHECK(par != NULL);
+	if (!par || !vec_of(s, par->params, pv))
+		return;
+	for (size_t j = 0; j < k; j++) {
+		moved += cv[j] != pv[j];
+		far += abs(cv[j] - pv[j]) > 1;
+	}
+	CHECK(moved >= 1 && moved <= 2);
+	if (mode == NAV_EXPLOIT) {
+		CHECK(far == 0);
+		CHECK(strncmp(c->rationale, "explore", 7) != 0);
+	} else {
+		CHECK_CONTAINS(c->rationale, "explore: ");
+	}
+	CHECK_CONTAINS(c->rationale, c->parent);
+}
+
+/* Runs rounds of a big space; checks every proposal; returns a digest of all rationales. */
+static char *evolve_run(struct fix *f, uint64_t seed, int rounds, size_t want)
+{
+	struct proposer p;
+	struct sim sm;
+	struct sbuf log = SBUF_INIT;
+	char msg[256] = "";
+
+	CHECK(tune_open(&p, &f->s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, f, seed);
+	for (int r = 0; r < rounds; r++) {
+		enum nav_mode mode = r % 3 == 2 ? NAV_EXPLORE : NAV_EXPLOIT;
+		struct proposal *props = NULL;
+		size_t n = 0;
+
+		CHECK(sim_propose(&sm, &p, mode, want, 20, &props, &n) == 0);
+		CHECK(n == want);
+		for (size_t i = 0; i < n; i++) {
+			char *dump;
+
+			CHECK(!sim_has(&sm, props[i].params, props, i));
+			CHECK(param(props[i].params, "A") + param(props[i].params, "B") <= 10);
+			CHECK(blocks_verify(f->s.template_src, &f->bl, props[i].source, START, END,
+					    msg, sizeof(msg)) == 0);
+			if (sm.npar)
+				check_child(&sm, &f->s, &props[i], mode);
+			dump = json_dumps(props[i].params, JSON_COMPACT);
+			sbuf_addf(&log, "%s|%s\n", props[i].rationale, dump);
+			free(dump);
+		}
+		sim_take(&sm, props, n);
+		proposals_free(props, n);
+	}
+	sim_release(&sm);
+	proposer_close(&p);
+	return sbuf_detach(&log, NULL);
+}
+
+TEST(evolutionary_big_space)
+{
+	const char *cons[] = { "A + B <= 10" };
+	struct fix f;
+	char *a;
+
+	/* 8^6 combinations: too many to list, searched by sampling */
+	fix_init(&f, six_tmpl, six, 6, cons, 1, NULL, RENDER_DEFINE);
+	a = evolve_run(&f, 42, 9, 8);
+	CHECK_CONTAINS(a, "the template's own values");
+	CHECK_CONTAINS(a, "crossover of ");
+	CHECK_CONTAINS(a, "explore: ");
+	free(a);
+	fix_release(&f);
+}
+
+TEST(evolutionary_listed_space_small_budget)
+{
+	/* 8^4 combinations are listed, but the budget (20) is far smaller */
+	const char *cons[] = { "A + B <= 10" };
+	struct fix f;
+	char *a;
+
+	fix_init(&f, six_tmpl, six, 4, cons, 1, NULL, RENDER_OPTIONS);
+	a = evolve_run(&f, 42, 6, 5);
+	CHECK(strstr(a, "exhaustive") == NULL);
+	free(a);
+	fix_release(&f);
+}
+
+TEST(refused_vectors_never_return)
+{
+	/* a lone parent whose every one-step neighbour failed in a way that rules it out */
+	static const char *const fails[][2] = {
+		{ "compile_error", NULL },
+		{ "runtime_error", "launch_setup" },
+		{ "runtime_error", "bad_geometry" },
+		{ "runtime_error", "launch_failed" },
+		{ "crash", "signal" },
+	};
+	static const struct tdef sq[] = {
+		{ "A", { 1, 2, 3, 4, 5 }, 5 }, { "B", { 1, 2, 3, 4, 5 }, 5 },
+		{ "C", { 1, 2, 3, 4, 5 }, 5 }, { "D", { 1, 2, 3, 4, 5 }, 5 },
+		{ "E", { 1, 2, 3, 4, 5 }, 5 }, { "F", { 1, 2, 3, 4, 5 }, 5 },
+	};
+	struct fix f;
+	struct proposer p;
+	struct sim sm;
+	json_t *bad = json_array(), *x;
+	char msg[256] = "";
+	size_t i, nf = 0;
+
+	fix_init(&f, six_tmpl, sq, 6, NULL, 0, NULL, RENDER_DEFINE);
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, &f, 77);
+	x = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "A", 3, "B", 3, "C", 3, "D", 3, "E", 3, "F",
+		      3);
+	sim_add_params(&sm, x, "ok", NULL);
+	for (size_t j = 0; j < 6; j++)
+		for (int d = -1; d <= 1; d += 2) {
+			json_t *y = json_deep_copy(x);
+			const char *name = sq[j].name;
+
+			json_object_set_new(y, name, json_integer(3 + d));
+			sim_add_params(&sm, y, fails[nf % 5][0], fails[nf % 5][1]);
+			json_array_append_new(bad, y);
+			nf++;
+		}
+	json_decref(x);
+	for (int r = 0; r < 20; r++) {
+		struct proposal *props = NULL;
+		size_t n = 0;
+
+		sm.round = 0;
+		CHECK(sim_propose(&sm, &p, r % 2 ? NAV_EXPLORE : NAV_EXPLOIT, 6, 50, &props, &n) ==
+		      0);
+		CHECK(n == 6);
+		for (size_t k = 0; k < n; k++) {
+			json_array_foreach(bad, i, x) CHECK(!json_equal(props[k].params, x));
+			/* exploit children are two steps away now */
+			if (r % 2 == 0 && props[k].parent)
+				CHECK(strchr(props[k].rationale, ',') != NULL);
+		}
+		proposals_free(props, n);
+	}
+	json_decref(bad);
+	sim_release(&sm);
+	proposer_close(&p);
+	fix_release(&f);
+}
+
+/* --- determinism and the table ----------------------------------------------------- */
+
+TEST(deterministic)
+{
+	const char *cons[] = { "A + B <= 10" };
+	struct fix f;
+	char *a, *b, *c;
+
+	fix_init(&f, six_tmpl, six, 6, cons, 1, NULL, RENDER_OPTIONS);
+	a = evolve_run(&f, 1234, 5, 6);
+	b = evolve_run(&f, 1234, 5, 6);
+	c = evolve_run(&f, 4321, 5, 6);
+	CHECK_STR(a, b);
+	CHECK(strcmp(a, c) != 0);
+	free(a);
+	free(b);
+	free(c);
+	fix_release(&f);
+}
+
+TEST(want_zero)
+{
+	struct fix f;
+	struct proposer p;
+	struct sim sm;
+	struct proposal *props = (struct proposal *)&sm;
+	char msg[256] = "";
+	size_t n = 99;
+
+	fix_init(&f, tmpl, three, 3, NULL, 0, NULL, RENDER_DEFINE);
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, &f, 1);
+	CHECK(sim_propose(&sm, &p, NAV_EXPLOIT, 0, 100, &props, &n) == 0);
+	CHECK(n == 0);
+	proposals_free(props, n);
+	sim_release(&sm);
+	proposer_close(&p);
+	fix_release(&f);
+}
+
+TEST(proposer_table)
+{
+	static const struct {
+		enum spec_proposer kind;
+		int rc;
+		const char *msg;
+	} cases[] = {
+		{ PROPOSER_TUNE, 0, "" },
+		{ PROPOSER_LLM, KERR_UNSUPPORTED, "proposer 'llm' arrives in a later release" },
+		{ PROPOSER_COMMAND, KERR_UNSUPPORTED,
+		  "proposer 'command' arrives in a later release" },
+	};
+	struct fix f;
+
+	fix_init(&f, tmpl, three, 3, NULL, 0, NULL, RENDER_DEFINE);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct proposer p;
+		char msg[256] = "";
+
+		f.s.proposer = cases[i].kind;
+		CHECK(proposer_open(&p, &f.s, msg, sizeof(msg)) == cases[i].rc);
+		CHECK_STR(msg, cases[i].msg);
+		if (!cases[i].rc)
+			CHECK_STR(p.name, "tune");
+		proposer_close(&p);
+		proposer_close(&p);
+	}
+	proposals_free(NULL, 0);
+	fix_release(&f);
+}
+
+int main(void)
+{
+	RUN(render_define);
+	RUN(render_define_edges);
+	RUN(render_options);
+	RUN(render_errors);
+	RUN(constraints_with_shapes);
+	RUN(constraint_errors_make_vectors_invalid);
+	RUN(open_errors);
+	RUN(exhaustive_covers_the_space_once);
+	RUN(exhaustive_exploit_is_nearest_first);
+	RUN(template_values_first);
+	RUN(known_hash_is_skipped);
+	RUN(evolutionary_big_space);
+	RUN(evolutionary_listed_space_small_budget);
+	RUN(refused_vectors_never_return);
+	RUN(deterministic);
+	RUN(want_zero);
+	RUN(proposer_table);
+	return test_summary();
+}
