@@ -382,6 +382,27 @@ static pid_t spawn_evalpod(struct session *s, const char *dir, const char *batch
 	return pid;
 }
 
+/*
+ * Notes in evalpod.log which variants the next evalpod run evaluates, so
+ * the log tells (people, and the crash tests) what ran when.
+ */
+static void log_evaluating(const char *dir, const char *batch, json_t *todo)
+{
+	char *path = xasprintf("%s/evalpod.log", dir);
+	FILE *f = fopen(path, "a");
+	size_t i;
+	json_t *v;
+
+	if (f) {
+		fprintf(f, "kctl: evalpod run %s evaluates:", batch);
+		json_array_foreach(todo, i, v)
+			fprintf(f, " %s", json_string_value(json_object_get(v, "id")));
+		fputc('\n', f);
+		fclose(f);
+	}
+	free(path);
+}
+
 static void progress(struct session *s, int round, size_t todo, double t0)
 {
 	if (!s->interactive)
@@ -501,6 +522,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 	}
 	if ((rc = round_pack(s, round, &batch, msg, n)))
 		goto out;
+	log_evaluating(dir, batch, todo);
 	pid = spawn_evalpod(s, dir, batch, lockfd, msg, n);
 	if (pid < 0) {
 		rc = KERR_IO;

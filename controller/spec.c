@@ -421,7 +421,7 @@ static int get_enum(struct ld *ld, const yaml_node_t *nd, const char *path,
 		    const char *const *names, int *idx)
 {
 	struct sbuf list = SBUF_INIT;
-	const char *s;
+	const char *s = NULL;
 	int rc = get_text(ld, nd, path, &s);
 
 	for (int i = 0; !rc && names[i]; i++)

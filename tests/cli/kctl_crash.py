@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Crash safety of kctl: kill -9 at several points of a session, then resume.
+
+usage: kctl_crash.py KCTL DATA_DIR
+
+For each crash point (the KCTL_TEST_CRASH_AT hook kills kctl with SIGKILL
+right after that step was committed, as a power cut would) and for kills
+at random moments, a session is started, killed, and resumed until it is
+done.  Then:
+  - the session is done and every variant has exactly one recorded result;
+  - no evaluation ran twice: evalpod's logs name each variant once;
+  - no evaluation was lost: every result file of every round is recorded.
+"""
+import glob
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = []
+passes = []
+
+
+def check(cond, what):
+    (passes if cond else failures).append(what)
+    print(("ok   " if cond else "FAIL ") + what)
+
+
+def prepare(data, tmp):
+    for name in ("affine.cl", "affine_ref.cl", "affine.yaml"):
+        shutil.copy(os.path.join(data, name), tmp)
+    return os.path.join(tmp, "affine.yaml")
+
+
+def run(kctl, args, env, timeout=600):
+    return subprocess.run([kctl] + args, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def session_id(tmp):
+    dirs = glob.glob(os.path.join(tmp, "runs", "affine-*"))
+    return os.path.basename(dirs[0]) if len(dirs) == 1 else None
+
+
+def wait_orphans(tmp, limit=120):
+    """An evalpod orphaned by the kill finishes on its own; resume waits for it too."""
+    deadline = time.time() + limit
+    while time.time() < deadline:
+        busy = False
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if tmp.encode() in f.read():
+                        busy = True
+            except OSError:
+                pass
+        if not busy:
+            return
+        time.sleep(0.5)
+
+
+def evaluated_ids(log_text):
+    """Variant ids of every evalpod run, from kctl's note before each run."""
+    ids = []
+    for line in log_text.splitlines():
+        if line.startswith("kctl: evalpod run ") and " evaluates:" in line:
+            ids.extend(line.split(" evaluates:", 1)[1].split())
+    return ids
+
+
+def verify(kctl, env, tmp, label):
+    sid = session_id(tmp)
+    check(sid is not None, f"{label}: one session folder")
+    if not sid:
+        return
+    st = run(kctl, ["status", sid, "-o", "json"], env)
+    status = json.loads(st.stdout) if st.returncode == 0 else {}
+    check(status.get("state") == "done", f"{label}: session done (got {status.get('state')})")
+    show = run(kctl, ["show", sid], env).stdout.splitlines()[1:]
+    variants = [line.split()[0] for line in show if line.strip()]
+    statuses = [line.split()[3] for line in show if line.strip()]
+    check(len(variants) == status.get("evaluations"),
+          f"{label}: every variant has one recorded result "
+          f"({len(variants)} variants, {status.get('evaluations')} results)")
+    check("-" not in statuses, f"{label}: no variant left without a status")
+    logs = "".join(open(p, encoding="utf-8", errors="replace").read()
+                   for p in glob.glob(os.path.join(tmp, "runs", sid, "rounds", "r*",
+                                                   "evalpod.log")))
+    seen = evaluated_ids(logs)
+    twice = sorted({v for v in seen if seen.count(v) > 1})
+    check(not twice, f"{label}: no variant evaluated twice {twice}")
+    check(sorted(set(seen)) == sorted(variants),
+          f"{label}: every variant evaluated ({len(set(seen))} of {len(variants)})")
+
+
+def crash_then_resume(kctl, data, point):
+    tmp = tempfile.mkdtemp(prefix="kctl-crash-")
+    try:
+        spec = prepare(data, tmp)
+        env = dict(os.environ, KCTL_STATE_DIR=os.path.join(tmp, "state"),
+                   XDG_CACHE_HOME=os.path.join(tmp, "cache"), KCTL_TEST_CRASH_AT=point)
+        first = run(kctl, ["start", spec], env)
+        check(first.returncode == -signal.SIGKILL,
+              f"{point}: kctl died at the crash point (status {first.returncode})")
+        env.pop("KCTL_TEST_CRASH_AT")
+        sid = session_id(tmp)
+        res = run(kctl, ["resume", sid or "?"], env)
+        check(res.returncode == 0, f"{point}: resume finishes the session ({res.returncode}: "
+                                   f"{res.stderr.strip()[-300:]})")
+        wait_orphans(tmp)
+        verify(kctl, env, tmp, point)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def random_kills(kctl, data, seed, kills):
+    rnd = random.Random(seed)
+    tmp = tempfile.mkdtemp(prefix="kctl-kill-")
+    label = f"random kills (seed {seed})"
+    try:
+        spec = prepare(data, tmp)
+        env = dict(os.environ, KCTL_STATE_DIR=os.path.join(tmp, "state"),
+                   XDG_CACHE_HOME=os.path.join(tmp, "cache"))
+        args = ["start", spec]
+        for k in range(kills):
+            proc = subprocess.Popen([kctl] + args, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            time.sleep(rnd.uniform(0.5, 4.0))
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate()
+            sid = session_id(tmp)
+            if not sid:
+                continue
+            args = ["resume", sid]
+        res = run(kctl, args, env)
+        check(res.returncode == 0, f"{label}: the last resume finishes ({res.returncode}: "
+                                   f"{res.stderr.strip()[-300:]})")
+        wait_orphans(tmp)
+        verify(kctl, env, tmp, label)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    kctl, data = sys.argv[1], sys.argv[2]
+    for point in ("proposed:1", "packed:1", "spawned:1", "collected:2", "ranked:0",
+                  "ranked:3"):
+        crash_then_resume(kctl, data, point)
+    random_kills(kctl, data, 7, 4)
+    print(f"{len(passes)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

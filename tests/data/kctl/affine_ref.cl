@@ -1,0 +1,7 @@
+__kernel void affine_ref(__global const float *x, __global float *y, int n)
+{
+	int i = get_global_id(0);
+
+	if (i < n)
+		y[i] = 2.0f * x[i] + 1.0f;
+}
