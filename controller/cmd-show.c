@@ -35,7 +35,8 @@ static void show_list(json_t *vars)
 
 	printf("%-12s %-12s %4s %-14s %9s %9s %9s  %s\n", "variant", "parent", "line", "status",
 	       "vs_ref", "vs_best", "GFLOP/s", "rationale");
-	json_array_foreach(vars, i, v) {
+	json_array_foreach(vars, i, v)
+	{
 		json_t *l = json_object_get(v, "lineage");
 
 		printf("%-12s %-12s %4lld %-14s %9.2f %9.3f %9.2f  %s\n", str(v, "id"),
@@ -79,8 +80,8 @@ static void show_variant(struct store *st, const char *session, json_t *v)
 		diff_unified(str(parent, "id"), str(parent, "source"), str(v, "id"),
 			     str(v, "source"), &d);
 		printf("\n%s", d.len > strlen(str(parent, "id")) + strlen(str(v, "id")) + 10
-				     ? d.buf
-				     : "(source identical to the parent's)\n");
+				       ? d.buf
+				       : "(source identical to the parent's)\n");
 	}
 	printf("\n%s", str(v, "source"));
 	sbuf_release(&d);
@@ -105,7 +106,7 @@ int cmd_show(int argc, char **argv)
 	}
 	if (!(st = cmd_open_store(state)))
 		return KCTL_EXIT_INFRA;
-	vars = store_variants(st, argv[1], -1);
+	vars = store_variants_brief(st, argv[1], -1);
 	row = store_session_get(st, argv[1]);
 	if (!row) {
 		log_error("no session '%s'", argv[1]);

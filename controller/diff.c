@@ -4,7 +4,7 @@
 #include <string.h>
 
 #define DIFF_MAX_LINES 20000
-#define CONTEXT 3
+#define CONTEXT        3
 
 struct lines {
 	const char **p;
@@ -48,15 +48,16 @@ static size_t lcs_ops(const struct lines *a, const struct lines *b, char *ops)
 	for (size_t x = n; x-- > 0;)
 		for (size_t y = m; y-- > 0;)
 			t[x * (m + 1) + y] = same(a, x, b, y) ? t[(x + 1) * (m + 1) + y + 1] + 1
-				: t[(x + 1) * (m + 1) + y] > t[x * (m + 1) + y + 1]
-					? t[(x + 1) * (m + 1) + y]
-					: t[x * (m + 1) + y + 1];
+					     : t[(x + 1) * (m + 1) + y] > t[x * (m + 1) + y + 1]
+						     ? t[(x + 1) * (m + 1) + y]
+						     : t[x * (m + 1) + y + 1];
 	while (i < n || j < m) {
 		if (i < n && j < m && same(a, i, b, j)) {
 			ops[k++] = '=';
 			i++;
 			j++;
-		} else if (j < m && (i == n || t[i * (m + 1) + j + 1] >= t[(i + 1) * (m + 1) + j])) {
+		} else if (j < m &&
+			   (i == n || t[i * (m + 1) + j + 1] >= t[(i + 1) * (m + 1) + j])) {
 			ops[k++] = '+';
 			j++;
 		} else {

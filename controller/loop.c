@@ -100,7 +100,8 @@ static int check_evalpod(const char *evalpod, char *msg, size_t n)
 	if (!is_exec(evalpod))
 		return kerr_set(msg, n, KERR_NOTFOUND,
 				"evalpod not found at '%s': build it, put it on PATH, or set "
-				"evaluator.evalpod in the spec or KCTL_EVALPOD", evalpod);
+				"evaluator.evalpod in the spec or KCTL_EVALPOD",
+				evalpod);
 	if (pipe2(fds, O_CLOEXEC))
 		return kerr_set(msg, n, KERR_IO, "pipe: %s", strerror(errno));
 	pid = fork();
@@ -116,12 +117,14 @@ static int check_evalpod(const char *evalpod, char *msg, size_t n)
 	waitpid(pid, &status, 0);
 	doc = out.len ? json_loads(out.buf, 0, NULL) : NULL;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !json_is_array(doc))
-		rc = kerr_set(msg, n, KERR_NODEVICE,
-			      "'%s devices' found no OpenCL device (exit status %d): install an "
-			      "OpenCL driver (e.g. pocl-opencl-icd) and check with 'evalpod devices'",
-			      evalpod, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		rc = kerr_set(
+			msg, n, KERR_NODEVICE,
+			"'%s devices' found no OpenCL device (exit status %d): install an "
+			"OpenCL driver (e.g. pocl-opencl-icd) and check with 'evalpod devices'",
+			evalpod, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	else if (!json_array_size(json_object_get(json_array_get(doc, 0), "devices")))
-		rc = kerr_set(msg, n, KERR_NODEVICE, "evalpod sees an OpenCL platform but no device");
+		rc = kerr_set(msg, n, KERR_NODEVICE,
+			      "evalpod sees an OpenCL platform but no device");
 	json_decref(doc);
 	sbuf_release(&out);
 	return rc;
@@ -156,8 +159,7 @@ static int session_prepare(struct session *s, const char *spec_path, char *msg, 
 	return check_evalpod(s->evalpod, msg, n);
 }
 
-int session_create(struct session *s, struct store *st, const char *spec_path, char *msg,
-		   size_t n)
+int session_create(struct session *s, struct store *st, const char *spec_path, char *msg, size_t n)
 {
 	char stamp[32], hash[65], *id = NULL;
 	time_t now = time(NULL);
@@ -220,7 +222,8 @@ int session_reopen(struct session *s, struct store *st, const char *id, char *ms
 		if (strcmp(hash, want))
 			rc = kerr_set(msg, n, KERR_INVALID,
 				      "the spec '%s' changed since session '%s' began; start a new "
-				      "session for the new spec", path, id);
+				      "session for the new spec",
+				      path, id);
 	}
 	if (!rc && state && (!strcmp(state, "done") || !strcmp(state, "cancelled")))
 		rc = kerr_set(msg, n, KERR_INVALID, "session '%s' is %s", id, state);
@@ -262,8 +265,7 @@ int session_cancelled(struct session *s)
 	return c;
 }
 
-static int set_state(struct session *s, const char *state, const char *reason, char *msg,
-		     size_t n)
+static int set_state(struct session *s, const char *state, const char *reason, char *msg, size_t n)
 {
 	int rc = store_begin(s->st, msg, n);
 
@@ -280,19 +282,21 @@ static int set_state(struct session *s, const char *state, const char *reason, c
 static void round_line(struct session *s, int round, double round_s, int rounds_done)
 {
 	json_t *st = session_status_json(s->st, s->id), *best = json_object_get(st, "best");
-	json_t *row = store_round_get(s->st, s->id, round), *vars = store_variants(s->st, s->id,
-										      round);
+	json_t *row = store_round_get(s->st, s->id, round),
+	       *vars = store_variants_brief(s->st, s->id, round);
 	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
 	double eta = rounds_done > 0 ? round_s * (max_rounds - round) : NAN;
 	size_t i, ok = 0;
 	json_t *v;
 
-	json_array_foreach(vars, i, v) {
+	json_array_foreach(vars, i, v)
+	{
 		const char *vs = json_string_value(json_object_get(v, "status"));
 
 		ok += vs && !strcmp(vs, "ok");
 	}
-	fprintf(stderr, "[round %d/%d] %zu evaluated, %zu ok; total %lld evaluations; best %s %.2fx; "
+	fprintf(stderr,
+		"[round %d/%d] %zu evaluated, %zu ok; total %lld evaluations; best %s %.2fx; "
 		"next: %s",
 		round, max_rounds, json_array_size(vars), ok,
 		(long long)json_integer_value(json_object_get(st, "evaluations")),
@@ -301,8 +305,8 @@ static void round_line(struct session *s, int round, double round_s, int rounds_
 			: "-",
 		json_number_value(json_object_get(best, "speedup_vs_reference")),
 		json_string_value(json_object_get(row, "decision")));
-	if (isfinite(eta) && eta > 0 && strcmp(json_string_value(json_object_get(row, "decision")),
-					       "stop"))
+	if (isfinite(eta) && eta > 0 &&
+	    strcmp(json_string_value(json_object_get(row, "decision")), "stop"))
 		fprintf(stderr, " (ETA %.0fs at most)", eta);
 	fputc('\n', stderr);
 	json_decref(vars);
@@ -381,7 +385,8 @@ int session_run(struct session *s, char *msg, size_t n)
 		time_t t0 = time(NULL);
 
 		if (session_cancelled(s))
-			return kerr_set(msg, n, KERR_OK, "session %s was cancelled", s->id), KCTL_EXIT_OK;
+			return kerr_set(msg, n, KERR_OK, "session %s was cancelled", s->id),
+			       KCTL_EXIT_OK;
 		next_step(s, &round, &state, &mode, &stop);
 		if (stop) {
 			free(mode);
@@ -400,7 +405,8 @@ int session_run(struct session *s, char *msg, size_t n)
 		}
 		free(mode);
 		if (rc == 1) {
-			fprintf(stderr, "the proposer has no new variants: the search space is exhausted\n");
+			fprintf(stderr, "the proposer has no new variants: the search space is "
+					"exhausted\n");
 			set_state(s, "done", "search space exhausted", msg, n);
 			rc = 0;
 			break;
@@ -417,8 +423,9 @@ int session_run(struct session *s, char *msg, size_t n)
 		int interrupted = rc == KERR_CHILD && strstr(msg, "interrupted");
 
 		set_state(s, interrupted ? "paused" : "failed", msg, msg, n);
-		return interrupted ? 130 : rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA
-										   : KCTL_EXIT_FAIL;
+		return interrupted                                  ? 130
+		       : rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA
+								    : KCTL_EXIT_FAIL;
 	}
 	report_write(s, msg, n);
 	fprintf(stderr, "session %s is done: %s/report.md, best kernel in %s/best.cl\n", s->id,
@@ -435,29 +442,28 @@ json_t *session_status_json(struct store *st, const char *id)
 	if (!row)
 		return NULL;
 	lins = store_lineages(st, id);
-	json_array_foreach(lins, i, l)
-		if (json_integer_value(json_object_get(l, "lineage")) == 0)
-			inc_id = json_string_value(json_object_get(l, "best"));
-	vars = store_variants(st, id, -1);
-	json_array_foreach(vars, i, v)
-		if (inc_id && !strcmp(json_string_value(json_object_get(v, "id")), inc_id))
-			best = v;
+	json_array_foreach(lins, i, l) if (json_integer_value(json_object_get(l, "lineage")) == 0)
+		inc_id = json_string_value(json_object_get(l, "best"));
+	vars = store_variants_brief(st, id, -1);
+	json_array_foreach(vars, i,
+			   v) if (inc_id && !strcmp(json_string_value(json_object_get(v, "id")),
+						    inc_id)) best = v;
 	out = json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:i, s:i}", "session", id, "state",
-			json_object_get(row, "state"), "reason",
-			json_object_get(row, "reason"),
+			json_object_get(row, "state"), "reason", json_object_get(row, "reason"),
 			"spec", json_object_get(row, "spec_path"), "output_dir",
 			json_object_get(row, "output_dir"), "rounds", store_round_last(st, id),
 			"evaluations", store_result_count(st, id));
-	json_object_set_new(out, "best",
-			    best ? json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "variant",
-					     json_object_get(best, "id"), "status",
-					     json_object_get(best, "status"), "speedup_vs_reference",
-					     json_object_get(best, "speedup_ref"),
-					     "speedup_vs_baseline", json_object_get(best, "speedup_base"),
-					     "gflops", json_object_get(best, "gflops"), "gbps",
-					     json_object_get(best, "gbs"), "bottleneck",
-					     json_object_get(best, "bottleneck"))
-				 : json_null());
+	json_object_set_new(
+		out, "best",
+		best ? json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "variant",
+				 json_object_get(best, "id"), "status",
+				 json_object_get(best, "status"), "speedup_vs_reference",
+				 json_object_get(best, "speedup_ref"), "speedup_vs_baseline",
+				 json_object_get(best, "speedup_base"), "gflops",
+				 json_object_get(best, "gflops"), "gbps",
+				 json_object_get(best, "gbs"), "bottleneck",
+				 json_object_get(best, "bottleneck"))
+		     : json_null());
 	json_decref(vars);
 	json_decref(lins);
 	json_decref(row);

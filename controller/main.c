@@ -17,7 +17,8 @@ struct command {
 static const struct command commands[] = {
 	{ "start", cmd_start, "start a session: kctl start SPEC [--rounds N] [--step]" },
 	{ "resume", cmd_resume, "go on with a stopped or killed session: kctl resume SESSION" },
-	{ "status", cmd_status, "sessions and their best kernels: kctl status [SESSION] [-o json]" },
+	{ "status", cmd_status,
+	  "sessions and their best kernels: kctl status [SESSION] [-o json]" },
 	{ "show", cmd_show, "a session's variants, or one variant: kctl show SESSION [VARIANT]" },
 	{ "cancel", cmd_cancel, "stop a session for good: kctl cancel SESSION" },
 };

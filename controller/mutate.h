@@ -19,9 +19,9 @@
 
 struct block {
 	char *name;
-	size_t start, end;  /* byte offsets of the body in the source: [start, end) */
-	size_t line;        /* 1-based line of the start marker */
-	char *indent;       /* leading whitespace of the start marker's line */
+	size_t start, end; /* byte offsets of the body in the source: [start, end) */
+	size_t line;       /* 1-based line of the start marker */
+	char *indent;      /* leading whitespace of the start marker's line */
 };
 
 struct blocks {

@@ -29,38 +29,38 @@ enum nav_mode {
 
 /* One variant the session has seen (evaluated or not yet). */
 struct cand {
-	const char *id;       /* session-unique, e.g. "r03-v002" */
-	const char *hash;     /* variant_hash() */
+	const char *id;   /* session-unique, e.g. "r03-v002" */
+	const char *hash; /* variant_hash() */
 	const char *source, *options;
-	const char *parent;   /* may be NULL */
-	json_t *params;       /* the tuner's parameter vector {"TM": 4, ...}; may be NULL */
-	const char *status;   /* evalpod status, NULL while not evaluated */
+	const char *parent;     /* may be NULL */
+	json_t *params;         /* the tuner's parameter vector {"TM": 4, ...}; may be NULL */
+	const char *status;     /* evalpod status, NULL while not evaluated */
 	const char *fault_kind; /* may be NULL */
-	double speedup;       /* vs the reference; NAN unless status is "ok" */
-	int lineage;          /* lineage number, -1 for none */
+	double speedup;         /* vs the reference; NAN unless status is "ok" */
+	int lineage;            /* lineage number, -1 for none */
 };
 
 struct propose_ctx {
 	const struct spec *spec;
-	const struct blocks *blocks;   /* of spec->template_src */
-	int round;                     /* 1-based */
+	const struct blocks *blocks; /* of spec->template_src */
+	int round;                   /* 1-based */
 	enum nav_mode mode;
-	const struct cand *history;    /* every variant of the session, oldest first */
+	const struct cand *history; /* every variant of the session, oldest first */
 	size_t nhistory;
 	const struct cand *const *parents; /* the active lineages' bests, best first */
 	size_t nparents;
-	size_t want;                   /* propose at most this many */
-	size_t budget_left;            /* evaluations left in the session */
-	uint64_t *rng;                 /* the session's random state (advance it) */
-	const char *learnings;         /* the learnings file's text, may be NULL */
+	size_t want;           /* propose at most this many */
+	size_t budget_left;    /* evaluations left in the session */
+	uint64_t *rng;         /* the session's random state (advance it) */
+	const char *learnings; /* the learnings file's text, may be NULL */
 };
 
 struct proposal {
-	char *source;     /* full source */
-	char *options;    /* build options (never NULL) */
-	char *parent;     /* id of the parent variant, may be NULL */
-	char *rationale;  /* one line for humans */
-	json_t *params;   /* owned reference, may be NULL */
+	char *source;    /* full source */
+	char *options;   /* build options (never NULL) */
+	char *parent;    /* id of the parent variant, may be NULL */
+	char *rationale; /* one line for humans */
+	json_t *params;  /* owned reference, may be NULL */
 };
 
 struct proposer {

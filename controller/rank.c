@@ -26,7 +26,7 @@
 #include <time.h>
 
 #define INCUMBENT_LINE 0
-#define MIN_MARGIN 0.01
+#define MIN_MARGIN     0.01
 
 static double num(json_t *o, const char *key)
 {
@@ -64,9 +64,9 @@ static json_t *find(json_t *vars, const char *id)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(vars, i, v)
-		if (id && !strcmp(json_string_value(json_object_get(v, "id")), id))
-			return v;
+	json_array_foreach(
+		vars, i,
+		v) if (id && !strcmp(json_string_value(json_object_get(v, "id")), id)) return v;
 	return NULL;
 }
 
@@ -75,9 +75,8 @@ static json_t *lineage_row(json_t *lins, int number)
 	size_t i;
 	json_t *l;
 
-	json_array_foreach(lins, i, l)
-		if (json_integer_value(json_object_get(l, "lineage")) == number)
-			return l;
+	json_array_foreach(lins, i, l) if (json_integer_value(json_object_get(l, "lineage")) ==
+					   number) return l;
 	return NULL;
 }
 
@@ -87,12 +86,8 @@ json_t *session_incumbent(struct session *s)
 	json_t *row = lineage_row(lins, INCUMBENT_LINE);
 	const char *id = json_string_value(json_object_get(row, "best"));
 
-	if (id) {
-		json_t *all = store_variants(s->st, s->id, -1), *v = find(all, id);
-
-		inc = v ? json_incref(v) : NULL;
-		json_decref(all);
-	}
+	if (id)
+		inc = store_variant_get(s->st, s->id, id);
 	json_decref(lins);
 	return inc;
 }
@@ -119,9 +114,8 @@ static void describe(json_t *v, struct sbuf *b)
 	const char *key, *why = json_string_value(json_object_get(v, "rationale"));
 
 	if (json_is_object(params) && json_object_size(params)) {
-		json_object_foreach(params, key, val)
-			sbuf_addf(b, "%s%s=%lld", b->len ? " " : "", key,
-				  (long long)json_integer_value(val));
+		json_object_foreach(params, key, val) sbuf_addf(
+			b, "%s%s=%lld", b->len ? " " : "", key, (long long)json_integer_value(val));
 		return;
 	}
 	sbuf_adds(b, why ? why : json_string_value(json_object_get(v, "id")));
@@ -173,8 +167,7 @@ static int learn_failure(struct session *s, json_t *v, int round, char *msg, siz
 	describe(v, &what);
 	sbuf_addf(&text, "%s (first in %s: %s)", key, id, what.buf);
 	if (json_string_value(json_object_get(fault, "message")) && strcmp(st, "compile_error"))
-		sbuf_addf(&text, " - %.160s",
-			  json_string_value(json_object_get(fault, "message")));
+		sbuf_addf(&text, " - %.160s", json_string_value(json_object_get(fault, "message")));
 	rc = store_learning_add(s->st, s->id, 'F', key, st, text.buf, round, msg, n);
 	free(key);
 	sbuf_release(&text);
@@ -187,8 +180,8 @@ static const char *bottleneck(struct session *s, const char *id)
 {
 	static char buf[32];
 	json_t *res = store_result_get(s->st, s->id, id);
-	const char *b = json_string_value(
-		json_object_get(json_object_get(res, "roofline"), "bottleneck"));
+	const char *b =
+		json_string_value(json_object_get(json_object_get(res, "roofline"), "bottleneck"));
 
 	strlcpy(buf, b ? b : "?", sizeof(buf));
 	json_decref(res);
@@ -229,7 +222,8 @@ static int update_incumbent(struct session *s, int round, json_t *rv, json_t *al
 	size_t i;
 	int rc = 0;
 
-	json_array_foreach(rv, i, v) {
+	json_array_foreach(rv, i, v)
+	{
 		double r = inc ? num(v, "speedup_base") : num(v, "speedup_ref");
 
 		if (is_ok(v) && isfinite(r) && r > best_ratio) {
@@ -244,15 +238,16 @@ static int update_incumbent(struct session *s, int round, json_t *rv, json_t *al
 		double m = rank_margin(cres, ires);
 
 		if (best_ratio > 1 + m) {
-			sbuf_addf(note, "%s beats the incumbent %s by %.1f%% (margin %.1f%%). ", bid,
-				  iid, (best_ratio - 1) * 100, m * 100);
+			sbuf_addf(note, "%s beats the incumbent %s by %.1f%% (margin %.1f%%). ",
+				  bid, iid, (best_ratio - 1) * 100, m * 100);
 			rc = learn_success(s, best, inc, "replaced the incumbent",
 					   num(find(all, iid), "speedup_ref"),
 					   num(best, "speedup_ref"), round, msg, n);
 		} else {
-			sbuf_addf(note, "no candidate beats the incumbent %s by more than the "
-				  "margin (best %s at %.3fx, margin %.1f%%). ", iid, bid,
-				  best_ratio, m * 100);
+			sbuf_addf(note,
+				  "no candidate beats the incumbent %s by more than the "
+				  "margin (best %s at %.3fx, margin %.1f%%). ",
+				  iid, bid, best_ratio, m * 100);
 			best = NULL;
 		}
 		json_decref(cres);
@@ -275,16 +270,15 @@ static int lineage_max(json_t *lins)
 	size_t i;
 	json_t *l;
 
-	json_array_foreach(lins, i, l)
-		if (json_integer_value(json_object_get(l, "lineage")) > m)
-			m = (int)json_integer_value(json_object_get(l, "lineage"));
+	json_array_foreach(lins, i, l) if (json_integer_value(json_object_get(l, "lineage")) > m)
+		m = (int)json_integer_value(json_object_get(l, "lineage"));
 	return m;
 }
 
 static int cmp_speedup(const void *a, const void *b)
 {
-	double x = num(*(json_t *const *)a, "speedup_ref"), y = num(*(json_t *const *)b,
-								      "speedup_ref");
+	double x = num(*(json_t *const *)a, "speedup_ref"),
+	       y = num(*(json_t *const *)b, "speedup_ref");
 
 	return (x < y) - (x > y);
 }
@@ -296,9 +290,7 @@ static int found_lineages(struct session *s, int round, json_t *all, char *msg, 
 	json_t **ok = xcalloc(json_array_size(all) + 1, sizeof(*ok)), *v;
 	int rc = 0;
 
-	json_array_foreach(all, i, v)
-		if (is_ok(v))
-			ok[nok++] = v;
+	json_array_foreach(all, i, v) if (is_ok(v)) ok[nok++] = v;
 	qsort(ok, nok, sizeof(*ok), cmp_speedup);
 	for (i = 0; i < nok && i < (size_t)s->spec.top_k && !rc; i++) {
 		const char *id = json_string_value(json_object_get(ok[i], "id"));
@@ -321,10 +313,10 @@ static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, jso
 	json_t *best = find(all, best_id), *child = NULL, *v;
 	size_t i;
 
-	json_array_foreach(rv, i, v)
-		if (is_ok(v) && json_integer_value(json_object_get(v, "lineage")) == num_l &&
-		    (!child || num(v, "speedup_ref") > num(child, "speedup_ref")))
-			child = v;
+	json_array_foreach(
+		rv, i,
+		v) if (is_ok(v) && json_integer_value(json_object_get(v, "lineage")) == num_l &&
+		       (!child || num(v, "speedup_ref") > num(child, "speedup_ref"))) child = v;
 	if (child && best) {
 		const char *cid = json_string_value(json_object_get(child, "id"));
 		json_t *cres = store_result_get(s->st, s->id, cid);
@@ -335,11 +327,11 @@ static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, jso
 		json_decref(cres);
 		json_decref(bres);
 		if (c > b * (1 + m)) {
-			sbuf_addf(note, "lineage %d: %s improves on %s (%.2fx -> %.2fx). ", num_l, cid,
-				  best_id, b, c);
+			sbuf_addf(note, "lineage %d: %s improves on %s (%.2fx -> %.2fx). ", num_l,
+				  cid, best_id, b, c);
 			return store_lineage_put(s->st, s->id, num_l, cid, 0, 1, round, msg, n) ||
-			       learn_success(s, child, best, "improved lineage of", b, c, round, msg,
-					     n);
+			       learn_success(s, child, best, "improved lineage of", b, c, round,
+					     msg, n);
 		}
 	}
 	return store_lineage_put(s->st, s->id, num_l, best_id, stag + 1, 1, round, msg, n);
@@ -353,13 +345,13 @@ static int adopt_explorer(struct session *s, int round, json_t *rv, json_t *lins
 	double worst = INFINITY;
 	size_t i, active = 0;
 
-	json_array_foreach(rv, i, v)
-		if (is_ok(v) && json_integer_value(json_object_get(v, "lineage")) < 0 &&
-		    (!cand || num(v, "speedup_ref") > num(cand, "speedup_ref")))
-			cand = v;
+	json_array_foreach(
+		rv, i, v) if (is_ok(v) && json_integer_value(json_object_get(v, "lineage")) < 0 &&
+			      (!cand || num(v, "speedup_ref") > num(cand, "speedup_ref"))) cand = v;
 	if (!cand)
 		return 0;
-	json_array_foreach(lins, i, v) {
+	json_array_foreach(lins, i, v)
+	{
 		json_t *best;
 		json_t *all;
 
@@ -367,7 +359,7 @@ static int adopt_explorer(struct session *s, int round, json_t *rv, json_t *lins
 		    !json_is_true(json_object_get(v, "active")))
 			continue;
 		active++;
-		all = store_variants(s->st, s->id, -1);
+		all = store_variants_brief(s->st, s->id, -1);
 		best = find(all, json_string_value(json_object_get(v, "best")));
 		if (best && num(best, "speedup_ref") < worst)
 			worst = num(best, "speedup_ref");
@@ -396,20 +388,20 @@ static int cmp_prune(const void *a, const void *b)
 	json_int_t sy = json_integer_value(json_object_get(y->row, "stagnation"));
 
 	if (sx != sy)
-		return sx < sy ? 1 : -1; /* most stagnant first */
+		return sx < sy ? 1 : -1;                              /* most stagnant first */
 	return (x->speedup > y->speedup) - (x->speedup < y->speedup); /* then slowest */
 }
 
 /* Deactivates lineages beyond max_active_lineages: most stagnant, then slowest. */
-static int prune(struct session *s, int round, json_t *all, struct sbuf *note, char *msg,
-		 size_t n)
+static int prune(struct session *s, int round, json_t *all, struct sbuf *note, char *msg, size_t n)
 {
 	json_t *lins = store_lineages(s->st, s->id), *l;
 	struct lrank *act = xcalloc(json_array_size(lins) + 1, sizeof(*act));
 	size_t i, na = 0;
 	int rc = 0;
 
-	json_array_foreach(lins, i, l) {
+	json_array_foreach(lins, i, l)
+	{
 		if (json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
 		    !json_is_true(json_object_get(l, "active")))
 			continue;
@@ -418,15 +410,16 @@ static int prune(struct session *s, int round, json_t *all, struct sbuf *note, c
 					"speedup_ref");
 	}
 	qsort(act, na, sizeof(*act), cmp_prune);
-	for (i = 0; na > (size_t)s->spec.max_active_lineages && i < na - s->spec.max_active_lineages &&
-		    !rc;
+	for (i = 0; na > (size_t)s->spec.max_active_lineages &&
+		    i < na - s->spec.max_active_lineages && !rc;
 	     i++) {
 		json_t *r = act[i].row;
 
 		sbuf_addf(note, "lineage %lld pruned (stagnant %lld rounds). ",
 			  (long long)json_integer_value(json_object_get(r, "lineage")),
 			  (long long)json_integer_value(json_object_get(r, "stagnation")));
-		rc = store_lineage_put(s->st, s->id, (int)json_integer_value(json_object_get(r, "lineage")),
+		rc = store_lineage_put(s->st, s->id,
+				       (int)json_integer_value(json_object_get(r, "lineage")),
 				       json_string_value(json_object_get(r, "best")),
 				       (int)json_integer_value(json_object_get(r, "stagnation")), 0,
 				       round, msg, n);
@@ -457,9 +450,9 @@ static const char *decide(struct session *s, int round, json_t *all, struct sbuf
 	double minutes = minutes_since(json_string_value(json_object_get(row, "created")));
 	const char *d = "exploit";
 
-	json_array_foreach(all, i, l)
-		evaluated += json_is_string(json_object_get(l, "status"));
-	json_array_foreach(lins, i, l) {
+	json_array_foreach(all, i, l) evaluated += json_is_string(json_object_get(l, "status"));
+	json_array_foreach(lins, i, l)
+	{
 		json_int_t st = json_integer_value(json_object_get(l, "stagnation"));
 
 		if (json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
@@ -513,18 +506,18 @@ static int rank_steps(struct session *s, int round, json_t *rv, json_t *all, str
 	size_t i;
 	int rc = 0, have = 0;
 
-	json_array_foreach(rv, i, v)
-		if (!rc)
-			rc = learn_failure(s, v, round, msg, n);
+	json_array_foreach(rv, i, v) if (!rc) rc = learn_failure(s, v, round, msg, n);
 	if (!rc)
 		rc = update_incumbent(s, round, rv, all, note, msg, n);
-	json_array_foreach(lins, i, l)
-		have |= json_integer_value(json_object_get(l, "lineage")) != INCUMBENT_LINE;
+	json_array_foreach(lins, i, l) have |=
+		json_integer_value(json_object_get(l, "lineage")) != INCUMBENT_LINE;
 	if (!rc && !have && round >= 1) {
 		rc = found_lineages(s, round, all, msg, n);
 	} else if (!rc && have) {
-		json_array_foreach(lins, i, l) {
-			if (rc || json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
+		json_array_foreach(lins, i, l)
+		{
+			if (rc ||
+			    json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
 			    !json_is_true(json_object_get(l, "active")))
 				continue;
 			rc = step_lineage(s, round, l, rv, all, note, msg, n);
@@ -540,7 +533,8 @@ static int rank_steps(struct session *s, int round, json_t *rv, json_t *all, str
 
 int round_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 {
-	json_t *rv = store_variants(s->st, s->id, round), *all = store_variants(s->st, s->id, -1);
+	json_t *rv = store_variants_brief(s->st, s->id, round),
+	       *all = store_variants_brief(s->st, s->id, -1);
 	struct sbuf note = SBUF_INIT, why = SBUF_INIT;
 	const char *decision;
 	int rc = store_begin(s->st, msg, n);
@@ -549,7 +543,7 @@ int round_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 		rc = rank_steps(s, round, rv, all, &note, msg, n);
 	if (!rc) {
 		json_decref(all);
-		all = store_variants(s->st, s->id, -1); /* lineages moved */
+		all = store_variants_brief(s->st, s->id, -1); /* lineages moved */
 		decision = decide(s, round, all, &why, stop);
 		sbuf_addf(&note, "%s", why.buf);
 		rc = store_round_set_decision(s->st, s->id, round, decision, note.buf, msg, n);

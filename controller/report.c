@@ -23,7 +23,8 @@ static void learnings_group(json_t *ls, const char *group, struct sbuf *b)
 	json_t *l;
 	int header = 0;
 
-	json_array_foreach(ls, i, l) {
+	json_array_foreach(ls, i, l)
+	{
 		const char *kind = json_string_value(json_object_get(l, "kind"));
 		const char *g = json_string_value(json_object_get(l, "group"));
 
@@ -48,16 +49,18 @@ int learnings_write(struct session *s, char *msg, size_t n)
 	int rc;
 
 	sbuf_addf(&b, "# Learnings of session %s\n\n", s->id);
-	sbuf_addf(&b, "Kernel `%s`. Failure patterns are numbered [Fnnn], successes [Snnn]; "
-		      "numbers never change.\n\n## Failure patterns\n", s->spec.name);
+	sbuf_addf(&b,
+		  "Kernel `%s`. Failure patterns are numbered [Fnnn], successes [Snnn]; "
+		  "numbers never change.\n\n## Failure patterns\n",
+		  s->spec.name);
 	for (i = 0; failure_groups[i]; i++)
 		learnings_group(ls, failure_groups[i], &b);
 	sbuf_adds(&b, "\n## Successes\n\n");
-	json_array_foreach(ls, i, l)
-		if (!strcmp(json_string_value(json_object_get(l, "kind")), "S"))
-			sbuf_addf(&b, "- [S%03lld] %s\n",
-				  (long long)json_integer_value(json_object_get(l, "number")),
-				  json_string_value(json_object_get(l, "text")));
+	json_array_foreach(ls, i,
+			   l) if (!strcmp(json_string_value(json_object_get(l, "kind")), "S"))
+		sbuf_addf(&b, "- [S%03lld] %s\n",
+			  (long long)json_integer_value(json_object_get(l, "number")),
+			  json_string_value(json_object_get(l, "text")));
 	rc = file_write_atomic(path, b.buf, b.len, msg, n);
 	sbuf_release(&b);
 	free(path);
@@ -83,20 +86,21 @@ static int write_best(struct session *s, json_t *inc, char *msg, size_t n)
 	int rc;
 
 	sbuf_addf(&b, "/*\n * Best variant of kctl session %s: %s\n", s->id, id);
-	sbuf_addf(&b, " * build options: %s\n",
-		  json_string_value(json_object_get(inc, "options")));
+	sbuf_addf(&b, " * build options: %s\n", json_string_value(json_object_get(inc, "options")));
 	sbuf_addf(&b, " * device: %s\n",
 		  json_string_value(json_object_get(json_object_get(res, "device"), "name")));
-	sbuf_addf(&b, " * shape %s: median %.4f ms over %lld samples (robust CV %.1f%%)\n",
-		  json_string_value(json_object_get(perf, "shape")), fig(res, "performance",
-									"median_ms"),
-		  (long long)json_integer_value(json_object_get(json_object_get(perf, "stats"), "n")),
-		  fig(res, "performance", "robust_cv") * 100);
+	sbuf_addf(
+		&b, " * shape %s: median %.4f ms over %lld samples (robust CV %.1f%%)\n",
+		json_string_value(json_object_get(perf, "shape")),
+		fig(res, "performance", "median_ms"),
+		(long long)json_integer_value(json_object_get(json_object_get(perf, "stats"), "n")),
+		fig(res, "performance", "robust_cv") * 100);
 	sbuf_addf(&b, " * speedup %.2fx vs the reference (measured side by side)\n",
 		  fig(perf, "speedup_vs_reference", "ratio_of_medians"));
-	sbuf_addf(&b, " * %.2f GFLOP/s, %.2f GB/s; bottleneck: %s\n", fig(res, "roofline", "gflops"),
-		  fig(res, "roofline", "gbs"),
-		  json_string_value(json_object_get(json_object_get(res, "roofline"), "bottleneck")));
+	sbuf_addf(
+		&b, " * %.2f GFLOP/s, %.2f GB/s; bottleneck: %s\n", fig(res, "roofline", "gflops"),
+		fig(res, "roofline", "gbs"),
+		json_string_value(json_object_get(json_object_get(res, "roofline"), "bottleneck")));
 	sbuf_adds(&b, " */\n");
 	sbuf_adds(&b, json_string_value(json_object_get(inc, "source")));
 	rc = file_write_atomic(path, b.buf, b.len, msg, n);
@@ -118,17 +122,19 @@ static void report_rounds(struct session *s, struct sbuf *b)
 
 		if (!row)
 			continue;
-		vars = store_variants(s->st, s->id, r);
-		json_array_foreach(vars, i, v) {
+		vars = store_variants_brief(s->st, s->id, r);
+		json_array_foreach(vars, i, v)
+		{
 			const char *st = json_string_value(json_object_get(v, "status"));
 
 			ok += st && !strcmp(st, "ok");
 		}
 		sbuf_addf(b, "| %d | %s | %zu | %zu | %s | %s |\n", r,
 			  json_string_value(json_object_get(row, "mode")), json_array_size(vars),
-			  ok, json_string_value(json_object_get(row, "decision"))
-				      ? json_string_value(json_object_get(row, "decision"))
-				      : "-",
+			  ok,
+			  json_string_value(json_object_get(row, "decision"))
+				  ? json_string_value(json_object_get(row, "decision"))
+				  : "-",
 			  json_string_value(json_object_get(row, "reason"))
 				  ? json_string_value(json_object_get(row, "reason"))
 				  : "");

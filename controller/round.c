@@ -74,7 +74,8 @@ static size_t gather_parents(struct session *s, json_t *history, struct cand *al
 	json_t *lins = store_lineages(s->st, s->id), *l;
 	size_t i, np = 0;
 
-	json_array_foreach(lins, i, l) {
+	json_array_foreach(lins, i, l)
+	{
 		const char *best = json_string_value(json_object_get(l, "best"));
 
 		if (!json_is_true(json_object_get(l, "active")) || !best)
@@ -163,7 +164,7 @@ static int propose_start(struct session *s, char *msg, size_t n)
  */
 static int propose_more(struct session *s, int round, enum nav_mode mode, char *msg, size_t n)
 {
-	json_t *history = store_variants(s->st, s->id, -1), *seen = json_object();
+	json_t *history = store_variants_brief(s->st, s->id, -1), *seen = json_object();
 	size_t nh = json_array_size(history), np, nprop = 0, k = 0;
 	struct cand *all = xcalloc(nh + 1, sizeof(*all));
 	const struct cand **parents = xcalloc(nh + 1, sizeof(*parents));
@@ -214,8 +215,8 @@ int round_propose(struct session *s, int round, const char *mode, char *msg, siz
 	rc = store_round_create(s->st, s->id, round, mode, msg, n);
 	if (!rc)
 		rc = round == 0 ? propose_start(s, msg, n)
-				: propose_more(s, round, strcmp(mode, "explore") ? NAV_EXPLOIT
-										  : NAV_EXPLORE,
+				: propose_more(s, round,
+					       strcmp(mode, "explore") ? NAV_EXPLOIT : NAV_EXPLORE,
 					       msg, n);
 	if (!rc)
 		rc = store_session_set_rng(s->st, s->id, s->rng, msg, n);
@@ -299,9 +300,9 @@ static json_t *pending(struct session *s, int round, const char *dir)
 	json_t *all = store_variants(s->st, s->id, round), *todo = json_array(), *v;
 	size_t i;
 
-	json_array_foreach(all, i, v)
-		if (!result_exists(dir, json_string_value(json_object_get(v, "id"))))
-			json_array_append(todo, v);
+	json_array_foreach(all, i,
+			   v) if (!result_exists(dir, json_string_value(json_object_get(v, "id"))))
+		json_array_append(todo, v);
 	json_decref(all);
 	return todo;
 }
@@ -363,8 +364,9 @@ static pid_t spawn_evalpod(struct session *s, const char *dir, const char *batch
 	pid = fork();
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		char *argv[] = { s->evalpod, "run", (char *)batch, "--out", out,
-				 s->spec.jobs > 0 ? "--jobs" : NULL, jobs, NULL };
+		char *argv[] = { s->evalpod, "run", (char *)batch,
+				 "--out",    out,   s->spec.jobs > 0 ? "--jobs" : NULL,
+				 jobs,       NULL };
 
 		if (fd >= 0) {
 			dup2(fd, STDOUT_FILENO);
@@ -461,7 +463,8 @@ static size_t set_aside_infra(const char *dir, json_t *vars, int attempt)
 	size_t i, moved = 0;
 	json_t *v;
 
-	json_array_foreach(vars, i, v) {
+	json_array_foreach(vars, i, v)
+	{
 		const char *id = json_string_value(json_object_get(v, "id"));
 		char *path = xasprintf("%s/results/%s.json", dir, id), *text = NULL, m[128];
 		json_t *res;
@@ -471,7 +474,8 @@ static size_t set_aside_infra(const char *dir, json_t *vars, int attempt)
 			const char *st = json_string_value(json_object_get(res, "status"));
 
 			if (st && !strcmp(st, "infra_error")) {
-				char *to = xasprintf("%s/results/%s.infra-%d.json", dir, id, attempt);
+				char *to =
+					xasprintf("%s/results/%s.infra-%d.json", dir, id, attempt);
 
 				moved += rename(path, to) == 0;
 				free(to);
@@ -492,7 +496,8 @@ static int open_round_lock(const char *dir, int round, char *msg, size_t n)
 	if (fd < 0) {
 		kerr_set(msg, n, KERR_IO, "cannot open '%s': %s", path, strerror(errno));
 	} else if (flock(fd, LOCK_EX | LOCK_NB)) {
-		log_warn("round %d: an evalpod started before is still evaluating it; waiting for it",
+		log_warn("round %d: an evalpod started before is still evaluating it; waiting for "
+			 "it",
 			 round);
 		while (flock(fd, LOCK_EX) && errno == EINTR && !kctl_signal)
 			;
@@ -545,7 +550,8 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 
 		rc = json_array_size(left) ? 1 : 0;
 		if (rc)
-			kerr_set(msg, n, KERR_CHILD, "evalpod left %zu results of round %d unwritten",
+			kerr_set(msg, n, KERR_CHILD,
+				 "evalpod left %zu results of round %d unwritten",
 				 json_array_size(left), round);
 		json_decref(left);
 	} else if (WIFEXITED(status) && (WEXITSTATUS(status) == 1 || WEXITSTATUS(status) == 2)) {
@@ -641,7 +647,8 @@ int round_collect(struct session *s, int round, char *msg, size_t n)
 	size_t i;
 	int rc = store_begin(s->st, msg, n);
 
-	json_array_foreach(vars, i, v) {
+	json_array_foreach(vars, i, v)
+	{
 		if (rc)
 			break;
 		rc = collect_one(s, dir, v, msg, n);

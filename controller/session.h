@@ -28,23 +28,23 @@
 
 struct session {
 	char *id;
-	char *dir;            /* output folder of this session */
+	char *dir; /* output folder of this session */
 	struct spec spec;
 	struct blocks blocks; /* of the template */
 	struct store *st;     /* borrowed */
 	struct proposer prop;
 	uint64_t rng;
-	double started_ms;    /* when this process began driving it */
-	int interactive;      /* progress line on a terminal */
-	int step;             /* --step: ask before each next round */
-	int rounds_cap;       /* --rounds N: 0 = spec's max_rounds */
-	char *evalpod;        /* the evalpod binary used */
+	double started_ms; /* when this process began driving it */
+	int interactive;   /* progress line on a terminal */
+	int step;          /* --step: ask before each next round */
+	int rounds_cap;    /* --rounds N: 0 = spec's max_rounds */
+	char *evalpod;     /* the evalpod binary used */
 };
 
 /* Exit statuses of kctl commands. */
 enum {
 	KCTL_EXIT_OK = 0,
-	KCTL_EXIT_FAIL = 1,  /* the session failed, or bad input */
+	KCTL_EXIT_FAIL = 1, /* the session failed, or bad input */
 	KCTL_EXIT_USAGE = 2,
 	KCTL_EXIT_INFRA = 3, /* no device, evalpod missing, storage */
 };
@@ -58,8 +58,7 @@ char *session_state_path(const char *explicit_path);
  * the evalpod binary and that it sees an OpenCL device, creates the folder
  * and the session row.  Returns 0 or a KERR_* code with msg.
  */
-int session_create(struct session *s, struct store *st, const char *spec_path, char *msg,
-		   size_t n);
+int session_create(struct session *s, struct store *st, const char *spec_path, char *msg, size_t n);
 
 /* Re-opens an existing session by id (reloading its spec). */
 int session_reopen(struct session *s, struct store *st, const char *id, char *msg, size_t n);

@@ -31,26 +31,26 @@ enum spec_backend { BACKEND_LOCAL, BACKEND_KUBERNETES };
 enum spec_proposer { PROPOSER_TUNE, PROPOSER_LLM, PROPOSER_COMMAND };
 
 struct tunable {
-	char *name;       /* a C identifier */
-	int64_t *values;  /* at least one, in the order given */
+	char *name;      /* a C identifier */
+	int64_t *values; /* at least one, in the order given */
 	size_t nvalues;
 };
 
 struct spec {
-	char *path;        /* the spec file as given */
-	char *dir;         /* its folder (absolute), for relative paths */
-	char *text;        /* the file's bytes, for hashing into the session */
+	char *path; /* the spec file as given */
+	char *dir;  /* its folder (absolute), for relative paths */
+	char *text; /* the file's bytes, for hashing into the session */
 
 	/* kernel */
-	char *name;            /* kernel.name: names sessions and files */
-	char *template_path;   /* kernel.template, resolved */
-	char *template_src;    /* its contents */
-	char *reference_path;  /* kernel.reference, resolved */
+	char *name;           /* kernel.name: names sessions and files */
+	char *template_path;  /* kernel.template, resolved */
+	char *template_src;   /* its contents */
+	char *reference_path; /* kernel.reference, resolved */
 	char *reference_src;
-	char *marker_start;    /* kernel.markers.start, default "EVOLVE-BLOCK-START" */
-	char *marker_end;      /* kernel.markers.end, default "EVOLVE-BLOCK-END" */
-	char *build_options;   /* kernel.build_options, default "" (every program) */
-	char *semantics;       /* problem.semantics, may be NULL */
+	char *marker_start;  /* kernel.markers.start, default "EVOLVE-BLOCK-START" */
+	char *marker_end;    /* kernel.markers.end, default "EVOLVE-BLOCK-END" */
+	char *build_options; /* kernel.build_options, default "" (every program) */
+	char *semantics;     /* problem.semantics, may be NULL */
 
 	/*
 	 * The EvalBatch "problem" object (buffers, scalars, launch,
@@ -64,33 +64,33 @@ struct spec {
 	/* tunables */
 	struct tunable *tunables;
 	size_t ntunables;
-	char **constraints;    /* integer expressions that must be nonzero */
+	char **constraints; /* integer expressions that must be nonzero */
 	size_t nconstraints;
 	enum spec_render render;
 
 	/* evaluator */
 	enum spec_backend backend;
-	char *evalpod;         /* evaluator.evalpod: path of the binary, NULL = find it */
-	int jobs;              /* evaluator.jobs: evalpod --jobs, 0 = its default */
-	char *storage;         /* evaluator.storage URL; NULL = file:// under output_dir */
+	char *evalpod; /* evaluator.evalpod: path of the binary, NULL = find it */
+	int jobs;      /* evaluator.jobs: evalpod --jobs, 0 = its default */
+	char *storage; /* evaluator.storage URL; NULL = file:// under output_dir */
 
 	/* session */
-	int max_rounds;            /* default 10 */
-	double target_speedup;     /* vs the reference; 0 = none */
-	int max_evaluations;       /* default 200 */
-	double max_minutes;        /* wall-clock budget; 0 = none */
-	int stagnation_rounds;     /* stop when every lineage is this stagnant (default 3) */
-	char *output_dir;          /* resolved; default <spec dir>/runs/<name> */
+	int max_rounds;        /* default 10 */
+	double target_speedup; /* vs the reference; 0 = none */
+	int max_evaluations;   /* default 200 */
+	double max_minutes;    /* wall-clock budget; 0 = none */
+	int stagnation_rounds; /* stop when every lineage is this stagnant (default 3) */
+	char *output_dir;      /* resolved; default <spec dir>/runs/<name> */
 
 	/* batch */
-	int variants_per_round;    /* default 8 */
-	int top_k;                 /* default 3 */
-	int max_active_lineages;   /* default 4 */
+	int variants_per_round;  /* default 8 */
+	int top_k;               /* default 3 */
+	int max_active_lineages; /* default 4 */
 
 	/* proposer */
 	enum spec_proposer proposer;
-	uint64_t seed;             /* proposer.seed, default 1 */
-	json_t *proposer_conf;     /* the whole proposer object, for later proposers */
+	uint64_t seed;         /* proposer.seed, default 1 */
+	json_t *proposer_conf; /* the whole proposer object, for later proposers */
 };
 
 /*

@@ -846,20 +846,31 @@ static int variant_fix(json_t *row)
 	return json_object_set_new(row, "params", params);
 }
 
-#define VARIANT_COLUMNS                                                                            \
+#define VARIANT_SELECT(source)                                                                     \
 	"SELECT v.id AS id, v.hash AS hash, v.round AS round, v.parent AS parent,"                 \
-	" v.lineage AS lineage, v.source AS source, v.options AS options, v.params AS params,"     \
+	" v.lineage AS lineage, " source " AS source, v.options AS options, v.params AS params,"   \
 	" v.rationale AS rationale, v.created AS created, r.status AS status,"                     \
 	" r.speedup_ref AS speedup_ref, r.speedup_base AS speedup_base, r.median_ms AS median_ms," \
 	" r.gflops AS gflops, r.gbs AS gbs, r.bottleneck AS bottleneck,"                           \
 	" json_extract(r.json, '$.fault.kind') AS fault_kind"                                      \
 	" FROM variants v LEFT JOIN results r ON r.session = v.session AND r.variant = v.id "
+#define VARIANT_COLUMNS VARIANT_SELECT("v.source")
+/* Sources only where there are no parameters to tell the variant by. */
+#define VARIANT_BRIEF VARIANT_SELECT("CASE WHEN v.params IS NULL THEN v.source END")
 
 json_t *store_variants(struct store *st, const char *session, int round)
 {
 	return query_rows(st, variant_fix,
 			  VARIANT_COLUMNS "WHERE v.session = ?1 AND (?2 < 0 OR v.round = ?2)"
 					  " ORDER BY v.round, v.rowid",
+			  "ti", session, round);
+}
+
+json_t *store_variants_brief(struct store *st, const char *session, int round)
+{
+	return query_rows(st, variant_fix,
+			  VARIANT_BRIEF "WHERE v.session = ?1 AND (?2 < 0 OR v.round = ?2)"
+					" ORDER BY v.round, v.rowid",
 			  "ti", session, round);
 }
 

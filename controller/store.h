@@ -74,8 +74,8 @@ int store_session_create(struct store *st, const char *id, const char *spec_path
 json_t *store_session_get(struct store *st, const char *id);
 /* All sessions, newest first: a JSON array of the objects above. */
 json_t *store_session_list(struct store *st);
-int store_session_set_state(struct store *st, const char *id, const char *state,
-			    const char *reason, char *msg, size_t n);
+int store_session_set_state(struct store *st, const char *id, const char *state, const char *reason,
+			    char *msg, size_t n);
 /* The proposer's random state, saved with each round so resumes replay.
  * SQLite integers are signed, so "rng" comes back as the same 64 bits:
  * (uint64_t)json_integer_value(rng) is the value saved. */
@@ -93,12 +93,12 @@ json_t *store_round_get(struct store *st, const char *session, int round);
 int store_round_last(struct store *st, const char *session);
 /* Setting the current state again is allowed (a resume may repeat a step);
  * going back is KERR_INVALID, an unknown round KERR_NOTFOUND. */
-int store_round_set_state(struct store *st, const char *session, int round,
-			  enum round_state state, char *msg, size_t n);
+int store_round_set_state(struct store *st, const char *session, int round, enum round_state state,
+			  char *msg, size_t n);
 int store_round_set_pid(struct store *st, const char *session, int round, long pid, char *msg,
 			size_t n);
-int store_round_set_decision(struct store *st, const char *session, int round,
-			     const char *decision, const char *reason, char *msg, size_t n);
+int store_round_set_decision(struct store *st, const char *session, int round, const char *decision,
+			     const char *reason, char *msg, size_t n);
 
 /* --- variants --------------------------------------------------------- */
 /*
@@ -123,8 +123,11 @@ int store_variant_has_hash(struct store *st, const char *session, const char *ha
 json_t *store_variants(struct store *st, const char *session, int round);
 /* One variant in the form above, or NULL. */
 json_t *store_variant_get(struct store *st, const char *session, const char *id);
-int store_variant_set_lineage(struct store *st, const char *session, const char *id,
-			      int lineage, char *msg, size_t n);
+/* As store_variants, but "source" is null except for variants without params:
+ * what ranking and proposing need, at a fraction of the memory. */
+json_t *store_variants_brief(struct store *st, const char *session, int round);
+int store_variant_set_lineage(struct store *st, const char *session, const char *id, int lineage,
+			      char *msg, size_t n);
 
 /* --- results ---------------------------------------------------------- */
 /* Records evalpod's result document for variant id (keeps the full JSON and
