@@ -25,8 +25,7 @@ int jx_known_keys(json_t *obj, const char *path, const char *const *keys, char *
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(obj, key, v)
-	{
+	json_object_foreach (obj, key, v) {
 		int known = 0;
 
 		for (size_t i = 0; keys[i]; i++)

@@ -35,8 +35,7 @@ static void show_list(json_t *vars)
 
 	printf("%-12s %-12s %4s %-14s %9s %9s %9s  %s\n", "variant", "parent", "line", "status",
 	       "vs_ref", "vs_best", "GFLOP/s", "rationale");
-	json_array_foreach(vars, i, v)
-	{
+	json_array_foreach (vars, i, v) {
 		json_t *l = json_object_get(v, "lineage");
 
 		printf("%-12s %-12s %4lld %-14s %9.2f %9.3f %9.2f  %s\n", str(v, "id"),

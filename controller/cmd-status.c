@@ -80,9 +80,10 @@ int cmd_status(int argc, char **argv)
 		size_t i;
 
 		out = json_array();
-		json_array_foreach(list, i, row) json_array_append_new(
-			out,
-			session_status_json(st, json_string_value(json_object_get(row, "id"))));
+		json_array_foreach (list, i, row)
+			json_array_append_new(
+				out, session_status_json(
+					     st, json_string_value(json_object_get(row, "id"))));
 		json_decref(list);
 	}
 	if (as_json) {
@@ -96,7 +97,8 @@ int cmd_status(int argc, char **argv)
 
 		if (!json_array_size(out))
 			printf("no sessions yet: kctl start SPEC\n");
-		json_array_foreach(out, i, one) print_one(one);
+		json_array_foreach (out, i, one)
+			print_one(one);
 	} else {
 		print_one(out);
 	}

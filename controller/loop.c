@@ -289,8 +289,7 @@ static void round_line(struct session *s, int round, double round_s, int rounds_
 	size_t i, ok = 0;
 	json_t *v;
 
-	json_array_foreach(vars, i, v)
-	{
+	json_array_foreach (vars, i, v) {
 		const char *vs = json_string_value(json_object_get(v, "status"));
 
 		ok += vs && !strcmp(vs, "ok");
@@ -442,12 +441,13 @@ json_t *session_status_json(struct store *st, const char *id)
 	if (!row)
 		return NULL;
 	lins = store_lineages(st, id);
-	json_array_foreach(lins, i, l) if (json_integer_value(json_object_get(l, "lineage")) == 0)
-		inc_id = json_string_value(json_object_get(l, "best"));
+	json_array_foreach (lins, i, l)
+		if (json_integer_value(json_object_get(l, "lineage")) == 0)
+			inc_id = json_string_value(json_object_get(l, "best"));
 	vars = store_variants_brief(st, id, -1);
-	json_array_foreach(vars, i,
-			   v) if (inc_id && !strcmp(json_string_value(json_object_get(v, "id")),
-						    inc_id)) best = v;
+	json_array_foreach (vars, i, v)
+		if (inc_id && !strcmp(json_string_value(json_object_get(v, "id")), inc_id))
+			best = v;
 	out = json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:i, s:i}", "session", id, "state",
 			json_object_get(row, "state"), "reason", json_object_get(row, "reason"),
 			"spec", json_object_get(row, "spec_path"), "output_dir",

@@ -64,9 +64,9 @@ static json_t *find(json_t *vars, const char *id)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(
-		vars, i,
-		v) if (id && !strcmp(json_string_value(json_object_get(v, "id")), id)) return v;
+	json_array_foreach (vars, i, v)
+		if (id && !strcmp(json_string_value(json_object_get(v, "id")), id))
+			return v;
 	return NULL;
 }
 
@@ -75,8 +75,9 @@ static json_t *lineage_row(json_t *lins, int number)
 	size_t i;
 	json_t *l;
 
-	json_array_foreach(lins, i, l) if (json_integer_value(json_object_get(l, "lineage")) ==
-					   number) return l;
+	json_array_foreach (lins, i, l)
+		if (json_integer_value(json_object_get(l, "lineage")) == number)
+			return l;
 	return NULL;
 }
 
@@ -114,8 +115,9 @@ static void describe(json_t *v, struct sbuf *b)
 	const char *key, *why = json_string_value(json_object_get(v, "rationale"));
 
 	if (json_is_object(params) && json_object_size(params)) {
-		json_object_foreach(params, key, val) sbuf_addf(
-			b, "%s%s=%lld", b->len ? " " : "", key, (long long)json_integer_value(val));
+		json_object_foreach (params, key, val)
+			sbuf_addf(b, "%s%s=%lld", b->len ? " " : "", key,
+				  (long long)json_integer_value(val));
 		return;
 	}
 	sbuf_adds(b, why ? why : json_string_value(json_object_get(v, "id")));
@@ -222,8 +224,7 @@ static int update_incumbent(struct session *s, int round, json_t *rv, json_t *al
 	size_t i;
 	int rc = 0;
 
-	json_array_foreach(rv, i, v)
-	{
+	json_array_foreach (rv, i, v) {
 		double r = inc ? num(v, "speedup_base") : num(v, "speedup_ref");
 
 		if (is_ok(v) && isfinite(r) && r > best_ratio) {
@@ -270,8 +271,9 @@ static int lineage_max(json_t *lins)
 	size_t i;
 	json_t *l;
 
-	json_array_foreach(lins, i, l) if (json_integer_value(json_object_get(l, "lineage")) > m)
-		m = (int)json_integer_value(json_object_get(l, "lineage"));
+	json_array_foreach (lins, i, l)
+		if (json_integer_value(json_object_get(l, "lineage")) > m)
+			m = (int)json_integer_value(json_object_get(l, "lineage"));
 	return m;
 }
 
@@ -290,7 +292,9 @@ static int found_lineages(struct session *s, int round, json_t *all, char *msg, 
 	json_t **ok = xcalloc(json_array_size(all) + 1, sizeof(*ok)), *v;
 	int rc = 0;
 
-	json_array_foreach(all, i, v) if (is_ok(v)) ok[nok++] = v;
+	json_array_foreach (all, i, v)
+		if (is_ok(v))
+			ok[nok++] = v;
 	qsort(ok, nok, sizeof(*ok), cmp_speedup);
 	for (i = 0; i < nok && i < (size_t)s->spec.top_k && !rc; i++) {
 		const char *id = json_string_value(json_object_get(ok[i], "id"));
@@ -313,10 +317,10 @@ static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, jso
 	json_t *best = find(all, best_id), *child = NULL, *v;
 	size_t i;
 
-	json_array_foreach(
-		rv, i,
-		v) if (is_ok(v) && json_integer_value(json_object_get(v, "lineage")) == num_l &&
-		       (!child || num(v, "speedup_ref") > num(child, "speedup_ref"))) child = v;
+	json_array_foreach (rv, i, v)
+		if (is_ok(v) && json_integer_value(json_object_get(v, "lineage")) == num_l &&
+		    (!child || num(v, "speedup_ref") > num(child, "speedup_ref")))
+			child = v;
 	if (child && best) {
 		const char *cid = json_string_value(json_object_get(child, "id"));
 		json_t *cres = store_result_get(s->st, s->id, cid);
@@ -329,50 +333,50 @@ static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, jso
 		if (c > b * (1 + m)) {
 			sbuf_addf(note, "lineage %d: %s improves on %s (%.2fx -> %.2fx). ", num_l,
 				  cid, best_id, b, c);
-			return store_lineage_put(s->st, s->id, num_l, cid, 0, 1, round, msg, n) ||
-			       learn_success(s, child, best, "improved lineage of", b, c, round,
-					     msg, n);
+			int rc = store_lineage_put(s->st, s->id, num_l, cid, 0, 1, round, msg, n);
+
+			return rc ? rc
+				  : learn_success(s, child, best, "improved lineage of", b, c,
+						  round, msg, n);
 		}
 	}
 	return store_lineage_put(s->st, s->id, num_l, best_id, stag + 1, 1, round, msg, n);
 }
 
 /* A new lineage for the best explore-born variant that earns one. */
-static int adopt_explorer(struct session *s, int round, json_t *rv, json_t *lins, char *msg,
-			  size_t n)
+static int adopt_explorer(struct session *s, int round, json_t *rv, json_t *all, json_t *lins,
+			  char *msg, size_t n)
 {
 	json_t *cand = NULL, *v;
 	double worst = INFINITY;
 	size_t i, active = 0;
+	int l;
 
-	json_array_foreach(
-		rv, i, v) if (is_ok(v) && json_integer_value(json_object_get(v, "lineage")) < 0 &&
-			      (!cand || num(v, "speedup_ref") > num(cand, "speedup_ref"))) cand = v;
+	json_array_foreach (rv, i, v)
+		if (is_ok(v) && json_integer_value(json_object_get(v, "lineage")) < 0 &&
+		    (!cand || num(v, "speedup_ref") > num(cand, "speedup_ref")))
+			cand = v;
 	if (!cand)
 		return 0;
-	json_array_foreach(lins, i, v)
-	{
+	json_array_foreach (lins, i, v) {
 		json_t *best;
-		json_t *all;
 
 		if (json_integer_value(json_object_get(v, "lineage")) == INCUMBENT_LINE ||
 		    !json_is_true(json_object_get(v, "active")))
 			continue;
 		active++;
-		all = store_variants_brief(s->st, s->id, -1);
 		best = find(all, json_string_value(json_object_get(v, "best")));
 		if (best && num(best, "speedup_ref") < worst)
 			worst = num(best, "speedup_ref");
-		json_decref(all);
 	}
 	if (active >= (size_t)s->spec.max_active_lineages && num(cand, "speedup_ref") <= worst)
 		return 0;
+	l = lineage_max(lins) + 1;
 	{
-		int l = lineage_max(lins) + 1;
 		const char *id = json_string_value(json_object_get(cand, "id"));
+		int rc = store_lineage_put(s->st, s->id, l, id, 0, 1, round, msg, n);
 
-		return store_lineage_put(s->st, s->id, l, id, 0, 1, round, msg, n) ||
-		       store_variant_set_lineage(s->st, s->id, id, l, msg, n);
+		return rc ? rc : store_variant_set_lineage(s->st, s->id, id, l, msg, n);
 	}
 }
 
@@ -400,8 +404,7 @@ static int prune(struct session *s, int round, json_t *all, struct sbuf *note, c
 	size_t i, na = 0;
 	int rc = 0;
 
-	json_array_foreach(lins, i, l)
-	{
+	json_array_foreach (lins, i, l) {
 		if (json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
 		    !json_is_true(json_object_get(l, "active")))
 			continue;
@@ -450,9 +453,9 @@ static const char *decide(struct session *s, int round, json_t *all, struct sbuf
 	double minutes = minutes_since(json_string_value(json_object_get(row, "created")));
 	const char *d = "exploit";
 
-	json_array_foreach(all, i, l) evaluated += json_is_string(json_object_get(l, "status"));
-	json_array_foreach(lins, i, l)
-	{
+	json_array_foreach (all, i, l)
+		evaluated += json_is_string(json_object_get(l, "status"));
+	json_array_foreach (lins, i, l) {
 		json_int_t st = json_integer_value(json_object_get(l, "stagnation"));
 
 		if (json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
@@ -506,16 +509,17 @@ static int rank_steps(struct session *s, int round, json_t *rv, json_t *all, str
 	size_t i;
 	int rc = 0, have = 0;
 
-	json_array_foreach(rv, i, v) if (!rc) rc = learn_failure(s, v, round, msg, n);
+	json_array_foreach (rv, i, v)
+		if (!rc)
+			rc = learn_failure(s, v, round, msg, n);
 	if (!rc)
 		rc = update_incumbent(s, round, rv, all, note, msg, n);
-	json_array_foreach(lins, i, l) have |=
-		json_integer_value(json_object_get(l, "lineage")) != INCUMBENT_LINE;
+	json_array_foreach (lins, i, l)
+		have |= json_integer_value(json_object_get(l, "lineage")) != INCUMBENT_LINE;
 	if (!rc && !have && round >= 1) {
 		rc = found_lineages(s, round, all, msg, n);
 	} else if (!rc && have) {
-		json_array_foreach(lins, i, l)
-		{
+		json_array_foreach (lins, i, l) {
 			if (rc ||
 			    json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
 			    !json_is_true(json_object_get(l, "active")))
@@ -523,7 +527,7 @@ static int rank_steps(struct session *s, int round, json_t *rv, json_t *all, str
 			rc = step_lineage(s, round, l, rv, all, note, msg, n);
 		}
 		if (!rc)
-			rc = adopt_explorer(s, round, rv, lins, msg, n);
+			rc = adopt_explorer(s, round, rv, all, lins, msg, n);
 	}
 	if (!rc)
 		rc = prune(s, round, all, note, msg, n);

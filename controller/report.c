@@ -23,8 +23,7 @@ static void learnings_group(json_t *ls, const char *group, struct sbuf *b)
 	json_t *l;
 	int header = 0;
 
-	json_array_foreach(ls, i, l)
-	{
+	json_array_foreach (ls, i, l) {
 		const char *kind = json_string_value(json_object_get(l, "kind"));
 		const char *g = json_string_value(json_object_get(l, "group"));
 
@@ -56,11 +55,11 @@ int learnings_write(struct session *s, char *msg, size_t n)
 	for (i = 0; failure_groups[i]; i++)
 		learnings_group(ls, failure_groups[i], &b);
 	sbuf_adds(&b, "\n## Successes\n\n");
-	json_array_foreach(ls, i,
-			   l) if (!strcmp(json_string_value(json_object_get(l, "kind")), "S"))
-		sbuf_addf(&b, "- [S%03lld] %s\n",
-			  (long long)json_integer_value(json_object_get(l, "number")),
-			  json_string_value(json_object_get(l, "text")));
+	json_array_foreach (ls, i, l)
+		if (!strcmp(json_string_value(json_object_get(l, "kind")), "S"))
+			sbuf_addf(&b, "- [S%03lld] %s\n",
+				  (long long)json_integer_value(json_object_get(l, "number")),
+				  json_string_value(json_object_get(l, "text")));
 	rc = file_write_atomic(path, b.buf, b.len, msg, n);
 	sbuf_release(&b);
 	free(path);
@@ -123,8 +122,7 @@ static void report_rounds(struct session *s, struct sbuf *b)
 		if (!row)
 			continue;
 		vars = store_variants_brief(s->st, s->id, r);
-		json_array_foreach(vars, i, v)
-		{
+		json_array_foreach (vars, i, v) {
 			const char *st = json_string_value(json_object_get(v, "status"));
 
 			ok += st && !strcmp(st, "ok");

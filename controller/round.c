@@ -74,8 +74,7 @@ static size_t gather_parents(struct session *s, json_t *history, struct cand *al
 	json_t *lins = store_lineages(s->st, s->id), *l;
 	size_t i, np = 0;
 
-	json_array_foreach(lins, i, l)
-	{
+	json_array_foreach (lins, i, l) {
 		const char *best = json_string_value(json_object_get(l, "best"));
 
 		if (!json_is_true(json_object_get(l, "active")) || !best)
@@ -300,9 +299,9 @@ static json_t *pending(struct session *s, int round, const char *dir)
 	json_t *all = store_variants(s->st, s->id, round), *todo = json_array(), *v;
 	size_t i;
 
-	json_array_foreach(all, i,
-			   v) if (!result_exists(dir, json_string_value(json_object_get(v, "id"))))
-		json_array_append(todo, v);
+	json_array_foreach (all, i, v)
+		if (!result_exists(dir, json_string_value(json_object_get(v, "id"))))
+			json_array_append(todo, v);
 	json_decref(all);
 	return todo;
 }
@@ -397,7 +396,7 @@ static void log_evaluating(const char *dir, const char *batch, json_t *todo)
 
 	if (f) {
 		fprintf(f, "kctl: evalpod run %s evaluates:", batch);
-		json_array_foreach(todo, i, v)
+		json_array_foreach (todo, i, v)
 			fprintf(f, " %s", json_string_value(json_object_get(v, "id")));
 		fputc('\n', f);
 		fclose(f);
@@ -463,8 +462,7 @@ static size_t set_aside_infra(const char *dir, json_t *vars, int attempt)
 	size_t i, moved = 0;
 	json_t *v;
 
-	json_array_foreach(vars, i, v)
-	{
+	json_array_foreach (vars, i, v) {
 		const char *id = json_string_value(json_object_get(v, "id"));
 		char *path = xasprintf("%s/results/%s.json", dir, id), *text = NULL, m[128];
 		json_t *res;
@@ -647,8 +645,7 @@ int round_collect(struct session *s, int round, char *msg, size_t n)
 	size_t i;
 	int rc = store_begin(s->st, msg, n);
 
-	json_array_foreach(vars, i, v)
-	{
+	json_array_foreach (vars, i, v) {
 		if (rc)
 			break;
 		rc = collect_one(s, dir, v, msg, n);

@@ -1052,8 +1052,9 @@ static int has_symbol(const json_t *p, const char *key, const char *name)
 	json_t *arr = json_object_get(p, key), *v;
 	size_t i;
 
-	json_array_foreach(arr, i, v) if (!strcmp(json_string_value(json_object_get(v, "name")),
-						  name)) return 1;
+	json_array_foreach (arr, i, v)
+		if (!strcmp(json_string_value(json_object_get(v, "name")), name))
+			return 1;
 	return 0;
 }
 
@@ -1346,11 +1347,10 @@ static int name_shape(struct ld *ld, const yaml_node_t *nd, const char *path, js
 	if (!at)
 		json_object_set_new(shape, "name", json_string(dflt));
 	name = json_string_value(json_object_get(shape, "name"));
-	json_array_foreach(arr, j,
-			   v) if (!strcmp(json_string_value(json_object_get(v, "name")),
-					  name)) return fail(ld, at ? at : nd, KERR_INVALID, npath,
-							     "'%s' is also the name of shapes[%zu]",
-							     name, j);
+	json_array_foreach (arr, j, v)
+		if (!strcmp(json_string_value(json_object_get(v, "name")), name))
+			return fail(ld, at ? at : nd, KERR_INVALID, npath,
+				    "'%s' is also the name of shapes[%zu]", name, j);
 	return 0;
 }
 
@@ -1521,9 +1521,10 @@ static int read_seeds(struct ld *ld, const yaml_node_t *nd, json_t *c)
 	for (size_t i = 0; !rc && i < list_size(nd); i++) {
 		path_idx(path, P, i);
 		rc = get_int(ld, list_item(ld, nd, i), path, 0, INT64_MAX, &x);
-		json_array_foreach(arr, j, prev) if (!rc && json_integer_value(prev) == x) rc =
-			fail(ld, list_item(ld, nd, i), KERR_INVALID, path,
-			     "%lld repeats seeds[%zu]", (long long)x, j);
+		json_array_foreach (arr, j, prev)
+			if (!rc && json_integer_value(prev) == x)
+				rc = fail(ld, list_item(ld, nd, i), KERR_INVALID, path,
+					  "%lld repeats seeds[%zu]", (long long)x, j);
 		if (!rc)
 			json_array_append_new(arr, json_integer(x));
 	}

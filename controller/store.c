@@ -773,8 +773,7 @@ static int variant_read(json_t *v, struct variant_in *in, char *msg, size_t n)
 			rc = kerr_set(msg, n, KERR_PARSE, "$.%s: required key is missing",
 				      members[i].key);
 	}
-	json_object_foreach(v, key, m)
-	{
+	json_object_foreach (v, key, m) {
 		size_t i = 0;
 
 		while (i < nmembers && strcmp(members[i].key, key))

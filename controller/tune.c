@@ -196,15 +196,13 @@ static int tune_envs(struct tune *t, char *msg, size_t n)
 
 	t->nenv = json_array_size(shapes) ? json_array_size(shapes) : 1;
 	t->env = xcalloc(t->nenv, sizeof(*t->env));
-	json_array_foreach(shapes, i, sh)
-	{
+	json_array_foreach (shapes, i, sh) {
 		json_t *vals = json_object_get(sh, "values");
 
 		if (!json_is_object(vals))
 			return kerr_set(msg, n, KERR_INVALID, "shapes[%zu]: no \"values\" object",
 					i);
-		json_object_foreach(vals, key, x)
-		{
+		json_object_foreach (vals, key, x) {
 			if (!json_is_integer(x))
 				return kerr_set(msg, n, KERR_INVALID,
 						"shapes[%zu].values.%s: not an integer", i, key);
@@ -390,8 +388,7 @@ static int params_values(const struct spec *s, json_t *params, int64_t *vals, ch
 
 	if (!json_is_object(params))
 		return kerr_set(msg, n, KERR_INVALID, "params: not an object");
-	json_object_foreach(params, key, x)
-	{
+	json_object_foreach (params, key, x) {
 		if (tunable_index(s, key, strlen(key)) < 0)
 			return kerr_set(msg, n, KERR_INVALID, "params: '%s' is not a tunable", key);
 	}

@@ -537,8 +537,7 @@ static int parse_buffers(struct batch *b, json_t *p, char *msg, size_t n)
 		return rc;
 	b->buffers = xcalloc(json_array_size(arr), sizeof(*b->buffers));
 	b->nbuffers = json_array_size(arr);
-	json_array_foreach(arr, i, v)
-	{
+	json_array_foreach (arr, i, v) {
 		path_fmt(path, "$.problem.buffers[%zu]", i);
 		rc = parse_buffer(b, i, v, path, msg, n);
 		if (rc)
@@ -562,8 +561,7 @@ static int parse_scalars(struct batch *b, json_t *p, char *msg, size_t n)
 		return rc;
 	b->scalars = xcalloc(json_array_size(arr), sizeof(*b->scalars));
 	b->nscalars = json_array_size(arr);
-	json_array_foreach(arr, i, v)
-	{
+	json_array_foreach (arr, i, v) {
 		path_fmt(path, "$.problem.scalars[%zu]", i);
 		rc = parse_scalar(b, i, v, path, msg, n);
 		if (rc)
@@ -611,8 +609,7 @@ static int parse_dims(json_t *o, const char *path, const char *key, char **out, 
 	if (rc)
 		return rc;
 	*dims = (unsigned)json_array_size(arr);
-	json_array_foreach(arr, i, v)
-	{
+	json_array_foreach (arr, i, v) {
 		path_fmt(epath, "%s.%s[%zu]", path, key, i);
 		rc = expr_value(v, epath, 0, &out[i], msg, n);
 		if (rc)
@@ -641,8 +638,7 @@ static int parse_launch_step(const struct batch *b, json_t *o, const char *path,
 		return rc;
 	ls->args = xcalloc(json_array_size(args), sizeof(*ls->args));
 	ls->nargs = json_array_size(args);
-	json_array_foreach(args, i, v)
-	{
+	json_array_foreach (args, i, v) {
 		path_fmt(apath, "%s.args[%zu]", path, i);
 		rc = parse_arg(b, v, apath, &ls->args[i], msg, n);
 		if (rc)
@@ -670,8 +666,7 @@ static int parse_launch_list(struct batch *b, json_t *p, const char *key, struct
 		return rc;
 	*out = xcalloc(json_array_size(arr), sizeof(**out));
 	*nout = json_array_size(arr);
-	json_array_foreach(arr, i, v)
-	{
+	json_array_foreach (arr, i, v) {
 		path_fmt(path, "$.problem.%s[%zu]", key, i);
 		rc = parse_launch_step(b, v, path, &(*out)[i], msg, n);
 		if (rc)
@@ -734,8 +729,7 @@ static int parse_shape_values(json_t *o, const char *path, struct shape_spec *s,
 		return kerr_set(msg, n, KERR_RANGE, "%s.values: has %zu names, at most %d", path,
 				json_object_size(values), MAX_SHAPE_VALUES);
 	path_fmt(vpath, "%s.values", path);
-	json_object_foreach(values, key, v)
-	{
+	json_object_foreach (values, key, v) {
 		path_fmt(kpath, "%s.%s", vpath, key);
 		rc = check_name(key, NK_IDENT, kpath, msg, n);
 		if (!rc)
@@ -781,8 +775,7 @@ static int parse_shapes(struct batch *b, json_t *root, char *msg, size_t n)
 		return rc;
 	b->shapes = xcalloc(json_array_size(arr), sizeof(*b->shapes));
 	b->nshapes = json_array_size(arr);
-	json_array_foreach(arr, i, v)
-	{
+	json_array_foreach (arr, i, v) {
 		path_fmt(path, "$.shapes[%zu]", i);
 		rc = parse_shape(b, i, v, path, msg, n);
 		if (rc)
@@ -860,8 +853,7 @@ static int parse_variants(struct batch *b, json_t *root, json_t *seen, char *msg
 		return rc;
 	b->variants = xcalloc(json_array_size(arr), sizeof(*b->variants));
 	b->nvariants = json_array_size(arr);
-	json_array_foreach(arr, i, v)
-	{
+	json_array_foreach (arr, i, v) {
 		path_fmt(path, "$.variants[%zu]", i);
 		rc = parse_program(v, path, keys, NULL, &b->variants[i], msg, n);
 		if (!rc)
@@ -954,8 +946,7 @@ static int parse_seeds(struct correct_spec *c, json_t *o, const char *path, char
 	free(c->seeds);
 	c->seeds = xcalloc(json_array_size(arr), sizeof(*c->seeds));
 	c->nseeds = 0;
-	json_array_foreach(arr, i, v)
-	{
+	json_array_foreach (arr, i, v) {
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
 			return kerr_set(msg, n, KERR_PARSE,
 					"%s.seeds[%zu]: expected a non-negative integer", path, i);
@@ -1124,8 +1115,7 @@ static int parse_artifacts(struct output_url *u, json_t *o, const char *path, ch
 		return kerr_set(msg, n, KERR_RANGE, "%s: has %zu artifacts, at most %d", path,
 				json_object_size(o), MAX_ARTIFACTS);
 	u->art = xcalloc(json_object_size(o), sizeof(*u->art));
-	json_object_foreach(o, name, v)
-	{
+	json_object_foreach (o, name, v) {
 		path_fmt(kpath, "%s.%s", path, name);
 		rc = check_name(name, NK_ID, kpath, msg, n);
 		if (!rc)
@@ -1149,16 +1139,14 @@ static int parse_output_urls(struct batch *b, json_t *results, json_t *artifacts
 
 	out->urls = xcalloc(json_object_size(results) + json_object_size(artifacts),
 			    sizeof(*out->urls));
-	json_object_foreach(results, id, v)
-	{
+	json_object_foreach (results, id, v) {
 		rc = check_output_id(b, id, RP, msg, n);
 		if (!rc)
 			rc = get_url(results, RP, id, &output_slot(out, id)->result, msg, n);
 		if (rc)
 			return rc;
 	}
-	json_object_foreach(artifacts, id, v)
-	{
+	json_object_foreach (artifacts, id, v) {
 		path_fmt(path, "%s.%s", AP, id);
 		rc = check_output_id(b, id, AP, msg, n);
 		if (!rc)

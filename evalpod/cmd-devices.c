@@ -83,12 +83,10 @@ static void print_text(json_t *plats)
 	size_t i, j;
 	json_t *p, *d;
 
-	json_array_foreach(plats, i, p)
-	{
+	json_array_foreach (plats, i, p) {
 		printf("platform %zu: %s (%s)\n", i, json_string_value(json_object_get(p, "name")),
 		       json_string_value(json_object_get(p, "version")));
-		json_array_foreach(json_object_get(p, "devices"), j, d)
-		{
+		json_array_foreach (json_object_get(p, "devices"), j, d) {
 			json_t *pk = json_object_get(d, "peaks");
 
 			printf("  device %zu: %s [%s]\n", j,

@@ -78,7 +78,8 @@ static void quality(json_t *perf, json_t *time, double ev, double host)
 	int reps = (int)json_integer_value(json_object_get(time, "reps_per_sample"));
 	size_t i, outliers = 0;
 
-	json_array_foreach(samples, i, x) outliers += json_number_value(x) > p75 + 1.5 * iqr;
+	json_array_foreach (samples, i, x)
+		outliers += json_number_value(x) > p75 + 1.5 * iqr;
 	jx_set_real(perf, "robust_cv", rcv);
 	json_object_set_new(perf, "outliers", json_integer((json_int_t)outliers));
 	json_object_set_new(perf, "quality",
@@ -201,8 +202,7 @@ static void launch_size(json_t *perf, double *items, double *groups)
 	size_t i;
 
 	*items = *groups = 0;
-	json_array_foreach(steps, i, st)
-	{
+	json_array_foreach (steps, i, st) {
 		double it = 1, lo = 1;
 		json_t *g = json_object_get(st, "global"), *l = json_object_get(st, "local");
 

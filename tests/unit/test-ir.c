@@ -69,8 +69,7 @@ static int names_contain(json_t *o, const char *key, const char *needle)
 	json_t *arr = json_object_get(o, key), *v;
 	size_t i;
 
-	json_array_foreach(arr, i, v)
-	{
+	json_array_foreach (arr, i, v) {
 		if (json_is_string(v) && strstr(json_string_value(v), needle))
 			return 1;
 	}

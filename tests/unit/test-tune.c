@@ -234,8 +234,7 @@ static double score(json_t *params)
 	double sc = 10;
 	int j = 0;
 
-	json_object_foreach(params, key, x)
-	{
+	json_object_foreach (params, key, x) {
 		double d = (double)json_integer_value(x) - (double)(2 << (j++ % 3));
 
 		sc -= fabs(d) / 4;
@@ -444,7 +443,8 @@ TEST(constraints_with_shapes)
 	fix_init(&f, tmpl, two, 2, cons, 1, two_shapes, RENDER_DEFINE);
 	n = drain(&f, 7, 3, all);
 	CHECK(n == 10); /* (1,1..8) (2,1..4) (4,1..2) (8,1) */
-	json_array_foreach(all, i, x) CHECK(param(x, "TM") * param(x, "WX") <= 8);
+	json_array_foreach (all, i, x)
+		CHECK(param(x, "TM") * param(x, "WX") <= 8);
 	json_decref(all);
 	fix_release(&f);
 }
@@ -460,7 +460,8 @@ TEST(constraint_errors_make_vectors_invalid)
 	fix_init(&f, tmpl, two, 2, cons, 1, two_shapes, RENDER_DEFINE);
 	n = drain(&f, 3, 5, all);
 	CHECK(n == 8); /* TM 2 and 4 (8 / 7 = 1 fails), any WX */
-	json_array_foreach(all, i, x) CHECK(param(x, "TM") == 2 || param(x, "TM") == 4);
+	json_array_foreach (all, i, x)
+		CHECK(param(x, "TM") == 2 || param(x, "TM") == 4);
 	json_decref(all);
 	fix_release(&f);
 }
@@ -522,8 +523,7 @@ TEST(exhaustive_covers_the_space_once)
 	n = drain(&f, 11, 4, all);
 	CHECK(n == valid);
 	CHECK(json_array_size(all) == valid);
-	json_array_foreach(all, i, x)
-	{
+	json_array_foreach (all, i, x) {
 		CHECK(param(x, "TM") * param(x, "WX") * param(x, "VN") <= 32);
 		for (k = i + 1; k < json_array_size(all); k++) {
 			y = json_array_get(all, k);
@@ -819,7 +819,8 @@ TEST(refused_vectors_never_return)
 		      0);
 		CHECK(n == 6);
 		for (size_t k = 0; k < n; k++) {
-			json_array_foreach(bad, i, x) CHECK(!json_equal(props[k].params, x));
+			json_array_foreach (bad, i, x)
+				CHECK(!json_equal(props[k].params, x));
 			/* exploit children are two steps away now */
 			if (r % 2 == 0 && props[k].parent)
 				CHECK(strchr(props[k].rationale, ',') != NULL);
