@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# ci/main.sh - the main job on the local backend: set up, build, and
-# evaluate the matmul example with evalpod.  Results land in results/matmul/
-# (one JSON per variant, summary.json, traces and IR under each variant).
+# ci/main.sh - the main job on the local backend: set up, build everything,
+# and optimise the matmul example with `kctl start examples/matmul.yaml`.
 #
-# Until kctl's optimisation loop lands this is evalpod on a batch of 16
-# tuning points of examples/matmul/matmul.cl; then it becomes
-# `kctl start examples/matmul.yaml`.
+# The session's folder (examples/runs/matmul/SESSION/: report.md, best.cl,
+# learnings.md, rounds/) is printed at the end, followed by `kctl status`.
+# The state database is the default one (docs/kctl.md, "The state
+# database"); set KCTL_STATE_DIR to keep this job's sessions elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash ci/deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"
-mkdir -p results
-python3 examples/matmul/make_batch.py --size "${SIZE:-512}" --variants "${VARIANTS:-16}" \
-	>results/matmul-batch.json
-build/evalpod/evalpod devices
-build/evalpod/evalpod run results/matmul-batch.json --out results/matmul
-echo "results: results/matmul/ (summary.json, <variant>.json, <variant>/trace.json)"
+
+# kctl prints the session id on stdout; progress and the per-round lines
+# go to stderr.
+id=$(build/controller/kctl start examples/matmul.yaml)
+dir=$(build/controller/kctl status "$id" -o json |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["output_dir"])')
+echo
+echo "session $id: $dir"
+echo "  report.md, best.cl, learnings.md, rounds/rNNN/ (batch, evalpod.log, results/)"
+echo
+build/controller/kctl status

@@ -434,7 +434,7 @@ int session_run(struct session *s, char *msg, size_t n)
 
 json_t *session_status_json(struct store *st, const char *id)
 {
-	json_t *row = store_session_get(st, id), *vars, *v, *best = NULL, *lins, *l, *out;
+	json_t *row = store_session_get(st, id), *best = NULL, *lins, *l, *out;
 	const char *inc_id = NULL;
 	size_t i;
 
@@ -444,10 +444,7 @@ json_t *session_status_json(struct store *st, const char *id)
 	json_array_foreach (lins, i, l)
 		if (json_integer_value(json_object_get(l, "lineage")) == 0)
 			inc_id = json_string_value(json_object_get(l, "best"));
-	vars = store_variants_brief(st, id, -1);
-	json_array_foreach (vars, i, v)
-		if (inc_id && !strcmp(json_string_value(json_object_get(v, "id")), inc_id))
-			best = v;
+	best = inc_id ? store_variant_get(st, id, inc_id) : NULL;
 	out = json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:i, s:i}", "session", id, "state",
 			json_object_get(row, "state"), "reason", json_object_get(row, "reason"),
 			"spec", json_object_get(row, "spec_path"), "output_dir",
@@ -464,7 +461,7 @@ json_t *session_status_json(struct store *st, const char *id)
 				 json_object_get(best, "gbs"), "bottleneck",
 				 json_object_get(best, "bottleneck"))
 		     : json_null());
-	json_decref(vars);
+	json_decref(best);
 	json_decref(lins);
 	json_decref(row);
 	return out;

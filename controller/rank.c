@@ -58,18 +58,6 @@ static int is_ok(json_t *v)
 	return st && !strcmp(st, "ok") && isfinite(num(v, "speedup_ref"));
 }
 
-/* The variant with id among vars (borrowed), or NULL. */
-static json_t *find(json_t *vars, const char *id)
-{
-	size_t i;
-	json_t *v;
-
-	json_array_foreach (vars, i, v)
-		if (id && !strcmp(json_string_value(json_object_get(v, "id")), id))
-			return v;
-	return NULL;
-}
-
 static json_t *lineage_row(json_t *lins, int number)
 {
 	size_t i;
@@ -79,6 +67,29 @@ static json_t *lineage_row(json_t *lins, int number)
 		if (json_integer_value(json_object_get(l, "lineage")) == number)
 			return l;
 	return NULL;
+}
+
+/*
+ * Variants looked up by id during one ranking, fetched from the store on
+ * first use: ranking touches the round's variants and the few lineage
+ * bests, never the whole history.
+ */
+struct vcache {
+	struct session *s;
+	json_t *map;
+};
+
+/* The variant id (with its figures), borrowed from the cache; NULL if none. */
+static json_t *vc_get(struct vcache *vc, const char *id)
+{
+	json_t *v;
+
+	if (!id)
+		return NULL;
+	v = json_object_get(vc->map, id);
+	if (!v && (v = store_variant_get(vc->s->st, vc->s->id, id)))
+		json_object_set_new(vc->map, id, v);
+	return v;
 }
 
 json_t *session_incumbent(struct session *s)
@@ -216,7 +227,7 @@ static int learn_success(struct session *s, json_t *better, json_t *old, const c
  * re-timed incumbent, if it beats it by more than the margin.  With no
  * incumbent yet, the fastest candidate against the reference.
  */
-static int update_incumbent(struct session *s, int round, json_t *rv, json_t *all,
+static int update_incumbent(struct session *s, int round, json_t *rv, struct vcache *vc,
 			    struct sbuf *note, char *msg, size_t n)
 {
 	json_t *inc = session_incumbent(s), *best = NULL, *v;
@@ -242,7 +253,7 @@ static int update_incumbent(struct session *s, int round, json_t *rv, json_t *al
 			sbuf_addf(note, "%s beats the incumbent %s by %.1f%% (margin %.1f%%). ",
 				  bid, iid, (best_ratio - 1) * 100, m * 100);
 			rc = learn_success(s, best, inc, "replaced the incumbent",
-					   num(find(all, iid), "speedup_ref"),
+					   num(vc_get(vc, iid), "speedup_ref"),
 					   num(best, "speedup_ref"), round, msg, n);
 		} else {
 			sbuf_addf(note,
@@ -286,8 +297,9 @@ static int cmp_speedup(const void *a, const void *b)
 }
 
 /* Founds lineages from the top-K ok variants so far. */
-static int found_lineages(struct session *s, int round, json_t *all, char *msg, size_t n)
+static int found_lineages(struct session *s, int round, char *msg, size_t n)
 {
+	json_t *all = store_variants_brief(s->st, s->id, -1);
 	size_t i, nok = 0;
 	json_t **ok = xcalloc(json_array_size(all) + 1, sizeof(*ok)), *v;
 	int rc = 0;
@@ -304,17 +316,18 @@ static int found_lineages(struct session *s, int round, json_t *all, char *msg, 
 			rc = store_variant_set_lineage(s->st, s->id, id, (int)i + 1, msg, n);
 	}
 	free(ok);
+	json_decref(all);
 	return rc;
 }
 
 /* Advances lineage l by round r's best child in it, or counts stagnation. */
-static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, json_t *all,
+static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, struct vcache *vc,
 			struct sbuf *note, char *msg, size_t n)
 {
 	int num_l = (int)json_integer_value(json_object_get(l, "lineage"));
 	int stag = (int)json_integer_value(json_object_get(l, "stagnation"));
 	const char *best_id = json_string_value(json_object_get(l, "best"));
-	json_t *best = find(all, best_id), *child = NULL, *v;
+	json_t *best = vc_get(vc, best_id), *child = NULL, *v;
 	size_t i;
 
 	json_array_foreach (rv, i, v)
@@ -344,7 +357,7 @@ static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, jso
 }
 
 /* A new lineage for the best explore-born variant that earns one. */
-static int adopt_explorer(struct session *s, int round, json_t *rv, json_t *all, json_t *lins,
+static int adopt_explorer(struct session *s, int round, json_t *rv, struct vcache *vc, json_t *lins,
 			  char *msg, size_t n)
 {
 	json_t *cand = NULL, *v;
@@ -365,7 +378,7 @@ static int adopt_explorer(struct session *s, int round, json_t *rv, json_t *all,
 		    !json_is_true(json_object_get(v, "active")))
 			continue;
 		active++;
-		best = find(all, json_string_value(json_object_get(v, "best")));
+		best = vc_get(vc, json_string_value(json_object_get(v, "best")));
 		if (best && num(best, "speedup_ref") < worst)
 			worst = num(best, "speedup_ref");
 	}
@@ -397,7 +410,8 @@ static int cmp_prune(const void *a, const void *b)
 }
 
 /* Deactivates lineages beyond max_active_lineages: most stagnant, then slowest. */
-static int prune(struct session *s, int round, json_t *all, struct sbuf *note, char *msg, size_t n)
+static int prune(struct session *s, int round, struct vcache *vc, struct sbuf *note, char *msg,
+		 size_t n)
 {
 	json_t *lins = store_lineages(s->st, s->id), *l;
 	struct lrank *act = xcalloc(json_array_size(lins) + 1, sizeof(*act));
@@ -409,7 +423,7 @@ static int prune(struct session *s, int round, json_t *all, struct sbuf *note, c
 		    !json_is_true(json_object_get(l, "active")))
 			continue;
 		act[na].row = l;
-		act[na++].speedup = num(find(all, json_string_value(json_object_get(l, "best"))),
+		act[na++].speedup = num(vc_get(vc, json_string_value(json_object_get(l, "best"))),
 					"speedup_ref");
 	}
 	qsort(act, na, sizeof(*act), cmp_prune);
@@ -443,7 +457,7 @@ static double minutes_since(const char *iso)
 }
 
 /* The navigator: what follows round r, and why. */
-static const char *decide(struct session *s, int round, json_t *all, struct sbuf *why, int *stop)
+static const char *decide(struct session *s, int round, struct sbuf *why, int *stop)
 {
 	json_t *inc = session_incumbent(s), *lins = store_lineages(s->st, s->id), *l;
 	json_t *row = store_session_get(s->st, s->id);
@@ -453,8 +467,7 @@ static const char *decide(struct session *s, int round, json_t *all, struct sbuf
 	double minutes = minutes_since(json_string_value(json_object_get(row, "created")));
 	const char *d = "exploit";
 
-	json_array_foreach (all, i, l)
-		evaluated += json_is_string(json_object_get(l, "status"));
+	evaluated = (size_t)store_result_count(s->st, s->id);
 	json_array_foreach (lins, i, l) {
 		json_int_t st = json_integer_value(json_object_get(l, "stagnation"));
 
@@ -502,8 +515,8 @@ static const char *decide(struct session *s, int round, json_t *all, struct sbuf
 	return d;
 }
 
-static int rank_steps(struct session *s, int round, json_t *rv, json_t *all, struct sbuf *note,
-		      char *msg, size_t n)
+static int rank_steps(struct session *s, int round, json_t *rv, struct vcache *vc,
+		      struct sbuf *note, char *msg, size_t n)
 {
 	json_t *lins = store_lineages(s->st, s->id), *l, *v;
 	size_t i;
@@ -513,42 +526,40 @@ static int rank_steps(struct session *s, int round, json_t *rv, json_t *all, str
 		if (!rc)
 			rc = learn_failure(s, v, round, msg, n);
 	if (!rc)
-		rc = update_incumbent(s, round, rv, all, note, msg, n);
+		rc = update_incumbent(s, round, rv, vc, note, msg, n);
 	json_array_foreach (lins, i, l)
 		have |= json_integer_value(json_object_get(l, "lineage")) != INCUMBENT_LINE;
 	if (!rc && !have && round >= 1) {
-		rc = found_lineages(s, round, all, msg, n);
+		rc = found_lineages(s, round, msg, n);
 	} else if (!rc && have) {
 		json_array_foreach (lins, i, l) {
 			if (rc ||
 			    json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
 			    !json_is_true(json_object_get(l, "active")))
 				continue;
-			rc = step_lineage(s, round, l, rv, all, note, msg, n);
+			rc = step_lineage(s, round, l, rv, vc, note, msg, n);
 		}
 		if (!rc)
-			rc = adopt_explorer(s, round, rv, all, lins, msg, n);
+			rc = adopt_explorer(s, round, rv, vc, lins, msg, n);
 	}
 	if (!rc)
-		rc = prune(s, round, all, note, msg, n);
+		rc = prune(s, round, vc, note, msg, n);
 	json_decref(lins);
 	return rc;
 }
 
 int round_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 {
-	json_t *rv = store_variants_brief(s->st, s->id, round),
-	       *all = store_variants_brief(s->st, s->id, -1);
+	json_t *rv = store_variants_brief(s->st, s->id, round);
+	struct vcache vc = { s, json_object() };
 	struct sbuf note = SBUF_INIT, why = SBUF_INIT;
 	const char *decision;
 	int rc = store_begin(s->st, msg, n);
 
 	if (!rc)
-		rc = rank_steps(s, round, rv, all, &note, msg, n);
+		rc = rank_steps(s, round, rv, &vc, &note, msg, n);
 	if (!rc) {
-		json_decref(all);
-		all = store_variants_brief(s->st, s->id, -1); /* lineages moved */
-		decision = decide(s, round, all, &why, stop);
+		decision = decide(s, round, &why, stop);
 		sbuf_addf(&note, "%s", why.buf);
 		rc = store_round_set_decision(s->st, s->id, round, decision, note.buf, msg, n);
 	}
@@ -565,6 +576,6 @@ int round_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 	sbuf_release(&note);
 	sbuf_release(&why);
 	json_decref(rv);
-	json_decref(all);
+	json_decref(vc.map);
 	return rc;
 }

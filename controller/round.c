@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -413,11 +414,15 @@ static void progress(struct session *s, int round, size_t todo, double t0)
 	fflush(stderr);
 }
 
-/* Waits for pid, showing progress once a second; returns its wait status. */
+/*
+ * Waits for pid, showing progress once a second; returns its wait status.
+ * A pidfd wakes us the moment evalpod exits (falling back to short sleeps
+ * where the kernel has none), so a round never waits on a timer.
+ */
 static int wait_evalpod(struct session *s, int round, size_t todo, pid_t pid)
 {
 	double t0 = (double)time(NULL);
-	int status = 0;
+	int status = 0, pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
@@ -425,12 +430,20 @@ static int wait_evalpod(struct session *s, int round, size_t todo, pid_t pid)
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR)
-			return -1;
+			break;
 		if (kctl_signal) /* pass the interruption on; evalpod writes what it has */
 			kill(pid, SIGTERM);
 		progress(s, round, todo, t0);
-		poll(NULL, 0, 1000);
+		if (pfd >= 0) {
+			struct pollfd p = { .fd = pfd, .events = POLLIN };
+
+			poll(&p, 1, 1000);
+		} else {
+			poll(NULL, 0, 100);
+		}
 	}
+	if (pfd >= 0)
+		close(pfd);
 	if (s->interactive)
 		fputs("\r\033[K", stderr);
 	return status;

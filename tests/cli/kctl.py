@@ -1,0 +1,448 @@
+#!/usr/bin/env python3
+"""The kctl command line, end to end, on the small affine problem.
+
+usage: kctl.py KCTL EVALPOD DATA_DIR
+
+Every scenario runs in its own temporary folder, with KCTL_STATE_DIR and
+XDG_CACHE_HOME inside it and a copy of the spec files there (the spec's
+session.output_dir "runs" resolves against that folder).  kctl is pointed
+at EVALPOD with KCTL_EVALPOD.  One behaviour per check; the script ends
+with "N passed, M failed" and exits 1 when anything failed.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = []
+passes = []
+
+SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
+DECISIONS = ("exploit", "explore", "stop")
+
+
+def check(cond, what):
+    (passes if cond else failures).append(what)
+    print(("ok   " if cond else "FAIL ") + what)
+
+
+class Scenario:
+    """A temporary folder with the spec files, its own state and cache."""
+
+    def __init__(self, kctl, evalpod, data, label):
+        self.kctl = kctl
+        self.label = label
+        self.tmp = tempfile.mkdtemp(prefix="kctl-cli-")
+        for name in SPEC_FILES:
+            shutil.copy(os.path.join(data, name), self.tmp)
+        self.spec = os.path.join(self.tmp, "affine.yaml")
+        self.env = dict(os.environ, KCTL_STATE_DIR=os.path.join(self.tmp, "state"),
+                        XDG_CACHE_HOME=os.path.join(self.tmp, "cache"),
+                        KCTL_EVALPOD=evalpod)
+        self.env.pop("KCTL_TEST_CRASH_AT", None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run(self, args, stdin=None, env=None, timeout=300):
+        return subprocess.run([self.kctl] + args, env=env or self.env, input=stdin,
+                              capture_output=True, text=True, timeout=timeout)
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def read(self, *parts):
+        try:
+            with open(os.path.join(*parts), encoding="utf-8") as f:
+                return f.read()
+        except OSError:
+            return None
+
+    def derive(self, name, replacements):
+        """A copy of affine.yaml with each (old, new) replaced exactly once."""
+        text = self.read(self.spec)
+        for old, new in replacements:
+            if text.count(old) != 1:
+                raise RuntimeError(f"affine.yaml does not hold {old!r} once")
+            text = text.replace(old, new)
+        return self.write(name, text)
+
+    def status(self, sid=None):
+        res = self.run(["status"] + ([sid] if sid else []) + ["-o", "json"])
+        try:
+            return json.loads(res.stdout) if res.returncode == 0 else None
+        except ValueError:
+            return None
+
+    def session_dir(self, sid):
+        return os.path.join(self.tmp, "runs", sid)
+
+
+def tail(res, n=200):
+    """Exit status and the last line of stderr, for a check's label."""
+    lines = res.stderr.strip().splitlines()
+    return f"{res.returncode}: {lines[-1][-n:] if lines else ''}"
+
+
+def error_text(stderr):
+    """The text of kctl's error line, after its "kctl: error: " prefix."""
+    for line in stderr.splitlines():
+        if line.startswith("kctl: error: "):
+            return line[len("kctl: error: "):]
+    return ""
+
+
+def first_line(text):
+    lines = text.splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def show_rows(sc, sid):
+    """kctl show SESSION as {variant: {parent, status}}."""
+    rows = {}
+    for line in sc.run(["show", sid]).stdout.splitlines()[1:]:
+        f = line.split()
+        if len(f) >= 4:
+            rows[f[0]] = {"parent": f[1], "status": f[3]}
+    return rows
+
+
+def report_rows(text):
+    """Rows of report.md's "## Rounds" table as lists of cells."""
+    rows, inside = [], False
+    for line in (text or "").splitlines():
+        if line.startswith("## "):
+            inside = line.strip() == "## Rounds"
+            continue
+        if inside and line.startswith("|") and not line.startswith("|---"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if cells and cells[0] != "round":
+                rows.append(cells)
+    return rows
+
+
+# --- 1 ------------------------------------------------------------------------
+
+
+def usage(kctl, evalpod, data):
+    with Scenario(kctl, evalpod, data, "usage") as sc:
+        res = sc.run([])
+        check(res.returncode == 2 and "usage: kctl" in res.stderr,
+              f"no arguments: exit 2 with usage on stderr (got {res.returncode})")
+        res = sc.run(["help"])
+        check(res.returncode == 0 and "usage: kctl" in res.stdout,
+              f"help: exit 0 with usage on stdout (got {res.returncode})")
+        res = sc.run(["bogus"])
+        check(res.returncode == 2 and "bogus" in res.stderr,
+              f"unknown command: exit 2 naming it (got {tail(res)})")
+
+
+# --- 2, 9 ---------------------------------------------------------------------
+
+
+def full_session(kctl, evalpod, data):
+    with Scenario(kctl, evalpod, data, "full") as sc:
+        res = sc.run(["start", sc.spec])
+        sid = first_line(res.stdout)
+        check(res.returncode == 0, f"full session: exit 0 (got {tail(res)})")
+        check(re.fullmatch(r"affine-[0-9]{8}-[0-9]{6}(-[0-9]+)?", sid) is not None
+              and os.path.isdir(sc.session_dir(sid)),
+              f"full session: stdout's first line is the session id (got {sid!r})")
+        st = sc.status(sid) or {}
+        best = st.get("best") if isinstance(st.get("best"), dict) else {}
+        check(st.get("session") == sid and st.get("state") == "done",
+              f"full session: status says session {sid}, state done "
+              f"(got {st.get('session')}, {st.get('state')})")
+        check(isinstance(st.get("rounds"), int) and st.get("rounds") >= 1,
+              f"full session: status counts its rounds (got {st.get('rounds')})")
+        rows = show_rows(sc, sid)
+        check(rows and st.get("evaluations") == len(rows),
+              f"full session: evaluations equal the variants kctl show lists "
+              f"({st.get('evaluations')} vs {len(rows)})")
+        speedup = best.get("speedup_vs_reference")
+        check(best.get("variant") in rows and best.get("status") == "ok"
+              and isinstance(speedup, (int, float)) and speedup > 0,
+              f"full session: best is a listed ok variant with a positive speedup (got {best})")
+        check(all(isinstance(best.get(k), (int, float))
+                  for k in ("speedup_vs_baseline", "gflops", "gbps"))
+              and isinstance(best.get("bottleneck"), str) and best.get("bottleneck"),
+              f"full session: best has speedup_vs_baseline, gflops, gbps, bottleneck "
+              f"(got {sorted(best)})")
+
+        folder = sc.session_dir(sid)
+        best_cl = sc.read(folder, "best.cl") or ""
+        header = best_cl.split("*/", 1)[0]
+        check(best_cl.startswith("/*") and f": {best.get('variant')}\n" in header
+              and isinstance(speedup, (int, float)) and f"speedup {speedup:.2f}x" in header,
+              f"full session: best.cl's header names {best.get('variant')} and its speedup "
+              f"(header {header[:200]!r})")
+        learn = sc.read(folder, "learnings.md") or ""
+        check("## Failure patterns" in learn and "## Successes" in learn,
+              "full session: learnings.md has failure patterns and successes sections")
+        table = report_rows(sc.read(folder, "report.md"))
+        rounds = st.get("rounds") if isinstance(st.get("rounds"), int) else -1
+        check([r[0] for r in table] == [str(r) for r in range(rounds + 1)],
+              f"full session: report.md has one row per round 0..{rounds} "
+              f"(got {[r[0] for r in table]})")
+        check(table and all(len(r) >= 6 and r[4] in DECISIONS for r in table),
+              f"full session: every round row has a decision (got {[r[4:5] for r in table]})")
+
+        res = sc.run(["status"])
+        check(res.returncode == 0 and sid in res.stdout,
+              f"kctl status lists the session (got {tail(res)})")
+        listed = sc.status()
+        check(isinstance(listed, list) and [s.get("session") for s in listed] == [sid],
+              "kctl status -o json lists exactly that session")
+
+        child = next((v for v, r in rows.items() if r["parent"] != "-"
+                      and r["status"] == "ok"), None)
+        res = sc.run(["show", sid, child or "?"])
+        check(child is not None and res.returncode == 0 and f"variant   {child}" in res.stdout
+              and "median" in res.stdout and "roofline" in res.stdout
+              and ("\noptions: " in res.stdout or "\n+++ " in res.stdout),
+              f"kctl show {child}: figures and an options line or a diff from its parent "
+              f"({tail(res)})")
+        res = sc.run(["show", sid, "r99-v999"])
+        check(res.returncode == 1 and "r99-v999" in res.stderr,
+              f"kctl show of an unknown variant: exit 1 naming it (got {tail(res)})")
+
+        res = sc.run(["resume", sid])
+        check(res.returncode == 1 and "done" in res.stderr,
+              f"resume of a done session refuses: exit 1, says done (got {tail(res)})")
+        res = sc.run(["resume", "affine-19700101-000000"])
+        check(res.returncode in (1, 3) and "no session" in res.stderr,
+              f"resume of an unknown id: exit 1 or 3, 'no session' (got {tail(res)})")
+
+
+# --- 3, 4, 5 ------------------------------------------------------------------
+
+
+def malformed_spec(kctl, evalpod, data):
+    with Scenario(kctl, evalpod, data, "malformed") as sc:
+        text = sc.read(sc.spec).splitlines(keepends=True)
+        at = next(i for i, line in enumerate(text) if line.startswith("  semantics:"))
+        text.insert(at + 1, "  bogus: 1\n")
+        spec = sc.write("bogus.yaml", "".join(text))
+        line = at + 2  # 1-based line of the inserted key
+        res = sc.run(["start", spec])
+        want = f"{spec}:{line}:3: problem.bogus"
+        check(res.returncode == 1 and error_text(res.stderr).startswith(want),
+              f"unknown key: exit 1, error starts with FILE:{line}:3: problem.bogus "
+              f"(got {tail(res)})")
+        check(sc.status() == [] and not os.path.exists(os.path.join(sc.tmp, "runs")),
+              f"unknown key: no session is created (status {sc.status()})")
+
+
+def unbalanced_template(kctl, evalpod, data):
+    with Scenario(kctl, evalpod, data, "markers") as sc:
+        src = sc.read(sc.tmp, "affine.cl").splitlines(keepends=True)
+        src = [line for line in src if "EVOLVE-BLOCK-END" not in line]
+        start = next(i for i, line in enumerate(src) if "EVOLVE-BLOCK-START" in line) + 1
+        sc.write("open.cl", "".join(src))
+        spec = sc.derive("open.yaml", [("template: affine.cl", "template: open.cl")])
+        res = sc.run(["start", spec])
+        check(res.returncode == 1 and f"open.cl: line {start}" in res.stderr,
+              f"unbalanced markers: exit 1 naming open.cl and line {start} (got {tail(res)})")
+        check(sc.status() == [], "unbalanced markers: no session is created")
+
+
+def no_evaluator(kctl, evalpod, data):
+    with Scenario(kctl, evalpod, data, "no evalpod") as sc:
+        spec = sc.derive("missing.yaml",
+                         [("session:\n", "evaluator: {evalpod: nowhere/evalpod}\nsession:\n")])
+        res = sc.run(["start", spec])
+        check(res.returncode == 3 and os.path.join(sc.tmp, "nowhere/evalpod") in res.stderr,
+              f"evalpod missing: exit 3 naming the path (got {tail(res)})")
+        check(sc.status() == [], "evalpod missing: no session is created")
+
+    with Scenario(kctl, evalpod, data, "no device") as sc:
+        vendors = os.path.join(sc.tmp, "no-vendors")
+        os.mkdir(vendors)
+        res = sc.run(["start", sc.spec], env=dict(sc.env, OCL_ICD_VENDORS=vendors))
+        check(res.returncode == 3 and "no OpenCL device" in res.stderr,
+              f"no OpenCL device: exit 3 saying so (got {tail(res)})")
+        check(not glob.glob(os.path.join(sc.tmp, "runs", "*", "rounds")),
+              "no OpenCL device: refused before any round (no rounds/ folder)")
+
+
+# --- 6 ------------------------------------------------------------------------
+
+
+def rounds_cap(kctl, evalpod, data):
+    with Scenario(kctl, evalpod, data, "rounds") as sc:
+        res = sc.run(["start", sc.spec, "--rounds", "1"])
+        sid = first_line(res.stdout)
+        st = sc.status(sid) or {}
+        check(res.returncode == 0 and st.get("state") == "done" and st.get("rounds") == 1,
+              f"--rounds 1: done after round 1 ({tail(res)}; status {st.get('state')}, "
+              f"rounds {st.get('rounds')})")
+        table = report_rows(sc.read(sc.session_dir(sid), "report.md"))
+        check([r[0] for r in table] == ["0", "1"],
+              f"--rounds 1: report has rows for rounds 0 and 1 (got {[r[0] for r in table]})")
+        last = table[-1] if table else []
+        check(len(last) >= 6 and last[4] == "stop" and "round budget" in last[5],
+              f"--rounds 1: round 1 decides stop, naming the round budget (got {last[4:]})")
+
+
+# --- 7 ------------------------------------------------------------------------
+
+
+def step(kctl, evalpod, data):
+    with Scenario(kctl, evalpod, data, "step") as sc:
+        res = sc.run(["start", sc.spec, "--step"], stdin="n\n")
+        sid = first_line(res.stdout)
+        st = sc.status(sid) or {}
+        check(res.returncode == 0 and st.get("state") == "paused" and st.get("rounds") == 0,
+              f"--step, answer n: exit 0, paused after round 0 ({tail(res)}; status "
+              f"{st.get('state')}, rounds {st.get('rounds')})")
+        check(f"kctl resume {sid}" in res.stderr,
+              f"--step, answer n: says how to resume (got {res.stderr.strip()[-200:]!r})")
+        res = sc.run(["resume", sid])
+        st = sc.status(sid) or {}
+        check(res.returncode == 0 and st.get("state") == "done",
+              f"resume of the paused session finishes it ({tail(res)}; status {st.get('state')})")
+
+
+# --- 8 ------------------------------------------------------------------------
+
+
+def cancel(kctl, evalpod, data):
+    with Scenario(kctl, evalpod, data, "cancel") as sc:
+        spec = sc.derive("long.yaml", [
+            ("max_rounds: 3\n", "max_rounds: 50\n  stagnation_rounds: 50\n"),
+            ("max_evaluations: 10\n", "max_evaluations: 200\n"),
+            ("U: [1, 2, 4]", "U: [1, 2, 3, 4, 5, 6, 7, 8]"),
+        ])
+        proc = subprocess.Popen([kctl, "start", spec], env=sc.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        try:
+            sid = proc.stdout.readline().strip()
+            deadline, st = time.time() + 120, {}
+            while time.time() < deadline and proc.poll() is None:
+                st = sc.status(sid) or {}
+                if isinstance(st.get("rounds"), int) and st["rounds"] >= 1:
+                    break
+                time.sleep(0.1)
+            running = isinstance(st.get("rounds"), int) and st["rounds"] >= 1
+            check(running, f"cancel: the session reaches round 1 (status {st})")
+            # Let round 1's evalpod start, so that cancel has one to stop.
+            log = os.path.join(sc.session_dir(sid), "rounds", "r001", "evalpod.log")
+            while time.time() < deadline and proc.poll() is None and not os.path.exists(log):
+                time.sleep(0.05)
+            time.sleep(0.5)
+            res = sc.run(["cancel", sid])
+            cancelled_at = time.time()
+            check(res.returncode == 0, f"cancel: exit 0 (got {tail(res)})")
+            try:
+                proc.wait(timeout=60)
+                ended = True
+            except subprocess.TimeoutExpired:
+                ended = False
+            check(ended, f"cancel: the running kctl exits within 60 s "
+                         f"(exit {proc.returncode}, after {time.time() - cancelled_at:.1f}s)")
+            st = sc.status(sid) or {}
+            check(st.get("state") == "cancelled",
+                  f"cancel: state is cancelled (got {st.get('state')}: {st.get('reason')})")
+            late = [os.path.relpath(p, sc.session_dir(sid))
+                    for p in glob.glob(os.path.join(sc.session_dir(sid), "rounds", "r*",
+                                                    "batch*.json"))
+                    if os.path.getmtime(p) > cancelled_at]
+            check(not late, f"cancel: no evalpod run starts after the cancel (batches written "
+                            f"after it: {sorted(late)})")
+            res = sc.run(["resume", sid])
+            check(res.returncode == 1 and "cancelled" in res.stderr,
+                  f"resume of a cancelled session refuses: exit 1, says cancelled "
+                  f"(got {tail(res)})")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+
+
+# --- 10 -----------------------------------------------------------------------
+
+BROKEN_TEMPLATE = """\
+// y = 2x + 1, but the block does not compile when U is 4.
+// EVOLVE-BLOCK-START
+#ifndef LS
+#define LS 64
+#endif
+#ifndef U
+#define U 4
+#endif
+#if U == 4
+syntax error here
+#endif
+__kernel void affine(__global const float *x, __global float *y, int n)
+{
+	int base = get_global_id(0) * U;
+
+	for (int j = 0; j < U; j++)
+		if (base + j < n)
+			y[base + j] = fma(x[base + j], 2.0f, 1.0f);
+}
+// EVOLVE-BLOCK-END
+"""
+
+
+def compile_failures(kctl, evalpod, data):
+    with Scenario(kctl, evalpod, data, "compile") as sc:
+        sc.write("broken.cl", BROKEN_TEMPLATE)
+        spec = sc.derive("broken.yaml", [("template: affine.cl", "template: broken.cl"),
+                                         ("U: [1, 2, 4]", "U: [4]")])
+        res = sc.run(["start", spec])
+        sid = first_line(res.stdout)
+        st = sc.status(sid) or {}
+        check(res.returncode == 0 and st.get("state") == "done",
+              f"every variant fails to compile: the session still ends done "
+              f"({tail(res)}; status {st.get('state')})")
+        rows = show_rows(sc, sid)
+        check(rows and all(r["status"] == "compile_error" for r in rows.values()),
+              f"every variant fails to compile: each is recorded as compile_error "
+              f"(got {sorted({r['status'] for r in rows.values()})})")
+        learn = sc.read(sc.session_dir(sid), "learnings.md") or ""
+        entry = re.search(r"^- \[F001\] compile_error: .*\(seen ([0-9]+) times?\)$", learn,
+                          re.M)
+        check(entry is not None and int(entry.group(1)) == len(rows),
+              f"learnings.md lists [F001] compile_error seen once per variant "
+              f"({len(rows)}) (got {entry.group(0) if entry else learn[-300:]!r})")
+        first = min(rows) if rows else "?"
+        check(entry is not None and f"first in {first}:" in entry.group(0),
+              f"[F001] says it was first seen in {first}, the first variant that failed "
+              f"(got {entry.group(0) if entry else None!r})")
+        best_cl = os.path.join(sc.session_dir(sid), "best.cl")
+        check(os.path.exists(best_cl) or best_cl not in res.stderr,
+              f"no variant ok: kctl does not point at a best.cl it did not write "
+              f"(stderr ends {res.stderr.strip()[-160:]!r})")
+
+
+def main():
+    if len(sys.argv) != 4:
+        print("usage: kctl.py KCTL EVALPOD DATA_DIR", file=sys.stderr)
+        return 2
+    kctl, evalpod, data = (os.path.abspath(a) for a in sys.argv[1:])
+    for scenario in (usage, malformed_spec, unbalanced_template, no_evaluator,
+                     compile_failures, rounds_cap, full_session, step, cancel):
+        t0 = time.time()
+        try:
+            scenario(kctl, evalpod, data)
+        except Exception as e:  # a crash of the script is a failure, not a stop
+            check(False, f"{scenario.__name__}: raised {type(e).__name__}: {e}")
+        print(f"     ({scenario.__name__}: {time.time() - t0:.1f}s)")
+    print(f"{len(passes)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
