@@ -13,10 +13,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <openssl/sha.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -130,12 +131,22 @@ static int check_evalpod(const char *evalpod, char *msg, size_t n)
 	return rc;
 }
 
+/* What a session is bound to: the spec and the kernels it names. */
 static void spec_hash(const struct spec *sp, char out[65])
 {
-	unsigned char md[SHA256_DIGEST_LENGTH];
+	const char *parts[3] = { sp->text, sp->template_src, sp->reference_src };
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 
-	SHA256((const unsigned char *)sp->text, strlen(sp->text), md);
-	for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
+	if (!ctx)
+		abort();
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	for (int i = 0; i < 3; i++)
+		EVP_DigestUpdate(ctx, parts[i], strlen(parts[i]) + 1); /* NUL separates */
+	EVP_DigestFinal_ex(ctx, md, &len);
+	EVP_MD_CTX_free(ctx);
+	for (unsigned i = 0; i < len && i < 32; i++)
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
@@ -150,6 +161,17 @@ static int session_prepare(struct session *s, const char *spec_path, char *msg, 
 		return kerr_set(msg, n, KERR_UNSUPPORTED,
 				"%s: evaluator.backend: only 'local' is available in this release",
 				spec_path);
+	/* The local backend's store is the session folder; object storage comes
+	 * with the object-storage backend, so say so rather than ignore it. */
+	if (s->spec.storage && strncmp(s->spec.storage, "file://", 7))
+		return kerr_set(msg, n, KERR_UNSUPPORTED,
+				"%s: evaluator.storage: '%.16s...' is not available yet; the local "
+				"backend keeps results under session.output_dir (file://)",
+				spec_path, s->spec.storage);
+	if (s->spec.storage)
+		log_warn("evaluator.storage: the local backend keeps results under "
+			 "session.output_dir; '%s' is not used",
+			 s->spec.storage);
 	if ((rc = blocks_find(s->spec.template_src, s->spec.marker_start, s->spec.marker_end,
 			      &s->blocks, msg, n)))
 		return rc;
@@ -184,13 +206,19 @@ int session_create(struct session *s, struct store *st, const char *spec_path, c
 	}
 	s->id = id;
 	s->dir = xasprintf("%s/%s", s->spec.output_dir, id);
-	s->rng = s->spec.seed ? s->spec.seed : 1;
+	s->rng = s->spec.seed;
 	spec_hash(&s->spec, hash);
 	if ((rc = dir_make(s->dir, msg, n)))
 		return rc;
 	if ((rc = store_begin(st, msg, n)))
 		return rc;
-	rc = store_session_create(st, id, s->spec.path, hash, s->dir, msg, n);
+	{
+		/* Absolute, so that `kctl resume` works from any folder. */
+		char *abs = realpath(spec_path, NULL);
+
+		rc = store_session_create(st, id, abs ? abs : spec_path, hash, s->dir, msg, n);
+		free(abs);
+	}
 	if (!rc)
 		rc = store_session_set_rng(st, id, s->rng, msg, n);
 	if (rc) {
@@ -209,7 +237,7 @@ int session_reopen(struct session *s, struct store *st, const char *id, char *ms
 
 	s->st = st;
 	if (!row)
-		return kerr_set(msg, n, KERR_NOTFOUND, "no session '%s' (see 'kctl status')", id);
+		return kerr_set(msg, n, KERR_INVALID, "no session '%s' (see 'kctl status')", id);
 	path = json_string_value(json_object_get(row, "spec_path"));
 	want = json_string_value(json_object_get(row, "spec_hash"));
 	state = json_string_value(json_object_get(row, "state"));
@@ -372,7 +400,7 @@ static int next_step(struct session *s, int *round, int *state, char **mode, int
 	return 0;
 }
 
-int session_run(struct session *s, char *msg, size_t n)
+static int session_drive(struct session *s, char *msg, size_t n)
 {
 	int rounds_done = 0, rc = 0;
 	double t_round = 0;
@@ -418,17 +446,37 @@ int session_run(struct session *s, char *msg, size_t n)
 		t_round = (double)(time(NULL) - t0);
 		round_line(s, round, t_round, rounds_done);
 	}
+	if (rc && session_cancelled(s)) {
+		fprintf(stderr, "session %s was cancelled\n", s->id);
+		return KCTL_EXIT_OK;
+	}
 	if (rc) {
 		int interrupted = rc == KERR_CHILD && strstr(msg, "interrupted");
+		char why[4096];
 
-		set_state(s, interrupted ? "paused" : "failed", msg, msg, n);
+		strlcpy(why, msg, sizeof(why));
+		set_state(s, interrupted ? "paused" : "failed", why, msg, n);
+		strlcpy(msg, why, n);
 		return interrupted                                  ? 130
 		       : rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA
 								    : KCTL_EXIT_FAIL;
 	}
+	learnings_write(s, msg, n);
 	report_write(s, msg, n);
-	fprintf(stderr, "session %s is done: %s/report.md, best kernel in %s/best.cl\n", s->id,
-		s->dir, s->dir);
+	{
+		json_t *inc = session_incumbent(s);
+
+		if (inc)
+			fprintf(stderr,
+				"session %s is done: %s/report.md, best kernel in %s/best.cl\n",
+				s->id, s->dir, s->dir);
+		else
+			fprintf(stderr,
+				"session %s is done, but no variant passed its checks: see "
+				"%s/learnings.md\n",
+				s->id, s->dir);
+		json_decref(inc);
+	}
 	return KCTL_EXIT_OK;
 }
 
@@ -465,4 +513,21 @@ json_t *session_status_json(struct store *st, const char *id)
 	json_decref(lins);
 	json_decref(row);
 	return out;
+}
+
+int session_run(struct session *s, char *msg, size_t n)
+{
+	char *path = xasprintf("%s/session.lock", s->dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644), rc;
+
+	free(path);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
+		if (fd >= 0)
+			close(fd);
+		kerr_set(msg, n, KERR_INVALID, "session %s is being driven by another kctl", s->id);
+		return KCTL_EXIT_FAIL;
+	}
+	rc = session_drive(s, msg, n);
+	close(fd);
+	return rc;
 }

@@ -28,8 +28,9 @@ static int usage(FILE *f)
 	fputs("usage: kctl COMMAND [ARGS]\n\ncommands:\n", f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
-	fputs("\nThe state database is ~/.local/state/kctl/kctl.db unless $KCTL_STATE_DIR or\n"
-	      "--state FILE says otherwise.  See docs/kctl.md.\n",
+	fputs("\nThe state database is --state FILE, else $KCTL_STATE_DIR/kctl.db, else\n"
+	      "$XDG_STATE_HOME/kctl/kctl.db, else ~/.local/state/kctl/kctl.db.  See "
+	      "docs/kctl.md.\n",
 	      f);
 	return f == stdout ? 0 : 2;
 }

@@ -178,7 +178,7 @@ static int learn_failure(struct session *s, json_t *v, int round, char *msg, siz
 	fault = json_object_get(res, "fault");
 	key = signature(st, fault);
 	describe(v, &what);
-	sbuf_addf(&text, "%s (first in %s: %s)", key, id, what.buf);
+	sbuf_addf(&text, "%s (first seen in %s: %s)", key, id, what.buf);
 	if (json_string_value(json_object_get(fault, "message")) && strcmp(st, "compile_error"))
 		sbuf_addf(&text, " - %.160s", json_string_value(json_object_get(fault, "message")));
 	rc = store_learning_add(s->st, s->id, 'F', key, st, text.buf, round, msg, n);
@@ -216,7 +216,12 @@ static int learn_success(struct session *s, json_t *better, json_t *old, const c
 	sbuf_addf(&text, "%s %s %s: %s; %.2fx -> %.2fx vs reference (%+.0f%%); bottleneck %s -> %s",
 		  id, what, oid, desc.buf, before, after,
 		  before > 0 ? (after / before - 1) * 100 : 0, b0, bottleneck(s, id));
-	rc = store_learning_add(s->st, s->id, 'S', id, what, text.buf, round, msg, n);
+	{
+		char *key = xasprintf("%s %s", id, what);
+
+		rc = store_learning_add(s->st, s->id, 'S', key, what, text.buf, round, msg, n);
+		free(key);
+	}
 	sbuf_release(&text);
 	sbuf_release(&desc);
 	return rc < 0 ? rc : 0;

@@ -67,9 +67,10 @@ int learnings_write(struct session *s, char *msg, size_t n)
 	return rc;
 }
 
+/* res.a.b (or res.a when b is NULL) as a number; NAN when absent. */
 static double fig(json_t *res, const char *a, const char *b)
 {
-	json_t *v = json_object_get(json_object_get(res, a), b);
+	json_t *v = b ? json_object_get(json_object_get(res, a), b) : json_object_get(res, a);
 
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
@@ -107,6 +108,47 @@ static int write_best(struct session *s, json_t *inc, char *msg, size_t n)
 	free(path);
 	json_decref(res);
 	return rc;
+}
+
+static int by_speedup(const void *a, const void *b)
+{
+	double x = fig(*(json_t *const *)a, "speedup_ref", NULL);
+	double y = fig(*(json_t *const *)b, "speedup_ref", NULL);
+
+	return (x < y) - (x > y);
+}
+
+/* The five fastest variants that passed, against the reference. */
+static void report_best(struct session *s, struct sbuf *b)
+{
+	json_t *all = store_variants_brief(s->st, s->id, -1), *v;
+	json_t **ok = xcalloc(json_array_size(all) + 1, sizeof(*ok));
+	size_t i, n = 0;
+
+	json_array_foreach (all, i, v) {
+		const char *st = json_string_value(json_object_get(v, "status"));
+
+		if (st && !strcmp(st, "ok"))
+			ok[n++] = v;
+	}
+	qsort(ok, n, sizeof(*ok), by_speedup);
+	sbuf_adds(b, "\n## Best variants\n\n| variant | vs reference | GFLOP/s | bottleneck | "
+		     "options | rationale |\n|---|---|---|---|---|---|\n");
+	for (i = 0; i < n && i < 5; i++)
+		sbuf_addf(b, "| %s | %.2fx | %.2f | %s | `%s` | %s |\n",
+			  json_string_value(json_object_get(ok[i], "id")),
+			  fig(ok[i], "speedup_ref", NULL), fig(ok[i], "gflops", NULL),
+			  json_string_value(json_object_get(ok[i], "bottleneck"))
+				  ? json_string_value(json_object_get(ok[i], "bottleneck"))
+				  : "-",
+			  json_string_value(json_object_get(ok[i], "options")),
+			  json_string_value(json_object_get(ok[i], "rationale"))
+				  ? json_string_value(json_object_get(ok[i], "rationale"))
+				  : "");
+	if (!n)
+		sbuf_adds(b, "| (no variant passed its checks) | | | | | |\n");
+	free(ok);
+	json_decref(all);
 }
 
 static void report_rounds(struct session *s, struct sbuf *b)
@@ -150,6 +192,7 @@ int report_write(struct session *s, char *msg, size_t n)
 
 	sbuf_addf(&b, "# kctl session %s\n\nSpec: `%s`\n\n```json\n%s```\n", s->id, s->spec.path,
 		  js);
+	report_best(s, &b);
 	report_rounds(s, &b);
 	if (!rc)
 		rc = file_write_atomic(path, b.buf, b.len, msg, n);

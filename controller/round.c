@@ -13,6 +13,7 @@
 #include "xalloc.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
@@ -78,7 +79,9 @@ static size_t gather_parents(struct session *s, json_t *history, struct cand *al
 	json_array_foreach (lins, i, l) {
 		const char *best = json_string_value(json_object_get(l, "best"));
 
-		if (!json_is_true(json_object_get(l, "active")) || !best)
+		/* lineage 0 is the incumbent's line, not a search lineage */
+		if (!json_is_true(json_object_get(l, "active")) || !best ||
+		    json_integer_value(json_object_get(l, "lineage")) == 0)
 			continue;
 		for (size_t k = 0; k < json_array_size(history) && np < max; k++)
 			if (all[k].id && !strcmp(all[k].id, best))
@@ -170,6 +173,7 @@ static int propose_more(struct session *s, int round, enum nav_mode mode, char *
 	const struct cand **parents = xcalloc(nh + 1, sizeof(*parents));
 	struct proposal *props = NULL;
 	struct propose_ctx ctx;
+	char *learnings = NULL;
 	int evaluated = (int)nh, rc;
 
 	for (size_t i = 0; i < nh; i++)
@@ -191,6 +195,14 @@ static int propose_more(struct session *s, int round, enum nav_mode mode, char *
 			   ? (size_t)s->spec.variants_per_round
 			   : ctx.budget_left;
 	ctx.rng = &s->rng;
+	{
+		char *path = xasprintf("%s/learnings.md", s->dir), m[128];
+
+		if (file_read(path, 1u << 20, &learnings, NULL, m, sizeof(m)))
+			learnings = NULL;
+		ctx.learnings = learnings;
+		free(path);
+	}
 	rc = ctx.want ? s->prop.propose(&s->prop, &ctx, &props, &nprop, msg, n) : 0;
 	for (size_t i = 0; i < nprop && rc == 0; i++)
 		rc = admit(s, round, &k, &props[i], all, nh, seen, msg, n) < 0 ? -1 : 0;
@@ -199,6 +211,7 @@ static int propose_more(struct session *s, int round, enum nav_mode mode, char *
 	if (rc == 0 && k == 0)
 		rc = 1;
 	proposals_free(props, nprop);
+	free(learnings);
 	free(parents);
 	free(all);
 	json_decref(seen);
@@ -234,14 +247,51 @@ int round_propose(struct session *s, int round, const char *mode, char *msg, siz
 
 /* --- pack ----------------------------------------------------------------- */
 
-static int result_exists(const char *dir, const char *id)
-{
-	char *path = xasprintf("%s/results/%s.json", dir, id);
-	struct stat st;
-	int ok = stat(path, &st) == 0 && st.st_size > 0;
+enum { RESULT_NONE, RESULT_FINAL, RESULT_RETRY };
 
+/* How many times id's evaluation failed for the infrastructure's reasons. */
+static int infra_attempts(const char *dir, const char *id)
+{
+	char *pat = xasprintf("%s/results/%s.infra-", dir, id);
+	char *base = strrchr(pat, '/') + 1;
+	char *rdir = xasprintf("%s/results", dir);
+	DIR *d = opendir(rdir);
+	struct dirent *de;
+	int count = 0;
+
+	while (d && (de = readdir(d)))
+		count += !strncmp(de->d_name, base, strlen(base));
+	if (d)
+		closedir(d);
+	free(rdir);
+	free(pat);
+	return count;
+}
+
+/*
+ * Whether id has a result: none yet, a final one (the kernel's outcome), or
+ * one that only says the infrastructure failed, which is evaluated again
+ * (by this kctl or a resumed one) until EVALPOD_ATTEMPTS such failures.
+ */
+static int result_state(const char *dir, const char *id)
+{
+	char *path = xasprintf("%s/results/%s.json", dir, id), *text = NULL, m[128];
+	json_t *res = NULL;
+	int state = RESULT_NONE;
+
+	if (!file_read(path, 256u << 20, &text, NULL, m, sizeof(m)) &&
+	    (res = json_loads(text, 0, NULL))) {
+		const char *st = json_string_value(json_object_get(res, "status"));
+
+		state = st && !strcmp(st, "infra_error") &&
+					infra_attempts(dir, id) + 1 < EVALPOD_ATTEMPTS
+				? RESULT_RETRY
+				: RESULT_FINAL;
+	}
+	json_decref(res);
+	free(text);
 	free(path);
-	return ok;
+	return state;
 }
 
 static json_t *program_json(json_t *v)
@@ -301,7 +351,7 @@ static json_t *pending(struct session *s, int round, const char *dir)
 	size_t i;
 
 	json_array_foreach (all, i, v)
-		if (!result_exists(dir, json_string_value(json_object_get(v, "id"))))
+		if (result_state(dir, json_string_value(json_object_get(v, "id"))) != RESULT_FINAL)
 			json_array_append(todo, v);
 	json_decref(all);
 	return todo;
@@ -429,8 +479,10 @@ static int wait_evalpod(struct session *s, int round, size_t todo, pid_t pid)
 
 		if (w == pid)
 			break;
-		if (w < 0 && errno != EINTR)
+		if (w < 0 && errno != EINTR) {
+			status = -1; /* not a clean exit: the round is evaluated again */
 			break;
+		}
 		if (kctl_signal) /* pass the interruption on; evalpod writes what it has */
 			kill(pid, SIGTERM);
 		progress(s, round, todo, t0);
@@ -467,36 +519,27 @@ static void log_tail(const char *dir, char *out, size_t n)
 
 /*
  * Results that say the infrastructure failed are not evidence about a
- * kernel: set them aside (renamed, kept for the record) so that the
- * variant is evaluated again.  Returns how many were set aside.
+ * kernel: before a variant is evaluated again, its earlier result is set
+ * aside (renamed ID.infra-N.json, kept for the record).
  */
-static size_t set_aside_infra(const char *dir, json_t *vars, int attempt)
+static void set_aside_infra(const char *dir, json_t *vars)
 {
-	size_t i, moved = 0;
+	size_t i;
 	json_t *v;
 
 	json_array_foreach (vars, i, v) {
 		const char *id = json_string_value(json_object_get(v, "id"));
-		char *path = xasprintf("%s/results/%s.json", dir, id), *text = NULL, m[128];
-		json_t *res;
+		char *path, *to;
 
-		if (!file_read(path, 256u << 20, &text, NULL, m, sizeof(m)) &&
-		    (res = json_loads(text, 0, NULL))) {
-			const char *st = json_string_value(json_object_get(res, "status"));
-
-			if (st && !strcmp(st, "infra_error")) {
-				char *to =
-					xasprintf("%s/results/%s.infra-%d.json", dir, id, attempt);
-
-				moved += rename(path, to) == 0;
-				free(to);
-			}
-			json_decref(res);
-		}
-		free(text);
+		if (result_state(dir, id) != RESULT_RETRY)
+			continue;
+		path = xasprintf("%s/results/%s.json", dir, id);
+		to = xasprintf("%s/results/%s.infra-%d.json", dir, id, infra_attempts(dir, id) + 1);
+		if (rename(path, to))
+			log_warn("cannot set aside '%s': %s", path, strerror(errno));
+		free(to);
 		free(path);
 	}
-	return moved;
 }
 
 static int open_round_lock(const char *dir, int round, char *msg, size_t n)
@@ -536,6 +579,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 		json_decref(todo);
 		return 0;
 	}
+	set_aside_infra(dir, todo);
 	if ((rc = round_pack(s, round, &batch, msg, n)))
 		goto out;
 	log_evaluating(dir, batch, todo);
@@ -576,10 +620,10 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
 			 attempt + 1 < EVALPOD_ATTEMPTS ? "evaluating what is missing again"
 							: "giving up");
-		if (attempt + 1 < EVALPOD_ATTEMPTS)
-			set_aside_infra(dir, todo, attempt);
-		rc = 1;
-		kerr_set(msg, n, KERR_CHILD, "evalpod failed on round %d:\n%s", round, tail);
+		rc = session_cancelled(s) ? kerr_set(msg, n, KERR_CHILD, "cancelled") : 1;
+		if (rc == 1)
+			kerr_set(msg, n, KERR_CHILD, "evalpod failed on round %d:\n%s", round,
+				 tail);
 	}
 out:
 	free(batch);
@@ -601,7 +645,7 @@ int round_evaluate(struct session *s, int round, char *msg, size_t n)
 		goto out;
 	fd = open_round_lock(dir, round, msg, n);
 	if (fd < 0) {
-		rc = KERR_IO;
+		rc = kctl_signal ? KERR_CHILD : KERR_IO;
 		goto out;
 	}
 	for (int attempt = 0; attempt < EVALPOD_ATTEMPTS; attempt++) {

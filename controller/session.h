@@ -9,10 +9,12 @@
  *   rounds/rNNN/lock            held (flock) by the evalpod of the round while it runs
  *   learnings.md                failure patterns [Fnnn] and successes [Snnn]
  *   best.cl                     the best kernel, its figures in a header comment
- *   report.md                   rounds, decisions and the best variants
+ *   report.md                   the status, the best variants, every round's decision
+ *   session.lock                held (flock) by the kctl driving the session
  *
- * The state database holds every session (default ~/.local/state/kctl/kctl.db,
- * or $KCTL_STATE_DIR/kctl.db, or --state FILE).
+ * The state database holds every session: --state FILE, else
+ * $KCTL_STATE_DIR/kctl.db, else $XDG_STATE_HOME/kctl/kctl.db, else
+ * ~/.local/state/kctl/kctl.db.
  */
 #ifndef KCTL_SESSION_H
 #define KCTL_SESSION_H

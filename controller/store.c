@@ -1050,8 +1050,7 @@ static int learning_upsert(struct store *st, const char *session, const char *ki
 		"INSERT INTO learnings (session, kind, number, key, grp, text, count, round)"
 		" SELECT ?1, ?2, COALESCE(MAX(number), 0) + 1, ?3, ?4, ?5, 1, ?6"
 		" FROM learnings WHERE session = ?1 AND kind = ?2"
-		" ON CONFLICT (session, kind, key) DO UPDATE SET count = count + 1,"
-		" text = excluded.text, grp = excluded.grp, round = excluded.round"
+		" ON CONFLICT (session, kind, key) DO UPDATE SET count = count + 1"
 		" RETURNING number",
 		"tttttI", session, kind, key, group, text, (int64_t)round);
 

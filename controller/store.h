@@ -156,8 +156,8 @@ int store_lineage_put(struct store *st, const char *session, int lineage, const 
 /* --- learnings -------------------------------------------------------- */
 /* kind "F" or "S"; numbers are allocated per kind and never reused. Returns
  * the number (>= 1) or a negative error. key dedups (same key -> same entry,
- * its count incremented and text replaced). group and round are replaced
- * with the text: they describe its latest version. */
+ * its count incremented); text, group and round stay those of the first
+ * occurrence, which the text describes. */
 int store_learning_add(struct store *st, const char *session, char kind, const char *key,
 		       const char *group, const char *text, int round, char *msg, size_t n);
 /* [{kind, number, key, group, text, count, round}], by kind then number. */
