@@ -421,7 +421,7 @@ def compile_failures(kctl, evalpod, data):
               f"learnings.md lists [F001] compile_error seen once per variant "
               f"({len(rows)}) (got {entry.group(0) if entry else learn[-300:]!r})")
         first = min(rows) if rows else "?"
-        check(entry is not None and f"first in {first}:" in entry.group(0),
+        check(entry is not None and f"first seen in {first}:" in entry.group(0),
               f"[F001] says it was first seen in {first}, the first variant that failed "
               f"(got {entry.group(0) if entry else None!r})")
         best_cl = os.path.join(sc.session_dir(sid), "best.cl")
