@@ -1,7 +1,8 @@
 /*
  * kctl cancel SESSION [--state FILE]: marks the session cancelled and asks
  * the evalpod of its running round, if any, to stop (it writes what it
- * has).  A kctl driving the session stops at its next step.
+ * has).  A kctl driving the session stops when that evalpod ends (or, if
+ * none was running, before its next round).
  */
 #include "cmds.h"
 #include "err.h"

@@ -92,10 +92,11 @@ static int drive(struct session *s, const struct run_opts *o)
 	return rc;
 }
 
-int cmd_start(int argc, char **argv)
+typedef int (*open_fn)(struct session *s, struct store *st, const char *arg, char *msg, size_t n);
+
+/* start and resume differ only in how the session is opened. */
+static int run_command(int argc, char **argv, const char *usage, open_fn open, int created)
 {
-	static const char usage[] =
-		"usage: kctl start SPEC [--rounds N] [--step] [--state FILE] [-v]\n";
 	struct run_opts o;
 	struct session s;
 	struct store *st;
@@ -107,14 +108,16 @@ int cmd_start(int argc, char **argv)
 	if (!(st = cmd_open_store(o.state)))
 		return KCTL_EXIT_INFRA;
 	memset(&s, 0, sizeof(s));
-	rc = session_create(&s, st, argv[optind], msg, sizeof(msg));
+	rc = open(&s, st, argv[optind], msg, sizeof(msg));
 	if (rc) {
 		log_error("%s", msg);
 		rc = rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA : KCTL_EXIT_FAIL;
 	} else {
-		fprintf(stderr, "session %s: output in %s\n", s.id, s.dir);
-		printf("%s\n", s.id);
-		fflush(stdout);
+		if (created) {
+			fprintf(stderr, "session %s: output in %s\n", s.id, s.dir);
+			printf("%s\n", s.id);
+			fflush(stdout);
+		}
 		rc = drive(&s, &o);
 	}
 	session_release(&s);
@@ -122,29 +125,16 @@ int cmd_start(int argc, char **argv)
 	return rc;
 }
 
+int cmd_start(int argc, char **argv)
+{
+	return run_command(argc, argv,
+			   "usage: kctl start SPEC [--rounds N] [--step] [--state FILE] [-v]\n",
+			   session_create, 1);
+}
+
 int cmd_resume(int argc, char **argv)
 {
-	static const char usage[] =
-		"usage: kctl resume SESSION [--rounds N] [--step] [--state FILE] [-v]\n";
-	struct run_opts o;
-	struct session s;
-	struct store *st;
-	char msg[4096] = "";
-	int rc;
-
-	if (parse(argc, argv, &o, usage))
-		return KCTL_EXIT_USAGE;
-	if (!(st = cmd_open_store(o.state)))
-		return KCTL_EXIT_INFRA;
-	memset(&s, 0, sizeof(s));
-	rc = session_reopen(&s, st, argv[optind], msg, sizeof(msg));
-	if (rc) {
-		log_error("%s", msg);
-		rc = rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA : KCTL_EXIT_FAIL;
-	} else {
-		rc = drive(&s, &o);
-	}
-	session_release(&s);
-	store_close(st);
-	return rc;
+	return run_command(argc, argv,
+			   "usage: kctl resume SESSION [--rounds N] [--step] [--state FILE] [-v]\n",
+			   session_reopen, 0);
 }

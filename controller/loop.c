@@ -451,7 +451,7 @@ static int session_drive(struct session *s, char *msg, size_t n)
 		return KCTL_EXIT_OK;
 	}
 	if (rc) {
-		int interrupted = rc == KERR_CHILD && strstr(msg, "interrupted");
+		int interrupted = round_interrupted() != 0;
 		char why[4096];
 
 		strlcpy(why, msg, sizeof(why));
@@ -520,10 +520,14 @@ int session_run(struct session *s, char *msg, size_t n)
 	char *path = xasprintf("%s/session.lock", s->dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644), rc;
 
-	free(path);
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
-		if (fd >= 0)
-			close(fd);
+	free(path); /* errno of open() is kept: free() does not set it */
+	if (fd < 0) {
+		kerr_set(msg, n, KERR_IO, "cannot open the lock of session %s in '%s': %s", s->id,
+			 s->dir, strerror(errno));
+		return KCTL_EXIT_INFRA;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
 		kerr_set(msg, n, KERR_INVALID, "session %s is being driven by another kctl", s->id);
 		return KCTL_EXIT_FAIL;
 	}

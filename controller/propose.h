@@ -47,7 +47,8 @@ struct propose_ctx {
 	enum nav_mode mode;
 	const struct cand *history; /* every variant of the session, oldest first */
 	size_t nhistory;
-	const struct cand *const *parents; /* the active lineages' bests, best first */
+	const struct cand *const *parents; /* the active search lineages' bests, best
+					      first; the incumbent when there are none */
 	size_t nparents;
 	size_t want;           /* propose at most this many */
 	size_t budget_left;    /* evaluations left in the session */

@@ -344,7 +344,7 @@ static json_t *batch_json(struct session *s, int round, json_t *todo, int attemp
 	return b;
 }
 
-/* Variants of the round that have no result file yet (new reference). */
+/* Variants of the round without a final result (new reference): see result_state. */
 static json_t *pending(struct session *s, int round, const char *dir)
 {
 	json_t *all = store_variants(s->st, s->id, round), *todo = json_array(), *v;
@@ -396,6 +396,11 @@ int round_pack(struct session *s, int round, char **batch_path, char *msg, size_
 /* --- evaluate -------------------------------------------------------------- */
 
 static volatile sig_atomic_t kctl_signal;
+
+int round_interrupted(void)
+{
+	return kctl_signal;
+}
 
 static void on_signal(int sig)
 {
@@ -480,7 +485,7 @@ static int wait_evalpod(struct session *s, int round, size_t todo, pid_t pid)
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR) {
-			status = -1; /* not a clean exit: the round is evaluated again */
+			status = -1; /* not a clean exit: judged as a failed evalpod */
 			break;
 		}
 		if (kctl_signal) /* pass the interruption on; evalpod writes what it has */
@@ -649,6 +654,10 @@ int round_evaluate(struct session *s, int round, char *msg, size_t n)
 		goto out;
 	}
 	for (int attempt = 0; attempt < EVALPOD_ATTEMPTS; attempt++) {
+		if (session_cancelled(s)) {
+			rc = kerr_set(msg, n, KERR_CHILD, "cancelled");
+			break;
+		}
 		rc = evaluate_once(s, round, dir, fd, attempt, msg, n);
 		if (rc != 1)
 			break;

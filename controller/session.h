@@ -48,7 +48,7 @@ enum {
 	KCTL_EXIT_OK = 0,
 	KCTL_EXIT_FAIL = 1, /* the session failed, or bad input */
 	KCTL_EXIT_USAGE = 2,
-	KCTL_EXIT_INFRA = 3, /* no device, evalpod missing, storage */
+	KCTL_EXIT_INFRA = 3, /* no device, evalpod missing, state database unusable */
 };
 
 /* Path of the state database: explicit, else $KCTL_STATE_DIR/kctl.db, else
@@ -74,7 +74,7 @@ void session_release(struct session *s);
  */
 int session_run(struct session *s, char *msg, size_t n);
 
-/* --- internal steps (loop.c, round.c, rank.c, learn.c, report.c) ---- */
+/* --- internal steps (loop.c, round.c, rank.c, report.c) ------------- */
 
 /* Folder of round r (malloc'd). */
 char *session_round_dir(const struct session *s, int round);
@@ -86,8 +86,15 @@ char *session_variant_id(int round, size_t k);
 int round_propose(struct session *s, int round, const char *mode, char *msg, size_t n);
 /* Writes the EvalBatch for the variants of round r without results (PACKED). */
 int round_pack(struct session *s, int round, char **batch_path, char *msg, size_t n);
-/* Runs evalpod on the round until every variant has a result file (RUNNING). */
+/*
+ * Runs evalpod on the round until every variant has a final result (a
+ * result that only says the infrastructure failed is retried, up to three
+ * such failures per variant, across resumes too) (RUNNING).
+ */
 int round_evaluate(struct session *s, int round, char *msg, size_t n);
+/* The signal (SIGINT/SIGTERM) that interrupted an evaluation, or 0. */
+int round_interrupted(void);
+
 /* Records the results of round r (COLLECTED). */
 int round_collect(struct session *s, int round, char *msg, size_t n);
 

@@ -1,0 +1,107 @@
+/*
+ * blas_sgemm.c - times OpenBLAS cblas_sgemm at M = N = K, the yardstick for
+ * the matmul example (examples/matmul.yaml).
+ *
+ *   cc -std=c11 -O2 -D_GNU_SOURCE bench/blas_sgemm.c -o blas_sgemm -lopenblas
+ *   ./blas_sgemm [N [RUNS]]        (N defaults to 1024, RUNS to 15, at least 10)
+ *
+ * C = A * B, row-major fp32, inputs uniform in [-1, 1) from a fixed LCG.
+ * Two warm-up calls, then RUNS timed calls (CLOCK_MONOTONIC); prints one JSON
+ * line with the median, the GFLOP/s it gives (2 N^3 / median), the threads
+ * OpenBLAS uses and the core kernel set it runs with (OPENBLAS_CORETYPE, when
+ * set in the environment, overrides the detected one).
+ */
+#include <cblas.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static long parse_arg(const char *s, const char *what, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		fprintf(stderr, "blas_sgemm: %s must be an integer in %ld..%ld, got '%s'\n", what,
+			lo, hi, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void fill(float *x, size_t n, uint32_t *state)
+{
+	for (size_t i = 0; i < n; i++) {
+		*state = *state * 1664525u + 1013904223u;
+		x[i] = (float)(*state >> 8) / 8388608.0f - 1.0f;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	long n = 1024, runs = 15;
+	uint32_t state = 12345;
+	float *a, *b, *c;
+	double *t, median;
+	size_t nn;
+
+	if (argc > 3) {
+		fprintf(stderr, "usage: blas_sgemm [N [RUNS]]\n");
+		return 2;
+	}
+	if (argc > 1)
+		n = parse_arg(argv[1], "N", 1, 16384);
+	if (argc > 2)
+		runs = parse_arg(argv[2], "RUNS", 10, 100000);
+	nn = (size_t)n * (size_t)n;
+	a = malloc(nn * sizeof(*a));
+	b = malloc(nn * sizeof(*b));
+	c = malloc(nn * sizeof(*c));
+	t = malloc((size_t)runs * sizeof(*t));
+	if (!a || !b || !c || !t) {
+		fprintf(stderr, "blas_sgemm: out of memory\n");
+		return 1;
+	}
+	fill(a, nn, &state);
+	fill(b, nn, &state);
+	for (int w = 0; w < 2; w++)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f,
+			    a, (int)n, b, (int)n, 0.0f, c, (int)n);
+	for (long r = 0; r < runs; r++) {
+		double t0 = now_ms();
+
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f,
+			    a, (int)n, b, (int)n, 0.0f, c, (int)n);
+		t[r] = now_ms() - t0;
+	}
+	qsort(t, (size_t)runs, sizeof(*t), cmp_double);
+	median = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+	printf("{\"n\":%ld,\"runs\":%ld,\"gflops\":%.2f,\"median_ms\":%.3f,\"min_ms\":%.3f,"
+	       "\"threads\":%d,\"corename\":\"%s\"}\n",
+	       n, runs, 2.0 * (double)n * (double)n * (double)n / (median * 1e6), median, t[0],
+	       openblas_get_num_threads(), openblas_get_corename());
+	free(a);
+	free(b);
+	free(c);
+	free(t);
+	return 0;
+}
