@@ -9,6 +9,7 @@ pkgs=(
 	pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
 	libyaml-dev libjansson-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev libbsd-dev
 	llvm-15 binutils          # llvm-dis-15 and objdump for stage 5 (IR analysis)
+	libopenblas-dev           # the yardstick of bench/examples.sh
 	python3 openssl ca-certificates clang-format
 )
 

@@ -1,44 +1,232 @@
 // C = A * B for row-major fp32 matrices: A is M x K, B is K x N, C is M x N.
 //
-// Each work-item computes TM rows by VN columns of C, holding them in
-// float-vector registers; a work-group is WX work-items along a row.
-// The launch geometry in the problem spec reads TM, VN and WX from here,
-// so a variant that changes them changes its own launch.
+// Every work-item computes a TM x (TN*VN) block of C: TM rows, TN float
+// vectors of VN columns each, held in registers (acc[TM][TN]).  A work-group
+// is WX x WY work-items, so it covers a tile of BM = WY*TM rows by
+// BN = WX*TN*VN columns.  K is walked KU steps at a time (unrolled).
+//
+//   LOCAL = 0, KB = 0   every work-item reads A and B straight from global
+//                       memory and runs the whole K loop on its own;
+//   LOCAL = 0, KB > 0   the same, but the work-group walks K in blocks of KB
+//                       in lock-step (a barrier per block), so the B rows and
+//                       A columns of a block are shared through the caches;
+//   LOCAL = 1           the work-group stages a BM x KB tile of A and a
+//                       KB x BN tile of B in local memory per block of K
+//                       (zero-padded past the matrix edges), then computes
+//                       from local memory.
+//
+// Edges: M, N and K need not be multiples of anything.  Rows past M are
+// clamped on load and never stored; a vector of B or C that crosses N is
+// loaded and stored element by element; K tails run one step at a time (or
+// are zero-padded in local memory).
+//
+// The launch plan (examples/matmul.yaml) reads TM, TN, VN, WX and WY from
+// the build options or the #defines below:
+//   global = [round_up(ceil_div(N, TN*VN), WX), round_up(ceil_div(M, TM), WY)]
+//   local  = [WX, WY]
 
 // EVOLVE-BLOCK-START
 #ifndef TM
-#define TM 4            // rows of C per work-item
+#define TM 1            // rows of C per work-item
 #endif
 #ifndef VN
-#define VN 8            // columns of C per work-item (a float vector)
+#define VN 4            // float vector width along N: 1, 2, 4, 8 or 16
+#endif
+#ifndef TN
+#define TN 1            // vectors per work-item along N: TN*VN columns
 #endif
 #ifndef WX
 #define WX 8            // work-group size along N
 #endif
+#ifndef WY
+#define WY 1            // work-group size along M
+#endif
+#ifndef KU
+#define KU 1            // K steps per unrolled loop iteration
+#endif
+#ifndef KB
+#define KB 0            // K block depth; 0: no blocking (needs > 0 when LOCAL)
+#endif
+#ifndef LOCAL
+#define LOCAL 0         // 1: stage A and B tiles in local memory
+#endif
+
+#define CN (TN * VN)    // columns per work-item
+#define BM (WY * TM)    // rows per work-group tile
+#define BN (WX * CN)    // columns per work-group tile
+
+#if LOCAL && KB <= 0
+#error "LOCAL=1 needs a K block depth KB > 0"
+#endif
+#if KB > 0 && KB % KU != 0
+#error "KB must be a multiple of KU"
+#endif
+
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
+#if VN == 1
+#define floatV float
+#define LOADV(p) (*(p))
+#define STOREV(v, p) (*(p) = (v))
+#else
 #define floatV CAT(float, VN)
-#define vloadV CAT(vload, VN)
-#define vstoreV CAT(vstore, VN)
+#define LOADV(p) CAT(vload, VN)(0, (p))
+#define STOREV(v, p) CAT(vstore, VN)((v), 0, (p))
+#endif
 
-__kernel void matmul(__global const float *A, __global const float *B, __global float *C,
-                     int M, int N, int K)
+// The first n elements of a vector at p (n may be < 1 or >= VN), zeros after.
+inline floatV load_part(__global const float *p, int n)
 {
-	int col = get_global_id(0) * VN;
-	int row = get_global_id(1) * TM;
-	floatV acc[TM];
+#if VN == 1
+	return n > 0 ? p[0] : 0.0f;
+#else
+	float t[VN];
 
-	if (col >= N || row >= M)
-		return;
-	for (int i = 0; i < TM; i++)
-		acc[i] = (floatV)(0.0f);
-	for (int k = 0; k < K; k++) {
-		floatV b = vloadV(0, B + (size_t)k * N + col);
+	for (int e = 0; e < VN; e++)
+		t[e] = e < n ? p[e] : 0.0f;
+	return LOADV(t);
+#endif
+}
 
-		for (int i = 0; i < TM; i++)
-			acc[i] = fma((floatV)(A[(size_t)(row + i) * K + k]), b, acc[i]);
+// Stores the first n elements of v at p (0 < n < VN).
+inline void store_part(floatV v, __global float *p, int n)
+{
+#if VN == 1
+	if (n > 0)
+		p[0] = v;
+#else
+	float t[VN];
+
+	STOREV(v, t);
+	for (int e = 0; e < VN; e++)
+		if (e < n)
+			p[e] = t[e];
+#endif
+}
+
+// One K step from global memory: b[] is row kk of B at this work-item's
+// columns, whole vectors (FULL) or element by element at the N edge.
+#define STEP_GLOBAL(kk, FULL)                                                          \
+	do {                                                                           \
+		const int k_ = (kk);                                                   \
+		__global const float *brow_ = B + (size_t)k_ * N + col;                \
+		floatV b_[TN];                                                         \
+		_Pragma("unroll") for (int t = 0; t < TN; t++)                         \
+			b_[t] = (FULL) ? LOADV(brow_ + t * VN)                         \
+				       : load_part(brow_ + t * VN, N - col - t * VN);  \
+		_Pragma("unroll") for (int i = 0; i < TM; i++) {                       \
+			const floatV a_ = (floatV)(arow[i][k_]);                       \
+			_Pragma("unroll") for (int t = 0; t < TN; t++)                 \
+				acc[i][t] = fma(a_, b_[t], acc[i][t]);                 \
+		}                                                                      \
+	} while (0)
+
+// K steps k0 .. k1-1 from global memory, KU at a time.
+#define RANGE_GLOBAL(k0, k1, FULL)                                                     \
+	do {                                                                           \
+		int k = (k0);                                                          \
+		const int kend_ = (k1);                                                \
+		for (; k + KU <= kend_; k += KU) {                                     \
+			_Pragma("unroll") for (int u = 0; u < KU; u++)                 \
+				STEP_GLOBAL(k + u, FULL);                              \
+		}                                                                      \
+		for (; k < kend_; k++)                                                 \
+			STEP_GLOBAL(k, FULL);                                          \
+	} while (0)
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
+void matmul(__global const float *restrict A, __global const float *restrict B,
+	    __global float *restrict C, int M, int N, int K)
+{
+	const int col = get_global_id(0) * CN;  // first column of this work-item
+	const int row = get_global_id(1) * TM;  // first row of this work-item
+	floatV acc[TM][TN];
+
+	// No early return: with KB > 0 or LOCAL every work-item must reach the
+	// barriers, so work-items past the edges compute on clamped rows and
+	// zero-padded columns and store nothing.
+	_Pragma("unroll") for (int i = 0; i < TM; i++)
+		_Pragma("unroll") for (int t = 0; t < TN; t++)
+			acc[i][t] = (floatV)(0.0f);
+
+#if !LOCAL
+	__global const float *arow[TM];
+	const int full = col + CN <= N;
+
+	_Pragma("unroll") for (int i = 0; i < TM; i++)
+		arow[i] = A + (size_t)min(row + i, M - 1) * K;
+#if KB > 0
+	for (int k0 = 0; k0 < K; k0 += KB) {
+		const int k1 = min(k0 + KB, K);
+
+		if (full)
+			RANGE_GLOBAL(k0, k1, 1);
+		else
+			RANGE_GLOBAL(k0, k1, 0);
+		barrier(CLK_LOCAL_MEM_FENCE);
 	}
-	for (int i = 0; i < TM; i++)
-		vstoreV(acc[i], 0, C + (size_t)(row + i) * N + col);
+#else
+	if (full)
+		RANGE_GLOBAL(0, K, 1);
+	else
+		RANGE_GLOBAL(0, K, 0);
+#endif
+#else
+	__local float As[BM * KB];  // As[r * KB + kk]: rows of the A tile
+	__local float Bs[KB * BN];  // Bs[kk * BN + c]: rows of the B tile
+	const int lx = get_local_id(0), ly = get_local_id(1);
+	const int lid = ly * WX + lx;
+	const int row0 = get_group_id(1) * BM, col0 = get_group_id(0) * BN;
+
+	for (int k0 = 0; k0 < K; k0 += KB) {
+		for (int idx = lid; idx < BM * KB; idx += WX * WY) {
+			const int r = row0 + idx / KB, k = k0 + idx % KB;
+
+			As[idx] = r < M && k < K ? A[(size_t)r * K + k] : 0.0f;
+		}
+		for (int idx = lid; idx < KB * (BN / VN); idx += WX * WY) {
+			const int kk = idx / (BN / VN), c = idx % (BN / VN) * VN;
+			const int k = k0 + kk;
+			floatV v = (floatV)(0.0f);
+
+			if (k < K)
+				v = col0 + c + VN <= N ? LOADV(B + (size_t)k * N + col0 + c)
+						       : load_part(B + (size_t)k * N + col0 + c,
+								   N - col0 - c);
+			STOREV(v, Bs + kk * BN + c);
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (int kk = 0; kk < KB; kk += KU) {
+			_Pragma("unroll") for (int u = 0; u < KU; u++) {
+				floatV b_[TN];
+
+				_Pragma("unroll") for (int t = 0; t < TN; t++)
+					b_[t] = LOADV(Bs + (kk + u) * BN + lx * CN + t * VN);
+				_Pragma("unroll") for (int i = 0; i < TM; i++) {
+					const floatV a_ = (floatV)(As[(ly * TM + i) * KB + kk + u]);
+
+					_Pragma("unroll") for (int t = 0; t < TN; t++)
+						acc[i][t] = fma(a_, b_[t], acc[i][t]);
+				}
+			}
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+#endif
+
+	_Pragma("unroll") for (int i = 0; i < TM; i++) {
+		if (row + i < M) {
+			__global float *crow = C + (size_t)(row + i) * N;
+
+			_Pragma("unroll") for (int t = 0; t < TN; t++) {
+				const int c = col + t * VN;
+
+				if (c + VN <= N)
+					STOREV(acc[i][t], crow + c);
+				else if (c < N)
+					store_part(acc[i][t], crow + c, N - c);
+			}
+		}
+	}
 }
 // EVOLVE-BLOCK-END

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# bench/examples.sh - what the loop finds on each example (prints figures).
+#
+# Runs `kctl start` on every example spec (tuner only, local backend,
+# PoCL) within the budget the spec sets (ROUNDS caps the rounds), then
+# prints, measured in the same run on the same machine:
+#   matmul      the best kernel's GFLOP/s at the timed shape and its fraction
+#               of OpenBLAS sgemm at the same size (bench/blas_sgemm, Debian's
+#               libopenblas), goal >= 0.5
+#   others      the best kernel's fraction of its roofline bound
+#               min(measured FMA peak, arithmetic intensity x measured
+#               bandwidth), goal >= 0.25, and its speedup over the reference
+#   all         the evaluations used and the wall time
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+examples=${EXAMPLES:-"matmul chunk_gla gmm_fp8_blockwise"}
+rounds=${ROUNDS:-}
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" --target kctl evalpod blas_sgemm >/dev/null
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kctl-examples.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+export KCTL_STATE_DIR="$tmp/state"
+
+for ex in $examples; do
+	spec=examples/$ex.yaml
+	[ -f "$spec" ] || { echo "$ex: no $spec, skipped"; continue; }
+	start=$(date +%s)
+	sid=$(build/controller/kctl start "$spec" ${rounds:+--rounds "$rounds"} 2>"$tmp/$ex.log" | head -n 1)
+	end=$(date +%s)
+	build/controller/kctl status "$sid" -o json >"$tmp/$ex.status.json"
+	blas="{}"
+	if [ "$ex" = matmul ]; then
+		blas=$(build/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
+	fi
+	python3 - "$tmp/$ex.status.json" "$ex" "$((end - start))" "$blas" <<'PY'
+import glob, json, os, sys
+st = json.load(open(sys.argv[1])); ex = sys.argv[2]; wall = int(sys.argv[3])
+blas = json.loads(sys.argv[4])
+best = st.get("best") or {}
+print(f"== {ex}: session {st['session']}, {st['evaluations']} evaluations, {wall} s")
+if not best:
+    print("   no variant passed its checks"); sys.exit(0)
+res = None
+for p in glob.glob(os.path.join(st["output_dir"], "rounds", "r*", "results",
+                                best["variant"] + ".json")):
+    res = json.load(open(p))
+roof = (res or {}).get("roofline", {})
+gf = roof.get("gflops")
+print(f"   best {best['variant']}: {best['speedup_vs_reference']:.2f}x vs reference, "
+      f"{gf:.2f} GFLOP/s, {roof.get('gbs', 0):.2f} GB/s, bottleneck {roof.get('bottleneck')}")
+if ex == "matmul" and blas.get("gflops"):
+    print(f"   OpenBLAS sgemm {blas['gflops']:.2f} GFLOP/s ({blas.get('threads')} threads, "
+          f"{blas.get('corename')}): best / OpenBLAS = {gf / blas['gflops']:.2f} (goal >= 0.5)")
+pf, pb, ai = roof.get("peak_gflops"), roof.get("peak_gbs"), roof.get("arithmetic_intensity")
+if pf and pb and ai:
+    bound = min(pf, ai * pb)
+    print(f"   roofline bound min({pf:.1f}, {ai:.2f} x {pb:.1f}) = {bound:.1f} GFLOP/s: "
+          f"fraction {gf / bound:.2f} (goal >= 0.25)")
+PY
+done
