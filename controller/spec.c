@@ -2,20 +2,13 @@
  * spec.c - loading and validating the YAML problem spec (see spec.h and
  * docs/spec.md).
  *
- * libyaml loads the file into a node tree.  A first pass checks the tree's
- * shape (mapping keys are unique scalars, strings are valid UTF-8 without
- * NUL bytes, nesting and size are bounded, aliases included), then one
- * reader per top-level section validates its keys through field tables
- * and either builds the EvalBatch-form JSON the section maps to or fills
- * struct spec.  Every message names the node at fault by its start mark
- * (1-based line and column) and its key path.
- *
- * Scalars are typed like YAML 1.2's core schema, restricted: a quoted
- * scalar is always a string; a plain one is null (~, null, empty), a
- * boolean (true, false), an integer (decimal or 0x hex), a number
- * (1.5, 1e-4) or else a string.  Where a string is expected, a plain
- * integer or number is taken as its text (shape name 512, build options
- * are the usual cases); null and booleans are not.
+ * yamlx (common/yamlx.h) loads the file, checks the tree's shape (mapping
+ * keys are unique scalars, strings are valid UTF-8 without NUL bytes,
+ * nesting and size are bounded, aliases included) and types its scalars;
+ * here one reader per top-level section validates its keys through field
+ * tables and either builds the EvalBatch-form JSON the section maps to or
+ * fills struct spec.  Every message names the node at fault by its start
+ * mark (1-based line and column) and its key path.
  */
 #include "spec.h"
 #include "err.h"
@@ -24,22 +17,17 @@
 #include "mutate.h"
 #include "sbuf.h"
 #include "xalloc.h"
+#include "yamlx.h"
 
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #define SPEC_MAX_BYTES   (1u << 20) /* the spec file */
 #define SOURCE_MAX_BYTES (4u << 20) /* template and reference */
-#define MAX_DEPTH        64         /* nesting of the YAML tree */
-#define MAX_NODES        100000     /* nodes visited, aliases counted each time */
-#define MAX_MAP_KEYS     1024       /* keys of any one mapping */
 
 #define MAX_BUFFERS        256
 #define MAX_SCALARS        256
@@ -55,388 +43,17 @@
 #define NAME_MAX_LEN       64  /* kernel.name */
 #define ID_MAX_LEN         128 /* EvalBatch names and ids */
 
-#define PATH_LEN 512
-#define WHY_LEN  512
+#define WHY_LEN 512
+
+#define SPEC_ROOT "a mapping with kernel, problem and shapes" /* what the document is */
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* One load in progress. */
 struct ld {
 	struct spec *s;
-	yaml_document_t doc;
-	const char *file; /* the spec path as given, for messages */
-	char *msg;
-	size_t n;
-	size_t nodes;                           /* visited by the shape pass */
-	const yaml_node_t *open[MAX_DEPTH + 1]; /* the shape pass's path from the root */
+	struct yamlx y;
 };
-
-/* ---- messages ---- */
-
-static int fail(struct ld *ld, const yaml_node_t *nd, int code, const char *path, const char *fmt,
-		...) __attribute__((format(printf, 5, 6)));
-
-/* Formats "FILE:LINE:COLUMN: path: reason" for node nd (NULL: 1:1) and returns code. */
-static int fail(struct ld *ld, const yaml_node_t *nd, int code, const char *path, const char *fmt,
-		...)
-{
-	char why[WHY_LEN];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	kerr_set(ld->msg, ld->n, code, "%s:%zu:%zu: %s: %s", ld->file,
-		 nd ? nd->start_mark.line + 1 : 1, nd ? nd->start_mark.column + 1 : 1,
-		 *path ? path : "document", why);
-	/* One line, whatever the document's keys and strings hold. */
-	for (char *p = ld->msg; p && *p; p++)
-		if ((unsigned char)*p < ' ')
-			*p = '?';
-	return code;
-}
-
-static void path_key(char *out, const char *parent, const char *key)
-{
-	snprintf(out, PATH_LEN, "%s%s%s", parent, *parent ? "." : "", key);
-}
-
-static void path_idx(char *out, const char *parent, size_t i)
-{
-	snprintf(out, PATH_LEN, "%s[%zu]", parent, i);
-}
-
-/* ---- nodes and scalar types ---- */
-
-enum ytype { Y_NULL, Y_BOOL, Y_INT, Y_NUM, Y_STR, Y_LIST, Y_MAP };
-
-static yaml_node_t *node_at(struct ld *ld, int i)
-{
-	return yaml_document_get_node(&ld->doc, i);
-}
-
-static const char *text_of(const yaml_node_t *nd)
-{
-	return (const char *)nd->data.scalar.value;
-}
-
-static size_t map_size(const yaml_node_t *nd)
-{
-	return (size_t)(nd->data.mapping.pairs.top - nd->data.mapping.pairs.start);
-}
-
-static size_t list_size(const yaml_node_t *nd)
-{
-	return (size_t)(nd->data.sequence.items.top - nd->data.sequence.items.start);
-}
-
-static yaml_node_t *list_item(struct ld *ld, const yaml_node_t *nd, size_t i)
-{
-	return node_at(ld, nd->data.sequence.items.start[i]);
-}
-
-static int one_of(const char *s, const char *const *list)
-{
-	for (size_t i = 0; list[i]; i++)
-		if (!strcmp(s, list[i]))
-			return 1;
-	return 0;
-}
-
-static int is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int is_xdigit(char c)
-{
-	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-/* Decimal [-+]?[0-9]+ or hex 0x[0-9a-fA-F]+. */
-static int int_text(const char *s)
-{
-	size_t i = 0;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		for (i = 2; is_xdigit(s[i]); i++)
-			;
-		return i > 2 && !s[i];
-	}
-	if (*s == '-' || *s == '+')
-		s++;
-	while (is_digit(s[i]))
-		i++;
-	return i > 0 && !s[i];
-}
-
-/* [-+]?(digits[.digits*] | .digits)([eE][-+]?digits)? (integers are matched first). */
-static int num_text(const char *s)
-{
-	size_t digits = 0;
-
-	if (*s == '-' || *s == '+')
-		s++;
-	for (; is_digit(*s); s++)
-		digits++;
-	if (*s == '.')
-		for (s++; is_digit(*s); s++)
-			digits++;
-	if (!digits)
-		return 0;
-	if (*s == 'e' || *s == 'E') {
-		s++;
-		if (*s == '-' || *s == '+')
-			s++;
-		if (!is_digit(*s))
-			return 0;
-		while (is_digit(*s))
-			s++;
-	}
-	return !*s;
-}
-
-static enum ytype plain_type(const char *s)
-{
-	static const char *const nulls[] = { "", "~", "null", "Null", "NULL", NULL };
-	static const char *const bools[] = {
-		"true", "True", "TRUE", "false", "False", "FALSE", NULL
-	};
-
-	if (one_of(s, nulls))
-		return Y_NULL;
-	if (one_of(s, bools))
-		return Y_BOOL;
-	if (int_text(s))
-		return Y_INT;
-	return num_text(s) ? Y_NUM : Y_STR;
-}
-
-static enum ytype ytype_of(const yaml_node_t *nd)
-{
-	switch (nd->type) {
-	case YAML_SEQUENCE_NODE: return Y_LIST;
-	case YAML_MAPPING_NODE: return Y_MAP;
-	case YAML_SCALAR_NODE:
-		if (nd->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-			return Y_STR;
-		return plain_type(text_of(nd));
-	default: return Y_NULL;
-	}
-}
-
-/* What nd is, for "expected X, got Y" (into buf). */
-static const char *describe(const yaml_node_t *nd, char *buf, size_t n)
-{
-	static const char *const what[] = {
-		[Y_NULL] = "null",  [Y_BOOL] = "boolean", [Y_INT] = "integer",   [Y_NUM] = "number",
-		[Y_STR] = "string", [Y_LIST] = "a list",  [Y_MAP] = "a mapping",
-	};
-	enum ytype t = ytype_of(nd);
-
-	if (t == Y_NULL || t == Y_LIST || t == Y_MAP)
-		return what[t];
-	if (t == Y_STR)
-		snprintf(buf, n, "string '%.40s%s'", text_of(nd),
-			 strlen(text_of(nd)) > 40 ? "..." : "");
-	else
-		snprintf(buf, n, "%s %.40s", what[t], text_of(nd));
-	return buf;
-}
-
-static int want(struct ld *ld, const yaml_node_t *nd, const char *path, const char *what)
-{
-	char buf[80];
-
-	return fail(ld, nd, KERR_PARSE, path, "expected %s, got %s", what,
-		    describe(nd, buf, sizeof(buf)));
-}
-
-/* ---- the shape pass ---- */
-
-/* The tags the loader gives untagged nodes; explicit other tags are refused. */
-static int tag_ok(const yaml_node_t *nd)
-{
-	const char *tag = (const char *)nd->tag;
-
-	if (!tag)
-		return 1;
-	switch (nd->type) {
-	case YAML_SCALAR_NODE: return !strcmp(tag, YAML_DEFAULT_SCALAR_TAG);
-	case YAML_SEQUENCE_NODE: return !strcmp(tag, YAML_DEFAULT_SEQUENCE_TAG);
-	case YAML_MAPPING_NODE: return !strcmp(tag, YAML_DEFAULT_MAPPING_TAG);
-	default: return 0;
-	}
-}
-
-static int check_scalar(struct ld *ld, const yaml_node_t *nd, const char *path)
-{
-	json_t *probe;
-
-	if (strlen(text_of(nd)) != nd->data.scalar.length)
-		return fail(ld, nd, KERR_PARSE, path, "contains a NUL character");
-	probe = json_stringn(text_of(nd), nd->data.scalar.length);
-	if (!probe)
-		return fail(ld, nd, KERR_PARSE, path, "is not valid UTF-8");
-	json_decref(probe);
-	return 0;
-}
-
-static int check_tree(struct ld *ld, const yaml_node_t *nd, const char *path, int depth);
-
-/* Keys are scalars and unique; values are checked recursively. */
-static int check_map(struct ld *ld, const yaml_node_t *nd, const char *path, int depth)
-{
-	const yaml_node_pair_t *p0 = nd->data.mapping.pairs.start;
-	char kpath[PATH_LEN];
-	int rc = 0;
-
-	if (map_size(nd) > MAX_MAP_KEYS)
-		return fail(ld, nd, KERR_RANGE, path, "has %zu keys, at most %d", map_size(nd),
-			    MAX_MAP_KEYS);
-	for (const yaml_node_pair_t *p = p0; p < nd->data.mapping.pairs.top && !rc; p++) {
-		const yaml_node_t *k = node_at(ld, p->key);
-
-		if (k->type != YAML_SCALAR_NODE)
-			return fail(ld, k, KERR_PARSE, path, "a key must be a scalar, got %s",
-				    k->type == YAML_SEQUENCE_NODE ? "a list" : "a mapping");
-		path_key(kpath, path, text_of(k));
-		rc = check_tree(ld, k, kpath, depth + 1);
-		for (const yaml_node_pair_t *q = p0; q < p && !rc; q++) {
-			const yaml_node_t *first = node_at(ld, q->key);
-
-			if (!strcmp(text_of(first), text_of(k)))
-				rc = fail(ld, k, KERR_PARSE, kpath,
-					  "duplicate key (first at line %zu, column %zu)",
-					  first->start_mark.line + 1, first->start_mark.column + 1);
-		}
-		if (!rc)
-			rc = check_tree(ld, node_at(ld, p->value), kpath, depth + 1);
-	}
-	return rc;
-}
-
-static int check_tree(struct ld *ld, const yaml_node_t *nd, const char *path, int depth)
-{
-	char ipath[PATH_LEN];
-	int rc = 0;
-
-	if (depth > MAX_DEPTH)
-		return fail(ld, nd, KERR_RANGE, path, "nested deeper than %d levels", MAX_DEPTH);
-	for (int i = 0; i < depth; i++)
-		if (ld->open[i] == nd)
-			return fail(ld, nd, KERR_PARSE, path,
-				    "an alias refers to a node that contains it");
-	ld->open[depth] = nd;
-	if (++ld->nodes > MAX_NODES)
-		return fail(ld, nd, KERR_RANGE, path, "the document has more than %d nodes",
-			    MAX_NODES);
-	if (!tag_ok(nd))
-		return fail(ld, nd, KERR_PARSE, path, "tag '%s' is not supported",
-			    (const char *)nd->tag);
-	if (nd->type == YAML_SCALAR_NODE)
-		return check_scalar(ld, nd, path);
-	if (nd->type == YAML_MAPPING_NODE)
-		return check_map(ld, nd, path, depth);
-	for (size_t i = 0; i < list_size(nd) && !rc; i++) {
-		path_idx(ipath, path, i);
-		rc = check_tree(ld, list_item(ld, nd, i), ipath, depth + 1);
-	}
-	return rc;
-}
-
-/* ---- typed scalar getters ---- */
-
-static int get_int(struct ld *ld, const yaml_node_t *nd, const char *path, int64_t lo, int64_t hi,
-		   int64_t *out)
-{
-	const char *s = text_of(nd);
-	int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-	long long x;
-	char *end;
-
-	if (ytype_of(nd) != Y_INT)
-		return want(ld, nd, path, "an integer");
-	errno = 0;
-	x = strtoll(s, &end, hex ? 16 : 10);
-	if (errno == ERANGE || *end)
-		return fail(ld, nd, KERR_RANGE, path, "%.40s does not fit in 64 bits", s);
-	if (x < lo || x > hi)
-		return fail(ld, nd, KERR_RANGE, path, "%lld is outside [%lld, %lld]", x,
-			    (long long)lo, (long long)hi);
-	*out = x;
-	return 0;
-}
-
-static int get_num(struct ld *ld, const yaml_node_t *nd, const char *path, double lo, double hi,
-		   double *out)
-{
-	enum ytype t = ytype_of(nd);
-	int64_t i;
-	double x;
-	char *end;
-	int rc;
-
-	if (t == Y_INT) {
-		rc = get_int(ld, nd, path, INT64_MIN, INT64_MAX, &i);
-		x = (double)i;
-	} else if (t == Y_NUM) {
-		errno = 0;
-		x = strtod(text_of(nd), &end);
-		rc = *end || !isfinite(x)
-			     ? fail(ld, nd, KERR_RANGE, path, "%.40s is out of range", text_of(nd))
-			     : 0;
-	} else {
-		return want(ld, nd, path, "a number");
-	}
-	if (rc)
-		return rc;
-	if (!(x >= lo && x <= hi))
-		return fail(ld, nd, KERR_RANGE, path, "%g is outside [%g, %g]", x, lo, hi);
-	*out = x;
-	return 0;
-}
-
-static int get_bool(struct ld *ld, const yaml_node_t *nd, const char *path, int *out)
-{
-	if (ytype_of(nd) != Y_BOOL)
-		return want(ld, nd, path, "a boolean (true or false)");
-	*out = text_of(nd)[0] == 't' || text_of(nd)[0] == 'T';
-	return 0;
-}
-
-/* A scalar's text; plain integers and numbers count as their text, null and booleans do not. */
-static int get_text(struct ld *ld, const yaml_node_t *nd, const char *path, const char **out)
-{
-	enum ytype t = ytype_of(nd);
-
-	if (t != Y_STR && t != Y_INT && t != Y_NUM)
-		return want(ld, nd, path, "a string");
-	*out = text_of(nd);
-	return 0;
-}
-
-/* Reads one of names (NULL-terminated) into *idx. */
-static int get_enum(struct ld *ld, const yaml_node_t *nd, const char *path,
-		    const char *const *names, int *idx)
-{
-	struct sbuf list = SBUF_INIT;
-	const char *s = NULL;
-	int rc = get_text(ld, nd, path, &s);
-
-	for (int i = 0; !rc && names[i]; i++)
-		if (!strcmp(s, names[i])) {
-			*idx = i;
-			return 0;
-		}
-	if (rc)
-		return rc;
-	for (int i = 0; names[i]; i++)
-		sbuf_addf(&list, "%s%s", i ? ", " : "", names[i]);
-	rc = fail(ld, nd, KERR_INVALID, path, "'%.40s' is not one of %s", s, list.buf);
-	sbuf_release(&list);
-	return rc;
-}
 
 /* json_string, tolerating bytes that are not UTF-8 (file system paths). */
 static json_t *jstr(const char *s)
@@ -462,7 +79,7 @@ static const char *const rule_what[] = {
 static int is_ident_char(char c, int first)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-	       (!first && is_digit(c));
+	       (!first && c >= '0' && c <= '9');
 }
 
 static int rule_ok(const char *s, enum rule r)
@@ -498,7 +115,7 @@ static int check_rule(struct ld *ld, const yaml_node_t *nd, const char *path, co
 {
 	if (rule_ok(s, r))
 		return 0;
-	return fail(ld, nd, KERR_INVALID, path, "'%.40s' is not %s", s, rule_what[r]);
+	return yamlx_fail(&ld->y, nd, KERR_INVALID, path, "'%.40s' is not %s", s, rule_what[r]);
 }
 
 /* Storage URLs: file://PATH or s3://BUCKET[/PREFIX], no spaces or control characters. */
@@ -507,12 +124,12 @@ static int check_url(struct ld *ld, const yaml_node_t *nd, const char *path, con
 	size_t skip = !strncmp(u, "file://", 7) ? 7 : !strncmp(u, "s3://", 5) ? 5 : 0;
 
 	if (!skip || !u[skip] || (skip == 5 && u[skip] == '/'))
-		return fail(ld, nd, KERR_INVALID, path,
-			    "'%.60s' is not a file://PATH or s3://BUCKET[/PREFIX] URL", u);
+		return yamlx_fail(&ld->y, nd, KERR_INVALID, path,
+				  "'%.60s' is not a file://PATH or s3://BUCKET[/PREFIX] URL", u);
 	for (const char *p = u; *p; p++)
 		if ((unsigned char)*p <= ' ' || *p == 0x7f)
-			return fail(ld, nd, KERR_INVALID, path,
-				    "the URL contains a space or control character");
+			return yamlx_fail(&ld->y, nd, KERR_INVALID, path,
+					  "the URL contains a space or control character");
 	return 0;
 }
 
@@ -533,58 +150,30 @@ static int read_expr(struct ld *ld, const yaml_node_t *nd, const char *path, int
 		     json_t **out)
 {
 	char why[WHY_LEN], num[32];
-	enum ytype t = ytype_of(nd);
+	enum yamlx_type t = yamlx_type_of(nd);
 	int64_t x = 0;
 	int rc;
 
-	if (t == Y_INT) {
-		rc = get_int(ld, nd, path, INT64_MIN, INT64_MAX, &x);
+	if (t == YAMLX_INT) {
+		rc = yamlx_get_int(&ld->y, nd, path, INT64_MIN, INT64_MAX, &x);
 		if (!rc && x < 0 && !allow_negative)
-			rc = fail(ld, nd, KERR_RANGE, path, "%lld is negative", (long long)x);
+			rc = yamlx_fail(&ld->y, nd, KERR_RANGE, path, "%lld is negative",
+					(long long)x);
 		snprintf(num, sizeof(num), "%lld", (long long)x);
 		if (!rc)
 			*out = json_string(num);
 		return rc;
 	}
-	if (t != Y_STR)
-		return want(ld, nd, path, "an integer expression (a string or an integer)");
-	if (expr_check(text_of(nd), why, sizeof(why)))
-		return fail(ld, nd, KERR_PARSE, path, "%s", why);
-	*out = json_string(text_of(nd));
+	if (t != YAMLX_STR)
+		return yamlx_want(&ld->y, nd, path,
+				  "an integer expression (a string or an integer)");
+	if (expr_check(yamlx_text(nd), why, sizeof(why)))
+		return yamlx_fail(&ld->y, nd, KERR_PARSE, path, "%s", why);
+	*out = json_string(yamlx_text(nd));
 	return 0;
 }
 
-/* ---- mappings, lists and field tables ---- */
-
-static int need_map(struct ld *ld, const yaml_node_t *nd, const char *path, size_t lo, size_t hi)
-{
-	if (nd->type != YAML_MAPPING_NODE)
-		return want(ld, nd, path, "a mapping");
-	if (map_size(nd) < lo || map_size(nd) > hi)
-		return fail(ld, nd, KERR_RANGE, path, "has %zu entries, expected %zu to %zu",
-			    map_size(nd), lo, hi);
-	return 0;
-}
-
-static int need_list(struct ld *ld, const yaml_node_t *nd, const char *path, size_t lo, size_t hi)
-{
-	if (nd->type != YAML_SEQUENCE_NODE)
-		return want(ld, nd, path, "a list");
-	if (list_size(nd) < lo || list_size(nd) > hi)
-		return fail(ld, nd, KERR_RANGE, path, "has %zu entries, expected %zu to %zu",
-			    list_size(nd), lo, hi);
-	return 0;
-}
-
-/* The value of key in map, or NULL. */
-static yaml_node_t *map_get(struct ld *ld, const yaml_node_t *map, const char *key)
-{
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-	     p++)
-		if (!strcmp(text_of(node_at(ld, p->key)), key))
-			return node_at(ld, p->value);
-	return NULL;
-}
+/* ---- field tables ---- */
 
 enum fkind {
 	F_INT,    /* integer in [ilo, ihi] -> JSON integer */
@@ -649,25 +238,13 @@ struct field {
 static int fields_known(struct ld *ld, const yaml_node_t *map, const char *path,
 			const struct field *f, size_t nf)
 {
-	char kpath[PATH_LEN];
-	struct sbuf list = SBUF_INIT;
-	int rc = 0;
+	const char **keys = xcalloc(nf, sizeof(*keys));
+	int rc;
 
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-	     p < map->data.mapping.pairs.top && !rc; p++) {
-		const yaml_node_t *k = node_at(ld, p->key);
-		size_t i = 0;
-
-		while (i < nf && strcmp(f[i].key, text_of(k)))
-			i++;
-		if (i < nf)
-			continue;
-		for (i = 0; i < nf; i++)
-			sbuf_addf(&list, "%s%s", i ? ", " : "", f[i].key);
-		path_key(kpath, path, text_of(k));
-		rc = fail(ld, k, KERR_PARSE, kpath, "unknown key (expected one of %s)", list.buf);
-	}
-	sbuf_release(&list);
+	for (size_t i = 0; i < nf; i++)
+		keys[i] = f[i].key;
+	rc = yamlx_keys_known(&ld->y, map, path, keys, nf);
+	free(keys);
 	return rc;
 }
 
@@ -681,19 +258,19 @@ static int field_read(struct ld *ld, const yaml_node_t *v, const char *path, con
 
 	switch (f->kind) {
 	case F_INT:
-		rc = get_int(ld, v, path, f->ilo, f->ihi, &x);
+		rc = yamlx_get_int(&ld->y, v, path, f->ilo, f->ihi, &x);
 		*out = rc ? NULL : json_integer(x);
 		break;
 	case F_NUM:
-		rc = get_num(ld, v, path, f->lo, f->hi, &d);
+		rc = yamlx_get_num(&ld->y, v, path, f->lo, f->hi, &d);
 		*out = rc ? NULL : json_real(d);
 		break;
 	case F_BOOL:
-		rc = get_bool(ld, v, path, &b);
+		rc = yamlx_get_bool(&ld->y, v, path, &b);
 		*out = rc ? NULL : json_boolean(b);
 		break;
 	case F_ENUM:
-		rc = get_enum(ld, v, path, f->names, &b);
+		rc = yamlx_get_enum(&ld->y, v, path, f->names, &b);
 		*out = rc ? NULL : json_string(f->names[b]);
 		break;
 	case F_EXPR: rc = read_expr(ld, v, path, 0, out); break;
@@ -701,13 +278,13 @@ static int field_read(struct ld *ld, const yaml_node_t *v, const char *path, con
 	case F_TEXT:
 	case F_PATH:
 	case F_URL:
-		rc = get_text(ld, v, path, &t);
+		rc = yamlx_get_text(&ld->y, v, path, &t);
 		if (!rc && f->kind == F_TEXT)
 			rc = check_rule(ld, v, path, t, f->rule);
 		if (!rc && f->kind == F_URL)
 			rc = check_url(ld, v, path, t);
 		if (!rc && f->kind == F_PATH && !*t)
-			rc = fail(ld, v, KERR_INVALID, path, "the path is empty");
+			rc = yamlx_fail(&ld->y, v, KERR_INVALID, path, "the path is empty");
 		if (!rc && f->kind == F_PATH) {
 			char *r = resolve(ld->s, t);
 
@@ -725,16 +302,16 @@ static int field_read(struct ld *ld, const yaml_node_t *v, const char *path, con
 static int fields_read(struct ld *ld, const yaml_node_t *map, const char *path,
 		       const struct field *f, size_t nf, json_t *out)
 {
-	char kpath[PATH_LEN];
+	char kpath[YAMLX_PATH_LEN];
 	int rc = 0;
 
 	for (size_t i = 0; i < nf && !rc; i++) {
-		const yaml_node_t *v = map_get(ld, map, f[i].key);
+		const yaml_node_t *v = yamlx_map_get(&ld->y, map, f[i].key);
 		json_t *j = NULL;
 
-		path_key(kpath, path, f[i].key);
+		yamlx_path_key(kpath, path, f[i].key);
 		if (!v && f[i].required)
-			rc = fail(ld, map, KERR_PARSE, kpath, "required key is missing");
+			rc = yamlx_fail(&ld->y, map, KERR_PARSE, kpath, "required key is missing");
 		if (!v || rc)
 			continue;
 		rc = field_read(ld, v, kpath, &f[i], &j);
@@ -744,11 +321,11 @@ static int fields_read(struct ld *ld, const yaml_node_t *map, const char *path,
 	return rc;
 }
 
-/* need_map + fields_known + fields_read into the new object *out (caller decrefs, even on failure). */
+/* yamlx_need_map + fields_known + fields_read into the new object *out (caller decrefs, even on failure). */
 static int fields_load(struct ld *ld, const yaml_node_t *map, const char *path,
 		       const struct field *f, size_t nf, json_t **out)
 {
-	int rc = need_map(ld, map, path, 0, MAX_MAP_KEYS);
+	int rc = yamlx_need_map(&ld->y, map, path, 0, YAMLX_MAX_MAP_KEYS);
 
 	*out = json_object();
 	if (!rc)
@@ -819,8 +396,8 @@ static int read_markers(struct ld *ld, const yaml_node_t *nd)
 		jtext(o, "end", &ld->s->marker_end);
 	}
 	if (!rc && !strcmp(ld->s->marker_start, ld->s->marker_end))
-		rc = fail(ld, nd, KERR_INVALID, P, "start and end are both '%.40s'",
-			  ld->s->marker_start);
+		rc = yamlx_fail(&ld->y, nd, KERR_INVALID, P, "start and end are both '%.40s'",
+				ld->s->marker_start);
 	json_decref(o);
 	return rc;
 }
@@ -833,9 +410,9 @@ static int load_source(struct ld *ld, const yaml_node_t *nd, const char *path, c
 	size_t len = 0;
 
 	if (file_read(file, SOURCE_MAX_BYTES, out, &len, why, sizeof(why)))
-		return fail(ld, nd, KERR_IO, path, "%s", why);
+		return yamlx_fail(&ld->y, nd, KERR_IO, path, "%s", why);
 	if (!len)
-		return fail(ld, nd, KERR_INVALID, path, "'%s' is empty", file);
+		return yamlx_fail(&ld->y, nd, KERR_INVALID, path, "'%s' is empty", file);
 	return 0;
 }
 
@@ -847,10 +424,11 @@ static int check_blocks(struct ld *ld, const yaml_node_t *nd)
 	int rc = 0;
 
 	if (blocks_find(s->template_src, s->marker_start, s->marker_end, &bl, why, sizeof(why)))
-		rc = fail(ld, nd, KERR_PARSE, "kernel.template", "%s: %s", text_of(nd), why);
+		rc = yamlx_fail(&ld->y, nd, KERR_PARSE, "kernel.template", "%s: %s", yamlx_text(nd),
+				why);
 	else if (!bl.n)
-		rc = fail(ld, nd, KERR_PARSE, "kernel.template", "%s: no %s marker", text_of(nd),
-			  s->marker_start);
+		rc = yamlx_fail(&ld->y, nd, KERR_PARSE, "kernel.template", "%s: no %s marker",
+				yamlx_text(nd), s->marker_start);
 	blocks_release(&bl);
 	return rc;
 }
@@ -867,17 +445,17 @@ static int read_kernel(struct ld *ld, const yaml_node_t *nd, const char *path)
 		jtext(o, "template", &s->template_path);
 		jtext(o, "reference", &s->reference_path);
 		jtext(o, "build_options", &s->build_options);
-		markers = map_get(ld, nd, "markers");
+		markers = yamlx_map_get(&ld->y, nd, "markers");
 		if (markers)
 			rc = read_markers(ld, markers);
 	}
 	if (!rc)
-		rc = load_source(ld, map_get(ld, nd, "template"), "kernel.template",
+		rc = load_source(ld, yamlx_map_get(&ld->y, nd, "template"), "kernel.template",
 				 s->template_path, &s->template_src);
 	if (!rc)
-		rc = check_blocks(ld, map_get(ld, nd, "template"));
+		rc = check_blocks(ld, yamlx_map_get(&ld->y, nd, "template"));
 	if (!rc)
-		rc = load_source(ld, map_get(ld, nd, "reference"), "kernel.reference",
+		rc = load_source(ld, yamlx_map_get(&ld->y, nd, "reference"), "kernel.reference",
 				 s->reference_path, &s->reference_src);
 	json_decref(o);
 	return rc;
@@ -957,19 +535,19 @@ static struct field init_field(const char *key, int required, int integral, int 
 static int check_init_order(struct ld *ld, const yaml_node_t *nd, const char *path,
 			    const struct dist *d, const json_t *o)
 {
-	char kpath[PATH_LEN];
+	char kpath[YAMLX_PATH_LEN];
 	double a = jnum(o, d->a, d->def_a), b = jnum(o, d->b, d->def_b);
-	const yaml_node_t *at = map_get(ld, nd, d->b);
+	const yaml_node_t *at = yamlx_map_get(&ld->y, nd, d->b);
 
 	if (!d->ordered || b >= a)
 		return 0;
 	if (!at) {
-		path_key(kpath, path, d->a);
-		return fail(ld, map_get(ld, nd, d->a), KERR_RANGE, kpath,
-			    "%g is greater than %s (%g, the default)", a, d->b, b);
+		yamlx_path_key(kpath, path, d->a);
+		return yamlx_fail(&ld->y, yamlx_map_get(&ld->y, nd, d->a), KERR_RANGE, kpath,
+				  "%g is greater than %s (%g, the default)", a, d->b, b);
 	}
-	path_key(kpath, path, d->b);
-	return fail(ld, at, KERR_RANGE, kpath, "%g is less than %s (%g)", b, d->a, a);
+	yamlx_path_key(kpath, path, d->b);
+	return yamlx_fail(&ld->y, at, KERR_RANGE, kpath, "%g is less than %s (%g)", b, d->a, a);
 }
 
 static int read_init(struct ld *ld, const yaml_node_t *nd, const char *path, int type, json_t **out)
@@ -977,22 +555,22 @@ static int read_init(struct ld *ld, const yaml_node_t *nd, const char *path, int
 	const struct elem *e = &elems[type];
 	struct field f[3] = { FENUM("dist", 1, dist_names) };
 	const yaml_node_t *dn;
-	char dpath[PATH_LEN];
+	char dpath[YAMLX_PATH_LEN];
 	size_t nf = 1;
-	int dist = 0, integral, rc = need_map(ld, nd, path, 0, MAX_MAP_KEYS);
+	int dist = 0, integral, rc = yamlx_need_map(&ld->y, nd, path, 0, YAMLX_MAX_MAP_KEYS);
 
 	*out = NULL;
-	path_key(dpath, path, "dist");
-	dn = rc ? NULL : map_get(ld, nd, "dist");
+	yamlx_path_key(dpath, path, "dist");
+	dn = rc ? NULL : yamlx_map_get(&ld->y, nd, "dist");
 	if (!rc && !dn)
-		rc = fail(ld, nd, KERR_PARSE, dpath, "required key is missing");
+		rc = yamlx_fail(&ld->y, nd, KERR_PARSE, dpath, "required key is missing");
 	if (!rc)
-		rc = get_enum(ld, dn, dpath, dist_names, &dist);
+		rc = yamlx_get_enum(&ld->y, dn, dpath, dist_names, &dist);
 	if (rc)
 		return rc;
 	if (dists[dist].float_only && !e->is_float)
-		return fail(
-			ld, dn, KERR_INVALID, dpath,
+		return yamlx_fail(
+			&ld->y, dn, KERR_INVALID, dpath,
 			"'%s' gives non-integer values; %s buffers take zero, const, int or iota",
 			dist_names[dist], type_names[type]);
 	integral = dists[dist].integral || !e->is_float;
@@ -1019,14 +597,14 @@ static const struct field buffer_fields[] = {
 static int read_buffer(struct ld *ld, const yaml_node_t *nd, const char *path, const char *name,
 		       json_t **out)
 {
-	char ipath[PATH_LEN];
+	char ipath[YAMLX_PATH_LEN];
 	const yaml_node_t *in;
 	json_t *init = NULL;
 	int rc;
 
 	*out = json_object();
 	json_object_set_new(*out, "name", json_string(name));
-	rc = need_map(ld, nd, path, 0, MAX_MAP_KEYS);
+	rc = yamlx_need_map(&ld->y, nd, path, 0, YAMLX_MAX_MAP_KEYS);
 	if (!rc)
 		rc = fields_known(ld, nd, path, buffer_fields, ARRAY_SIZE(buffer_fields));
 	if (!rc)
@@ -1035,10 +613,10 @@ static int read_buffer(struct ld *ld, const yaml_node_t *nd, const char *path, c
 		return rc;
 	if (!json_object_get(*out, "role"))
 		json_object_set_new(*out, "role", json_string("input"));
-	in = map_get(ld, nd, "init");
+	in = yamlx_map_get(&ld->y, nd, "init");
 	if (!in)
 		return 0;
-	path_key(ipath, path, "init");
+	yamlx_path_key(ipath, path, "init");
 	rc = read_init(ld, in, ipath, jenum(*out, "type", type_names, 0), &init);
 	if (!rc)
 		json_object_set(*out, "init", init);
@@ -1061,20 +639,19 @@ static int has_symbol(const json_t *p, const char *key, const char *name)
 static int read_buffers(struct ld *ld, const yaml_node_t *nd, json_t *p)
 {
 	const char *P = "problem.buffers";
-	char path[PATH_LEN];
+	char path[YAMLX_PATH_LEN];
 	json_t *arr = json_array(), *b = NULL;
-	int rc = need_map(ld, nd, P, 1, MAX_BUFFERS), checked = 0;
+	int rc = yamlx_need_map(&ld->y, nd, P, 1, MAX_BUFFERS), checked = 0;
 
 	json_object_set_new(p, "buffers", arr);
-	for (yaml_node_pair_t *pr = nd->data.mapping.pairs.start;
-	     !rc && pr < nd->data.mapping.pairs.top; pr++) {
-		const char *name = text_of(node_at(ld, pr->key));
+	for (size_t i = 0; !rc && i < yamlx_map_size(nd); i++) {
+		const char *name = yamlx_text(yamlx_map_key(&ld->y, nd, i));
 		const char *role;
 
-		path_key(path, P, name);
-		rc = check_rule(ld, node_at(ld, pr->key), path, name, R_IDENT);
+		yamlx_path_key(path, P, name);
+		rc = check_rule(ld, yamlx_map_key(&ld->y, nd, i), path, name, R_IDENT);
 		if (!rc)
-			rc = read_buffer(ld, node_at(ld, pr->value), path, name, &b);
+			rc = read_buffer(ld, yamlx_map_value(&ld->y, nd, i), path, name, &b);
 		if (!rc) {
 			role = json_string_value(json_object_get(b, "role"));
 			checked |= !strcmp(role, "output") || !strcmp(role, "inout");
@@ -1084,8 +661,9 @@ static int read_buffers(struct ld *ld, const yaml_node_t *nd, json_t *p)
 		b = NULL;
 	}
 	if (!rc && !checked)
-		rc = fail(ld, nd, KERR_INVALID, P,
-			  "no buffer has role output or inout: there would be nothing to check");
+		rc = yamlx_fail(
+			&ld->y, nd, KERR_INVALID, P,
+			"no buffer has role output or inout: there would be nothing to check");
 	return rc;
 }
 
@@ -1097,10 +675,10 @@ static const struct field scalar_fields[] = {
 static int read_scalar(struct ld *ld, const yaml_node_t *nd, const char *path, const char *name,
 		       json_t *s)
 {
-	char vpath[PATH_LEN];
+	char vpath[YAMLX_PATH_LEN];
 	const yaml_node_t *vn;
 	json_t *v = NULL;
-	int type, rc = need_map(ld, nd, path, 0, MAX_MAP_KEYS);
+	int type, rc = yamlx_need_map(&ld->y, nd, path, 0, YAMLX_MAX_MAP_KEYS);
 
 	json_object_set_new(s, "name", json_string(name));
 	if (!rc)
@@ -1110,8 +688,8 @@ static int read_scalar(struct ld *ld, const yaml_node_t *nd, const char *path, c
 	if (rc)
 		return rc;
 	type = jenum(s, "type", type_names, 0);
-	vn = map_get(ld, nd, "value");
-	path_key(vpath, path, "value");
+	vn = yamlx_map_get(&ld->y, nd, "value");
+	yamlx_path_key(vpath, path, "value");
 	if (elems[type].is_float) {
 		struct field f = FNUM("value", -elems[type].fmax, elems[type].fmax);
 
@@ -1127,26 +705,26 @@ static int read_scalar(struct ld *ld, const yaml_node_t *nd, const char *path, c
 static int read_scalars(struct ld *ld, const yaml_node_t *nd, json_t *p)
 {
 	const char *P = "problem.scalars";
-	char path[PATH_LEN];
+	char path[YAMLX_PATH_LEN];
 	json_t *arr = json_array(), *s;
-	int rc = need_map(ld, nd, P, 0, MAX_SCALARS);
+	int rc = yamlx_need_map(&ld->y, nd, P, 0, MAX_SCALARS);
 
 	json_object_set_new(p, "scalars", arr);
-	for (yaml_node_pair_t *pr = nd->data.mapping.pairs.start;
-	     !rc && pr < nd->data.mapping.pairs.top; pr++) {
-		const yaml_node_t *k = node_at(ld, pr->key);
+	for (size_t i = 0; !rc && i < yamlx_map_size(nd); i++) {
+		const yaml_node_t *k = yamlx_map_key(&ld->y, nd, i);
 
-		path_key(path, P, text_of(k));
-		rc = check_rule(ld, k, path, text_of(k), R_IDENT);
-		if (!rc && has_symbol(p, "buffers", text_of(k)))
-			rc = fail(ld, k, KERR_INVALID, path,
-				  "'%s' is already the name of a buffer (buffers and scalars share "
-				  "one namespace)",
-				  text_of(k));
+		yamlx_path_key(path, P, yamlx_text(k));
+		rc = check_rule(ld, k, path, yamlx_text(k), R_IDENT);
+		if (!rc && has_symbol(p, "buffers", yamlx_text(k)))
+			rc = yamlx_fail(
+				&ld->y, k, KERR_INVALID, path,
+				"'%s' is already the name of a buffer (buffers and scalars share "
+				"one namespace)",
+				yamlx_text(k));
 		if (rc)
 			break;
 		s = json_object();
-		rc = read_scalar(ld, node_at(ld, pr->value), path, text_of(k), s);
+		rc = read_scalar(ld, yamlx_map_value(&ld->y, nd, i), path, yamlx_text(k), s);
 		json_array_append_new(arr, s);
 	}
 	return rc;
@@ -1159,18 +737,19 @@ static const struct field local_arg_fields[] = { FEXPR("local", 1) };
 static int read_arg(struct ld *ld, const yaml_node_t *nd, const char *path, const json_t *p,
 		    json_t **out)
 {
-	enum ytype t = ytype_of(nd);
+	enum yamlx_type t = yamlx_type_of(nd);
 	const char *name;
 
 	*out = NULL;
-	if (t == Y_MAP)
+	if (t == YAMLX_MAP)
 		return fields_load(ld, nd, path, local_arg_fields, ARRAY_SIZE(local_arg_fields),
 				   out);
-	if (t != Y_STR && t != Y_INT && t != Y_NUM)
-		return want(ld, nd, path, "a buffer or scalar name or {local: BYTES}");
-	name = text_of(nd);
+	if (t != YAMLX_STR && t != YAMLX_INT && t != YAMLX_NUM)
+		return yamlx_want(&ld->y, nd, path, "a buffer or scalar name or {local: BYTES}");
+	name = yamlx_text(nd);
 	if (!has_symbol(p, "buffers", name) && !has_symbol(p, "scalars", name))
-		return fail(ld, nd, KERR_INVALID, path, "'%.40s' names no buffer or scalar", name);
+		return yamlx_fail(&ld->y, nd, KERR_INVALID, path,
+				  "'%.40s' names no buffer or scalar", name);
 	*out = json_string(name);
 	return 0;
 }
@@ -1178,14 +757,14 @@ static int read_arg(struct ld *ld, const yaml_node_t *nd, const char *path, cons
 /* Reads a list of 1 to 3 non-negative expressions (a global or local size) into *out. */
 static int read_dims(struct ld *ld, const yaml_node_t *nd, const char *path, json_t **out)
 {
-	char ipath[PATH_LEN];
+	char ipath[YAMLX_PATH_LEN];
 	json_t *v = NULL;
-	int rc = need_list(ld, nd, path, 1, 3);
+	int rc = yamlx_need_list(&ld->y, nd, path, 1, 3);
 
 	*out = json_array();
-	for (size_t i = 0; !rc && i < list_size(nd); i++) {
-		path_idx(ipath, path, i);
-		rc = read_expr(ld, list_item(ld, nd, i), ipath, 0, &v);
+	for (size_t i = 0; !rc && i < yamlx_list_size(nd); i++) {
+		yamlx_path_idx(ipath, path, i);
+		rc = read_expr(ld, yamlx_list_item(&ld->y, nd, i), ipath, 0, &v);
 		if (!rc)
 			json_array_append_new(*out, v);
 	}
@@ -1202,14 +781,14 @@ static const struct field step_fields[] = {
 static int read_step_args(struct ld *ld, const yaml_node_t *nd, const char *path, const json_t *p,
 			  json_t *step)
 {
-	char apath[PATH_LEN];
+	char apath[YAMLX_PATH_LEN];
 	json_t *args = json_array(), *a = NULL;
-	int rc = need_list(ld, nd, path, 0, MAX_ARGS);
+	int rc = yamlx_need_list(&ld->y, nd, path, 0, MAX_ARGS);
 
 	json_object_set_new(step, "args", args);
-	for (size_t i = 0; !rc && i < list_size(nd); i++) {
-		path_idx(apath, path, i);
-		rc = read_arg(ld, list_item(ld, nd, i), apath, p, &a);
+	for (size_t i = 0; !rc && i < yamlx_list_size(nd); i++) {
+		yamlx_path_idx(apath, path, i);
+		rc = read_arg(ld, yamlx_list_item(&ld->y, nd, i), apath, p, &a);
 		if (a)
 			json_array_append_new(args, a);
 	}
@@ -1219,43 +798,44 @@ static int read_step_args(struct ld *ld, const yaml_node_t *nd, const char *path
 static int read_step(struct ld *ld, const yaml_node_t *nd, const char *path, const json_t *p,
 		     json_t **out)
 {
-	char kpath[PATH_LEN];
+	char kpath[YAMLX_PATH_LEN];
 	const yaml_node_t *local;
 	json_t *g = NULL, *l = NULL;
 	int rc = fields_load(ld, nd, path, step_fields, ARRAY_SIZE(step_fields), out);
 
-	path_key(kpath, path, "args");
+	yamlx_path_key(kpath, path, "args");
 	if (!rc)
-		rc = read_step_args(ld, map_get(ld, nd, "args"), kpath, p, *out);
-	path_key(kpath, path, "global");
+		rc = read_step_args(ld, yamlx_map_get(&ld->y, nd, "args"), kpath, p, *out);
+	yamlx_path_key(kpath, path, "global");
 	if (!rc)
-		rc = read_dims(ld, map_get(ld, nd, "global"), kpath, &g);
+		rc = read_dims(ld, yamlx_map_get(&ld->y, nd, "global"), kpath, &g);
 	if (g)
 		json_object_set_new(*out, "global", g);
-	local = rc ? NULL : map_get(ld, nd, "local");
+	local = rc ? NULL : yamlx_map_get(&ld->y, nd, "local");
 	if (!local)
 		return rc;
-	path_key(kpath, path, "local");
+	yamlx_path_key(kpath, path, "local");
 	rc = read_dims(ld, local, kpath, &l);
 	json_object_set_new(*out, "local", l);
 	if (!rc && json_array_size(l) != json_array_size(g))
-		rc = fail(ld, local, KERR_INVALID, kpath, "has %zu entries, global has %zu",
-			  json_array_size(l), json_array_size(g));
+		rc = yamlx_fail(&ld->y, local, KERR_INVALID, kpath,
+				"has %zu entries, global has %zu", json_array_size(l),
+				json_array_size(g));
 	return rc;
 }
 
 static int read_launch(struct ld *ld, const yaml_node_t *nd, const char *key, json_t *p)
 {
-	char P[PATH_LEN], path[PATH_LEN];
+	char P[YAMLX_PATH_LEN], path[YAMLX_PATH_LEN];
 	json_t *arr = json_array(), *step = NULL;
 	int rc;
 
-	path_key(P, "problem", key);
+	yamlx_path_key(P, "problem", key);
 	json_object_set_new(p, key, arr);
-	rc = need_list(ld, nd, P, 1, MAX_LAUNCH);
-	for (size_t i = 0; !rc && i < list_size(nd); i++) {
-		path_idx(path, P, i);
-		rc = read_step(ld, list_item(ld, nd, i), path, p, &step);
+	rc = yamlx_need_list(&ld->y, nd, P, 1, MAX_LAUNCH);
+	for (size_t i = 0; !rc && i < yamlx_list_size(nd); i++) {
+		yamlx_path_idx(path, P, i);
+		rc = read_step(ld, yamlx_list_item(&ld->y, nd, i), path, p, &step);
 		json_array_append_new(arr, step);
 	}
 	return rc;
@@ -1283,13 +863,13 @@ static int read_problem(struct ld *ld, const yaml_node_t *nd, const char *path)
 	if (!rc)
 		jtext(p, "semantics", &s->semantics);
 	if (!rc)
-		rc = read_buffers(ld, map_get(ld, nd, "buffers"), p);
-	v = rc ? NULL : map_get(ld, nd, "scalars");
+		rc = read_buffers(ld, yamlx_map_get(&ld->y, nd, "buffers"), p);
+	v = rc ? NULL : yamlx_map_get(&ld->y, nd, "scalars");
 	if (v)
 		rc = read_scalars(ld, v, p);
 	if (!rc)
-		rc = read_launch(ld, map_get(ld, nd, "launch"), "launch", p);
-	v = rc ? NULL : map_get(ld, nd, "reference_launch");
+		rc = read_launch(ld, yamlx_map_get(&ld->y, nd, "launch"), "launch", p);
+	v = rc ? NULL : yamlx_map_get(&ld->y, nd, "reference_launch");
 	if (v)
 		rc = read_launch(ld, v, "reference_launch", p);
 	return rc;
@@ -1307,22 +887,22 @@ static const struct field shape_fields[] = {
 static int read_shape_values(struct ld *ld, const yaml_node_t *nd, const char *path, json_t **out,
 			     struct sbuf *dflt)
 {
-	char kpath[PATH_LEN];
+	char kpath[YAMLX_PATH_LEN];
 	int64_t x = 0;
-	int rc = need_map(ld, nd, path, 0, MAX_SHAPE_VALUES);
+	int rc = yamlx_need_map(&ld->y, nd, path, 0, MAX_SHAPE_VALUES);
 
 	*out = json_object();
-	for (yaml_node_pair_t *pr = nd->data.mapping.pairs.start;
-	     !rc && pr < nd->data.mapping.pairs.top; pr++) {
-		const yaml_node_t *k = node_at(ld, pr->key);
+	for (size_t i = 0; !rc && i < yamlx_map_size(nd); i++) {
+		const yaml_node_t *k = yamlx_map_key(&ld->y, nd, i);
 
-		path_key(kpath, path, text_of(k));
-		rc = check_rule(ld, k, kpath, text_of(k), R_IDENT);
+		yamlx_path_key(kpath, path, yamlx_text(k));
+		rc = check_rule(ld, k, kpath, yamlx_text(k), R_IDENT);
 		if (!rc)
-			rc = get_int(ld, node_at(ld, pr->value), kpath, INT64_MIN, INT64_MAX, &x);
+			rc = yamlx_get_int(&ld->y, yamlx_map_value(&ld->y, nd, i), kpath, INT64_MIN,
+					   INT64_MAX, &x);
 		if (rc)
 			break;
-		json_object_set_new(*out, text_of(k), json_integer(x));
+		json_object_set_new(*out, yamlx_text(k), json_integer(x));
 		sbuf_addf(dflt, "%s%lld", dflt->len ? "x" : "", (long long)x);
 	}
 	return rc;
@@ -1332,25 +912,26 @@ static int read_shape_values(struct ld *ld, const yaml_node_t *nd, const char *p
 static int name_shape(struct ld *ld, const yaml_node_t *nd, const char *path, json_t *arr,
 		      json_t *shape, const char *dflt)
 {
-	char npath[PATH_LEN];
-	const yaml_node_t *at = map_get(ld, nd, "name");
+	char npath[YAMLX_PATH_LEN];
+	const yaml_node_t *at = yamlx_map_get(&ld->y, nd, "name");
 	const char *name;
 	json_t *v;
 	size_t j;
 
-	path_key(npath, path, "name");
+	yamlx_path_key(npath, path, "name");
 	if (!at && !rule_ok(dflt, R_ID))
-		return fail(ld, nd, KERR_INVALID, npath,
-			    "missing, and the values do not make a valid id ('%.40s'); give the "
-			    "shape a name",
-			    dflt);
+		return yamlx_fail(
+			&ld->y, nd, KERR_INVALID, npath,
+			"missing, and the values do not make a valid id ('%.40s'); give the "
+			"shape a name",
+			dflt);
 	if (!at)
 		json_object_set_new(shape, "name", json_string(dflt));
 	name = json_string_value(json_object_get(shape, "name"));
 	json_array_foreach (arr, j, v)
 		if (!strcmp(json_string_value(json_object_get(v, "name")), name))
-			return fail(ld, at ? at : nd, KERR_INVALID, npath,
-				    "'%s' is also the name of shapes[%zu]", name, j);
+			return yamlx_fail(&ld->y, at ? at : nd, KERR_INVALID, npath,
+					  "'%s' is also the name of shapes[%zu]", name, j);
 	return 0;
 }
 
@@ -1358,13 +939,14 @@ static int read_shape(struct ld *ld, const yaml_node_t *nd, const char *path, js
 		      json_t **out)
 {
 	struct sbuf dflt = SBUF_INIT;
-	char vpath[PATH_LEN];
+	char vpath[YAMLX_PATH_LEN];
 	json_t *values = NULL;
 	int rc = fields_load(ld, nd, path, shape_fields, ARRAY_SIZE(shape_fields), out);
 
-	path_key(vpath, path, "values");
+	yamlx_path_key(vpath, path, "values");
 	if (!rc)
-		rc = read_shape_values(ld, map_get(ld, nd, "values"), vpath, &values, &dflt);
+		rc = read_shape_values(ld, yamlx_map_get(&ld->y, nd, "values"), vpath, &values,
+				       &dflt);
 	if (values)
 		json_object_set_new(*out, "values", values);
 	sbuf_addch(&dflt, '\0');
@@ -1376,22 +958,23 @@ static int read_shape(struct ld *ld, const yaml_node_t *nd, const char *path, js
 
 static int read_shapes(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
-	char spath[PATH_LEN], tpath[PATH_LEN];
+	char spath[YAMLX_PATH_LEN], tpath[YAMLX_PATH_LEN];
 	json_t *shape = NULL;
 	size_t timed = SIZE_MAX;
-	int rc = need_list(ld, nd, path, 1, MAX_SHAPES);
+	int rc = yamlx_need_list(&ld->y, nd, path, 1, MAX_SHAPES);
 
 	ld->s->shapes = json_array();
-	for (size_t i = 0; !rc && i < list_size(nd); i++) {
-		const yaml_node_t *item = list_item(ld, nd, i);
+	for (size_t i = 0; !rc && i < yamlx_list_size(nd); i++) {
+		const yaml_node_t *item = yamlx_list_item(&ld->y, nd, i);
 
-		path_idx(spath, path, i);
+		yamlx_path_idx(spath, path, i);
 		rc = read_shape(ld, item, spath, ld->s->shapes, &shape);
 		if (!rc && json_is_true(json_object_get(shape, "timed"))) {
 			if (timed != SIZE_MAX) {
-				path_key(tpath, spath, "timed");
-				rc = fail(
-					ld, map_get(ld, item, "timed"), KERR_INVALID, tpath,
+				yamlx_path_key(tpath, spath, "timed");
+				rc = yamlx_fail(
+					&ld->y, yamlx_map_get(&ld->y, item, "timed"), KERR_INVALID,
+					tpath,
 					"shapes[%zu] is timed already; at most one shape is timed",
 					timed);
 			}
@@ -1415,20 +998,21 @@ static const struct field tunable_fields[] = {
 
 static int read_param(struct ld *ld, const yaml_node_t *nd, const char *path, struct tunable *t)
 {
-	char ipath[PATH_LEN];
-	int rc = need_list(ld, nd, path, 1, MAX_TUNABLE_VALUES);
+	char ipath[YAMLX_PATH_LEN];
+	int rc = yamlx_need_list(&ld->y, nd, path, 1, MAX_TUNABLE_VALUES);
 
 	if (rc)
 		return rc;
-	t->values = xcalloc(list_size(nd), sizeof(*t->values));
-	for (size_t i = 0; !rc && i < list_size(nd); i++) {
-		path_idx(ipath, path, i);
-		rc = get_int(ld, list_item(ld, nd, i), ipath, INT64_MIN, INT64_MAX, &t->values[i]);
+	t->values = xcalloc(yamlx_list_size(nd), sizeof(*t->values));
+	for (size_t i = 0; !rc && i < yamlx_list_size(nd); i++) {
+		yamlx_path_idx(ipath, path, i);
+		rc = yamlx_get_int(&ld->y, yamlx_list_item(&ld->y, nd, i), ipath, INT64_MIN,
+				   INT64_MAX, &t->values[i]);
 		for (size_t j = 0; !rc && j < i; j++)
 			if (t->values[j] == t->values[i])
-				rc = fail(ld, list_item(ld, nd, i), KERR_INVALID, ipath,
-					  "%lld repeats %s[%zu]", (long long)t->values[i], t->name,
-					  j);
+				rc = yamlx_fail(&ld->y, yamlx_list_item(&ld->y, nd, i),
+						KERR_INVALID, ipath, "%lld repeats %s[%zu]",
+						(long long)t->values[i], t->name, j);
 		t->nvalues = i + 1;
 	}
 	return rc;
@@ -1438,24 +1022,23 @@ static int read_params(struct ld *ld, const yaml_node_t *nd)
 {
 	const char *P = "tunables.params";
 	struct spec *s = ld->s;
-	char path[PATH_LEN];
-	int rc = need_map(ld, nd, P, 1, MAX_TUNABLES);
+	char path[YAMLX_PATH_LEN];
+	int rc = yamlx_need_map(&ld->y, nd, P, 1, MAX_TUNABLES);
 
 	if (rc)
 		return rc;
-	s->tunables = xcalloc(map_size(nd), sizeof(*s->tunables));
-	for (yaml_node_pair_t *pr = nd->data.mapping.pairs.start;
-	     !rc && pr < nd->data.mapping.pairs.top; pr++) {
-		const yaml_node_t *k = node_at(ld, pr->key);
+	s->tunables = xcalloc(yamlx_map_size(nd), sizeof(*s->tunables));
+	for (size_t i = 0; !rc && i < yamlx_map_size(nd); i++) {
+		const yaml_node_t *k = yamlx_map_key(&ld->y, nd, i);
 		struct tunable *t = &s->tunables[s->ntunables];
 
-		path_key(path, P, text_of(k));
-		rc = check_rule(ld, k, path, text_of(k), R_IDENT);
+		yamlx_path_key(path, P, yamlx_text(k));
+		rc = check_rule(ld, k, path, yamlx_text(k), R_IDENT);
 		if (rc)
 			break;
-		t->name = xstrdup(text_of(k));
+		t->name = xstrdup(yamlx_text(k));
 		s->ntunables++;
-		rc = read_param(ld, node_at(ld, pr->value), path, t);
+		rc = read_param(ld, yamlx_map_value(&ld->y, nd, i), path, t);
 	}
 	return rc;
 }
@@ -1464,16 +1047,16 @@ static int read_constraints(struct ld *ld, const yaml_node_t *nd)
 {
 	const char *P = "tunables.constraints";
 	struct spec *s = ld->s;
-	char path[PATH_LEN];
+	char path[YAMLX_PATH_LEN];
 	json_t *e = NULL;
-	int rc = need_list(ld, nd, P, 0, MAX_CONSTRAINTS);
+	int rc = yamlx_need_list(&ld->y, nd, P, 0, MAX_CONSTRAINTS);
 
 	if (rc)
 		return rc;
-	s->constraints = xcalloc(list_size(nd), sizeof(*s->constraints));
-	for (size_t i = 0; !rc && i < list_size(nd); i++) {
-		path_idx(path, P, i);
-		rc = read_expr(ld, list_item(ld, nd, i), path, 1, &e);
+	s->constraints = xcalloc(yamlx_list_size(nd), sizeof(*s->constraints));
+	for (size_t i = 0; !rc && i < yamlx_list_size(nd); i++) {
+		yamlx_path_idx(path, P, i);
+		rc = read_expr(ld, yamlx_list_item(&ld->y, nd, i), path, 1, &e);
 		if (!rc)
 			s->constraints[s->nconstraints++] = xstrdup(json_string_value(e));
 		json_decref(e);
@@ -1491,8 +1074,8 @@ static int read_tunables(struct ld *ld, const yaml_node_t *nd, const char *path)
 	if (!rc)
 		ld->s->render = jenum(o, "render", render_names, RENDER_DEFINE);
 	if (!rc)
-		rc = read_params(ld, map_get(ld, nd, "params"));
-	c = rc ? NULL : map_get(ld, nd, "constraints");
+		rc = read_params(ld, yamlx_map_get(&ld->y, nd, "params"));
+	c = rc ? NULL : yamlx_map_get(&ld->y, nd, "constraints");
 	if (c)
 		rc = read_constraints(ld, c);
 	json_decref(o);
@@ -1511,20 +1094,21 @@ static const struct field correct_fields[] = {
 static int read_seeds(struct ld *ld, const yaml_node_t *nd, json_t *c)
 {
 	const char *P = "correctness.seeds";
-	char path[PATH_LEN];
+	char path[YAMLX_PATH_LEN];
 	json_t *arr = json_array(), *prev;
 	int64_t x = 0;
 	size_t j;
-	int rc = need_list(ld, nd, P, MIN_SEEDS, MAX_SEEDS);
+	int rc = yamlx_need_list(&ld->y, nd, P, MIN_SEEDS, MAX_SEEDS);
 
 	json_object_set_new(c, "seeds", arr);
-	for (size_t i = 0; !rc && i < list_size(nd); i++) {
-		path_idx(path, P, i);
-		rc = get_int(ld, list_item(ld, nd, i), path, 0, INT64_MAX, &x);
+	for (size_t i = 0; !rc && i < yamlx_list_size(nd); i++) {
+		yamlx_path_idx(path, P, i);
+		rc = yamlx_get_int(&ld->y, yamlx_list_item(&ld->y, nd, i), path, 0, INT64_MAX, &x);
 		json_array_foreach (arr, j, prev)
 			if (!rc && json_integer_value(prev) == x)
-				rc = fail(ld, list_item(ld, nd, i), KERR_INVALID, path,
-					  "%lld repeats seeds[%zu]", (long long)x, j);
+				rc = yamlx_fail(&ld->y, yamlx_list_item(&ld->y, nd, i),
+						KERR_INVALID, path, "%lld repeats seeds[%zu]",
+						(long long)x, j);
 		if (!rc)
 			json_array_append_new(arr, json_integer(x));
 	}
@@ -1537,7 +1121,7 @@ static int read_correctness(struct ld *ld, const yaml_node_t *nd, const char *pa
 	int rc = fields_load(ld, nd, path, correct_fields, ARRAY_SIZE(correct_fields),
 			     &ld->s->correctness);
 
-	seeds = rc ? NULL : map_get(ld, nd, "seeds");
+	seeds = rc ? NULL : yamlx_map_get(&ld->y, nd, "seeds");
 	if (seeds)
 		rc = read_seeds(ld, seeds, ld->s->correctness);
 	return rc;
@@ -1561,17 +1145,18 @@ static int check_order(struct ld *ld, const yaml_node_t *nd, const char *min_key
 {
 	const json_t *o = ld->s->measurement;
 	double lo = jnum(o, min_key, min_def), hi = jnum(o, max_key, max_def);
-	const yaml_node_t *at = map_get(ld, nd, min_key);
-	char path[PATH_LEN];
+	const yaml_node_t *at = yamlx_map_get(&ld->y, nd, min_key);
+	char path[YAMLX_PATH_LEN];
 
 	if (lo <= hi)
 		return 0;
-	path_key(path, "measurement", at ? min_key : max_key);
+	yamlx_path_key(path, "measurement", at ? min_key : max_key);
 	if (at)
-		return fail(ld, at, KERR_RANGE, path, "%g is greater than %s (%g%s)", lo, max_key,
-			    hi, map_get(ld, nd, max_key) ? "" : ", the default");
-	return fail(ld, map_get(ld, nd, max_key), KERR_RANGE, path,
-		    "%g is less than %s (%g, the default)", hi, min_key, lo);
+		return yamlx_fail(&ld->y, at, KERR_RANGE, path, "%g is greater than %s (%g%s)", lo,
+				  max_key, hi,
+				  yamlx_map_get(&ld->y, nd, max_key) ? "" : ", the default");
+	return yamlx_fail(&ld->y, yamlx_map_get(&ld->y, nd, max_key), KERR_RANGE, path,
+			  "%g is less than %s (%g, the default)", hi, min_key, lo);
 }
 
 static int read_measurement(struct ld *ld, const yaml_node_t *nd, const char *path)
@@ -1693,58 +1278,11 @@ static const struct field proposer_fields[] = {
 	FINT("seed", 0, INT64_MAX),
 };
 
-/* Any YAML value as JSON, scalars typed as everywhere else (the shape pass bounds the tree). */
-static int to_json(struct ld *ld, const yaml_node_t *nd, const char *path, json_t **out)
-{
-	char sub[PATH_LEN];
-	json_t *v = NULL;
-	int64_t x = 0;
-	double d = 0;
-	int b = 0, rc = 0;
-
-	switch (ytype_of(nd)) {
-	case Y_NULL: *out = json_null(); return 0;
-	case Y_BOOL:
-		get_bool(ld, nd, path, &b);
-		*out = json_boolean(b);
-		return 0;
-	case Y_STR: *out = json_string(text_of(nd)); return 0;
-	case Y_INT:
-		rc = get_int(ld, nd, path, INT64_MIN, INT64_MAX, &x);
-		*out = json_integer(x);
-		return rc;
-	case Y_NUM:
-		rc = get_num(ld, nd, path, -DBL_MAX, DBL_MAX, &d);
-		*out = json_real(d);
-		return rc;
-	case Y_LIST:
-		*out = json_array();
-		for (size_t i = 0; !rc && i < list_size(nd); i++) {
-			path_idx(sub, path, i);
-			rc = to_json(ld, list_item(ld, nd, i), sub, &v);
-			json_array_append_new(*out, v);
-		}
-		return rc;
-	case Y_MAP:
-		*out = json_object();
-		for (yaml_node_pair_t *p = nd->data.mapping.pairs.start;
-		     !rc && p < nd->data.mapping.pairs.top; p++) {
-			const char *k = text_of(node_at(ld, p->key));
-
-			path_key(sub, path, k);
-			rc = to_json(ld, node_at(ld, p->value), sub, &v);
-			json_object_set_new(*out, k, v);
-		}
-		return rc;
-	}
-	return 0;
-}
-
 static int read_proposer(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
 	struct spec *s = ld->s;
 	json_t *o = json_object(), *conf = NULL;
-	int rc = need_map(ld, nd, path, 0, MAX_MAP_KEYS);
+	int rc = yamlx_need_map(&ld->y, nd, path, 0, YAMLX_MAX_MAP_KEYS);
 
 	if (!rc)
 		rc = fields_read(ld, nd, path, proposer_fields, ARRAY_SIZE(proposer_fields), o);
@@ -1756,7 +1294,7 @@ static int read_proposer(struct ld *ld, const yaml_node_t *nd, const char *path)
 	if (!rc && s->proposer == PROPOSER_TUNE)
 		rc = fields_known(ld, nd, path, proposer_fields, ARRAY_SIZE(proposer_fields));
 	if (!rc && s->proposer != PROPOSER_TUNE)
-		rc = to_json(ld, nd, path, &conf);
+		rc = yamlx_to_json(&ld->y, nd, path, &conf);
 	if (!rc) {
 		if (!conf)
 			conf = json_object();
@@ -1801,14 +1339,14 @@ static int read_document(struct ld *ld, const yaml_node_t *root)
 	for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
 		keys[i] = (struct field)FCUSTOM(sections[i].key, sections[i].required);
 	if (root->type != YAML_MAPPING_NODE)
-		return want(ld, root, "", "a mapping with kernel, problem and shapes");
-	rc = check_tree(ld, root, "", 0);
+		return yamlx_want(&ld->y, root, "", SPEC_ROOT);
+	rc = yamlx_check(&ld->y, root);
 	if (!rc)
 		rc = fields_known(ld, root, "", keys, ARRAY_SIZE(keys));
 	if (!rc)
 		rc = fields_read(ld, root, "", keys, ARRAY_SIZE(keys), NULL);
 	for (size_t i = 0; !rc && i < ARRAY_SIZE(sections); i++) {
-		const yaml_node_t *v = map_get(ld, root, sections[i].key);
+		const yaml_node_t *v = yamlx_map_get(&ld->y, root, sections[i].key);
 
 		if (v)
 			rc = sections[i].read(ld, v, sections[i].key);
@@ -1818,67 +1356,8 @@ static int read_document(struct ld *ld, const yaml_node_t *root)
 	return rc;
 }
 
-/* Line and column (1-based) of byte offset off in text. */
-static void offset_mark(const char *text, size_t off, size_t *line, size_t *col)
-{
-	*line = 1;
-	*col = 1;
-	for (size_t i = 0; text[i] && i < off; i++) {
-		if (text[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else {
-			(*col)++;
-		}
-	}
-}
-
-/* Reports libyaml's error: its problem and mark, and the context it was in. */
-static int yaml_fail(struct ld *ld, const yaml_parser_t *yp)
-{
-	size_t line = yp->problem_mark.line + 1, col = yp->problem_mark.column + 1;
-	char ctx[160] = "";
-
-	if (yp->error == YAML_MEMORY_ERROR)
-		abort(); /* out of memory, like the x-wrappers */
-	if (yp->error == YAML_READER_ERROR)
-		offset_mark(ld->s->text, yp->problem_offset, &line, &col);
-	if (yp->context)
-		snprintf(ctx, sizeof(ctx), " (%s at line %zu, column %zu)", yp->context,
-			 yp->context_mark.line + 1, yp->context_mark.column + 1);
-	return kerr_set(ld->msg, ld->n, KERR_PARSE, "%s:%zu:%zu: document: %s%s", ld->file, line,
-			col, yp->problem ? yp->problem : "malformed YAML", ctx);
-}
-
-/* Loads the one document of the stream; a second document is an error. */
-static int load_yaml(struct ld *ld, yaml_parser_t *yp, int *loaded)
-{
-	yaml_document_t more;
-	yaml_node_t *root;
-	int rc = 0;
-
-	if (!yaml_parser_load(yp, &ld->doc))
-		return yaml_fail(ld, yp);
-	*loaded = 1;
-	if (!yaml_document_get_root_node(&ld->doc))
-		return kerr_set(ld->msg, ld->n, KERR_PARSE,
-				"%s:1:1: document: the file is empty; expected a mapping with "
-				"kernel, problem and shapes",
-				ld->file);
-	if (!yaml_parser_load(yp, &more))
-		return yaml_fail(ld, yp);
-	root = yaml_document_get_root_node(&more);
-	if (root)
-		rc = kerr_set(ld->msg, ld->n, KERR_PARSE,
-			      "%s:%zu:%zu: document: a second YAML document; a spec is one "
-			      "document",
-			      ld->file, more.start_mark.line + 1, more.start_mark.column + 1);
-	yaml_document_delete(&more);
-	return rc;
-}
-
 /* s->dir: the absolute folder of the spec file. */
-static int spec_dir(struct ld *ld, const char *path)
+static int spec_dir(struct spec *s, const char *path, char *msg, size_t n)
 {
 	const char *slash = strrchr(path, '/');
 	char *d = !slash          ? xstrdup(".")
@@ -1886,10 +1365,10 @@ static int spec_dir(struct ld *ld, const char *path)
 				  : xstrndup(path, (size_t)(slash - path));
 	int rc = 0;
 
-	ld->s->dir = realpath(d, NULL);
-	if (!ld->s->dir)
-		rc = kerr_set(ld->msg, ld->n, KERR_IO, "%s:1:1: document: cannot resolve '%s': %s",
-			      path, d, strerror(errno));
+	s->dir = realpath(d, NULL);
+	if (!s->dir)
+		rc = kerr_set(msg, n, KERR_IO, "%s:1:1: document: cannot resolve '%s': %s", path, d,
+			      strerror(errno));
 	free(d);
 	return rc;
 }
@@ -1914,30 +1393,24 @@ static void spec_defaults(struct spec *s)
 
 int spec_load(struct spec *s, const char *path, char *msg, size_t n)
 {
-	struct ld ld = { .s = s, .file = path, .msg = msg, .n = n };
-	yaml_parser_t yp;
+	struct ld ld = { .s = s };
 	char why[WHY_LEN];
 	size_t len = 0;
-	int rc, loaded = 0;
+	int rc;
 
 	memset(s, 0, sizeof(*s));
-	memset(&yp, 0, sizeof(yp));
+	yamlx_init(&ld.y, path, msg, n);
 	spec_defaults(s);
 	s->path = xstrdup(path);
 	if (file_read(path, SPEC_MAX_BYTES, &s->text, &len, why, sizeof(why)))
 		return kerr_set(msg, n, KERR_IO, "%s:1:1: document: %s", path, why);
-	rc = spec_dir(&ld, path);
+	rc = spec_dir(s, path, msg, n);
 	if (rc)
 		return rc;
-	if (!yaml_parser_initialize(&yp))
-		abort(); /* out of memory */
-	yaml_parser_set_input_string(&yp, (const unsigned char *)s->text, len);
-	rc = load_yaml(&ld, &yp, &loaded);
+	rc = yamlx_load(&ld.y, s->text, len, "a spec", SPEC_ROOT);
 	if (!rc)
-		rc = read_document(&ld, yaml_document_get_root_node(&ld.doc));
-	if (loaded)
-		yaml_document_delete(&ld.doc);
-	yaml_parser_delete(&yp);
+		rc = read_document(&ld, yamlx_root(&ld.y));
+	yamlx_release(&ld.y);
 	return rc;
 }
 

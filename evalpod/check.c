@@ -6,6 +6,7 @@
 #include "err.h"
 #include "fileio.h"
 #include "ir.h"
+#include "irpocl.h"
 #include "jsonx.h"
 #include "log.h"
 #include "prog.h"
@@ -346,8 +347,8 @@ static void stage_ir(struct ck *c, struct prog *pg)
 			continue;
 		}
 		json_object_set_new(kernels, k, entry);
-		if (ir_collect_pocl(cache, k, 8u << 20, &irt, &irl, &asmt, &asml, msg,
-				    sizeof(msg))) {
+		if (irpocl_collect(cache, k, 8u << 20, &irt, &irl, &asmt, &asml, msg,
+				   sizeof(msg))) {
 			json_object_set_new(entry, "note", json_string(msg));
 			continue;
 		}

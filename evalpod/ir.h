@@ -1,15 +1,8 @@
 /*
  * ir.h - stage 5: what the driver exposes about the compiled code.
  *
- * PoCL (CPU): evalpod points POCL_CACHE_DIR at a private directory and sets
- * POCL_KERNEL_CACHE=1 and POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES=1 (without
- * it PoCL 3.1 keeps only the .so) before creating its context, so after a kernel has
- * been launched PoCL has left, per kernel and local size,
- *   <cache>/<2 chars>/<hash>/<kernel>/<geometry>/parallel.bc  (the
- *   work-group function after PoCL's vectorising passes) and <kernel>.so
- *   (the machine code).  The .bc is disassembled with llvm-dis (the LLVM
- *   that PoCL itself depends on) and the .so with objdump.
- * NVIDIA: CL_PROGRAM_BINARIES is PTX text.
+ * The text comes from the driver: on PoCL (CPU) from its kernel cache
+ * (irpocl.h); on NVIDIA, CL_PROGRAM_BINARIES is PTX text.
  *
  * The analysis is evidence, not a verdict: counts of what is in the code,
  * with the source of each figure recorded.
@@ -37,20 +30,5 @@
  */
 int ir_analyze_text(const char *kind, const char *text, size_t len, json_t **out, char *msg,
 		    size_t n);
-
-/*
- * Looks in a PoCL cache directory for the artifacts of kernel (the most
- * recently modified geometry directory of that kernel whose name does not
- * start with "0-0-0", else any), disassembles them with the first of
- * llvm-dis-15, llvm-dis found on PATH and objdump, and returns:
- *   *ir_text  malloc'd LLVM IR text (NULL if unavailable), *ir_len
- *   *asm_text malloc'd objdump -d output of the kernel's .so (NULL if
- *             unavailable), *asm_len
- * Each text is cut at max_bytes.  Tools run through fork/exec with no
- * shell, with a 30 s limit.  Returns 0 when at least one text was found,
- * KERR_NOTFOUND otherwise (msg says what was looked for and where).
- */
-int ir_collect_pocl(const char *cache_dir, const char *kernel, size_t max_bytes, char **ir_text,
-		    size_t *ir_len, char **asm_text, size_t *asm_len, char *msg, size_t n);
 
 #endif

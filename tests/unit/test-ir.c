@@ -1,13 +1,13 @@
 /*
- * test-ir.c - unit tests for evalpod/ir.c.
+ * test-ir.c - unit tests for evalpod/ir.c (with its scanners) and evalpod/irpocl.c.
  *
  *   test-ir [--golden | --live] [DATADIR]
  *
  * --golden: the scanners on hand-written samples in tests/data/ir (each
  *   NAME has NAME.expected.json) and on small inline cases, plus
- *   ir_collect_pocl on cache trees built here.
+ *   irpocl_collect on cache trees built here.
  * --live: builds and launches a kernel on PoCL into a fresh cache and
- *   checks that ir_collect_pocl finds its code; exits 77 (skip) when no
+ *   checks that irpocl_collect finds its code; exits 77 (skip) when no
  *   PoCL platform is present.
  * With neither, both run; the exit status is 77 only if the live case
  * skipped and nothing failed.  DATADIR defaults to ../data/ir next to
@@ -17,6 +17,7 @@
 #include "err.h"
 #include "fileio.h"
 #include "ir.h"
+#include "irpocl.h"
 #include "sbuf.h"
 #include "xalloc.h"
 
@@ -270,7 +271,7 @@ TEST(ptx_function_names)
 	json_decref(o);
 }
 
-/* ---- ir_collect_pocl on trees made here ---------------------------------- */
+/* ---- irpocl_collect on trees made here ---------------------------------- */
 
 static char *make_temp_dir(void)
 {
@@ -304,13 +305,13 @@ TEST(collect_not_found)
 	CHECK(dir != NULL);
 	if (!dir)
 		return;
-	CHECK(ir_collect_pocl(dir, "nosuchkernel", 4096, &ir, &il, &as, &al, msg, sizeof(msg)) ==
+	CHECK(irpocl_collect(dir, "nosuchkernel", 4096, &ir, &il, &as, &al, msg, sizeof(msg)) ==
 	      KERR_NOTFOUND);
 	CHECK(ir == NULL && as == NULL && il == 0 && al == 0);
 	CHECK_CONTAINS(msg, "nosuchkernel");
-	CHECK(ir_collect_pocl(dir, "../x", 4096, &ir, &il, &as, &al, msg, sizeof(msg)) ==
+	CHECK(irpocl_collect(dir, "../x", 4096, &ir, &il, &as, &al, msg, sizeof(msg)) ==
 	      KERR_INVALID);
-	CHECK(ir_collect_pocl(dir, "", 4096, &ir, &il, &as, &al, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK(irpocl_collect(dir, "", 4096, &ir, &il, &as, &al, msg, sizeof(msg)) == KERR_INVALID);
 	dir_remove_tree(dir);
 	free(dir);
 }
@@ -345,7 +346,7 @@ TEST(collect_picks_specific_build)
 	p = xasprintf("%s/AB/CDEF/kk/0-0-0/kk.so", dir);
 	CHECK(write_file(p, junk, strlen(junk)) == 0);
 
-	CHECK(ir_collect_pocl(dir, "kk", max, &ir, &il, &as, &al, msg, sizeof(msg)) == 0);
+	CHECK(irpocl_collect(dir, "kk", max, &ir, &il, &as, &al, msg, sizeof(msg)) == 0);
 	CHECK(ir == NULL && il == 0);
 	CHECK(as != NULL && al > 0 && al <= max);
 	if (as) {
@@ -357,7 +358,7 @@ TEST(collect_picks_specific_build)
 
 	old_path = xstrdup(getenv("PATH") ? getenv("PATH") : "");
 	setenv("PATH", dir, 1);
-	CHECK(ir_collect_pocl(dir, "kk", max, &ir, &il, &as, &al, msg, sizeof(msg)) ==
+	CHECK(irpocl_collect(dir, "kk", max, &ir, &il, &as, &al, msg, sizeof(msg)) ==
 	      KERR_NOTFOUND);
 	CHECK_CONTAINS(msg, "not on PATH");
 	setenv("PATH", old_path, 1);
@@ -481,10 +482,10 @@ TEST(live_pocl)
 		CHECK(err == CL_SUCCESS);
 		goto out;
 	}
-	CHECK(ir_collect_pocl(dir, LIVE_KERNEL, 16u << 20, &ir, &il, &as, &al, msg, sizeof(msg)) ==
+	CHECK(irpocl_collect(dir, LIVE_KERNEL, 16u << 20, &ir, &il, &as, &al, msg, sizeof(msg)) ==
 	      0);
 	if (msg[0])
-		fprintf(stderr, "ir_collect_pocl: %s\n", msg);
+		fprintf(stderr, "irpocl_collect: %s\n", msg);
 	CHECK(ir != NULL && as != NULL);
 	if (ir) {
 		ll = analyze("llvm-ir", ir, il);

@@ -1,0 +1,477 @@
+/*
+ * irpocl.c - fetches a kernel's compiled code from PoCL's kernel cache (see
+ * irpocl.h): finds the kernel's newest build in the cache tree, then runs
+ * llvm-dis on its parallel.bc and objdump on its .so, each through
+ * fork/exec with no shell, a time limit and an output limit.
+ */
+#include "irpocl.h"
+#include "err.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define IRPOCL_TOOL_SECONDS 30     /* limit on one llvm-dis or objdump run */
+#define IRPOCL_MAX_DIRENTS  100000 /* directory entries looked at in a cache */
+#define IRPOCL_STDERR_KEEP  256    /* bytes of a tool's stderr kept for msg */
+#define IRPOCL_MAX_NAME     255    /* longest kernel name accepted */
+
+/* ---- running a disassembler ------------------------------------------ */
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Child side: never returns.  Only async-signal-safe calls after fork.  Its
+ * own process group lets a timeout kill whatever the tool started too.  If
+ * exec fails, errno goes back through report (closed on a successful exec).
+ */
+static void tool_child(char *const argv[], int in, int out, int err, int report)
+{
+	int e;
+	ssize_t w;
+
+	setpgid(0, 0);
+	signal(SIGPIPE, SIG_DFL);
+	if (dup2(in, STDIN_FILENO) >= 0 && dup2(out, STDOUT_FILENO) >= 0 &&
+	    dup2(err, STDERR_FILENO) >= 0)
+		execvp(argv[0], argv);
+	e = errno;
+	w = write(report, &e, sizeof(e));
+	(void)w;
+	_exit(127);
+}
+
+/* Parent side of one tool run: its two pipes and what came out of them. */
+struct tool_io {
+	int fd[2]; /* stdout, stderr; -1 once at EOF */
+	struct sbuf *out;
+	size_t max;
+	char err[IRPOCL_STDERR_KEEP];
+	size_t err_len;
+	int truncated;      /* out reached max; the rest was not read */
+	int read_errno;     /* errno of a failed read or poll */
+	long long deadline; /* now_ms() value */
+};
+
+/* Reads what fd i has; returns 0, or -1 with errno on a read error. */
+static int tool_read(struct tool_io *io, int i)
+{
+	char chunk[65536];
+	ssize_t got = read(io->fd[i], chunk, sizeof(chunk));
+
+	if (got < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -1;
+	if (got == 0) {
+		close(io->fd[i]);
+		io->fd[i] = -1;
+	} else if (i == 1) {
+		size_t keep = sizeof(io->err) - 1 - io->err_len;
+
+		keep = (size_t)got < keep ? (size_t)got : keep;
+		memcpy(io->err + io->err_len, chunk, keep);
+		io->err_len += keep;
+		io->err[io->err_len] = '\0';
+	} else {
+		size_t room = io->max - io->out->len;
+
+		if ((size_t)got > room) {
+			got = (ssize_t)room;
+			io->truncated = 1;
+		}
+		sbuf_add(io->out, chunk, (size_t)got);
+	}
+	return 0;
+}
+
+/*
+ * Reads the tool's output until both pipes close, the output reaches its
+ * limit or the deadline passes.  Returns 0, KERR_TIMEOUT or KERR_IO.
+ */
+static int tool_pump(struct tool_io *io)
+{
+	while ((io->fd[0] >= 0 || io->fd[1] >= 0) && !io->truncated) {
+		struct pollfd pfd[2];
+		long long left = io->deadline - now_ms();
+		int i, r;
+
+		if (left <= 0)
+			return KERR_TIMEOUT;
+		for (i = 0; i < 2; i++) {
+			pfd[i].fd = io->fd[i];
+			pfd[i].events = POLLIN;
+			pfd[i].revents = 0;
+		}
+		r = poll(pfd, 2, left > 1000 ? 1000 : (int)left);
+		if (r < 0 && errno != EINTR) {
+			io->read_errno = errno;
+			return KERR_IO;
+		}
+		for (i = 0; r > 0 && i < 2; i++) {
+			if (pfd[i].revents && io->fd[i] >= 0 && tool_read(io, i)) {
+				io->read_errno = errno;
+				return KERR_IO;
+			}
+		}
+	}
+	return 0;
+}
+
+static void tool_kill(pid_t pid)
+{
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL); /* in case it has not made its group yet */
+}
+
+/*
+ * Waits for pid until the deadline, then kills it.  Returns 0 with
+ * *status set, or -1 when it had to be killed for running too long.
+ */
+static int tool_wait(pid_t pid, long long deadline, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR) {
+			*status = 0;
+			return 0; /* reaped by someone else: nothing to wait for */
+		}
+		if (now_ms() >= deadline) {
+			tool_kill(pid);
+			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+				;
+			return -1;
+		}
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+}
+
+/* The first line of a tool's stderr, for a message. */
+static const char *tool_first_line(char *err)
+{
+	char *nl = strchr(err, '\n');
+
+	if (nl)
+		*nl = '\0';
+	return err[0] ? err : "(no message)";
+}
+
+static int tool_status(struct tool_io *io, const char *tool, int status, char *msg, size_t n)
+{
+	if (io->truncated)
+		return 0; /* we stopped it once we had enough */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFEXITED(status))
+		return kerr_set(msg, n, KERR_CHILD, "'%s' exited with status %d: %s", tool,
+				WEXITSTATUS(status), tool_first_line(io->err));
+	return kerr_set(msg, n, KERR_CHILD, "'%s' was killed by signal %d", tool,
+			WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static void close_pair(int fd[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (fd[i] >= 0)
+			close(fd[i]);
+		fd[i] = -1;
+	}
+}
+
+/*
+ * Starts argv with stdin from /dev/null and its stdout and stderr into
+ * io->fd.  Returns 0 with *pid set, KERR_NOTFOUND when argv[0] is not on
+ * PATH, KERR_CHILD when it cannot be executed, or KERR_IO.
+ */
+static int tool_start(char *const argv[], struct tool_io *io, pid_t *pid, char *msg, size_t n)
+{
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, execp[2] = { -1, -1 };
+	int null_fd, rc = 0, child_errno = 0;
+	ssize_t got;
+
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null_fd < 0 || pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) ||
+	    pipe2(execp, O_CLOEXEC)) {
+		rc = kerr_set(msg, n, KERR_IO, "cannot set up pipes for '%s': %s", argv[0],
+			      strerror(errno));
+		goto out;
+	}
+	*pid = fork();
+	if (*pid < 0) {
+		rc = kerr_set(msg, n, KERR_IO, "cannot start '%s': %s", argv[0], strerror(errno));
+		goto out;
+	}
+	if (*pid == 0)
+		tool_child(argv, null_fd, outp[1], errp[1], execp[1]);
+	close(execp[1]);
+	execp[1] = -1;
+	while ((got = read(execp[0], &child_errno, sizeof(child_errno))) < 0 && errno == EINTR)
+		;
+	if (got == (ssize_t)sizeof(child_errno)) {
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		*pid = -1;
+		rc = child_errno == ENOENT
+			     ? kerr_set(msg, n, KERR_NOTFOUND, "'%s' is not on PATH", argv[0])
+			     : kerr_set(msg, n, KERR_CHILD, "cannot run '%s': %s", argv[0],
+					strerror(child_errno));
+		goto out;
+	}
+	io->fd[0] = outp[0];
+	io->fd[1] = errp[0];
+	outp[0] = errp[0] = -1;
+out:
+	if (null_fd >= 0)
+		close(null_fd);
+	close_pair(outp);
+	close_pair(errp);
+	close_pair(execp);
+	return rc;
+}
+
+/* Output cut at the size limit ends at its last whole line. */
+static void cut_to_line(struct sbuf *b)
+{
+	const char *nl = b->len ? memrchr(b->buf, '\n', b->len) : NULL;
+
+	b->len = nl ? (size_t)(nl - b->buf) + 1 : 0;
+	if (b->buf)
+		b->buf[b->len] = '\0';
+}
+
+/*
+ * Runs argv (no shell, PATH searched) with stdin from /dev/null and returns
+ * its stdout in *out (malloc'd, NUL-terminated, caller frees), at most max
+ * bytes; output cut there ends at its last whole line.  Returns 0,
+ * KERR_NOTFOUND (not on PATH), KERR_CHILD (failed), KERR_TIMEOUT
+ * (IRPOCL_TOOL_SECONDS) or KERR_IO.
+ */
+static int tool_capture(char *const argv[], size_t max, char **out, size_t *len, char *msg,
+			size_t n)
+{
+	struct sbuf b = SBUF_INIT;
+	struct tool_io io = { .fd = { -1, -1 }, .out = &b, .max = max };
+	pid_t pid = -1;
+	int rc, status = 0;
+
+	*out = NULL;
+	*len = 0;
+	rc = tool_start(argv, &io, &pid, msg, n);
+	if (rc)
+		goto out;
+	io.deadline = now_ms() + IRPOCL_TOOL_SECONDS * 1000LL;
+	rc = tool_pump(&io);
+	if (rc || io.truncated)
+		tool_kill(pid);
+	if (tool_wait(pid, io.deadline, &status) || rc == KERR_TIMEOUT) {
+		rc = kerr_set(msg, n, KERR_TIMEOUT, "'%s' ran longer than %d s", argv[0],
+			      IRPOCL_TOOL_SECONDS);
+		goto out;
+	}
+	if (rc) {
+		rc = kerr_set(msg, n, rc, "cannot read the output of '%s': %s", argv[0],
+			      strerror(io.read_errno));
+		goto out;
+	}
+	rc = tool_status(&io, argv[0], status, msg, n);
+	if (rc)
+		goto out;
+	if (io.truncated)
+		cut_to_line(&b);
+	*out = sbuf_detach(&b, len);
+out:
+	close_pair(io.fd);
+	sbuf_release(&b);
+	return rc;
+}
+
+/* ---- finding PoCL's artifacts ----------------------------------------- */
+
+static int is_kind(const char *path, mode_t type, struct stat *st)
+{
+	struct stat local;
+
+	if (!st)
+		st = &local;
+	return !lstat(path, st) && (st->st_mode & S_IFMT) == type;
+}
+
+/* The best geometry directory seen so far (see irpocl_collect in irpocl.h). */
+struct irpocl_pick {
+	char *dir;
+	int generic; /* "0-0-0...": built for no particular local size */
+	struct timespec mtime;
+	long budget; /* directory entries still allowed to be looked at */
+};
+
+static int newer(struct timespec a, struct timespec b)
+{
+	return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+}
+
+/* Calls fn(dir/name) for each entry of dir but "." and "..": -1 on budget. */
+static int walk_dir(const char *dir, struct irpocl_pick *pick, const char *kernel,
+		    void (*fn)(const char *path, const char *name, struct irpocl_pick *pick,
+			       const char *kernel))
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int rc = 0;
+
+	if (!d)
+		return 0; /* vanished or unreadable: nothing of ours in it */
+	while ((de = readdir(d))) {
+		char *path;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (--pick->budget < 0) {
+			rc = -1;
+			break;
+		}
+		path = xasprintf("%s/%s", dir, de->d_name);
+		fn(path, de->d_name, pick, kernel);
+		free(path);
+	}
+	closedir(d);
+	return rc;
+}
+
+static void consider_geometry(const char *path, const char *name, struct irpocl_pick *pick,
+			      const char *kernel)
+{
+	struct stat st;
+	char *bc = xasprintf("%s/parallel.bc", path);
+	char *so = xasprintf("%s/%s.so", path, kernel);
+	int generic = !strncmp(name, "0-0-0", 5);
+
+	if (is_kind(path, S_IFDIR, &st) &&
+	    (is_kind(bc, S_IFREG, NULL) || is_kind(so, S_IFREG, NULL)) &&
+	    (!pick->dir || (pick->generic && !generic) ||
+	     (pick->generic == generic && newer(st.st_mtim, pick->mtime)))) {
+		free(pick->dir);
+		pick->dir = xstrdup(path);
+		pick->generic = generic;
+		pick->mtime = st.st_mtim;
+	}
+	free(bc);
+	free(so);
+}
+
+/* path: <cache>/<2 chars>/<hash>; its <kernel> directory holds geometries. */
+static void consider_program(const char *path, const char *name, struct irpocl_pick *pick,
+			     const char *kernel)
+{
+	char *kdir = xasprintf("%s/%s", path, kernel);
+
+	if (is_kind(kdir, S_IFDIR, NULL))
+		walk_dir(kdir, pick, kernel, consider_geometry);
+	free(kdir);
+}
+
+static void consider_bucket(const char *path, const char *name, struct irpocl_pick *pick,
+			    const char *kernel)
+{
+	if (is_kind(path, S_IFDIR, NULL))
+		walk_dir(path, pick, kernel, consider_program);
+}
+
+static int valid_kernel_name(const char *kernel)
+{
+	return kernel && kernel[0] && strlen(kernel) <= IRPOCL_MAX_NAME && !strchr(kernel, '/') &&
+	       strcmp(kernel, ".") && strcmp(kernel, "..");
+}
+
+/* Disassemblers for PoCL's bitcode, tried in order: PoCL 3.1 uses LLVM 15. */
+static const char *const irpocl_disassemblers[] = { "llvm-dis-15", "llvm-dis" };
+
+static int collect_ir(const char *bc, size_t max, char **text, size_t *len, char *why, size_t n)
+{
+	int rc = KERR_NOTFOUND;
+	size_t i;
+
+	why[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(irpocl_disassemblers); i++) {
+		char *argv[] = { (char *)irpocl_disassemblers[i], "-o", "-", (char *)bc, NULL };
+		char one[256];
+
+		rc = tool_capture(argv, max, text, len, one, sizeof(one));
+		if (!rc)
+			break;
+		if (why[0])
+			strlcat(why, "; ", n);
+		strlcat(why, one, n);
+	}
+	return rc;
+}
+
+static int collect_asm(const char *so, size_t max, char **text, size_t *len, char *why, size_t n)
+{
+	char *argv[] = { "objdump", "-d", "--no-show-raw-insn", (char *)so, NULL };
+
+	return tool_capture(argv, max, text, len, why, n);
+}
+
+int irpocl_collect(const char *cache_dir, const char *kernel, size_t max_bytes, char **ir_text,
+		   size_t *ir_len, char **asm_text, size_t *asm_len, char *msg, size_t n)
+{
+	struct irpocl_pick pick = { .budget = IRPOCL_MAX_DIRENTS };
+	char *bc = NULL, *so = NULL;
+	char ir_why[512] = "no parallel.bc", asm_why[512] = "no .so";
+	int rc = 0;
+
+	*ir_text = *asm_text = NULL;
+	*ir_len = *asm_len = 0;
+	if (!valid_kernel_name(kernel) || !cache_dir || !max_bytes)
+		return kerr_set(msg, n, KERR_INVALID,
+				"bad arguments to collect kernel '%s' from '%s'",
+				kernel ? kernel : "(null)", cache_dir ? cache_dir : "(null)");
+	if (walk_dir(cache_dir, &pick, kernel, consider_bucket) || pick.budget < 0) {
+		rc = kerr_set(msg, n, KERR_LIMIT, "more than %d entries under PoCL cache '%s'",
+			      IRPOCL_MAX_DIRENTS, cache_dir);
+		goto out;
+	}
+	if (!pick.dir) {
+		rc = kerr_set(msg, n, KERR_NOTFOUND,
+			      "no PoCL build of kernel '%s' under '%s' (looked for "
+			      "*/*/%s/*/parallel.bc or %s.so)",
+			      kernel, cache_dir, kernel, kernel);
+		goto out;
+	}
+	bc = xasprintf("%s/parallel.bc", pick.dir);
+	so = xasprintf("%s/%s.so", pick.dir, kernel);
+	if (is_kind(bc, S_IFREG, NULL))
+		collect_ir(bc, max_bytes, ir_text, ir_len, ir_why, sizeof(ir_why));
+	if (is_kind(so, S_IFREG, NULL))
+		collect_asm(so, max_bytes, asm_text, asm_len, asm_why, sizeof(asm_why));
+	if (!*ir_text && !*asm_text)
+		rc = kerr_set(msg, n, KERR_NOTFOUND,
+			      "no code for kernel '%s' in '%s': IR: %s; asm: %s", kernel, pick.dir,
+			      ir_why, asm_why);
+out:
+	free(pick.dir);
+	free(bc);
+	free(so);
+	return rc;
+}
