@@ -85,10 +85,15 @@ int group_start(__global const int *group_sizes, int G, int M, int g)
 #ifndef TK
 #define TK 16           // K step of the local-memory tiles
 #endif
+#ifndef KU
+#define KU 1            // unroll factor of the k loop over a tile (1: not unrolled)
+#endif
 #define BM (WY * TM)    // rows of out per work-group
 #define BN (WX * VN)    // columns of out per work-group
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
+#define STR_(x) #x
+#define PRAGMA(x) _Pragma(STR_(x))
 #if VN == 1
 #define floatV float
 #define LOADV(p) (*(p))
@@ -110,18 +115,23 @@ void gmm(__global const uint *lhs, __global const float *lhs_scale, __global con
 	const int lid = ty * WX + tx;
 	const int r0 = get_group_id(1) * BM, c0 = get_group_id(0) * BN;
 	const int KB = (K + 127) / 128, NB = (N + 127) / 128;
-	int start = 0;
+	int g = 0, start = 0, end = G == 1 ? M : min(max(group_sizes[0], 0), M);
 
+	// The first group that owns a row of this block: the first that ends
+	// past r0 (it is not empty, since it starts at or before r0).
+	while (g < G - 1 && end <= r0) {
+		g++;
+		start = end;
+		end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
+	}
 	// Every work-item walks the same groups, so the barriers below are met
-	// by the whole work-group.
-	for (int g = 0; g < G && start < r0 + BM; g++) {
-		int end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
+	// by the whole work-group. (PoCL 3.1 miscompiled an earlier form that
+	// skipped groups with `continue` ahead of the barriers, at WX == 1: keep
+	// the skipping outside the loop that holds barriers.)
+	for (;;) {
 		int lo = max(start, r0), hi = min(end, r0 + BM);
 		floatV acc[TM];
 
-		start = end;
-		if (lo >= hi)
-			continue;
 		for (int i = 0; i < TM; i++)
 			acc[i] = (floatV)(0.0f);
 		for (int k0 = 0; k0 < K; k0 += TK) {
@@ -143,6 +153,7 @@ void gmm(__global const uint *lhs, __global const float *lhs_scale, __global con
 					0.0f;
 			}
 			barrier(CLK_LOCAL_MEM_FENCE);
+			PRAGMA(unroll KU)
 			for (int kk = 0; kk < TK; kk++) {
 				floatV b = LOADV(&Bs[kk][tx * VN]);
 
@@ -164,6 +175,14 @@ void gmm(__global const uint *lhs, __global const float *lhs_scale, __global con
 			for (int j = 0; n + j < N; j++)
 				out[(size_t)m * N + n + j] = v[j];
 		}
+		if (end >= min(r0 + BM, M) || g == G - 1)
+			break;
+		// The next group that is not empty.
+		do {
+			g++;
+			start = end;
+			end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
+		} while (end == start && g < G - 1);
 	}
 }
 // EVOLVE-BLOCK-END
