@@ -26,9 +26,8 @@ static size_t at(int b, int t, int h, int i, int T, int H, int D)
 	return (((size_t)b * T + t) * H + h) * D + i;
 }
 
-int gla_host_ref(int B, int T, int H, int K, int V, const float *q, const float *k,
-		 const float *v, const float *g_gamma, const float *dout, float *o, float *dq,
-		 float *dk, float *dv)
+int gla_host_ref(int B, int T, int H, int K, int V, const float *q, const float *k, const float *v,
+		 const float *g_gamma, const float *dout, float *o, float *dq, float *dk, float *dv)
 {
 	double *ao, *aq, *ak, *av;
 	double scale;

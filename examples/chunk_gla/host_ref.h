@@ -15,8 +15,8 @@
  * scale = K^-0.5.  Returns 0, or -1 when a size is not positive or memory
  * runs out (the outputs are then untouched).
  */
-int gla_host_ref(int B, int T, int H, int K, int V, const float *q, const float *k,
-		 const float *v, const float *g_gamma, const float *dout, float *o, float *dq,
-		 float *dk, float *dv);
+int gla_host_ref(int B, int T, int H, int K, int V, const float *q, const float *k, const float *v,
+		 const float *g_gamma, const float *dout, float *o, float *dq, float *dk,
+		 float *dv);
 
 #endif

@@ -21,8 +21,10 @@
 //   dq_t = scale * (exp(g (t-t0+1)) h_n dout_t    + sum_{s<=t} dA[t][s] k_s)
 //   dk_s = scale * (exp(g (t1-s)) dh_n v_s        + sum_{t>=s} dA[t][s] q_t)
 //   dv_s = scale * (exp(g (t1-s)) dh_n^T k_s      + sum_{t>=s} A[t][s] dout_t)
-// The work-group keeps A, dA, h_n^T and dh_n^T in local memory; each work-item
-// computes tiles of TR rows by VW columns of the outputs.
+// The work-group copies the chunk's q, k, v, dout (rows past the end of the
+// sequence as zeros), k^T, v^T, h_n^T and dh_n^T into local memory, forms A
+// and dA there, then computes the outputs.  Every product is the same register
+// tile: TR rows by VW columns (a float vector per row) per work-item.
 
 // EVOLVE-BLOCK-START
 #ifndef CHUNK
@@ -35,13 +37,16 @@
 #define SKT 4           // gla_state: state rows per work-item
 #endif
 #ifndef VW
-#define VW 4            // gla_chunk: output columns per work-item (a float vector)
+#define VW 4            // gla_chunk: tile columns per work-item (a float vector)
 #endif
 #ifndef TR
-#define TR 2            // gla_chunk: output rows per work-item
+#define TR 2            // gla_chunk: tile rows per work-item
 #endif
 #ifndef WG
 #define WG 64           // gla_chunk: work-group size
+#endif
+#ifndef UNR
+#define UNR 1           // gla_chunk: unroll factor of the tiles' inner loop
 #endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -58,7 +63,10 @@ static size_t gla_at(int b, int t, int h, int i, int T, int H, int D)
 	return (((size_t)b * T + t) * H + h) * D + i;
 }
 
-// Global size [V/SVW, K/SKT, 2*B*H]: z < B*H runs h forward, the rest dh backward.
+// Global size [V/SVW, K/SKT, 2*B*H]: z < B*H carries h forward over the chunks,
+// the rest dh backward.  Forward folds chunk n in as sum_s w_s k_s v_s^T with
+// w_s = exp(g (t1-1-s)), backward as sum_t w_t q_t dout_t^T with
+// w_t = exp(g (t-t0)); both walk their chunk so that w goes 1, e^g, e^2g, ...
 __kernel void gla_state(__global const float *q, __global const float *k,
                         __global const float *v, __global const float *g_gamma,
                         __global const float *dout, __global float *hs, __global float *dhs,
@@ -70,65 +78,75 @@ __kernel void gla_state(__global const float *q, __global const float *k,
 		return;
 	int bh = z % (B * H), rev = z / (B * H), b = bh / H, h = bh % H;
 	int NT = (T + CHUNK - 1) / CHUNK;
-	float g = g_gamma[h];
-	__global float *st = (rev ? dhs : hs) + (size_t)bh * NT * K * V;
+	float g = g_gamma[h], a = exp(g);
+	size_t ldx = (size_t)H * K, ldy = (size_t)H * V; // from one position to the next
+	__global const float *x = (rev ? q : k) + gla_at(b, 0, h, kr, T, H, K);
+	__global const float *y = (rev ? dout : v) + gla_at(b, 0, h, cv, T, H, V);
+	__global float *st = (rev ? dhs : hs) + (size_t)bh * NT * K * V + (size_t)kr * V + cv;
 	floatS acc[SKT];
 
-	for (int i = 0; i < SKT; i++)
+	_Pragma("unroll") for (int i = 0; i < SKT; i++)
 		acc[i] = (floatS)(0.0f);
-	if (!rev) {
-		for (int n = 0;; n++) {
-			for (int i = 0; i < SKT; i++)
-				vstoreS(acc[i], 0, st + ((size_t)n * K + kr + i) * V + cv);
-			if (n + 1 >= NT)
-				break;
-			int t0 = n * CHUNK, t1 = t0 + CHUNK;
-			float dc = exp(g * CHUNK);
+	for (int step = 0;; step++) {
+		int n = rev ? NT - 1 - step : step;
 
-			for (int i = 0; i < SKT; i++)
-				acc[i] *= dc;
-			for (int s = t0; s < t1; s++) {
-				floatS vs = vloadS(0, v + gla_at(b, s, h, cv, T, H, V)) *
-				            exp(g * (t1 - 1 - s));
+		_Pragma("unroll") for (int i = 0; i < SKT; i++)
+			vstoreS(acc[i], 0, st + ((size_t)n * K + i) * V);
+		if (step + 1 >= NT)
+			break;
+		int t0 = n * CHUNK, len = min(CHUNK, T - t0);
+		float dc = exp(g * len), w = 1.0f;
 
-				for (int i = 0; i < SKT; i++)
-					acc[i] = fma((floatS)(k[gla_at(b, s, h, kr + i, T, H, K)]), vs,
-					             acc[i]);
-			}
-		}
-	} else {
-		for (int n = NT - 1;; n--) {
-			for (int i = 0; i < SKT; i++)
-				vstoreS(acc[i], 0, st + ((size_t)n * K + kr + i) * V + cv);
-			if (n == 0)
-				break;
-			int t0 = n * CHUNK, t1 = min(t0 + CHUNK, T);
-			float dc = exp(g * (t1 - t0));
+		_Pragma("unroll") for (int i = 0; i < SKT; i++)
+			acc[i] *= dc;
+		for (int m = 0; m < len; m++, w *= a) {
+			size_t p = rev ? t0 + m : t0 + len - 1 - m;
+			floatS yw = vloadS(0, y + p * ldy) * w;
 
-			for (int i = 0; i < SKT; i++)
-				acc[i] *= dc;
-			for (int t = t0; t < t1; t++) {
-				floatS ds = vloadS(0, dout + gla_at(b, t, h, cv, T, H, V)) *
-				            exp(g * (t - t0));
-
-				for (int i = 0; i < SKT; i++)
-					acc[i] = fma((floatS)(q[gla_at(b, t, h, kr + i, T, H, K)]), ds,
-					             acc[i]);
-			}
+			_Pragma("unroll") for (int i = 0; i < SKT; i++)
+				acc[i] = fma((floatS)(x[p * ldx + i]), yw, acc[i]);
 		}
 	}
 }
 
+// acc[r] += X[r*xr + p*xc] * Y[p*ly .. p*ly + VW-1] for r < TR: one step of a tile.
+#define TILE_STEP(acc, X, xr, xc, Y, ly, p)                                            \
+	{                                                                              \
+		floatV y_ = vloadV(0, (Y) + (p) * (ly));                               \
+		_Pragma("unroll") for (int r_ = 0; r_ < TR; r_++)                      \
+			acc[r_] = fma((floatV)((X)[r_ * (xr) + (p) * (xc)]), y_, acc[r_]); \
+	}
+
+// The steps p0 <= p < p1, UNR at a time, then the rest one by one.
+#define TILE_FMA(acc, X, xr, xc, Y, ly, p0, p1)                                        \
+	{                                                                              \
+		int p_ = (p0), pe_ = (p1);                                             \
+		for (; p_ + UNR <= pe_; p_ += UNR)                                     \
+			_Pragma("unroll") for (int u_ = 0; u_ < UNR; u_++)             \
+				TILE_STEP(acc, X, xr, xc, Y, ly, p_ + u_)              \
+		for (; p_ < pe_; p_++)                                                 \
+			TILE_STEP(acc, X, xr, xc, Y, ly, p_)                           \
+	}
+
+#define TILE_ZERO(acc)                                                                  \
+	_Pragma("unroll") for (int r_ = 0; r_ < TR; r_++)                              \
+		acc[r_] = (floatV)(0.0f)
+
 // Global size [WG, NT, B*H], local [WG, 1, 1]: one work-group per chunk.
-// lhT and ldhT are K*V floats of local memory each.
+// lmem is 3*CHUNK*(K+V) + 2*K*V floats of local memory.
 __kernel void gla_chunk(__global const float *q, __global const float *k,
                         __global const float *v, __global const float *g_gamma,
                         __global const float *dout, __global const float *hs,
                         __global const float *dhs, __global float *o, __global float *dq,
                         __global float *dk, __global float *dv, int B, int T, int H, int K,
-                        int V, __local float *lhT, __local float *ldhT)
+                        int V, __local float *lmem)
 {
-	__local float lA[CHUNK * CHUNK], ldA[CHUNK * CHUNK], dec[CHUNK + 1];
+	// lA, ldA: the scores, [t][s].  rdec[u] = exp(g (CHUNK-u)) for u <= CHUNK and
+	// 0 above, so rdec[CHUNK + s - t] is the masked decay of A[t][s].
+	__local float lA[CHUNK * CHUNK], ldA[CHUNK * CHUNK], rdec[2 * CHUNK];
+	__local float *lq = lmem, *lk = lq + CHUNK * K, *lkT = lk + CHUNK * K;  // [t][i], [i][s]
+	__local float *lv = lkT + K * CHUNK, *ldo = lv + CHUNK * V, *lvT = ldo + CHUNK * V;
+	__local float *lhT = lvT + V * CHUNK, *ldhT = lhT + V * K;              // [j][i]
 	int lid = get_local_id(0), n = get_group_id(1), bh = get_group_id(2);
 	int b = bh / H, h = bh % H, NT = (T + CHUNK - 1) / CHUNK;
 	int t0 = n * CHUNK, L = min(CHUNK, T - t0);
@@ -136,149 +154,142 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 	__global const float *hn = hs + ((size_t)bh * NT + n) * K * V;
 	__global const float *dhn = dhs + ((size_t)bh * NT + n) * K * V;
 
-	// Decay table and the transposed states.
-	for (int i = lid; i <= CHUNK; i += WG)
-		dec[i] = exp(g * i);
-	for (int e = lid; e < K * V; e += WG) {
-		int kk = e / V, j = e % V;
+	(void)B; // in the signature for symmetry with gla_state
+#define DEC(d) rdec[CHUNK - (d)] // exp(g d), 0 <= d <= CHUNK
 
-		lhT[j * K + kk] = hn[e];
-		ldhT[j * K + kk] = dhn[e];
-	}
-	// Intra-chunk scores, zero above the diagonal and past the end of the sequence.
-	for (int e = lid; e < CHUNK * CHUNK; e += WG) {
-		int t = e / CHUNK, s = e % CHUNK;
-		float p = 0.0f, d = 0.0f;
+	// 1. The chunk's inputs, their transposes, the transposed states, the decays.
+	for (int i = lid; i < 2 * CHUNK; i += WG)
+		rdec[i] = i <= CHUNK ? exp(g * (CHUNK - i)) : 0.0f;
+	for (int t = lid; t < CHUNK; t += WG) {
+		__global const float *qt = q + gla_at(b, t0 + t, h, 0, T, H, K);
+		__global const float *kt = k + gla_at(b, t0 + t, h, 0, T, H, K);
+		__global const float *vt = v + gla_at(b, t0 + t, h, 0, T, H, V);
+		__global const float *dt = dout + gla_at(b, t0 + t, h, 0, T, H, V);
 
-		if (s <= t && t < L) {
-			for (int i = 0; i < K; i++)
-				p = fma(q[gla_at(b, t0 + t, h, i, T, H, K)],
-				        k[gla_at(b, t0 + s, h, i, T, H, K)], p);
-			for (int j = 0; j < V; j++)
-				d = fma(dout[gla_at(b, t0 + t, h, j, T, H, V)],
-				        v[gla_at(b, t0 + s, h, j, T, H, V)], d);
-			p *= dec[t - s];
-			d *= dec[t - s];
+		for (int i = 0; i < K; i += VW) {
+			floatV qe = t < L ? vloadV(0, qt + i) : (floatV)(0.0f);
+			floatV ke = t < L ? vloadV(0, kt + i) : (floatV)(0.0f);
+			float ks[VW];
+
+			vstoreV(qe, 0, lq + t * K + i);
+			vstoreV(ke, 0, lk + t * K + i);
+			vstoreV(ke, 0, ks);
+			for (int e = 0; e < VW; e++)
+				lkT[(i + e) * CHUNK + t] = ks[e];
 		}
-		lA[e] = p;
-		ldA[e] = d;
+		for (int j = 0; j < V; j += VW) {
+			floatV ve = t < L ? vloadV(0, vt + j) : (floatV)(0.0f);
+			floatV de = t < L ? vloadV(0, dt + j) : (floatV)(0.0f);
+			float vs[VW];
+
+			vstoreV(ve, 0, lv + t * V + j);
+			vstoreV(de, 0, ldo + t * V + j);
+			vstoreV(ve, 0, vs);
+			for (int e = 0; e < VW; e++)
+				lvT[(j + e) * CHUNK + t] = vs[e];
+		}
+	}
+	for (int i = lid; i < K; i += WG) {
+		for (int j = 0; j < V; j += VW) {
+			float hv[VW], dhv[VW];
+
+			vstoreV(vloadV(0, hn + (size_t)i * V + j), 0, hv);
+			vstoreV(vloadV(0, dhn + (size_t)i * V + j), 0, dhv);
+			for (int e = 0; e < VW; e++) {
+				lhT[(j + e) * K + i] = hv[e];
+				ldhT[(j + e) * K + i] = dhv[e];
+			}
+		}
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 
-	// Row tiles past the end of the sequence load row L-1 and store nothing.
-	int nrt = CHUNK / TR;
+	// 2. A = (q k^T) and dA = (dout v^T), masked and decayed, in tiles of TR x VW.
+	int nrt = CHUNK / TR, nct = CHUNK / VW;
 
-	// o: rows t, columns of V.
+	for (int task = lid; task < 2 * nrt * nct; task += WG) {
+		int which = task / (nrt * nct), r0 = (task % nrt) * TR;
+		int c0 = ((task / nrt) % nct) * VW;
+		__local float *dst = which ? ldA : lA;
+		floatV acc[TR];
+
+		TILE_ZERO(acc);
+		if (c0 < r0 + TR) { // not wholly above the diagonal
+			if (which)
+				TILE_FMA(acc, ldo + r0 * V, V, 1, lvT + c0, CHUNK, 0, V)
+			else
+				TILE_FMA(acc, lq + r0 * K, K, 1, lkT + c0, CHUNK, 0, K)
+		}
+		_Pragma("unroll") for (int r = 0; r < TR; r++)
+			vstoreV(acc[r] * vloadV(0, rdec + CHUNK + c0 - (r0 + r)), 0,
+			        dst + (r0 + r) * CHUNK + c0);
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+
+	// 3. The outputs; row tiles wholly past the end of the sequence are skipped.
+	// o: rows t, columns j of V.
 	for (int task = lid; task < nrt * (V / VW); task += WG) {
 		int r0 = (task % nrt) * TR, jc = (task / nrt) * VW;
 		floatV acc[TR];
 
 		if (r0 >= L)
 			continue;
-		for (int r = 0; r < TR; r++)
-			acc[r] = (floatV)(0.0f);
-		for (int i = 0; i < K; i++) {
-			floatV hv = vloadV(0, hn + (size_t)i * V + jc);
-
-			for (int r = 0; r < TR; r++)
-				acc[r] = fma((floatV)(q[gla_at(b, t0 + min(r0 + r, L - 1), h, i, T, H,
-				                                K)]),
-				             hv, acc[r]);
-		}
-		for (int r = 0; r < TR; r++)
-			acc[r] *= dec[min(r0 + r, L - 1) + 1];
-		for (int s = 0; s < min(r0 + TR, L); s++) {
-			floatV vv = vloadV(0, v + gla_at(b, t0 + s, h, jc, T, H, V));
-
-			for (int r = 0; r < TR; r++)
-				acc[r] = fma((floatV)(lA[(r0 + r) * CHUNK + s]), vv, acc[r]);
-		}
-		for (int r = 0; r < TR && r0 + r < L; r++)
-			vstoreV(scale * acc[r], 0, o + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
+		TILE_ZERO(acc);
+		TILE_FMA(acc, lq + r0 * K, K, 1, hn + jc, V, 0, K)
+		_Pragma("unroll") for (int r = 0; r < TR; r++)
+			acc[r] *= DEC(r0 + r + 1);
+		TILE_FMA(acc, lA + r0 * CHUNK, CHUNK, 1, lv + jc, V, 0, min(r0 + TR, L))
+		_Pragma("unroll") for (int r = 0; r < TR; r++)
+			if (r0 + r < L)
+				vstoreV(scale * acc[r], 0, o + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
 	}
-	// dq: rows t, columns of K.
+	// dq: rows t, columns i of K.
 	for (int task = lid; task < nrt * (K / VW); task += WG) {
 		int r0 = (task % nrt) * TR, kc = (task / nrt) * VW;
 		floatV acc[TR];
 
 		if (r0 >= L)
 			continue;
-		for (int r = 0; r < TR; r++)
-			acc[r] = (floatV)(0.0f);
-		for (int j = 0; j < V; j++) {
-			floatV hv = vloadV(0, lhT + j * K + kc);
-
-			for (int r = 0; r < TR; r++)
-				acc[r] = fma((floatV)(dout[gla_at(b, t0 + min(r0 + r, L - 1), h, j, T,
-				                                   H, V)]),
-				             hv, acc[r]);
-		}
-		for (int r = 0; r < TR; r++)
-			acc[r] *= dec[min(r0 + r, L - 1) + 1];
-		for (int s = 0; s < min(r0 + TR, L); s++) {
-			floatV kv = vloadV(0, k + gla_at(b, t0 + s, h, kc, T, H, K));
-
-			for (int r = 0; r < TR; r++)
-				acc[r] = fma((floatV)(ldA[(r0 + r) * CHUNK + s]), kv, acc[r]);
-		}
-		for (int r = 0; r < TR && r0 + r < L; r++)
-			vstoreV(scale * acc[r], 0, dq + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
+		TILE_ZERO(acc);
+		TILE_FMA(acc, ldo + r0 * V, V, 1, lhT + kc, K, 0, V)
+		_Pragma("unroll") for (int r = 0; r < TR; r++)
+			acc[r] *= DEC(r0 + r + 1);
+		TILE_FMA(acc, ldA + r0 * CHUNK, CHUNK, 1, lk + kc, K, 0, min(r0 + TR, L))
+		_Pragma("unroll") for (int r = 0; r < TR; r++)
+			if (r0 + r < L)
+				vstoreV(scale * acc[r], 0, dq + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
 	}
-	// dk: rows s, columns of K.
+	// dk: rows s, columns i of K; the scores are read down their columns.
 	for (int task = lid; task < nrt * (K / VW); task += WG) {
 		int r0 = (task % nrt) * TR, kc = (task / nrt) * VW;
 		floatV acc[TR];
 
 		if (r0 >= L)
 			continue;
-		for (int r = 0; r < TR; r++)
-			acc[r] = (floatV)(0.0f);
-		for (int j = 0; j < V; j++) {
-			floatV dhv = vloadV(0, ldhT + j * K + kc);
-
-			for (int r = 0; r < TR; r++)
-				acc[r] = fma((floatV)(v[gla_at(b, t0 + min(r0 + r, L - 1), h, j, T, H,
-				                                V)]),
-				             dhv, acc[r]);
-		}
-		for (int r = 0; r < TR; r++)
-			acc[r] *= dec[L - min(r0 + r, L - 1)];
-		for (int t = r0; t < L; t++) {
-			floatV qv = vloadV(0, q + gla_at(b, t0 + t, h, kc, T, H, K));
-
-			for (int r = 0; r < TR; r++)
-				acc[r] = fma((floatV)(ldA[t * CHUNK + r0 + r]), qv, acc[r]);
-		}
-		for (int r = 0; r < TR && r0 + r < L; r++)
-			vstoreV(scale * acc[r], 0, dk + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
+		TILE_ZERO(acc);
+		TILE_FMA(acc, lv + r0 * V, V, 1, ldhT + kc, K, 0, V)
+		_Pragma("unroll") for (int r = 0; r < TR; r++)
+			acc[r] *= r0 + r < L ? DEC(L - r0 - r) : 0.0f;
+		TILE_FMA(acc, ldA + r0, 1, CHUNK, lq + kc, K, r0, L)
+		_Pragma("unroll") for (int r = 0; r < TR; r++)
+			if (r0 + r < L)
+				vstoreV(scale * acc[r], 0, dk + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
 	}
-	// dv: rows s, columns of V.
+	// dv: rows s, columns j of V.
 	for (int task = lid; task < nrt * (V / VW); task += WG) {
 		int r0 = (task % nrt) * TR, jc = (task / nrt) * VW;
 		floatV acc[TR];
 
 		if (r0 >= L)
 			continue;
-		for (int r = 0; r < TR; r++)
-			acc[r] = (floatV)(0.0f);
-		for (int i = 0; i < K; i++) {
-			floatV dhv = vloadV(0, dhn + (size_t)i * V + jc);
-
-			for (int r = 0; r < TR; r++)
-				acc[r] = fma((floatV)(k[gla_at(b, t0 + min(r0 + r, L - 1), h, i, T, H,
-				                                K)]),
-				             dhv, acc[r]);
-		}
-		for (int r = 0; r < TR; r++)
-			acc[r] *= dec[L - min(r0 + r, L - 1)];
-		for (int t = r0; t < L; t++) {
-			floatV dov = vloadV(0, dout + gla_at(b, t0 + t, h, jc, T, H, V));
-
-			for (int r = 0; r < TR; r++)
-				acc[r] = fma((floatV)(lA[t * CHUNK + r0 + r]), dov, acc[r]);
-		}
-		for (int r = 0; r < TR && r0 + r < L; r++)
-			vstoreV(scale * acc[r], 0, dv + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
+		TILE_ZERO(acc);
+		TILE_FMA(acc, lk + r0 * K, K, 1, dhn + jc, V, 0, K)
+		_Pragma("unroll") for (int r = 0; r < TR; r++)
+			acc[r] *= r0 + r < L ? DEC(L - r0 - r) : 0.0f;
+		TILE_FMA(acc, lA + r0, 1, CHUNK, ldo + jc, V, r0, L)
+		_Pragma("unroll") for (int r = 0; r < TR; r++)
+			if (r0 + r < L)
+				vstoreV(scale * acc[r], 0, dv + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
 	}
+#undef DEC
 }
 // EVOLVE-BLOCK-END
