@@ -12,6 +12,7 @@
 #ifndef GMM_FP8_HOST_REF_H
 #define GMM_FP8_HOST_REF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The value of FP8 E4M3 code (0..255) from the format's definition:
