@@ -1,4 +1,5 @@
-// The reference: one work-item per element of C, a plain dot product.
+// The reference: one work-item per element of C, a plain dot product over K.
+// C = A * B, row-major fp32: A is M x K, B is K x N, C is M x N.
 __kernel void matmul_ref(__global const float *A, __global const float *B, __global float *C,
                          int M, int N, int K)
 {

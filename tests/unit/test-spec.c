@@ -419,11 +419,11 @@ TEST(matmul_example)
 	CHECK(rc == 0);
 	CHECK_STR(msg, "");
 	CHECK_STR(s.name, "matmul");
-	CHECK(s.ntunables == 3 && s.nconstraints == 1 && s.render == RENDER_OPTIONS);
+	CHECK(s.ntunables == 8 && s.nconstraints == 6 && s.render == RENDER_OPTIONS);
 	CHECK(s.max_rounds == 6 && s.max_evaluations == 48 && s.variants_per_round == 8);
 	CHECK(json_array_size(s.shapes) == 3);
 	CHECK_STR(json_string_value(json_object_get(json_array_get(s.shapes, 1), "name")),
-		  "64x48x80");
+		  "512x2048x256");
 	CHECK(json_is_true(json_object_get(json_array_get(s.shapes, 0), "timed")));
 	CHECK_CONTAINS(s.template_src, "EVOLVE-BLOCK-START");
 	CHECK_CONTAINS(s.reference_src, "matmul_ref");
