@@ -48,10 +48,9 @@ static json_t *device_entry(cl_platform_id plat, cl_device_id dev, int index, in
 		struct device_spec spec = { info.platform, info.name, 0, index };
 		struct clrt rt;
 
-		/* --measure measures now, whatever the cache holds, and refreshes it. */
+		/* --measure measures now and raises the cache where it was low. */
 		if (!clrt_open(&rt, &spec, msg, sizeof(msg)) &&
-		    !peaks_measure(&rt, &pk, msg, sizeof(msg))) {
-			peaks_save(&info, cache, &pk);
+		    !peaks_get(&rt, cache, &pk, msg, sizeof(msg))) {
 			json_object_set_new(o, "peaks", peaks_json(&pk));
 		} else
 			json_object_set_new(o, "peaks_error", json_string(msg));

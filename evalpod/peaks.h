@@ -19,18 +19,22 @@
 #define PEAKS_VERSION 1
 
 struct peaks {
-	double gflops;    /* fp32 FMA throughput, GFLOP/s */
-	double gbs;       /* streaming bandwidth, GB/s (1e9 bytes) */
-	double launch_us; /* median event span of an empty kernel */
-	int cached;       /* 1 when read from the cache file */
+	double gflops;       /* fp32 FMA throughput, GFLOP/s */
+	double gbs;          /* streaming bandwidth, GB/s (1e9 bytes) */
+	double launch_us;    /* median event span of an empty kernel */
+	double fresh_gflops; /* what this batch measured (gflops/gbs may be */
+	double fresh_gbs;    /* higher: the best the cache has seen) */
+	int cached;          /* 1 when a cached figure was combined in */
 };
 
 /* Measures the peaks now.  Returns 0 or KERR_OPENCL/KERR_NOMEM with msg. */
 int peaks_measure(struct clrt *rt, struct peaks *pk, char *msg, size_t n);
 
 /*
- * Returns the cached figures for rt's device when cache_dir holds them,
- * otherwise measures and stores them (cache_dir NULL: no cache).
+ * Measures the peaks now and combines them with the cached ones: each
+ * ceiling is the higher of the two (a busy machine measures low), and the
+ * cache is raised when the fresh figure is higher (cache_dir NULL: no
+ * cache).  When measuring fails the cached figures are used if any.
  */
 int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, char *msg, size_t n);
 
