@@ -31,7 +31,12 @@ for ex in $examples; do
 	build/controller/kctl status "$sid" -o json >"$tmp/$ex.status.json"
 	blas="{}"
 	if [ "$ex" = matmul ]; then
-		blas=$(build/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
+		# OpenBLAS as this machine's environment sets it up, and with its own
+		# choice of kernel (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset together):
+		# the better of the two is the yardstick.
+		b1=$(build/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
+		b2=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
+		blas=$(python3 -c "import json,sys; a,b=json.loads(sys.argv[1]),json.loads(sys.argv[2]); print(json.dumps(max(a,b,key=lambda x:x['gflops'])|{'both':[a,b]}))" "$b1" "$b2")
 	fi
 	python3 - "$tmp/$ex.status.json" "$ex" "$((end - start))" "$blas" <<'PY'
 import glob, json, os, sys
@@ -50,8 +55,10 @@ gf = roof.get("gflops")
 print(f"   best {best['variant']}: {best['speedup_vs_reference']:.2f}x vs reference, "
       f"{gf:.2f} GFLOP/s, {roof.get('gbs', 0):.2f} GB/s, bottleneck {roof.get('bottleneck')}")
 if ex == "matmul" and blas.get("gflops"):
-    print(f"   OpenBLAS sgemm {blas['gflops']:.2f} GFLOP/s ({blas.get('threads')} threads, "
-          f"{blas.get('corename')}): best / OpenBLAS = {gf / blas['gflops']:.2f} (goal >= 0.5)")
+    for b in blas.get("both", []):
+        print(f"   OpenBLAS sgemm {b['gflops']:.2f} GFLOP/s ({b.get('threads')} threads, "
+              f"{b.get('corename')} kernels)")
+    print(f"   best / best OpenBLAS = {gf / blas['gflops']:.2f} (goal >= 0.5)")
 pf, pb, ai = roof.get("peak_gflops"), roof.get("peak_gbs"), roof.get("arithmetic_intensity")
 if pf and pb and ai:
     bound = min(pf, ai * pb)
