@@ -133,9 +133,9 @@ TEST(host_decode_definition)
 
 	CHECK(e4m3_ref_decode(0x00) == 0.0 && !signbit(e4m3_ref_decode(0x00)));
 	CHECK(e4m3_ref_decode(0x80) == 0.0 && signbit(e4m3_ref_decode(0x80)));
-	CHECK(e4m3_ref_decode(0x01) == ldexp(1.0, -9)); /* smallest subnormal */
+	CHECK(e4m3_ref_decode(0x01) == ldexp(1.0, -9));     /* smallest subnormal */
 	CHECK(e4m3_ref_decode(0x07) == 7 * ldexp(1.0, -9)); /* largest subnormal */
-	CHECK(e4m3_ref_decode(0x08) == ldexp(1.0, -6)); /* smallest normal */
+	CHECK(e4m3_ref_decode(0x08) == ldexp(1.0, -6));     /* smallest normal */
 	CHECK(e4m3_ref_decode(0x38) == 1.0);
 	CHECK(e4m3_ref_decode(0x3C) == 1.5);
 	CHECK(e4m3_ref_decode(0x40) == 2.0);
@@ -150,7 +150,7 @@ TEST(host_decode_definition)
 			nan++;
 			continue;
 		}
-		CHECK((double)(float)v == v); /* exact in float */
+		CHECK((double)(float)v == v);            /* exact in float */
 		CHECK(e4m3_ref_decode(c ^ 0x80u) == -v); /* sign bit is the sign */
 		if (c < 0x7F) {
 			CHECK(v > prev); /* positive codes increase strictly */
@@ -393,23 +393,23 @@ static int compare(const char *what, const struct shape *s, const float *got, co
 			what, s->M, s->K, s->N, s->G, bad, n, worst / (size_t)s->N,
 			worst % (size_t)s->N, (double)got[worst], (double)want[worst]);
 	if (getenv("GMM_TEST_VERBOSE"))
-		fprintf(stderr, "  %s M=%d K=%d N=%d G=%d: max abs error %.3g\n", what, s->M,
-			s->K, s->N, s->G, max_abs);
+		fprintf(stderr, "  %s M=%d K=%d N=%d G=%d: max abs error %.3g\n", what, s->M, s->K,
+			s->N, s->G, max_abs);
 	return bad == 0;
 }
 
 /* Sizes that cover the bound rules: empty groups, negative sizes, sums
  * below and above M, a last group taking a remainder, M not a multiple of
  * 128, K and N not multiples of 4 or 128. */
-static const int32_t sz_a[] = { 100, 50 };                /* last group takes 150 */
-static const int32_t sz_b[] = { 0, 500, 400 };            /* empty first; sum > M */
-static const int32_t sz_c[] = { -5, 128, 1, 1000 };       /* negative as 0; 1-row group */
+static const int32_t sz_a[] = { 100, 50 };          /* last group takes 150 */
+static const int32_t sz_b[] = { 0, 500, 400 };      /* empty first; sum > M */
+static const int32_t sz_c[] = { -5, 128, 1, 1000 }; /* negative as 0; 1-row group */
 static const int32_t sz_d[] = { 2, 2 };
-static const int32_t sz_e[] = { 130, 0, 0, 7, 200, 3 };   /* empties in the middle */
+static const int32_t sz_e[] = { 130, 0, 0, 7, 200, 3 }; /* empties in the middle */
 
 static const struct shape shapes[] = {
-	{ 300, 200, 72, 2, sz_a },  { 777, 130, 129, 3, sz_b }, { 257, 260, 133, 4, sz_c },
-	{ 5, 3, 7, 2, sz_d },       { 600, 129, 37, 6, sz_e },  { 1000, 256, 200, 4, NULL },
+	{ 300, 200, 72, 2, sz_a }, { 777, 130, 129, 3, sz_b }, { 257, 260, 133, 4, sz_c },
+	{ 5, 3, 7, 2, sz_d },      { 600, 129, 37, 6, sz_e },  { 1000, 256, 200, 4, NULL },
 	{ 200, 64, 40, 8, NULL },
 };
 #define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -503,8 +503,9 @@ static void check_template(const long t[6], int use_options)
 	cl_program p;
 
 	if (use_options)
-		snprintf(opts, sizeof(opts), "-DTM=%ld -DVN=%ld -DWX=%ld -DWY=%ld -DTK=%ld -DKU=%ld",
-			 t[0], t[1], t[2], t[3], t[4], t[5]);
+		snprintf(opts, sizeof(opts),
+			 "-DTM=%ld -DVN=%ld -DWX=%ld -DWY=%ld -DTK=%ld -DKU=%ld", t[0], t[1], t[2],
+			 t[3], t[4], t[5]);
 	p = build(tmpl_src, NULL, opts);
 	CHECK(p != NULL);
 	if (!p)
@@ -543,9 +544,8 @@ TEST(cl_template_points)
 {
 	static const long pts[][6] = {
 		{ 8, 16, 4, 8, 32, 4 }, /* TM, VN, WX, WY, TK, KU */
-		{ 1, 1, 16, 2, 8, 1 },
-		{ 2, 4, 2, 8, 128, 8 },
-		{ 3, 2, 8, 1, 5, 2 }, /* odd rows, K step not a power of two */
+		{ 1, 1, 16, 2, 8, 1 },  { 2, 4, 2, 8, 128, 8 },
+		{ 3, 2, 8, 1, 5, 2 },  /* odd rows, K step not a power of two */
 		{ 1, 8, 1, 8, 64, 1 }, /* WX == 1: PoCL once miscompiled the group loop here */
 	};
 
