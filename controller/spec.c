@@ -12,6 +12,7 @@
  */
 #include "spec.h"
 #include "err.h"
+#include "initdist.h"
 #include "expr.h"
 #include "fileio.h"
 #include "mutate.h"
@@ -465,12 +466,8 @@ static int read_kernel(struct ld *ld, const yaml_node_t *nd, const char *path)
 
 static const char *const type_names[] = { "float", "double", "int", "uint", "long", "ulong", NULL };
 static const char *const role_names[] = { "input", "output", "inout", "scratch", NULL };
-static const char *const dist_names[] = {
-	"zero", "const", "uniform", "normal", "int", "iota", NULL
-};
 
 enum { T_FLOAT, T_DOUBLE, T_INT, T_UINT, T_LONG, T_ULONG };
-enum { D_ZERO, D_CONST, D_UNIFORM, D_NORMAL, D_INT, D_IOTA };
 
 #define P2_24 16777216LL
 #define P2_53 9007199254740992LL
@@ -484,34 +481,6 @@ static const struct elem {
 	[T_FLOAT] = { 1, -P2_24, P2_24, FLT_MAX }, [T_DOUBLE] = { 1, -P2_53, P2_53, DBL_MAX },
 	[T_INT] = { 0, INT32_MIN, INT32_MAX, 0 },  [T_UINT] = { 0, 0, UINT32_MAX, 0 },
 	[T_LONG] = { 0, -P2_53, P2_53, 0 },        [T_ULONG] = { 0, 0, P2_53, 0 },
-};
-
-/* The keys of each init distribution (see docs/evalbatch.md). */
-static const struct dist {
-	const char *a, *b; /* NULL when unused */
-	double def_a, def_b;
-	int a_required;
-	int integral;   /* a and b are integers */
-	int ordered;    /* b >= a */
-	int b_nonneg;   /* b >= 0 */
-	int float_only; /* gives non-integer values */
-} dists[] = {
-	[D_ZERO] = { .a = NULL },
-	[D_CONST] = { .a = "value", .a_required = 1 },
-	[D_UNIFORM] = { .a = "lo",
-			.b = "hi",
-			.def_a = -1,
-			.def_b = 1,
-			.ordered = 1,
-			.float_only = 1 },
-	[D_NORMAL] = { .a = "mean",
-		       .b = "std",
-		       .def_a = 0,
-		       .def_b = 1,
-		       .b_nonneg = 1,
-		       .float_only = 1 },
-	[D_INT] = { .a = "lo", .b = "hi", .def_a = 0, .def_b = 9, .integral = 1, .ordered = 1 },
-	[D_IOTA] = { .a = NULL },
 };
 
 /* The field that reads init key of an element type e. */
@@ -533,27 +502,27 @@ static struct field init_field(const char *key, int required, int integral, int 
 }
 
 static int check_init_order(struct ld *ld, const yaml_node_t *nd, const char *path,
-			    const struct dist *d, const json_t *o)
+			    const struct initdist *d, const json_t *o)
 {
 	char kpath[YAMLX_PATH_LEN];
-	double a = jnum(o, d->a, d->def_a), b = jnum(o, d->b, d->def_b);
-	const yaml_node_t *at = yamlx_map_get(&ld->y, nd, d->b);
+	double a = jnum(o, d->key_a, d->def_a), b = jnum(o, d->key_b, d->def_b);
+	const yaml_node_t *at = yamlx_map_get(&ld->y, nd, d->key_b);
 
 	if (!d->ordered || b >= a)
 		return 0;
 	if (!at) {
-		yamlx_path_key(kpath, path, d->a);
-		return yamlx_fail(&ld->y, yamlx_map_get(&ld->y, nd, d->a), KERR_RANGE, kpath,
-				  "%g is greater than %s (%g, the default)", a, d->b, b);
+		yamlx_path_key(kpath, path, d->key_a);
+		return yamlx_fail(&ld->y, yamlx_map_get(&ld->y, nd, d->key_a), KERR_RANGE, kpath,
+				  "%g is greater than %s (%g, the default)", a, d->key_b, b);
 	}
-	yamlx_path_key(kpath, path, d->b);
-	return yamlx_fail(&ld->y, at, KERR_RANGE, kpath, "%g is less than %s (%g)", b, d->a, a);
+	yamlx_path_key(kpath, path, d->key_b);
+	return yamlx_fail(&ld->y, at, KERR_RANGE, kpath, "%g is less than %s (%g)", b, d->key_a, a);
 }
 
 static int read_init(struct ld *ld, const yaml_node_t *nd, const char *path, int type, json_t **out)
 {
 	const struct elem *e = &elems[type];
-	struct field f[3] = { FENUM("dist", 1, dist_names) };
+	struct field f[3] = { FENUM("dist", 1, initdist_names) };
 	const yaml_node_t *dn;
 	char dpath[YAMLX_PATH_LEN];
 	size_t nf = 1;
@@ -565,22 +534,24 @@ static int read_init(struct ld *ld, const yaml_node_t *nd, const char *path, int
 	if (!rc && !dn)
 		rc = yamlx_fail(&ld->y, nd, KERR_PARSE, dpath, "required key is missing");
 	if (!rc)
-		rc = yamlx_get_enum(&ld->y, dn, dpath, dist_names, &dist);
+		rc = yamlx_get_enum(&ld->y, dn, dpath, initdist_names, &dist);
 	if (rc)
 		return rc;
-	if (dists[dist].float_only && !e->is_float)
+	if (initdists[dist].float_only && !e->is_float)
 		return yamlx_fail(
 			&ld->y, dn, KERR_INVALID, dpath,
 			"'%s' gives non-integer values; %s buffers take zero, const, int or iota",
-			dist_names[dist], type_names[type]);
-	integral = dists[dist].integral || !e->is_float;
-	if (dists[dist].a)
-		f[nf++] = init_field(dists[dist].a, dists[dist].a_required, integral, 0, e);
-	if (dists[dist].b)
-		f[nf++] = init_field(dists[dist].b, 0, integral, dists[dist].b_nonneg, e);
+			initdist_names[dist], type_names[type]);
+	integral = initdists[dist].integral || !e->is_float;
+	if (initdists[dist].key_a)
+		f[nf++] = init_field(initdists[dist].key_a, initdists[dist].a_required, integral, 0,
+				     e);
+	if (initdists[dist].key_b)
+		f[nf++] =
+			init_field(initdists[dist].key_b, 0, integral, initdists[dist].b_nonneg, e);
 	rc = fields_load(ld, nd, path, f, nf, out);
-	if (!rc && dists[dist].b)
-		rc = check_init_order(ld, nd, path, &dists[dist], *out);
+	if (!rc && initdists[dist].key_b)
+		rc = check_init_order(ld, nd, path, &initdists[dist], *out);
 	return rc;
 }
 

@@ -9,6 +9,7 @@
  */
 #include "batch.h"
 #include "err.h"
+#include "initdist.h"
 #include "jsonx.h"
 #include "xalloc.h"
 
@@ -86,43 +87,8 @@ static const char *const role_names[] = {
 
 static const char *const device_type_names[] = { "any", "gpu", "cpu", "accelerator" };
 
-static const char *const dist_names[] = {
-	[INIT_ZERO] = "zero",     [INIT_CONST] = "const", [INIT_UNIFORM] = "uniform",
-	[INIT_NORMAL] = "normal", [INIT_INT] = "int",     [INIT_IOTA] = "iota",
-};
-
-/* What each init distribution reads into init_spec.a and .b. */
-static const struct dist_info {
-	const char *key_a, *key_b; /* NULL when unused */
-	double def_a, def_b;
-	int a_required;
-	int integral;   /* a and b are integers */
-	int ordered;    /* b >= a */
-	int b_nonneg;   /* b >= 0 */
-	int float_only; /* gives non-integer values */
-} dist_info[] = {
-	[INIT_ZERO] = { .key_a = NULL },
-	[INIT_CONST] = { .key_a = "value", .a_required = 1 },
-	[INIT_UNIFORM] = { .key_a = "lo",
-			   .key_b = "hi",
-			   .def_a = -1,
-			   .def_b = 1,
-			   .ordered = 1,
-			   .float_only = 1 },
-	[INIT_NORMAL] = { .key_a = "mean",
-			  .key_b = "std",
-			  .def_a = 0,
-			  .def_b = 1,
-			  .b_nonneg = 1,
-			  .float_only = 1 },
-	[INIT_INT] = { .key_a = "lo",
-		       .key_b = "hi",
-		       .def_a = 0,
-		       .def_b = 9,
-		       .integral = 1,
-		       .ordered = 1 },
-	[INIT_IOTA] = { .key_a = NULL },
-};
+/* The init distributions: common/initdist.h, shared with kctl's spec reader. */
+_Static_assert(INIT_IOTA + 1 == INITDIST_NR, "enum init_dist follows initdist.h");
 
 /* ---- names and ids ---- */
 
@@ -436,7 +402,7 @@ static int init_number(json_t *init, const char *path, const char *key, int requ
 
 static int parse_init(json_t *buf, const char *path, struct buf_spec *bs, char *msg, size_t n)
 {
-	const struct dist_info *d;
+	const struct initdist *d;
 	const char *keys[4] = { "dist", NULL, NULL, NULL };
 	char ipath[PATH_LEN];
 	json_t *init;
@@ -448,11 +414,10 @@ static int parse_init(json_t *buf, const char *path, struct buf_spec *bs, char *
 	if (rc || !init)
 		return rc;
 	path_fmt(ipath, "%s.init", path);
-	rc = get_enum(init, ipath, "dist", JX_REQUIRED, dist_names, ARRAY_SIZE(dist_names), &dist,
-		      msg, n);
+	rc = get_enum(init, ipath, "dist", JX_REQUIRED, initdist_names, INITDIST_NR, &dist, msg, n);
 	if (rc)
 		return rc;
-	d = &dist_info[dist];
+	d = &initdists[dist];
 	keys[1] = d->key_a;
 	keys[2] = d->key_b;
 	rc = jx_known_keys(init, ipath, keys, msg, n);
@@ -460,7 +425,7 @@ static int parse_init(json_t *buf, const char *path, struct buf_spec *bs, char *
 		return kerr_set(msg, n, KERR_INVALID,
 				"%s.dist: '%s' gives non-integer values; %s buffers take zero, "
 				"const, int or iota",
-				ipath, dist_names[dist], elem_names[bs->type]);
+				ipath, initdist_names[dist], elem_names[bs->type]);
 	bs->init = (struct init_spec){ (enum init_dist)dist, d->def_a, d->def_b };
 	integral = d->integral || !is_float;
 	if (!rc)
