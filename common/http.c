@@ -16,13 +16,16 @@
 #include <assert.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define HTTP_DEFAULT_TIMEOUT_MS         60000L
 #define HTTP_DEFAULT_CONNECT_TIMEOUT_MS 10000L
@@ -35,6 +38,7 @@
 #define HTTP_SCRUB_WINDOW               4096   /* server text scrubbed before cutting */
 #define HTTP_SCRUB_MIN                  4      /* shorter query values are not secrets */
 #define HTTP_URL_SHOWN_MAX              1024
+#define HTTP_MAX_HEADERS                65536 /* response header bytes kept */
 
 #define HTTP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -95,9 +99,11 @@ struct http_call {
 	int max_attempts;
 	size_t max_body;
 	const char *upload; /* request body, read by http_read_cb */
+	int upload_fd;      /* or the file it streams from (-1: none) */
 	size_t upload_len;
 	size_t upload_pos;
 	struct sbuf body;   /* response body of the latest attempt */
+	struct sbuf hdrs;   /* response header lines of the latest attempt */
 	int over_limit;     /* http_write_cb refused bytes past max_body */
 	long retry_after_s; /* -1: the latest response carried none */
 	char errbuf[CURL_ERROR_SIZE];
@@ -145,8 +151,35 @@ void http_response_release(struct http_response *resp)
 	if (!resp)
 		return;
 	free(resp->body);
+	free(resp->headers);
 	resp->body = NULL;
+	resp->headers = NULL;
 	resp->body_len = 0;
+}
+
+int http_response_header(const struct http_response *resp, const char *name, char *out, size_t n)
+{
+	size_t nlen = strlen(name);
+
+	if (n)
+		out[0] = '\0';
+	for (const char *p = resp ? resp->headers : NULL; p && *p;) {
+		const char *end = p + strcspn(p, "\r\n");
+
+		if ((size_t)(end - p) > nlen && p[nlen] == ':' && !strncasecmp(p, name, nlen)) {
+			const char *v = p + nlen + 1;
+
+			while (v < end && (*v == ' ' || *v == '\t'))
+				v++;
+			while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+				end--;
+			if (n)
+				snprintf(out, n, "%.*s", (int)(end - v), v);
+			return 1;
+		}
+		p = end + strspn(end, "\r\n");
+	}
+	return 0;
 }
 
 /* Replaces each occurrence of needle (nlen bytes) in s by "<redacted>". */
@@ -240,8 +273,15 @@ static size_t http_read_cb(char *dst, size_t size, size_t nmemb, void *arg)
 
 	if (len > size * nmemb)
 		len = size * nmemb;
-	if (len)
+	if (len && c->upload_fd >= 0) {
+		ssize_t got = pread(c->upload_fd, dst, len, (off_t)c->upload_pos);
+
+		if (got <= 0) /* the file shrank or failed under us: stop the upload */
+			return CURL_READFUNC_ABORT;
+		len = (size_t)got;
+	} else if (len) {
 		memcpy(dst, c->upload + c->upload_pos, len);
+	}
 	c->upload_pos += len;
 	return len;
 }
@@ -286,9 +326,13 @@ static size_t http_header_cb(char *line, size_t size, size_t nitems, void *arg)
 	size_t len = size * nitems;
 	size_t nlen = sizeof(name) - 1;
 
-	if (len >= 5 && !memcmp(line, "HTTP/", 5))
+	if (len >= 5 && !memcmp(line, "HTTP/", 5)) {
 		c->retry_after_s = -1; /* a new response (1xx included) begins */
-	else if (len > nlen && !strncasecmp(line, name, nlen))
+		sbuf_reset(&c->hdrs);
+	}
+	if (c->hdrs.len + len <= HTTP_MAX_HEADERS)
+		sbuf_add(&c->hdrs, line, len);
+	if (len > nlen && !strncasecmp(line, name, nlen))
 		c->retry_after_s = http_parse_retry_after(line + nlen, len - nlen);
 	return len;
 }
@@ -348,6 +392,7 @@ static int http_call_init(struct http_call *c, const char *method, const char *u
 	c->max_body = opts->max_body > 0 ? opts->max_body : HTTP_DEFAULT_MAX_BODY;
 	c->upload = body;
 	c->upload_len = body_len;
+	c->upload_fd = -1;
 	c->retry_after_s = -1;
 	c->how = http_method_find(method);
 
@@ -357,6 +402,18 @@ static int http_call_init(struct http_call *c, const char *method, const char *u
 	if (body_len && !c->how->body_ok)
 		return kerr_set(msg, n, KERR_HTTP, "%s %s: a %s request carries no body", method,
 				c->shown_url, method);
+	if (opts->body_path) {
+		struct stat st;
+
+		if (body_len || c->how->mode != HTTP_MODE_PUT)
+			return kerr_set(msg, n, KERR_HTTP, "%s %s: a file body is for PUT alone",
+					method, c->shown_url);
+		c->upload_fd = open(opts->body_path, O_RDONLY | O_CLOEXEC);
+		if (c->upload_fd < 0 || fstat(c->upload_fd, &st))
+			return kerr_set(msg, n, KERR_IO, "cannot read '%s': %s", opts->body_path,
+					strerror(errno));
+		c->upload_len = (size_t)st.st_size;
+	}
 	for (const char *const *h = opts->headers; h && *h; h++) {
 		if (strpbrk(*h, "\r\n"))
 			return kerr_set(msg, n, KERR_HTTP, "%s %s: header line contains CR or LF",
@@ -465,6 +522,9 @@ static void http_call_release(struct http_call *c)
 		curl_easy_cleanup(c->curl);
 	curl_slist_free_all(c->headers);
 	sbuf_release(&c->body);
+	sbuf_release(&c->hdrs);
+	if (c->upload_fd >= 0)
+		close(c->upload_fd);
 }
 
 /* Makes one request; *status is the response's code or 0. */
@@ -473,6 +533,7 @@ static CURLcode http_attempt(struct http_call *c, long *status)
 	CURLcode res;
 
 	sbuf_reset(&c->body);
+	sbuf_reset(&c->hdrs);
 	c->over_limit = 0;
 	c->upload_pos = 0;
 	c->retry_after_s = -1;
@@ -579,7 +640,7 @@ static int http_result(const struct http_call *c, CURLcode res, const struct htt
 int http_request(const char *method, const char *url, const void *body, size_t body_len,
 		 const struct http_opts *opts, struct http_response *resp, char *msg, size_t n)
 {
-	struct http_call c = { .body = SBUF_INIT };
+	struct http_call c = { .body = SBUF_INIT, .hdrs = SBUF_INIT, .upload_fd = -1 };
 	CURLcode res;
 	int rc;
 
@@ -602,6 +663,8 @@ int http_request(const char *method, const char *url, const void *body, size_t b
 	}
 	if (c.body.buf)
 		resp->body = sbuf_detach(&c.body, &resp->body_len);
+	if (c.hdrs.buf)
+		resp->headers = sbuf_detach(&c.hdrs, NULL);
 	rc = http_result(&c, res, resp, msg, n);
 out:
 	http_call_release(&c);

@@ -26,13 +26,15 @@ struct http_opts {
 	long backoff_ms;            /* first retry delay; 0 = 200 */
 	size_t max_body;            /* response body limit; 0 = 64 MiB */
 	const char *const *headers; /* NULL-terminated "Name: value" list, may be NULL */
+	const char *body_path;      /* PUT: stream the body from this file (body NULL, len 0) */
 };
 
 struct http_response {
 	long status; /* final HTTP status; 0 if no response */
 	char *body;  /* malloc'd, NUL-terminated; may be NULL */
 	size_t body_len;
-	int attempts; /* how many requests were made */
+	int attempts;  /* how many requests were made */
+	char *headers; /* the final response's header lines, malloc'd, NUL-terminated */
 };
 
 /*
@@ -47,6 +49,12 @@ int http_request(const char *method, const char *url, const void *body, size_t b
 		 const struct http_opts *opts, struct http_response *resp, char *msg, size_t n);
 
 void http_response_release(struct http_response *resp);
+
+/*
+ * Copies the value of resp's header name (case-insensitive; blanks trimmed)
+ * into out (size n); returns 1 when the header is there, else 0 (out "").
+ */
+int http_response_header(const struct http_response *resp, const char *name, char *out, size_t n);
 
 /* Writes url into out (size n) with any query string redacted. */
 void http_redact_url(const char *url, char *out, size_t n);
