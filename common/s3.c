@@ -36,6 +36,7 @@ struct s3 {
 	char *region;
 	struct awsconf conf;
 	struct http_opts http;
+	char list_page[16]; /* "" or max-keys per list page */
 };
 
 int s3_is_url(const char *url)
@@ -171,6 +172,8 @@ int s3_open(struct s3 **out, const char *url, const struct s3_opts *o, char *msg
 	s->http.max_attempts = o->max_attempts;
 	s->http.backoff_ms = o->backoff_ms;
 	s->http.timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : S3_TIMEOUT_MS;
+	if (o->list_page > 0)
+		snprintf(s->list_page, sizeof(s->list_page), "%d", o->list_page);
 	free(aws_ep);
 	*out = s;
 	return 0;
@@ -444,12 +447,18 @@ int s3_put_file(struct s3 *s, const char *key, const char *path, const char *con
 
 int s3_get(struct s3 *s, const char *key, size_t max, char **data, size_t *len, char *msg, size_t n)
 {
-	struct s3_call c = { .method = "GET", .key = key, .max_body = max };
+	/* room for an error document even when the object may be tiny */
+	struct s3_call c = { .method = "GET",
+			     .key = key,
+			     .max_body = max > S3_ERROR_BODY_MAX ? max : S3_ERROR_BODY_MAX };
 	struct http_response resp;
 	int rc = s3_do(s, &c, &resp, msg, n);
 
 	*data = NULL;
 	*len = 0;
+	if (!rc && resp.body_len > max)
+		rc = kerr_set(msg, n, KERR_LIMIT, "S3 GET '%s/%s': the object exceeds %zu bytes",
+			      s->bucket, key, max);
 	if (!rc) {
 		*data = resp.body ? resp.body : xstrdup("");
 		*len = resp.body_len;
@@ -538,17 +547,19 @@ int s3_list(struct s3 *s, const char *prefix, size_t max_keys, struct s3_list *o
 
 	memset(out, 0, sizeof(*out));
 	for (;;) {
-		struct sigv4_pair q[4] = { { "list-type", "2" },
+		struct sigv4_pair q[5] = { { "list-type", "2" },
 					   { "encoding-type", "url" },
-					   { "prefix", prefix ? prefix : "" },
-					   { "continuation-token", token } };
-		struct s3_call c = { .method = "GET",
-				     .query = q,
-				     .nquery = token ? 4 : 3,
-				     .max_body = S3_LIST_PAGE_MAX };
+					   { "prefix", prefix ? prefix : "" } };
+		struct s3_call c = {
+			.method = "GET", .query = q, .nquery = 3, .max_body = S3_LIST_PAGE_MAX
+		};
 		struct http_response resp;
 		char *truncated = NULL;
 
+		if (*s->list_page)
+			q[c.nquery++] = (struct sigv4_pair){ "max-keys", s->list_page };
+		if (token)
+			q[c.nquery++] = (struct sigv4_pair){ "continuation-token", token };
 		rc = s3_do(s, &c, &resp, msg, n);
 		if (!rc) {
 			const char *e = resp.body + resp.body_len;

@@ -45,6 +45,7 @@ struct s3_opts {
 	int max_attempts;    /* 0: http.h's default */
 	long backoff_ms;     /* 0: http.h's default */
 	long timeout_ms;     /* per request; 0: 10 minutes (artifacts can be large) */
+	int list_page;       /* keys per ListObjectsV2 page; 0: the store's default (1000) */
 };
 
 struct s3;
