@@ -1178,7 +1178,42 @@ static const struct field evaluator_fields[] = {
 	FPATH("evalpod", 0),
 	FINT("jobs", 1, 64),
 	FURL("storage"),
+	FCUSTOM("s3", 0),
 };
+
+/* Same order as enum s3_addressing. */
+static const char *const addressing_names[] = { "auto", "path", "virtual", NULL };
+
+static const struct field s3_fields[] = {
+	FTEXT("endpoint", 0, R_TEXT),
+	FTEXT("region", 0, R_TEXT),
+	FTEXT("profile", 0, R_TEXT),
+	FPATH("ca_file", 0),
+	FENUM("addressing", 0, addressing_names),
+	FINT("url_margin_s", 60, 86400),
+};
+
+static int read_s3(struct ld *ld, const yaml_node_t *nd, const char *path)
+{
+	struct spec_s3 *c = &ld->s->s3;
+	json_t *o = NULL;
+	int rc = fields_load(ld, nd, path, s3_fields, ARRAY_SIZE(s3_fields), &o);
+	const char *ep = json_string_value(json_object_get(o, "endpoint"));
+
+	if (!rc && ep && strncmp(ep, "http://", 7) && strncmp(ep, "https://", 8))
+		rc = yamlx_fail(&ld->y, yamlx_map_get(&ld->y, nd, "endpoint"), KERR_INVALID,
+				"evaluator.s3.endpoint", "'%.80s' is not an http(s):// URL", ep);
+	if (!rc) {
+		jtext(o, "endpoint", &c->endpoint);
+		jtext(o, "region", &c->region);
+		jtext(o, "profile", &c->profile);
+		jtext(o, "ca_file", &c->ca_file);
+		c->addressing = jenum(o, "addressing", addressing_names, 0);
+		c->url_margin_s = (int)jint(o, "url_margin_s", 900);
+	}
+	json_decref(o);
+	return rc;
+}
 
 static int read_evaluator(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
@@ -1192,6 +1227,9 @@ static int read_evaluator(struct ld *ld, const yaml_node_t *nd, const char *path
 		s->jobs = (int)jint(o, "jobs", 0);
 		jtext(o, "storage", &s->storage);
 	}
+	s->s3.url_margin_s = 900;
+	if (!rc && yamlx_map_get(&ld->y, nd, "s3"))
+		rc = read_s3(ld, yamlx_map_get(&ld->y, nd, "s3"), "evaluator.s3");
 	json_decref(o);
 	return rc;
 }
@@ -1391,7 +1429,8 @@ void spec_release(struct spec *s)
 		&s->path,          &s->dir,          &s->text,           &s->name,
 		&s->template_path, &s->template_src, &s->reference_path, &s->reference_src,
 		&s->marker_start,  &s->marker_end,   &s->build_options,  &s->semantics,
-		&s->evalpod,       &s->storage,      &s->output_dir,
+		&s->evalpod,       &s->storage,      &s->output_dir,     &s->s3.endpoint,
+		&s->s3.region,     &s->s3.profile,   &s->s3.ca_file,
 	};
 	json_t **objs[] = { &s->problem, &s->shapes, &s->correctness,  &s->measurement,
 			    &s->limits,  &s->device, &s->proposer_conf };

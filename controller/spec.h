@@ -73,6 +73,14 @@ struct spec {
 	char *evalpod; /* evaluator.evalpod: path of the binary, NULL = find it */
 	int jobs;      /* evaluator.jobs: evalpod --jobs, 0 = its default */
 	char *storage; /* evaluator.storage URL; NULL = file:// under output_dir */
+	struct spec_s3 {
+		char *endpoint;   /* evaluator.s3.endpoint; NULL = the AWS conventions */
+		char *region;     /* NULL = the AWS conventions */
+		char *profile;    /* NULL = AWS_PROFILE or "default" */
+		char *ca_file;    /* NULL = the system store */
+		int addressing;   /* enum s3_addressing: 0 auto, 1 path, 2 virtual */
+		int url_margin_s; /* presigned URLs outlive the batch's deadline by this */
+	} s3;
 
 	/* session */
 	int max_rounds;        /* default 10 */

@@ -591,9 +591,11 @@ static void mark_untimed(struct run *r)
 }
 
 static const char run_usage[] =
-	"usage: evalpod run BATCH [--out DIR] [--jobs N] [--cache-dir DIR] [--ca-file FILE]\n"
-	"                         [--keep-work] [--verbose]\n"
-	"  BATCH    an EvalBatch JSON file, - for stdin, or an http(s) URL\n"
+	"usage: evalpod run [BATCH] [--out DIR] [--jobs N] [--cache-dir DIR] [--ca-file FILE]\n"
+	"                           [--keep-work] [--verbose]\n"
+	"  BATCH    an EvalBatch JSON file, - for stdin, or an http(s) URL; when left out,\n"
+	"           the URL in $EVALPOD_BATCH_URL (a presigned URL is a credential: the\n"
+	"           environment keeps it off command lines that others can list)\n"
 	"  --out    directory for one result JSON per variant, artifacts and summary.json\n"
 	"  --jobs   programs checked in parallel (default: online CPUs, at most 4)\n";
 
@@ -634,6 +636,14 @@ static int parse_args(struct run *r, int argc, char **argv)
 			break;
 		default: fputs(run_usage, stderr); return RUN_EXIT_USAGE;
 		}
+	}
+	if (optind == argc && getenv("EVALPOD_BATCH_URL") && *getenv("EVALPOD_BATCH_URL")) {
+		r->batch_arg = getenv("EVALPOD_BATCH_URL");
+		if (!http_is_url(r->batch_arg)) {
+			log_error("EVALPOD_BATCH_URL is not an http(s) URL");
+			return RUN_EXIT_USAGE;
+		}
+		return 0;
 	}
 	if (optind != argc - 1) {
 		fputs(run_usage, stderr);
