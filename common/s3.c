@@ -314,6 +314,7 @@ struct s3_call {
 	const char *body_path;
 	const char *content_type;
 	size_t max_body;
+	const char *what; /* names the target in messages; NULL: the key */
 };
 
 /* The failure of call as the store told it, into msg; returns the code. */
@@ -321,21 +322,20 @@ static int s3_failure(const struct s3 *s, const struct s3_call *c, const struct 
 		      const char *http_msg, char *msg, size_t n)
 {
 	const char *b = resp->body, *e = b ? b + resp->body_len : NULL;
+	const char *what = c->what ? c->what : c->key ? c->key : "";
 	char *code = b ? s3_xml_text(b, e, "Code", NULL) : NULL;
 	char *text = b ? s3_xml_text(b, e, "Message", NULL) : NULL;
 	int rc = resp->status == 404 ? KERR_NOTFOUND : KERR_HTTP;
 
 	if (!resp->status)
-		kerr_set(msg, n, rc, "S3 %s '%s/%s': %s", c->method, s->bucket,
-			 c->key ? c->key : "", http_msg);
+		kerr_set(msg, n, rc, "S3 %s '%s/%s': %s", c->method, s->bucket, what, http_msg);
 	else if (code)
-		kerr_set(msg, n, rc, "S3 %s '%s/%s': %ld %s%s%.300s%s", c->method, s->bucket,
-			 c->key ? c->key : "", resp->status, code, text ? ": " : "",
-			 text ? text : "", resp->attempts > 1 ? " (after retries)" : "");
+		kerr_set(msg, n, rc, "S3 %s '%s/%s': %ld %s%s%.300s%s", c->method, s->bucket, what,
+			 resp->status, code, text ? ": " : "", text ? text : "",
+			 resp->attempts > 1 ? " (after retries)" : "");
 	else
-		kerr_set(msg, n, rc, "S3 %s '%s/%s': HTTP %ld%s", c->method, s->bucket,
-			 c->key ? c->key : "", resp->status,
-			 resp->status == 404 ? " (no such key)" : "");
+		kerr_set(msg, n, rc, "S3 %s '%s/%s': HTTP %ld%s", c->method, s->bucket, what,
+			 resp->status, resp->status == 404 ? " (no such key)" : "");
 	free(code);
 	free(text);
 	return rc;
@@ -397,7 +397,10 @@ static int s3_do(struct s3 *s, const struct s3_call *c, struct http_response *re
 		rc = s3_failure(s, c, resp, http_msg, msg, n);
 	else if (rc)
 		kerr_set(msg, n, rc, "S3 %s '%s/%s': %s", c->method, s->bucket,
-			 c->key ? c->key : "", http_msg);
+			 c->what  ? c->what
+			 : c->key ? c->key
+				  : "",
+			 http_msg);
 out:
 	if (hdrs && c->content_type)
 		free((char *)hdrs[nh]);

@@ -2,6 +2,8 @@
  * loop.c - creating, re-opening and driving sessions.
  */
 #include "session.h"
+#include "handoff.h"
+#include "s3.h"
 #include "err.h"
 #include "fileio.h"
 #include "jsonx.h"
@@ -161,14 +163,10 @@ static int session_prepare(struct session *s, const char *spec_path, char *msg, 
 		return kerr_set(msg, n, KERR_UNSUPPORTED,
 				"%s: evaluator.backend: only 'local' is available in this release",
 				spec_path);
-	/* The local backend's store is the session folder; object storage comes
-	 * with the object-storage backend, so say so rather than ignore it. */
-	if (s->spec.storage && strncmp(s->spec.storage, "file://", 7))
-		return kerr_set(msg, n, KERR_UNSUPPORTED,
-				"%s: evaluator.storage: '%.16s...' is not available yet; the local "
-				"backend keeps results under session.output_dir (file://)",
-				spec_path, s->spec.storage);
-	if (s->spec.storage)
+	/* file:// is the session folder itself; s3:// is the hand-off of handoff.h */
+	if (s->spec.storage && s3_is_url(s->spec.storage) && (rc = handoff_open(s, msg, n)))
+		return rc;
+	if (s->spec.storage && !s3_is_url(s->spec.storage))
 		log_warn("evaluator.storage: the local backend keeps results under "
 			 "session.output_dir; '%s' is not used",
 			 s->spec.storage);
@@ -268,6 +266,7 @@ void session_release(struct session *s)
 	free(s->id);
 	free(s->dir);
 	free(s->evalpod);
+	s3_free(s->s3);
 	memset(s, 0, sizeof(*s));
 }
 

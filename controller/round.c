@@ -5,6 +5,7 @@
  * run again after a crash without repeating work that was recorded.
  */
 #include "session.h"
+#include "handoff.h"
 #include "err.h"
 #include "fileio.h"
 #include "jsonx.h"
@@ -407,9 +408,14 @@ static void on_signal(int sig)
 	kctl_signal = sig;
 }
 
-/* Starts evalpod on batch with the round's lock fd inherited; returns its pid. */
-static pid_t spawn_evalpod(struct session *s, const char *dir, const char *batch, int lockfd,
-			   char *msg, size_t n)
+/*
+ * Starts evalpod on batch with the round's lock fd inherited; returns its
+ * pid.  With url (object storage), evalpod reads the batch from the
+ * presigned url, handed over in its environment, and uploads its results
+ * through the batch's presigned PUTs instead of writing them here.
+ */
+static pid_t spawn_evalpod(struct session *s, const char *dir, const char *batch, const char *url,
+			   int lockfd, char *msg, size_t n)
 {
 	char *log = xasprintf("%s/evalpod.log", dir), *out = xasprintf("%s/results", dir);
 	char jobs[16];
@@ -422,13 +428,20 @@ static pid_t spawn_evalpod(struct session *s, const char *dir, const char *batch
 		char *argv[] = { s->evalpod, "run", (char *)batch,
 				 "--out",    out,   s->spec.jobs > 0 ? "--jobs" : NULL,
 				 jobs,       NULL };
+		char *url_argv[] = { s->evalpod, "run", s->spec.jobs > 0 ? "--jobs" : NULL, jobs,
+				     NULL };
 
 		if (fd >= 0) {
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
 		}
 		(void)lockfd; /* stays open across exec: evalpod holds the round's lock */
-		execv(s->evalpod, argv);
+		if (url) {
+			setenv("EVALPOD_BATCH_URL", url, 1);
+			if (s->spec.s3.ca_file)
+				setenv("CURL_CA_BUNDLE", s->spec.s3.ca_file, 1);
+		}
+		execv(s->evalpod, url ? url_argv : argv);
 		fprintf(stderr, "kctl: cannot run '%s': %s\n", s->evalpod, strerror(errno));
 		_exit(127);
 	}
@@ -570,25 +583,71 @@ static int open_round_lock(const char *dir, int round, char *msg, size_t n)
 	return fd;
 }
 
+/*
+ * With object storage: brings into the round's results/ what evalpods
+ * uploaded (a kctl that died before fetching left it there).
+ */
+static int fetch_results(struct session *s, const char *dir, int round, char *msg, size_t n)
+{
+	char *res = xasprintf("%s/results", dir);
+	int rc = s->s3 ? handoff_fetch(s, round, res, msg, n) : 0;
+
+	free(res);
+	return rc;
+}
+
+/* With object storage: uploads the batch written at path; *url gets its GET URL. */
+static int publish_batch(struct session *s, int round, const char *path, char **url, char *msg,
+			 size_t n)
+{
+	json_error_t jerr;
+	json_t *b;
+	int rc;
+
+	*url = NULL;
+	if (!s->s3)
+		return 0;
+	if (!(b = json_load_file(path, 0, &jerr)))
+		return kerr_set(msg, n, KERR_PARSE, "%s:%d: %s", path, jerr.line, jerr.text);
+	rc = handoff_publish(s, round, b, url, msg, n);
+	json_decref(b);
+	return rc;
+}
+
+static void forget_url(char *url)
+{
+	if (url) {
+		explicit_bzero(url, strlen(url));
+		free(url);
+	}
+}
+
 /* Runs evalpod once on what is pending; 0 ok, 1 retry, <0 fatal (msg). */
 static int evaluate_once(struct session *s, int round, const char *dir, int lockfd, int attempt,
 			 char *msg, size_t n)
 {
-	json_t *todo = pending(s, round, dir);
-	size_t ntodo = json_array_size(todo);
-	char *batch = NULL, tail[700];
+	json_t *todo = NULL;
+	size_t ntodo;
+	char *batch = NULL, *url = NULL, tail[700];
 	pid_t pid;
-	int status, rc = 0;
+	int status, rc;
 
+	if ((rc = fetch_results(s, dir, round, msg, n)))
+		return rc;
+	todo = pending(s, round, dir);
+	ntodo = json_array_size(todo);
 	if (!ntodo) {
 		json_decref(todo);
 		return 0;
 	}
 	set_aside_infra(dir, todo);
-	if ((rc = round_pack(s, round, &batch, msg, n)))
+	if ((rc = round_pack(s, round, &batch, msg, n)) ||
+	    (rc = publish_batch(s, round, batch, &url, msg, n)))
 		goto out;
 	log_evaluating(dir, batch, todo);
-	pid = spawn_evalpod(s, dir, batch, lockfd, msg, n);
+	pid = spawn_evalpod(s, dir, batch, url, lockfd, msg, n);
+	forget_url(url);
+	url = NULL;
 	if (pid < 0) {
 		rc = KERR_IO;
 		goto out;
@@ -603,7 +662,16 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 	crash_point("spawned", round);
 	status = wait_evalpod(s, round, ntodo, pid);
 	log_tail(dir, tail, sizeof(tail));
-	if (kctl_signal) {
+	if (!kctl_signal && (rc = fetch_results(s, dir, round, msg, n))) {
+		/* what evalpod uploaded stays in the store; a resume fetches it */
+		char why[1024];
+
+		strlcpy(why, msg, sizeof(why));
+		kerr_set(msg, n, rc,
+			 "round %d: results not read back (they stay in the store; "
+			 "'kctl resume' fetches them): %s",
+			 round, why);
+	} else if (kctl_signal) {
 		rc = kerr_set(msg, n, KERR_CHILD, "interrupted by signal %d", (int)kctl_signal);
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		json_t *left = pending(s, round, dir);
@@ -631,6 +699,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 				 tail);
 	}
 out:
+	forget_url(url);
 	free(batch);
 	json_decref(todo);
 	return rc;

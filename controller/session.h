@@ -41,6 +41,7 @@ struct session {
 	int step;          /* --step: ask before each next round */
 	int rounds_cap;    /* --rounds N: 0 = spec's max_rounds */
 	char *evalpod;     /* the evalpod binary used */
+	struct s3 *s3;     /* evaluator.storage when it is s3:// (handoff.h), else NULL */
 };
 
 /* Exit statuses of kctl commands. */
