@@ -13,6 +13,7 @@
 #include "s3.h"
 #include "sigv4.h"
 #include "test.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *endpoint, *proxy;
-static char bucket_url[128];
+static char bucket_url[128], bucket_name[64];
 
 static struct s3 *open_store(const char *ep, const char *secret)
 {
@@ -357,6 +358,38 @@ TEST(retries_on_injected_failures)
 	s3_free(s);
 }
 
+/* The signed payload hash binds the body: a different body is refused. */
+TEST(payload_integrity)
+{
+	struct sigv4_key k = { .access_key = getenv("S3_ACCESS_KEY"),
+			       .secret_key = getenv("S3_SECRET_KEY"),
+			       .region = getenv("S3_REGION") ? getenv("S3_REGION") : "us-east-1",
+			       .service = "s3" };
+	const char *host = endpoint + strlen("http://");
+	char path[256], hash[65], msg[512], *url;
+	struct sigv4_request r = { .method = "PUT", .host = host, .now = time(NULL) };
+	struct sigv4_signed sig;
+	struct http_response resp;
+	struct http_opts o = { .max_attempts = 1 };
+
+	snprintf(path, sizeof(path), "/%s/pfx/integrity", bucket_name);
+	r.path = path;
+	sigv4_sha256_hex("the body that was signed", 24, hash);
+	r.payload_hash = hash;
+	CHECK(sigv4_sign(&k, &r, &sig, msg, sizeof(msg)) == 0);
+	url = xasprintf("%s%s", endpoint, sig.target);
+	o.headers = (const char *const *)sig.headers;
+	CHECK(http_request("PUT", url, "the body that was sent!!", 24, &o, &resp, msg,
+			   sizeof(msg)) == KERR_HTTP);
+	CHECK(resp.status == 400 && resp.body && strstr(resp.body, "BadDigest"));
+	http_response_release(&resp);
+	CHECK(http_request("PUT", url, "the body that was signed", 24, &o, &resp, msg,
+			   sizeof(msg)) == 0);
+	http_response_release(&resp);
+	free(url);
+	sigv4_signed_release(&sig);
+}
+
 TEST(open_errors)
 {
 	static const struct {
@@ -400,7 +433,8 @@ int main(void)
 	setenv("AWS_REGION", getenv("S3_REGION") ? getenv("S3_REGION") : "us-east-1", 1);
 	setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent", 1);
 	setenv("AWS_CONFIG_FILE", "/nonexistent", 1);
-	snprintf(bucket_url, sizeof(bucket_url), "s3://%s/pfx/", bucket ? bucket : "kctl-test");
+	snprintf(bucket_name, sizeof(bucket_name), "%s", bucket ? bucket : "kctl-test");
+	snprintf(bucket_url, sizeof(bucket_url), "s3://%s/pfx/", bucket_name);
 	s = open_store(endpoint, NULL);
 	if (!s || s3_create_bucket(s, msg, sizeof(msg))) {
 		fprintf(stderr, "cannot create the test bucket: %s\n", s ? msg : "no store");
@@ -415,6 +449,7 @@ int main(void)
 	RUN(list_pages);
 	RUN(large_upload);
 	RUN(retries_on_injected_failures);
+	RUN(payload_integrity);
 	RUN(open_errors);
 	return test_summary();
 }
