@@ -6,6 +6,7 @@
  *   s3tool get URL KEY            write the object to stdout
  *   s3tool put URL KEY FILE       upload FILE
  *   s3tool rm URL KEY             delete
+ *   s3tool presign URL METHOD KEY SECONDS   print a presigned URL
  *
  * Settings come from the AWS environment variables as in kctl; S3_ENDPOINT
  * names the store.  Exit 0 ok, 1 failure (message on stderr), 2 usage.
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int usage(void)
 {
@@ -58,6 +60,14 @@ int main(int argc, char **argv)
 		free(data);
 	} else if (!strcmp(argv[1], "put") && argc == 5) {
 		rc = s3_put_file(s, argv[3], argv[4], NULL, msg, sizeof(msg));
+	} else if (!strcmp(argv[1], "presign") && argc == 6) {
+		char *url = s3_presign(s, argv[3], argv[4], strtol(argv[5], NULL, 10), time(NULL),
+				       msg, sizeof(msg));
+
+		rc = url ? 0 : KERR_INVALID;
+		if (url)
+			puts(url);
+		free(url);
 	} else if (!strcmp(argv[1], "rm") && argc == 4) {
 		rc = s3_delete(s, argv[3], msg, sizeof(msg));
 	} else {
