@@ -102,8 +102,16 @@ struct http_call {
 	int upload_fd;      /* or the file it streams from (-1: none) */
 	size_t upload_len;
 	size_t upload_pos;
-	struct sbuf body;   /* response body of the latest attempt */
-	struct sbuf hdrs;   /* response header lines of the latest attempt */
+	struct sbuf body; /* response body of the latest attempt */
+	struct sbuf hdrs; /* response header lines of the latest attempt */
+	const struct http_opts *opts;
+	http_line_fn line_fn; /* streaming: body lines go here */
+	http_tick_fn tick_fn;
+	void *stream_arg;
+	int stopped; /* a callback ended the stream */
+	time_t last_tick;
+	char *url_owned; /* the URL rewritten for tls_server_name */
+	struct curl_slist *connect_to;
 	int over_limit;     /* http_write_cb refused bytes past max_body */
 	long retry_after_s; /* -1: the latest response carried none */
 	char errbuf[CURL_ERROR_SIZE];
@@ -253,11 +261,42 @@ static void http_quote(const struct http_call *c, const char *text, size_t len, 
 	sbuf_release(&s);
 }
 
+/* Streaming: hands every complete line in c->body to the line callback. */
+static size_t http_stream_lines(struct http_call *c, size_t len)
+{
+	char *start = c->body.buf, *nl;
+	size_t left = c->body.len;
+
+	while (left && (nl = memchr(start, '\n', left))) {
+		size_t l = (size_t)(nl - start);
+
+		if (c->line_fn(c->stream_arg, start, l && start[l - 1] == '\r' ? l - 1 : l)) {
+			c->stopped = 1;
+			return 0;
+		}
+		left -= l + 1;
+		start = nl + 1;
+	}
+	memmove(c->body.buf, start, left);
+	c->body.len = left;
+	if (left > c->max_body) {
+		c->over_limit = 1;
+		return 0;
+	}
+	return len;
+}
+
 static size_t http_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct http_call *c = arg;
 	size_t len = size * nmemb;
+	long status = 0;
 
+	if (c->line_fn && !curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status) &&
+	    status >= 200 && status < 300) {
+		sbuf_add(&c->body, data, len);
+		return http_stream_lines(c, len);
+	}
 	if (len > c->max_body - c->body.len) {
 		c->over_limit = 1;
 		return 0; /* len > 0 here, so curl sees a short write and stops */
@@ -370,6 +409,8 @@ static const char *http_env_ca_file(void)
 	return NULL;
 }
 
+static int http_call_server_name(struct http_call *c, char *msg, size_t n);
+
 /* Fills c from the arguments and defaults; checks what curl would not. */
 static int http_call_init(struct http_call *c, const char *method, const char *url,
 			  const void *body, size_t body_len, const struct http_opts *opts,
@@ -395,6 +436,9 @@ static int http_call_init(struct http_call *c, const char *method, const char *u
 	c->upload_fd = -1;
 	c->retry_after_s = -1;
 	c->how = http_method_find(method);
+	c->opts = opts;
+	if (opts->tls_server_name && *opts->tls_server_name && http_call_server_name(c, msg, n))
+		return KERR_HTTP;
 
 	if (!http_method_valid(method))
 		return kerr_set(msg, n, KERR_HTTP, "%.32s %s: invalid method", method,
@@ -464,6 +508,79 @@ static CURLcode http_call_set_method(struct http_call *c)
 	return res;
 }
 
+static CURLcode http_blob(CURL *h, CURLoption opt, const char *pem)
+{
+	struct curl_blob b = { .data = (void *)pem, .len = strlen(pem), .flags = CURL_BLOB_COPY };
+
+	return curl_easy_setopt(h, opt, &b);
+}
+
+/* CA, client certificate and the verification the caller asked for. */
+static CURLcode http_call_set_tls(struct http_call *c)
+{
+	const struct http_opts *o = c->opts;
+	CURL *h = c->curl;
+	CURLcode res = CURLE_OK;
+
+	if (c->ca_file && !o->ca_pem)
+		res = curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+	if (!res && o->ca_pem)
+		res = http_blob(h, CURLOPT_CAINFO_BLOB, o->ca_pem);
+	if (!res && o->client_cert)
+		res = curl_easy_setopt(h, CURLOPT_SSLCERT, o->client_cert);
+	if (!res && o->client_cert_pem)
+		res = http_blob(h, CURLOPT_SSLCERT_BLOB, o->client_cert_pem);
+	if (!res && (o->client_cert || o->client_cert_pem))
+		res = curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+	if (!res && o->client_key)
+		res = curl_easy_setopt(h, CURLOPT_SSLKEY, o->client_key);
+	if (!res && o->client_key_pem)
+		res = http_blob(h, CURLOPT_SSLKEY_BLOB, o->client_key_pem);
+	if (!res && o->insecure_skip_verify) {
+		res = curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		if (!res)
+			res = curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (!res && c->connect_to)
+		res = curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+	return res;
+}
+
+/*
+ * tls_server_name: the request goes to the URL's host and port, but TLS
+ * (SNI and the certificate check) speaks to the given name.  curl does
+ * that when the URL names tls_server_name and CONNECT_TO maps it to the
+ * real address.
+ */
+static int http_call_server_name(struct http_call *c, char *msg, size_t n)
+{
+	CURLU *u = curl_url();
+	char *host = NULL, *port = NULL, *url = NULL, *map;
+	int rc = 0;
+
+	if (!u)
+		abort();
+	if (curl_url_set(u, CURLUPART_URL, c->url, 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) ||
+	    curl_url_set(u, CURLUPART_HOST, c->opts->tls_server_name, 0) ||
+	    curl_url_get(u, CURLUPART_URL, &url, 0)) {
+		rc = kerr_set(msg, n, KERR_HTTP, "%s: cannot apply tls-server-name '%.80s'",
+			      c->shown_url, c->opts->tls_server_name);
+	} else {
+		map = xasprintf("%s:%s:%s:%s", c->opts->tls_server_name, port, host, port);
+		c->connect_to = curl_slist_append(NULL, map);
+		free(map);
+		c->url_owned = xstrdup(url);
+		c->url = c->url_owned;
+	}
+	curl_free(host);
+	curl_free(port);
+	curl_free(url);
+	curl_url_cleanup(u);
+	return rc;
+}
+
 /* Creates the easy handle and sets every option; returns curl's verdict. */
 static CURLcode http_call_open(struct http_call *c)
 {
@@ -488,8 +605,8 @@ static CURLcode http_call_open(struct http_call *c)
 		res = curl_easy_setopt(h, CURLOPT_PROTOCOLS,
 				       (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-	if (!res && c->ca_file)
-		res = curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+	if (!res)
+		res = http_call_set_tls(c);
 	if (!res)
 		res = curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
 	if (!res)
@@ -525,6 +642,8 @@ static void http_call_release(struct http_call *c)
 	sbuf_release(&c->hdrs);
 	if (c->upload_fd >= 0)
 		close(c->upload_fd);
+	curl_slist_free_all(c->connect_to);
+	free(c->url_owned);
 }
 
 /* Makes one request; *status is the response's code or 0. */
@@ -666,6 +785,77 @@ int http_request(const char *method, const char *url, const void *body, size_t b
 	if (c.hdrs.buf)
 		resp->headers = sbuf_detach(&c.hdrs, NULL);
 	rc = http_result(&c, res, resp, msg, n);
+out:
+	http_call_release(&c);
+	return rc;
+}
+
+static int http_xferinfo_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			    curl_off_t ulnow)
+{
+	struct http_call *c = arg;
+	time_t now = time(NULL);
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	if (!c->tick_fn || now == c->last_tick)
+		return 0;
+	c->last_tick = now;
+	if (c->tick_fn(c->stream_arg)) {
+		c->stopped = 1;
+		return 1; /* curl aborts the transfer with CURLE_ABORTED_BY_CALLBACK */
+	}
+	return 0;
+}
+
+int http_stream(const char *url, const struct http_opts *opts, http_line_fn line, http_tick_fn tick,
+		void *arg, struct http_response *resp, char *msg, size_t n)
+{
+	struct http_call c = { .body = SBUF_INIT, .hdrs = SBUF_INIT, .upload_fd = -1 };
+	CURLcode res;
+	int rc;
+
+	memset(resp, 0, sizeof(*resp));
+	rc = http_call_init(&c, "GET", url, NULL, 0, opts, msg, n);
+	if (rc)
+		goto out;
+	c.line_fn = line;
+	c.tick_fn = tick;
+	c.stream_arg = arg;
+	c.last_tick = time(NULL);
+	res = http_call_open(&c);
+	if (!res)
+		res = curl_easy_setopt(c.curl, CURLOPT_XFERINFOFUNCTION, http_xferinfo_cb);
+	if (!res)
+		res = curl_easy_setopt(c.curl, CURLOPT_XFERINFODATA, &c);
+	if (!res)
+		res = curl_easy_setopt(c.curl, CURLOPT_NOPROGRESS, 0L);
+	/* a stream has no size: only max_body per line applies */
+	if (!res)
+		res = curl_easy_setopt(c.curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)0);
+	if (res) {
+		rc = kerr_set(msg, n, KERR_HTTP, "GET %s: cannot set up the request: %s",
+			      c.shown_url, curl_easy_strerror(res));
+		goto out;
+	}
+	res = http_attempt(&c, &resp->status);
+	resp->attempts = 1;
+	if (c.stopped) {
+		rc = 0;
+		goto out;
+	}
+	if (res == CURLE_OK && resp->status >= 200 && resp->status < 300) {
+		if (c.body.len) /* a last line without its newline */
+			line(arg, c.body.buf, c.body.len);
+		rc = 0;
+		goto out;
+	}
+	if (c.body.buf && !(resp->status >= 200 && resp->status < 300))
+		resp->body = sbuf_detach(&c.body, &resp->body_len);
+	if (res == CURLE_OK && resp->status < 400)
+		rc = kerr_set(msg, n, KERR_HTTP, "GET %s: unexpected HTTP %ld", c.shown_url,
+			      resp->status);
+	else
+		rc = http_result(&c, res, resp, msg, n);
 out:
 	http_call_release(&c);
 	return rc;
