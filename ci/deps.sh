@@ -14,6 +14,12 @@ pkgs=(
 	swift-proxy swift-object swift-container swift-account  # S3 store of tests/peers/swift_s3.sh
 )
 
+# Kubernetes test peers (tests/peers/kube_build.sh, kube_cluster.sh): Go, rsync,
+# jq and reflect2 1.0.2 to build kube-apiserver/kube-controller-manager v1.20.2
+# from Debian's source package, and etcd to back the apiserver.
+kube_pkgs=(golang-go etcd-server rsync jq golang-github-modern-go-reflect2-dev)
+pkgs+=("${kube_pkgs[@]}")
+
 missing=()
 for p in "${pkgs[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

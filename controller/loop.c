@@ -3,6 +3,8 @@
  */
 #include "session.h"
 #include "handoff.h"
+#include "kround.h"
+#include "kube.h"
 #include "s3.h"
 #include "err.h"
 #include "fileio.h"
@@ -159,12 +161,10 @@ static int session_prepare(struct session *s, const char *spec_path, char *msg, 
 
 	if (rc)
 		return rc;
-	if (s->spec.backend != BACKEND_LOCAL)
-		return kerr_set(msg, n, KERR_UNSUPPORTED,
-				"%s: evaluator.backend: only 'local' is available in this release",
-				spec_path);
 	/* file:// is the session folder itself; s3:// is the hand-off of handoff.h */
 	if (s->spec.storage && s3_is_url(s->spec.storage) && (rc = handoff_open(s, msg, n)))
+		return rc;
+	if (s->spec.backend == BACKEND_KUBERNETES && (rc = kround_open(s, msg, n)))
 		return rc;
 	if (s->spec.storage && !s3_is_url(s->spec.storage))
 		log_warn("evaluator.storage: the local backend keeps results under "
@@ -176,7 +176,8 @@ static int session_prepare(struct session *s, const char *spec_path, char *msg, 
 	if ((rc = proposer_open(&s->prop, &s->spec, msg, n)))
 		return rc;
 	s->evalpod = find_evalpod(&s->spec);
-	return check_evalpod(s->evalpod, msg, n);
+	/* on a cluster evalpod runs in the image, not here */
+	return s->kube ? 0 : check_evalpod(s->evalpod, msg, n);
 }
 
 int session_create(struct session *s, struct store *st, const char *spec_path, char *msg, size_t n)
@@ -267,6 +268,9 @@ void session_release(struct session *s)
 	free(s->dir);
 	free(s->evalpod);
 	s3_free(s->s3);
+	if (s->kube)
+		kube_close(s->kube);
+	free(s->kube);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -21,6 +21,8 @@ static const struct command commands[] = {
 	  "sessions and their best kernels: kctl status [SESSION] [-o json]" },
 	{ "show", cmd_show, "a session's variants, or one variant: kctl show SESSION [VARIANT]" },
 	{ "cancel", cmd_cancel, "stop a session for good: kctl cancel SESSION" },
+	{ "render", cmd_render,
+	  "the Kubernetes Job a round would submit: kctl render SPEC [-o yaml|json]" },
 };
 
 static int usage(FILE *f)

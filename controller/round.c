@@ -6,6 +6,7 @@
  */
 #include "session.h"
 #include "handoff.h"
+#include "kround.h"
 #include "err.h"
 #include "fileio.h"
 #include "jsonx.h"
@@ -303,11 +304,10 @@ static json_t *program_json(json_t *v)
 			 "rationale", json_object_get(v, "rationale"));
 }
 
-static json_t *batch_json(struct session *s, int round, json_t *todo, int attempt)
+json_t *round_batch_json(struct session *s, int round, json_t *todo, const char *batch_id)
 {
 	json_t *b = json_object(), *inc = round > 0 ? session_incumbent(s) : NULL, *vars;
-	char *bid = attempt ? xasprintf("%s-r%03d-%d", s->id, round, attempt)
-			    : xasprintf("%s-r%03d", s->id, round);
+	char *bid = xstrdup(batch_id);
 	static const char *const optional[] = { "correctness", "measurement", "limits", "device" };
 	json_t *parts[] = { s->spec.correctness, s->spec.measurement, s->spec.limits,
 			    s->spec.device };
@@ -346,7 +346,7 @@ static json_t *batch_json(struct session *s, int round, json_t *todo, int attemp
 }
 
 /* Variants of the round without a final result (new reference): see result_state. */
-static json_t *pending(struct session *s, int round, const char *dir)
+json_t *round_pending(struct session *s, int round, const char *dir)
 {
 	json_t *all = store_variants(s->st, s->id, round), *todo = json_array(), *v;
 	size_t i;
@@ -360,8 +360,8 @@ static json_t *pending(struct session *s, int round, const char *dir)
 
 int round_pack(struct session *s, int round, char **batch_path, char *msg, size_t n)
 {
-	char *dir = session_round_dir(s, round), *text;
-	json_t *todo = pending(s, round, dir), *b;
+	char *dir = session_round_dir(s, round), *text, *bid;
+	json_t *todo = round_pending(s, round, dir), *b;
 	int attempt = 0, rc;
 
 	*batch_path = xasprintf("%s/batch.json", dir);
@@ -369,7 +369,10 @@ int round_pack(struct session *s, int round, char **batch_path, char *msg, size_
 		free(*batch_path);
 		*batch_path = xasprintf("%s/batch-%d.json", dir, ++attempt);
 	}
-	b = batch_json(s, round, todo, attempt);
+	bid = attempt ? xasprintf("%s-r%03d-%d", s->id, round, attempt)
+		      : xasprintf("%s-r%03d", s->id, round);
+	b = round_batch_json(s, round, todo, bid);
+	free(bid);
 	text = jx_dump(b);
 	rc = dir_make(dir, msg, n);
 	if (!rc)
@@ -540,7 +543,7 @@ static void log_tail(const char *dir, char *out, size_t n)
  * kernel: before a variant is evaluated again, its earlier result is set
  * aside (renamed ID.infra-N.json, kept for the record).
  */
-static void set_aside_infra(const char *dir, json_t *vars)
+void round_set_aside_infra(const char *dir, json_t *vars)
 {
 	size_t i;
 	json_t *v;
@@ -587,7 +590,7 @@ static int open_round_lock(const char *dir, int round, char *msg, size_t n)
  * With object storage: brings into the round's results/ what evalpods
  * uploaded (a kctl that died before fetching left it there).
  */
-static int fetch_results(struct session *s, const char *dir, int round, char *msg, size_t n)
+int round_fetch(struct session *s, const char *dir, int round, char *msg, size_t n)
 {
 	char *res = xasprintf("%s/results", dir);
 	int rc = s->s3 ? handoff_fetch(s, round, res, msg, n) : 0;
@@ -622,6 +625,23 @@ static void forget_url(char *url)
 	}
 }
 
+/* One attempt on the Kubernetes backend; 0 ok, 1 retry, <0 fatal (msg). */
+static int evaluate_kube(struct session *s, int round, const char *dir, char *msg, size_t n)
+{
+	int rc = kround_evaluate(s, round, dir, msg, n);
+	json_t *left;
+
+	if (rc)
+		return rc;
+	left = round_pending(s, round, dir);
+	rc = json_array_size(left) ? 1 : 0;
+	if (rc)
+		kerr_set(msg, n, KERR_CHILD, "round %d: %zu variants are still without a result",
+			 round, json_array_size(left));
+	json_decref(left);
+	return rc;
+}
+
 /* Runs evalpod once on what is pending; 0 ok, 1 retry, <0 fatal (msg). */
 static int evaluate_once(struct session *s, int round, const char *dir, int lockfd, int attempt,
 			 char *msg, size_t n)
@@ -632,15 +652,17 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 	pid_t pid;
 	int status, rc;
 
-	if ((rc = fetch_results(s, dir, round, msg, n)))
+	if (s->kube)
+		return evaluate_kube(s, round, dir, msg, n);
+	if ((rc = round_fetch(s, dir, round, msg, n)))
 		return rc;
-	todo = pending(s, round, dir);
+	todo = round_pending(s, round, dir);
 	ntodo = json_array_size(todo);
 	if (!ntodo) {
 		json_decref(todo);
 		return 0;
 	}
-	set_aside_infra(dir, todo);
+	round_set_aside_infra(dir, todo);
 	if ((rc = round_pack(s, round, &batch, msg, n)) ||
 	    (rc = publish_batch(s, round, batch, &url, msg, n)))
 		goto out;
@@ -662,7 +684,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 	crash_point("spawned", round);
 	status = wait_evalpod(s, round, ntodo, pid);
 	log_tail(dir, tail, sizeof(tail));
-	if (!kctl_signal && (rc = fetch_results(s, dir, round, msg, n))) {
+	if (!kctl_signal && (rc = round_fetch(s, dir, round, msg, n))) {
 		/* what evalpod uploaded stays in the store; a resume fetches it */
 		char why[1024];
 
@@ -674,7 +696,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 	} else if (kctl_signal) {
 		rc = kerr_set(msg, n, KERR_CHILD, "interrupted by signal %d", (int)kctl_signal);
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		json_t *left = pending(s, round, dir);
+		json_t *left = round_pending(s, round, dir);
 
 		rc = json_array_size(left) ? 1 : 0;
 		if (rc)
@@ -732,7 +754,7 @@ int round_evaluate(struct session *s, int round, char *msg, size_t n)
 			break;
 	}
 	if (rc == 1) {
-		json_t *todo = pending(s, round, dir);
+		json_t *todo = round_pending(s, round, dir);
 
 		/* Out of attempts: infrastructure results stand, nothing is lost. */
 		rc = json_array_size(todo) ? KERR_CHILD : 0;

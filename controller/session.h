@@ -42,6 +42,7 @@ struct session {
 	int rounds_cap;    /* --rounds N: 0 = spec's max_rounds */
 	char *evalpod;     /* the evalpod binary used */
 	struct s3 *s3;     /* evaluator.storage when it is s3:// (handoff.h), else NULL */
+	struct kube *kube; /* the cluster of the kubernetes backend (kround.h), else NULL */
 };
 
 /* Exit statuses of kctl commands. */
@@ -93,6 +94,14 @@ int round_pack(struct session *s, int round, char **batch_path, char *msg, size_
  * such failures per variant, across resumes too) (RUNNING).
  */
 int round_evaluate(struct session *s, int round, char *msg, size_t n);
+/* Variants of round r without a final result in dir/results (a new array). */
+json_t *round_pending(struct session *s, int round, const char *dir);
+/* Renames the infra_error results of vars to ID.infra-N.json (see kctl.md). */
+void round_set_aside_infra(const char *dir, json_t *vars);
+/* The EvalBatch of round r for the variants todo, named batch_id (a new object). */
+json_t *round_batch_json(struct session *s, int round, json_t *todo, const char *batch_id);
+/* With object storage: what evalpods uploaded for round r, into dir/results. */
+int round_fetch(struct session *s, const char *dir, int round, char *msg, size_t n);
 /* The signal (SIGINT/SIGTERM) that interrupted an evaluation, or 0. */
 int round_interrupted(void);
 

@@ -1179,6 +1179,7 @@ static const struct field evaluator_fields[] = {
 	FINT("jobs", 1, 64),
 	FURL("storage"),
 	FCUSTOM("s3", 0),
+	FCUSTOM("kubernetes", 0),
 };
 
 /* Same order as enum s3_addressing. */
@@ -1192,6 +1193,98 @@ static const struct field s3_fields[] = {
 	FENUM("addressing", 0, addressing_names),
 	FINT("url_margin_s", 60, 86400),
 };
+
+static const char *const pull_policy_names[] = { "Always", "IfNotPresent", "Never", NULL };
+
+static const struct field kube_fields[] = {
+	FPATH("kubeconfig", 0),
+	FTEXT("context", 0, R_TEXT),
+	FTEXT("namespace", 0, R_TEXT),
+	FPATH("job_template", 0),
+	FTEXT("image", 0, R_TEXT),
+	FENUM("image_pull_policy", 0, pull_policy_names),
+	FTEXT("service_account", 0, R_TEXT),
+	FTEXT("priority_class", 0, R_TEXT),
+	FTEXT("queue", 0, R_TEXT),
+	FTEXT("gpu_resource", 0, R_TEXT),
+	FINT("gpus", 0, 64),
+	FCUSTOM("node_selector", 0),
+	FCUSTOM("tolerations", 0),
+	FINT("parallelism", 1, 4096),
+	FINT("variants_per_pod", 1, 4096),
+	FINT("active_deadline_s", 60, 30 * 86400),
+	FINT("backoff_limit", 0, 100),
+	FINT("ttl_s", 0, 30 * 86400),
+	FINT("pending_timeout_s", 10, 86400),
+};
+
+/* node_selector: a mapping of strings; tolerations: a list of mappings. */
+static int read_kube_structs(struct ld *ld, const yaml_node_t *nd, struct spec_kube *k)
+{
+	const yaml_node_t *ns = yamlx_map_get(&ld->y, nd, "node_selector");
+	const yaml_node_t *tl = yamlx_map_get(&ld->y, nd, "tolerations");
+	int rc = 0;
+
+	if (ns) {
+		rc = yamlx_need_map(&ld->y, ns, "evaluator.kubernetes.node_selector", 0, 64);
+		for (size_t i = 0; !rc && i < yamlx_map_size(ns); i++) {
+			const char *t = NULL;
+			char kp[YAMLX_PATH_LEN];
+
+			yamlx_path_key(kp, "evaluator.kubernetes.node_selector",
+				       yamlx_text(yamlx_map_key(&ld->y, ns, i)));
+			rc = yamlx_get_text(&ld->y, yamlx_map_value(&ld->y, ns, i), kp, &t);
+		}
+		if (!rc)
+			rc = yamlx_to_json(&ld->y, ns, "evaluator.kubernetes.node_selector",
+					   &k->node_selector);
+	}
+	if (!rc && tl) {
+		rc = yamlx_need_list(&ld->y, tl, "evaluator.kubernetes.tolerations", 0, 64);
+		for (size_t i = 0; !rc && i < yamlx_list_size(tl); i++) {
+			char ip[YAMLX_PATH_LEN];
+
+			yamlx_path_idx(ip, "evaluator.kubernetes.tolerations", i);
+			rc = yamlx_need_map(&ld->y, yamlx_list_item(&ld->y, tl, i), ip, 1, 8);
+		}
+		if (!rc)
+			rc = yamlx_to_json(&ld->y, tl, "evaluator.kubernetes.tolerations",
+					   &k->tolerations);
+	}
+	return rc;
+}
+
+static int read_kube(struct ld *ld, const yaml_node_t *nd, const char *path)
+{
+	struct spec_kube *k = &ld->s->kube;
+	json_t *o = NULL;
+	int rc = fields_load(ld, nd, path, kube_fields, ARRAY_SIZE(kube_fields), &o);
+	static const char *const texts[] = { "kubeconfig",      "context",
+					     "namespace",       "job_template",
+					     "image",           "image_pull_policy",
+					     "service_account", "priority_class",
+					     "queue",           "gpu_resource" };
+	char **dst[] = { &k->kubeconfig,      &k->context,        &k->namespace,
+			 &k->job_template,    &k->image,          &k->image_pull_policy,
+			 &k->service_account, &k->priority_class, &k->queue,
+			 &k->gpu_resource };
+
+	if (!rc)
+		rc = read_kube_structs(ld, nd, k);
+	if (!rc) {
+		for (size_t i = 0; i < ARRAY_SIZE(texts); i++)
+			jtext(o, texts[i], dst[i]);
+		k->gpus = (int)jint(o, "gpus", 1);
+		k->parallelism = (int)jint(o, "parallelism", 0);
+		k->variants_per_pod = (int)jint(o, "variants_per_pod", 8);
+		k->active_deadline_s = (int)jint(o, "active_deadline_s", 0);
+		k->backoff_limit = (int)jint(o, "backoff_limit", 1);
+		k->ttl_s = (int)jint(o, "ttl_s", 3600);
+		k->pending_timeout_s = (int)jint(o, "pending_timeout_s", 600);
+	}
+	json_decref(o);
+	return rc;
+}
 
 static int read_s3(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
@@ -1230,6 +1323,13 @@ static int read_evaluator(struct ld *ld, const yaml_node_t *nd, const char *path
 	s->s3.url_margin_s = 900;
 	if (!rc && yamlx_map_get(&ld->y, nd, "s3"))
 		rc = read_s3(ld, yamlx_map_get(&ld->y, nd, "s3"), "evaluator.s3");
+	s->kube.gpus = 1;
+	s->kube.variants_per_pod = 8;
+	s->kube.backoff_limit = 1;
+	s->kube.ttl_s = 3600;
+	s->kube.pending_timeout_s = 600;
+	if (!rc && yamlx_map_get(&ld->y, nd, "kubernetes"))
+		rc = read_kube(ld, yamlx_map_get(&ld->y, nd, "kubernetes"), "evaluator.kubernetes");
 	json_decref(o);
 	return rc;
 }
@@ -1426,14 +1526,41 @@ int spec_load(struct spec *s, const char *path, char *msg, size_t n)
 void spec_release(struct spec *s)
 {
 	char **strs[] = {
-		&s->path,          &s->dir,          &s->text,           &s->name,
-		&s->template_path, &s->template_src, &s->reference_path, &s->reference_src,
-		&s->marker_start,  &s->marker_end,   &s->build_options,  &s->semantics,
-		&s->evalpod,       &s->storage,      &s->output_dir,     &s->s3.endpoint,
-		&s->s3.region,     &s->s3.profile,   &s->s3.ca_file,
+		&s->path,
+		&s->dir,
+		&s->text,
+		&s->name,
+		&s->template_path,
+		&s->template_src,
+		&s->reference_path,
+		&s->reference_src,
+		&s->marker_start,
+		&s->marker_end,
+		&s->build_options,
+		&s->semantics,
+		&s->evalpod,
+		&s->storage,
+		&s->output_dir,
+		&s->s3.endpoint,
+		&s->s3.region,
+		&s->s3.profile,
+		&s->s3.ca_file,
+		&s->kube.kubeconfig,
+		&s->kube.context,
+		&s->kube.namespace,
+		&s->kube.job_template,
+		&s->kube.image,
+		&s->kube.image_pull_policy,
+		&s->kube.service_account,
+		&s->kube.priority_class,
+		&s->kube.queue,
+		&s->kube.gpu_resource,
 	};
-	json_t **objs[] = { &s->problem, &s->shapes, &s->correctness,  &s->measurement,
-			    &s->limits,  &s->device, &s->proposer_conf };
+	json_t **objs[] = { &s->problem,         &s->shapes,
+			    &s->correctness,     &s->measurement,
+			    &s->limits,          &s->device,
+			    &s->proposer_conf,   &s->kube.node_selector,
+			    &s->kube.tolerations };
 
 	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
 		free(*strs[i]);

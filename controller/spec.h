@@ -81,6 +81,24 @@ struct spec {
 		int addressing;   /* enum s3_addressing: 0 auto, 1 path, 2 virtual */
 		int url_margin_s; /* presigned URLs outlive the batch's deadline by this */
 	} s3;
+	struct spec_kube {
+		char *kubeconfig; /* evaluator.kubernetes.kubeconfig; NULL = KUBECONFIG, ~/.kube/config, in-cluster */
+		char *context;      /* NULL = current-context */
+		char *namespace;    /* NULL = the context's, else "default" */
+		char *job_template; /* path; NULL = manifests/eval-job.yaml built into kctl */
+		char *image;        /* the evalpod image (required for this backend) */
+		char *image_pull_policy;
+		char *service_account, *priority_class, *queue;
+		char *gpu_resource; /* default nvidia.com/gpu */
+		int gpus;           /* per pod, default 1; 0 = no GPU limit */
+		json_t *node_selector, *tolerations;
+		int parallelism;       /* 0 = every shard at once */
+		int variants_per_pod;  /* default 8 */
+		int active_deadline_s; /* 0 = from the batch's limits */
+		int backoff_limit;     /* default 1 */
+		int ttl_s;             /* ttlSecondsAfterFinished, default 3600 */
+		int pending_timeout_s; /* a pod pending this long for a reason that will not pass fails its shard; default 600 */
+	} kube;
 
 	/* session */
 	int max_rounds;        /* default 10 */

@@ -594,10 +594,39 @@ static const char run_usage[] =
 	"usage: evalpod run [BATCH] [--out DIR] [--jobs N] [--cache-dir DIR] [--ca-file FILE]\n"
 	"                           [--keep-work] [--verbose]\n"
 	"  BATCH    an EvalBatch JSON file, - for stdin, or an http(s) URL; when left out,\n"
-	"           the URL in $EVALPOD_BATCH_URL (a presigned URL is a credential: the\n"
-	"           environment keeps it off command lines that others can list)\n"
+	"           the URL in $EVALPOD_BATCH_URL, or in $EVALPOD_BATCH_URL_<i> with\n"
+	"           i = $JOB_COMPLETION_INDEX (an Indexed Job's pod); a presigned URL is\n"
+	"           a credential: the environment keeps it off listable command lines\n"
 	"  --out    directory for one result JSON per variant, artifacts and summary.json\n"
 	"  --jobs   programs checked in parallel (default: online CPUs, at most 4)\n";
+
+/*
+ * The batch URL from the environment: EVALPOD_BATCH_URL, or in a pod of an
+ * Indexed Job EVALPOD_BATCH_URL_<JOB_COMPLETION_INDEX> (one URL per shard in
+ * one Job).  Returns nonzero when the environment names one (r->batch_arg
+ * set, or NULL with the reason logged when it is unusable).
+ */
+static int batch_url_from_env(struct run *r)
+{
+	const char *idx = getenv("JOB_COMPLETION_INDEX"), *url = getenv("EVALPOD_BATCH_URL");
+	char name[64];
+
+	if (!url && idx && *idx && strspn(idx, "0123456789") == strlen(idx) && strlen(idx) < 9) {
+		snprintf(name, sizeof(name), "EVALPOD_BATCH_URL_%s", idx);
+		url = getenv(name);
+		if (!url) {
+			log_error("JOB_COMPLETION_INDEX is %s but %s is not set", idx, name);
+			r->batch_arg = NULL;
+			return 1;
+		}
+	}
+	if (!url || !*url)
+		return 0;
+	r->batch_arg = url;
+	if (!http_is_url(url))
+		log_error("the batch URL in the environment is not an http(s) URL");
+	return 1;
+}
 
 static int parse_args(struct run *r, int argc, char **argv)
 {
@@ -637,14 +666,8 @@ static int parse_args(struct run *r, int argc, char **argv)
 		default: fputs(run_usage, stderr); return RUN_EXIT_USAGE;
 		}
 	}
-	if (optind == argc && getenv("EVALPOD_BATCH_URL") && *getenv("EVALPOD_BATCH_URL")) {
-		r->batch_arg = getenv("EVALPOD_BATCH_URL");
-		if (!http_is_url(r->batch_arg)) {
-			log_error("EVALPOD_BATCH_URL is not an http(s) URL");
-			return RUN_EXIT_USAGE;
-		}
-		return 0;
-	}
+	if (optind == argc && batch_url_from_env(r))
+		return r->batch_arg && http_is_url(r->batch_arg) ? 0 : RUN_EXIT_USAGE;
 	if (optind != argc - 1) {
 		fputs(run_usage, stderr);
 		return RUN_EXIT_USAGE;

@@ -1,0 +1,65 @@
+/*
+ * kround.h - a round on the Kubernetes backend.
+ *
+ * The pending variants of a round are split into shards of
+ * evaluator.kubernetes.variants_per_pod; each shard is one EvalBatch in the
+ * object store (handoff.h) and one pod running evalpod with nothing but the
+ * batch's presigned URL.  On servers with Indexed Jobs (1.22+) the round is
+ * one Job whose index i runs shard i; on older ones (1.20, 1.21) each shard
+ * is a Job of its own.  Job names are derived from the session, round,
+ * attempt and shard, so a create that meets 409 AlreadyExists (a kctl that
+ * died after creating it) adopts the Job that is there.
+ *
+ * kctl follows every Job of the session through one watch (labels
+ * kctl.dev/session), resumed from its resourceVersion when the stream ends
+ * and relisted on 410 Gone.  Pods are looked at (one list per session)
+ * only to say why something is wrong: a pod stuck Pending for
+ * pending_timeout_s (ImagePullBackOff, ErrImagePull, Unschedulable, ...)
+ * fails its Job, and a failed Job's pods say OOMKilled, Evicted,
+ * DeadlineExceeded or an exit status.  Those are the infrastructure's
+ * failures: the shard's variants get infra_error results naming the
+ * reason, and the round's usual retries evaluate them again (three such
+ * results at most); nothing is blamed on a kernel.  evalpod refusing its
+ * batch (exit 1 or 2) fails the session, as on the local backend.
+ *
+ * A kctl interrupted while Jobs run leaves them running; the resumed one
+ * finds the round's unfinished Jobs by label, waits for them and collects
+ * their results before it submits anything new.
+ */
+#ifndef KCTL_KROUND_H
+#define KCTL_KROUND_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct session;
+
+/* Connects the session to its cluster (kubeconfig, server version). */
+int kround_open(struct session *s, char *msg, size_t n);
+
+/*
+ * Evaluates what is pending in round (results under dir/results).  Returns
+ * 0 when the Jobs are over and their results fetched (variants may still
+ * be pending: the caller retries), or an error: KERR_CHILD for an
+ * interruption or cancellation (msg says which), KERR_INVALID when evalpod
+ * refused a batch, KERR_HTTP for the API server or the store.
+ */
+int kround_evaluate(struct session *s, int round, const char *dir, char *msg, size_t n);
+
+/*
+ * kctl cancel: deletes session id's Jobs in the cluster spec names (one
+ * deletecollection by label, propagationPolicy Background).
+ */
+struct spec;
+int kround_cancel(const struct spec *spec, const char *id, char *msg, size_t n);
+
+/*
+ * The Job that round 1, attempt 0 would submit for shards presigned batch
+ * URLs (placeholders in `kctl render`); a new object, or NULL with msg.
+ */
+json_t *kround_render(struct session *s, int nshards, char *msg, size_t n);
+
+/* Label value naming session id on the cluster (malloc'd). */
+char *kround_session_label(const char *id);
+
+#endif
