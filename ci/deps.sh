@@ -10,7 +10,7 @@ pkgs=(
 	libyaml-dev libjansson-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev libbsd-dev
 	llvm-15 binutils          # llvm-dis-15 and objdump for stage 5 (IR analysis)
 	libopenblas-dev           # the yardstick of bench/examples.sh
-	python3 openssl ca-certificates clang-format
+	python3 python3-yaml openssl ca-certificates clang-format
 	swift-proxy swift-object swift-container swift-account  # S3 store of tests/peers/swift_s3.sh
 )
 

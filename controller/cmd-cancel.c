@@ -6,6 +6,7 @@
  */
 #include "cmds.h"
 #include "err.h"
+#include "kround.h"
 #include "log.h"
 #include "session.h"
 
@@ -29,6 +30,28 @@ static int is_evalpod(long pid)
 	fclose(f);
 	cmd[got] = '\0';
 	return strstr(cmd, "evalpod") != NULL;
+}
+
+/*
+ * On the kubernetes backend the session's Jobs are deleted (their pods
+ * with them); a kctl driving the session sees the cancellation too.
+ */
+static int cancel_jobs(json_t *row, const char *id, char *msg, size_t n)
+{
+	const char *path = json_string_value(json_object_get(row, "spec_path"));
+	struct spec spec = { 0 };
+	int rc = path ? spec_load(&spec, path, msg, n) : 0;
+
+	if (rc) {
+		log_warn("cannot read the session's spec to find its Jobs: %s", msg);
+		rc = 0;
+	} else if (path && spec.backend == BACKEND_KUBERNETES) {
+		rc = kround_cancel(&spec, id, msg, n);
+		if (!rc)
+			fprintf(stderr, "deleted the session's Kubernetes Jobs\n");
+	}
+	spec_release(&spec);
+	return rc;
 }
 
 int cmd_cancel(int argc, char **argv)
@@ -69,6 +92,8 @@ int cmd_cancel(int argc, char **argv)
 		if (pid > 1 && is_evalpod(pid) && kill((pid_t)pid, SIGTERM) == 0)
 			fprintf(stderr, "asked evalpod (pid %ld) to stop\n", pid);
 	}
+	if (!rc)
+		rc = cancel_jobs(row, id, msg, sizeof(msg));
 	if (rc)
 		log_error("%s", msg);
 	else

@@ -206,6 +206,7 @@ int kube_version(struct kube *k, char *msg, size_t n)
 
 struct kube_watch_ctx {
 	kube_event_fn event;
+	http_tick_fn tick;
 	void *arg;
 	char *rv;
 	size_t rvlen;
@@ -246,11 +247,20 @@ static int kube_watch_line(void *arg, const char *line, size_t len)
 	return stop;
 }
 
+static int kube_watch_tick(void *arg)
+{
+	struct kube_watch_ctx *w = arg;
+
+	return w->tick ? w->tick(w->arg) : 0;
+}
+
 int kube_watch(struct kube *k, const char *path, const char *selector, char *rv, size_t rvlen,
 	       long timeout_s, kube_event_fn event, http_tick_fn tick, void *arg, char *msg,
 	       size_t n)
 {
-	struct kube_watch_ctx w = { .event = event, .arg = arg, .rv = rv, .rvlen = rvlen };
+	struct kube_watch_ctx w = {
+		.event = event, .tick = tick, .arg = arg, .rv = rv, .rvlen = rvlen
+	};
 	struct sbuf u = SBUF_INIT;
 	struct http_response resp = { 0 };
 	struct http_opts o = k->http;
@@ -276,7 +286,8 @@ int kube_watch(struct kube *k, const char *path, const char *selector, char *rv,
 	o.timeout_ms = (timeout_s + 30) * 1000; /* the server ends it first */
 	k->requests++;
 	k->watches++;
-	rc = http_stream(u.buf, &o, kube_watch_line, tick, &w, &resp, http_msg, sizeof(http_msg));
+	rc = http_stream(u.buf, &o, kube_watch_line, kube_watch_tick, &w, &resp, http_msg,
+			 sizeof(http_msg));
 	if (rc && resp.status == 410)
 		w.gone = 1, rc = 0;
 	else if (rc)

@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""kctl's Kubernetes backend against a real kube-apiserver and Job controller.
+
+usage: kctl_kube.py KCTL EVALPOD DATA_DIR REPO_ROOT
+
+Run under tests/peers/with-s3.sh and tests/peers/with-kube.sh: a real
+kube-apiserver v1.20.2 with its kube-controller-manager (KUBE_SERVER,
+KUBE_CA, KUBE_ADMIN_TOKEN, KUBE_USER_TOKEN, KUBE_USER_CERT/KEY,
+KUBE_NAMESPACE) and a real S3 store (S3_ENDPOINT ...).  There is no kubelet:
+tests/peers/fake_kubelet.py plays the node, running evalpod for each Pod
+with the Pod's environment (nothing else: the presigned batch URL) and
+patching the Pod's status, so the real Job controller completes or fails
+the Jobs.  kctl authenticates with the ServiceAccount token that
+manifests/rbac.yaml's account gets, and with a client certificate bound to
+the same Role: the Role's verbs are all kctl needs.
+"""
+import base64
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import yaml
+
+failures = []
+passes = []
+SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
+
+
+def check(cond, what):
+    (passes if cond else failures).append(what)
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+
+
+def env(name):
+    return os.environ[name]
+
+
+CTX = ssl.create_default_context(cafile=os.environ.get("KUBE_CA"))
+
+
+def api(method, path, body=None, token=None, ok=(200, 201, 202)):
+    req = urllib.request.Request(env("KUBE_SERVER") + path, method=method,
+                                 data=None if body is None else json.dumps(body).encode())
+    req.add_header("Authorization", "Bearer " + (token or env("KUBE_ADMIN_TOKEN")))
+    req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, context=CTX, timeout=30) as r:
+            return r.status, json.loads(r.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def apply_rbac(repo, ns):
+    """manifests/rbac.yaml in namespace ns, plus the cert user bound to its Role."""
+    paths = {"ServiceAccount": f"/api/v1/namespaces/{ns}/serviceaccounts",
+             "Role": f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
+             "RoleBinding": f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings"}
+    with open(os.path.join(repo, "manifests", "rbac.yaml"), encoding="utf-8") as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    for d in docs:
+        d["metadata"]["namespace"] = ns
+        for s in d.get("subjects", []):
+            s["namespace"] = ns
+        st, body = api("POST", paths[d["kind"]], d)
+        check(st in (201, 409), f"rbac.yaml: {d['kind']} created ({st})")
+    rb = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+          "metadata": {"name": "kctl-cert-user", "namespace": ns},
+          "subjects": [{"kind": "User", "name": "kctl-cert-user",
+                        "apiGroup": "rbac.authorization.k8s.io"}],
+          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kctl"}}
+    api("POST", paths["RoleBinding"], rb)
+
+
+def sa_token(ns):
+    """The token of the kctl ServiceAccount (1.20 keeps it in a Secret)."""
+    for _ in range(100):
+        st, sa = api("GET", f"/api/v1/namespaces/{ns}/serviceaccounts/kctl")
+        names = [s["name"] for s in sa.get("secrets", [])] if st == 200 else []
+        if names:
+            st, sec = api("GET", f"/api/v1/namespaces/{ns}/secrets/{names[0]}")
+            if st == 200 and "token" in sec.get("data", {}):
+                return base64.b64decode(sec["data"]["token"]).decode()
+        time.sleep(0.2)
+    return None
+
+
+def kubeconfig(path, ns, token=None, cert=None, key=None):
+    user = {"token": token} if token else {"client-certificate": cert, "client-key": key}
+    cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "test",
+           "clusters": [{"name": "test", "cluster": {"server": env("KUBE_SERVER"),
+                                                     "certificate-authority": env("KUBE_CA")}}],
+           "users": [{"name": "u", "user": user}],
+           "contexts": [{"name": "test", "context": {"cluster": "test", "user": "u",
+                                                     "namespace": ns}}]}
+    with open(path, "w", encoding="utf-8") as f:
+        yaml.safe_dump(cfg, f)
+    os.chmod(path, 0o600)
+    return path
+
+
+class Scenario:
+    def __init__(self, args, label, bucket, kube, image="evalpod:test"):
+        self.kctl, self.evalpod, data, self.repo = args
+        self.tmp = tempfile.mkdtemp(prefix="kctl-kube-")
+        for name in SPEC_FILES:
+            shutil.copy(os.path.join(data, name), self.tmp)
+        self.env = dict(os.environ, KCTL_STATE_DIR=os.path.join(self.tmp, "state"),
+                        XDG_CACHE_HOME=os.path.join(self.tmp, "cache"),
+                        AWS_ACCESS_KEY_ID=env("S3_ACCESS_KEY"),
+                        AWS_SECRET_ACCESS_KEY=env("S3_SECRET_KEY"),
+                        AWS_REGION=env("S3_REGION"),
+                        AWS_SHARED_CREDENTIALS_FILE="/nonexistent",
+                        AWS_CONFIG_FILE="/nonexistent")
+        self.env.pop("KCTL_TEST_CRASH_AT", None)
+        self.env.pop("KUBECONFIG", None)
+        text = open(os.path.join(self.tmp, "affine.yaml"), encoding="utf-8").read()
+        kspec = "".join(f"    {k}: {json.dumps(v)}\n" for k, v in kube.items())
+        text = text.replace("session:\n", "evaluator:\n  backend: kubernetes\n"
+                            f"  storage: s3://{bucket}/runs\n"
+                            f"  s3: {{endpoint: \"{env('S3_ENDPOINT')}\"}}\n"
+                            "  kubernetes:\n"
+                            f"    image: {image}\n    gpus: 0\n    variants_per_pod: 2\n"
+                            + kspec + "session:\n", 1)
+        self.spec = os.path.join(self.tmp, "kube.yaml")
+        with open(self.spec, "w", encoding="utf-8") as f:
+            f.write(text)
+        s3tool = os.path.join(os.path.dirname(self.kctl), "..", "tests", "s3tool")
+        subprocess.run([s3tool, "mb", f"s3://{bucket}"], env=dict(self.env,
+                       S3_ENDPOINT=env("S3_ENDPOINT")), capture_output=True, timeout=60)
+        print(f"-- {label}", flush=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run(self, args, extra=None, timeout=900):
+        e = dict(self.env, **(extra or {}))
+        return subprocess.run([self.kctl] + args, env=e, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def status(self, sid):
+        r = self.run(["status", sid, "-o", "json"])
+        return json.loads(r.stdout) if r.returncode == 0 else {}
+
+    def results(self, sid, rnd):
+        d = os.path.join(self.tmp, "runs", sid, "rounds", f"r{rnd:03d}", "results")
+        out = {}
+        for n in os.listdir(d) if os.path.isdir(d) else []:
+            if n.endswith(".json") and n != "summary.json" and ".infra-" not in n:
+                out[n[:-5]] = json.load(open(os.path.join(d, n)))
+        return out
+
+
+def session_id(r):
+    return (r.stdout.splitlines() or [""])[0].strip()
+
+
+class Kubelet:
+    def __init__(self, repo, evalpod, ns, extra=()):
+        self.logs = tempfile.mkdtemp(prefix="kctl-kubelet-")
+        self.p = subprocess.Popen(
+            [sys.executable, os.path.join(repo, "tests", "peers", "fake_kubelet.py"),
+             "--server", env("KUBE_SERVER"), "--ca", env("KUBE_CA"),
+             "--token", env("KUBE_ADMIN_TOKEN"), "--namespace", ns,
+             "--map", f"evalpod={evalpod}", "--log-dir", self.logs, "--max-parallel", "2",
+             *extra], stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(self.logs, "kubelet.log"), "w"))
+
+    def stop(self):
+        self.p.terminate()
+        try:
+            self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+        shutil.rmtree(self.logs, ignore_errors=True)
+
+
+def session_jobs(ns, sid):
+    st, lst = api("GET", f"/apis/batch/v1/namespaces/{ns}/jobs")
+    return [j for j in lst.get("items", []) if
+            j["metadata"].get("annotations", {}).get("kctl.dev/session-id") == sid]
+
+
+def test_token_session(args, ns, token, kc_dir):
+    kc = kubeconfig(os.path.join(kc_dir, "sa.kubeconfig"), ns, token=token)
+    with Scenario(args, "ServiceAccount token of manifests/rbac.yaml, one round", "kube-sa",
+                  {"kubeconfig": kc}) as s:
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        check(r.returncode == 0, f"kctl start on the kubernetes backend exits 0 "
+                                 f"({r.stderr[-400:]!r})")
+        sid = session_id(r)
+        st = s.status(sid)
+        check(st.get("evaluations", 0) >= 4, f"every variant was evaluated in a pod "
+                                             f"({st.get('evaluations')})")
+        res = s.results(sid, 1)
+        check(res and all(v.get("status") == "ok" for v in res.values()),
+              f"round 1's results came back through the store ({len(res)})")
+        jobs = session_jobs(ns, sid)
+        r1 = [j for j in jobs if j["metadata"]["labels"].get("kctl.dev/round") == "1"]
+        check(len(r1) >= 2, f"1.20 has no Indexed Jobs: one Job per shard ({len(r1)})")
+        check(all(j["spec"].get("completionMode") in (None, "NonIndexed") for j in r1),
+              "no completionMode was sent to a 1.20 server")
+        check(all(any(c["type"] == "Complete" and c["status"] == "True"
+                      for c in j.get("status", {}).get("conditions", [])) for j in r1),
+              "the Job controller completed every Job")
+        env_names = [e["name"] for j in r1
+                     for e in j["spec"]["template"]["spec"]["containers"][0].get("env", [])]
+        check(env_names and set(env_names) == {"EVALPOD_BATCH_URL"},
+              "a pod gets nothing but its batch URL")
+        check("Kubernetes v1.20.2" in r.stderr, "kctl read the server version")
+
+
+def test_client_cert(args, ns, kc_dir):
+    kc = kubeconfig(os.path.join(kc_dir, "cert.kubeconfig"), ns,
+                    cert=env("KUBE_USER_CERT"), key=env("KUBE_USER_KEY"))
+    with Scenario(args, "client certificate bound to the same Role", "kube-cert",
+                  {"kubeconfig": kc}) as s:
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        check(r.returncode == 0, f"kctl authenticates with a client certificate "
+                                 f"({r.stderr[-300:]!r})")
+
+
+def test_forbidden(args, ns, kc_dir):
+    kc = kubeconfig(os.path.join(kc_dir, "nobody.kubeconfig"), ns,
+                    token=env("KUBE_USER_TOKEN"))
+    with Scenario(args, "a user without the Role", "kube-forbidden", {"kubeconfig": kc}) as s:
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        check(r.returncode != 0, "kctl fails when RBAC forbids creating Jobs")
+        check("403 Forbidden" in r.stderr and "jobs.batch is forbidden" in r.stderr,
+              f"the Status reason and message are kept ({r.stderr[-300:]!r})")
+        check(env("KUBE_USER_TOKEN") not in r.stderr + r.stdout, "the token is not printed")
+
+
+def test_image_pull(args, ns, token, kc_dir, repo, evalpod):
+    kc = kubeconfig(os.path.join(kc_dir, "sa2.kubeconfig"), ns, token=token)
+    with Scenario(args, "ImagePullBackOff is the infrastructure's, retried, never the kernel's",
+                  "kube-pull", {"kubeconfig": kc, "pending_timeout_s": 10},
+                  image="registry.invalid/broken:1") as s:
+        r = s.run(["start", s.spec, "--rounds", "1"], timeout=600)
+        sid = session_id(r)
+        res = s.results(sid, 0)
+        start = res.get("r00-start", {})
+        check(start.get("status") == "infra_error",
+              f"the start variant's result is infra_error ({start.get('status')})")
+        msg = json.dumps(start.get("fault", {}))
+        check("ImagePullBackOff" in msg, f"the reason names ImagePullBackOff ({msg[:200]})")
+        d = os.path.join(s.tmp, "runs", sid, "rounds", "r000", "results")
+        aside = [n for n in os.listdir(d) if ".infra-" in n] if os.path.isdir(d) else []
+        check(len(aside) == 2, f"it was retried: two earlier infra results set aside ({aside})")
+        jobs = session_jobs(ns, sid)
+        check(not [j for j in jobs if j.get("status", {}).get("active")],
+              "the stuck Jobs were deleted")
+        learn = open(os.path.join(s.tmp, "runs", sid, "learnings.md")).read() \
+            if os.path.exists(os.path.join(s.tmp, "runs", sid, "learnings.md")) else ""
+        check("ImagePullBackOff" not in learn, "no learning blames the kernel for it")
+
+
+def test_crash_resume_cancel(args, ns, token, kc_dir):
+    kc = kubeconfig(os.path.join(kc_dir, "sa3.kubeconfig"), ns, token=token)
+    with Scenario(args, "kctl killed after creating Jobs: resume adopts them", "kube-crash",
+                  {"kubeconfig": kc}) as s:
+        r = s.run(["start", s.spec, "--rounds", "1"], extra={"KCTL_TEST_CRASH_AT": "spawned:1"})
+        check(r.returncode != 0, "kctl died at the crash point")
+        sid = session_id(r)
+        r = s.run(["resume", sid])
+        check(r.returncode == 0, f"kctl resume completes ({r.stderr[-300:]!r})")
+        check("still running; waiting for them" in r.stderr or "adopting" in r.stderr
+              or "from before" in r.stderr, "the resumed kctl waited for the Jobs it found")
+        r1 = [j for j in session_jobs(ns, sid)
+              if j["metadata"]["labels"].get("kctl.dev/round") == "1"]
+        attempts = {j["metadata"]["labels"].get("kctl.dev/attempt") for j in r1}
+        check(attempts == {"0"}, f"round 1 ran once: no second attempt ({attempts})")
+    with Scenario(args, "kctl cancel deletes the session's Jobs", "kube-cancel",
+                  {"kubeconfig": kc}) as s:
+        r = s.run(["start", s.spec, "--rounds", "1"], extra={"KCTL_TEST_CRASH_AT": "spawned:0"})
+        sid = session_id(r)
+        check(len(session_jobs(ns, sid)) >= 1, "the crashed session left its Job behind")
+        r = s.run(["cancel", sid])
+        check(r.returncode == 0, f"kctl cancel exits 0 ({r.stderr[-200:]!r})")
+        gone = False
+        for _ in range(50):
+            if not session_jobs(ns, sid):
+                gone = True
+                break
+            time.sleep(0.2)
+        check(gone, "the session's Jobs are gone")
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__)
+        return 2
+    for v in ("KUBE_SERVER", "S3_ENDPOINT"):
+        if not os.environ.get(v):
+            print(f"{v} not set (run under with-s3.sh and with-kube.sh): skipped")
+            return 77
+    args = [os.path.abspath(a) for a in sys.argv[1:]]
+    ns = env("KUBE_NAMESPACE")
+    apply_rbac(args[3], ns)
+    token = sa_token(ns)
+    check(token is not None, "the ServiceAccount of rbac.yaml has a token")
+    kc_dir = tempfile.mkdtemp(prefix="kctl-kc-")
+    kubelet = Kubelet(args[3], args[1], ns, ["--fail-image-pull", "registry.invalid"])
+    try:
+        for t, a in ((test_token_session, (args, ns, token, kc_dir)),
+                     (test_client_cert, (args, ns, kc_dir)),
+                     (test_forbidden, (args, ns, kc_dir)),
+                     (test_image_pull, (args, ns, token, kc_dir, args[3], args[1])),
+                     (test_crash_resume_cancel, (args, ns, token, kc_dir))):
+            try:
+                t(*a)
+            except Exception as e:  # the test's own crash is a failure
+                check(False, f"{t.__name__} raised {e!r}")
+    finally:
+        kubelet.stop()
+        shutil.rmtree(kc_dir, ignore_errors=True)
+    print(f"{len(passes)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
