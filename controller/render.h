@@ -19,6 +19,9 @@
  *   ${name}: value     a key may be a placeholder too (a resource name such
  *                      as nvidia.com/gpu); ${name?} drops the entry
  *
+ * Inside a flow collection ([a, b] or {a: b}) YAML reads the braces of a
+ * plain ${x} as structure: write such placeholders in block style.
+ *
  * A placeholder without a value and without '?' is an error naming it and
  * where it is (FILE:LINE:COLUMN: key.path: ...); so is an unclosed "${" or a
  * name that is not [A-Za-z_][A-Za-z0-9_]*.  "$${" writes a literal "${".
