@@ -7,6 +7,16 @@ cd "$(dirname "$0")/.."
 bash ci/deps.sh
 jobs=$(nproc)
 
+# The schema check of the golden manifests (tests/cli/manifests.py) uses the
+# kubernetes-models npm packages, pinned by tests/schema/package-lock.json.
+echo "== npm ci --prefix tests/schema"
+npm ci --prefix tests/schema --no-audit --no-fund --loglevel=error
+
+# The Kubernetes tests need kube-apiserver v1.20.2, built once from Debian's
+# source package and cached outside the clone (a few minutes the first time).
+echo "== kube-apiserver for the tests"
+bash tests/peers/kube_build.sh >/dev/null || echo "kube_build.sh failed (exit $?): the Kubernetes tests will say why"
+
 # Formatting is checked with the clang-format the rules were written for.
 if clang-format --version 2>/dev/null | grep -q 'version 14\.'; then
 	echo "== clang-format check"
