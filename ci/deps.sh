@@ -20,6 +20,15 @@ pkgs=(
 kube_pkgs=(golang-go etcd-server rsync jq golang-github-modern-go-reflect2-dev)
 pkgs+=("${kube_pkgs[@]}")
 
+# Schema checks of rendered manifests (tests/schema/validate.mjs): Node.js and
+# npm; then "npm ci --prefix tests/schema" installs the pinned packages
+# (Debian 12 ships node 18; kubernetes-models 4.5.1 needs node >= 14).  Only
+# when missing: a NodeSource nodejs bundles npm and conflicts with Debian's.
+schema_pkgs=()
+command -v node >/dev/null 2>&1 || schema_pkgs+=(nodejs)
+command -v npm >/dev/null 2>&1 || schema_pkgs+=(npm)
+pkgs+=("${schema_pkgs[@]}")
+
 missing=()
 for p in "${pkgs[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
