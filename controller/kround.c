@@ -42,7 +42,8 @@ struct kjob {
 	char *name;
 	int first_shard, nshards; /* the shards it runs: [first, first + n) */
 	int done, failed;
-	char reason[512]; /* why it failed, for the infra_error results */
+	char reason[512];     /* the Job's Failed condition, or why kctl ended it */
+	char pod_reason[512]; /* what its pods said */
 };
 
 /* One round's evaluation in progress. */
@@ -54,6 +55,7 @@ struct kwait {
 	size_t njobs, left;
 	time_t started, next_diag;
 	int interrupted, cancelled;
+	int quiet;      /* finishing Jobs found finished is no news */
 	char *selector; /* the session's label selector */
 	char rv[64];
 };
@@ -310,8 +312,9 @@ static void kround_finish(struct kwait *w, struct kjob *j, int failed, const cha
 	if (reason && !j->reason[0])
 		snprintf(j->reason, sizeof(j->reason), "%s", reason);
 	w->left--;
-	log_info("Job %s %s%s%s", j->name, failed ? "failed" : "complete", reason ? ": " : "",
-		 reason ? reason : "");
+	if (!w->quiet)
+		log_info("Job %s %s%s%s", j->name, failed ? "failed" : "complete",
+			 reason ? ": " : "", reason ? reason : "");
 }
 
 /* Reads a Job's conditions; finishes it when Complete or Failed. */
@@ -521,14 +524,14 @@ static int kround_diagnose(struct kwait *w, int act, int *refused, char *msg, si
 			continue;
 		if (strstr(why, "(exit status 1)") || strstr(why, "(exit status 2)"))
 			(*refused)++;
-		if (!j->reason[0] || stuck)
-			snprintf(j->reason, sizeof(j->reason), "pod %s: %s",
+		if (!j->pod_reason[0] || stuck)
+			snprintf(j->pod_reason, sizeof(j->pod_reason), "pod %s: %s",
 				 json_string_value(
 					 json_object_get(json_object_get(pod, "metadata"), "name")),
 				 why);
 		if (act && stuck && !j->done && born &&
 		    now - born >= w->s->spec.kube.pending_timeout_s) {
-			log_warn("Job %s: %s; deleting it", j->name, j->reason);
+			log_warn("Job %s: %s; deleting it", j->name, j->pod_reason);
 			del = xasprintf("/apis/batch/v1/namespaces/%s/jobs/%s"
 					"?propagationPolicy=Background",
 					w->k->ns, j->name);
@@ -731,14 +734,18 @@ static int kround_conclude(struct kwait *w, const char *dir, json_t *shards, cha
 	for (size_t i = 0; !rc && i < json_array_size(shards); i++) {
 		struct kjob *j = kround_job_of_shard(w, (int)i);
 		json_t *sh = json_array_get(shards, i), *v;
+		char why[1100];
 		size_t k;
 
 		if (!j || !j->failed)
 			continue; /* a complete Job's missing results are retried as such */
+		snprintf(why, sizeof(why), "%s%s%s", j->pod_reason,
+			 j->pod_reason[0] && j->reason[0] ? "; Job: " : "",
+			 j->reason[0] || j->pod_reason[0] ? j->reason : "the Job failed");
 		json_array_foreach (json_object_get(sh, "todo"), k, v)
 			kround_infra_result(dir, json_string_value(json_object_get(v, "id")),
 					    json_string_value(json_object_get(sh, "batch_id")),
-					    j->reason[0] ? j->reason : "the Job failed");
+					    why);
 	}
 	return rc;
 }
@@ -775,7 +782,9 @@ static int kround_adopt(struct session *s, int round, const char *dir, char *msg
 		w.jobs[w.njobs].name = xstrdup(name);
 		w.njobs++;
 		w.left++;
+		w.quiet = 1;
 		kround_job_state(&w, "ADDED", item);
+		w.quiet = 0;
 	}
 	if (!rc && w.left) {
 		log_warn("round %d: %zu Job(s) from before are still running; waiting for them",

@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""kctl's Kubernetes backend against the strict API double: what 1.20 lacks
+and what a real server will not do on request.
+
+usage: kctl_kube_double.py KCTL EVALPOD DATA_DIR REPO_ROOT
+
+Run under tests/peers/with-s3.sh (a real S3 store).  Starts
+tests/peers/kube_double.py over TLS with a fresh CA, as a v1.30 server that
+runs each pod's container locally (evalpod, with the pod's environment):
+Indexed Jobs, suspend admitted the way Kueue does it, podFailurePolicy and
+backoffLimitPerIndex, 422 Status bodies, watch bookmarks, 410 Gone,
+injected 429 with Retry-After, 500, a watch cut mid-stream, slow answers,
+pod failures (OOMKilled, evalpod refusing its batch), and a kubeconfig
+whose user is an exec credential plugin.
+"""
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+failures = []
+passes = []
+SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
+TOKEN = "double-token-5f1e2d"
+
+
+def check(cond, what):
+    (passes if cond else failures).append(what)
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+
+
+def env(name):
+    return os.environ[name]
+
+
+def make_certs(d):
+    def run(*a):
+        subprocess.run(a, check=True, capture_output=True, cwd=d)
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        "-subj", "/CN=kctl double CA", "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-keyout", "ca.key", "-out", "ca.pem")
+    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
+        "-keyout", "server.key", "-out", "server.csr")
+    with open(os.path.join(d, "ext"), "w") as f:
+        f.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,"
+                "keyEncipherment\nextendedKeyUsage=serverAuth\n"
+                "subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-days", "2", "-extfile", "ext", "-out", "server.pem")
+
+
+class Double:
+    def __init__(self, repo, evalpod, tmp, version="v1.30.0"):
+        self.tmp = tmp
+        os.makedirs(os.path.join(tmp, "pods"), exist_ok=True)
+        make_certs(tmp)
+        self.log = open(os.path.join(tmp, "double.log"), "w")
+        self.p = subprocess.Popen(
+            [sys.executable, os.path.join(repo, "tests", "peers", "kube_double.py"),
+             "--tls", os.path.join(tmp, "server.pem"), os.path.join(tmp, "server.key"),
+             "--token", f"{TOKEN}=kctl", "--version", version, "--run", "exec",
+             "--map", f"evalpod={evalpod}", "--workdir", os.path.join(tmp, "pods"),
+             "--bookmark-interval", "1", "--namespace", "kctl"],
+            stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.port = int(self.p.stdout.readline())
+        self.url = f"https://127.0.0.1:{self.port}"
+        self.ca = os.path.join(tmp, "ca.pem")
+        self.ctx = ssl.create_default_context(cafile=self.ca)
+
+    def control(self, body=None, method=None):
+        req = urllib.request.Request(self.url + "/__control__", method=method or
+                                     ("POST" if body is not None else "GET"),
+                                     data=json.dumps(body).encode() if body is not None else None)
+        with urllib.request.urlopen(req, context=self.ctx, timeout=30) as r:
+            return json.loads(r.read() or b"{}")
+
+    def jobs(self):
+        req = urllib.request.Request(self.url + "/apis/batch/v1/namespaces/kctl/jobs")
+        req.add_header("Authorization", "Bearer " + TOKEN)
+        with urllib.request.urlopen(req, context=self.ctx, timeout=30) as r:
+            return json.loads(r.read()).get("items", [])
+
+    def stop(self):
+        self.p.terminate()
+        try:
+            self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+        self.log.close()
+
+
+class Scenario:
+    def __init__(self, args, dbl, label, bucket, kube, user=None):
+        self.kctl, self.evalpod, data, self.repo = args
+        self.tmp = tempfile.mkdtemp(prefix="kctl-kd-")
+        for name in SPEC_FILES:
+            shutil.copy(os.path.join(data, name), self.tmp)
+        kc = os.path.join(self.tmp, "kubeconfig")
+        with open(kc, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "d",
+                       "clusters": [{"name": "d", "cluster": {"server": dbl.url,
+                                                              "certificate-authority": dbl.ca}}],
+                       "users": [{"name": "u", "user": user or {"token": TOKEN}}],
+                       "contexts": [{"name": "d", "context": {"cluster": "d", "user": "u",
+                                                              "namespace": "kctl"}}]}, f)
+        self.env = dict(os.environ, KCTL_STATE_DIR=os.path.join(self.tmp, "state"),
+                        AWS_ACCESS_KEY_ID=env("S3_ACCESS_KEY"),
+                        AWS_SECRET_ACCESS_KEY=env("S3_SECRET_KEY"), AWS_REGION=env("S3_REGION"),
+                        AWS_SHARED_CREDENTIALS_FILE="/nonexistent",
+                        AWS_CONFIG_FILE="/nonexistent")
+        self.env.pop("KUBECONFIG", None)
+        text = open(os.path.join(self.tmp, "affine.yaml"), encoding="utf-8").read()
+        kube = dict({"gpus": 0}, **kube)
+        extra = "".join(f"    {k}: {json.dumps(v)}\n" for k, v in kube.items())
+        text = text.replace("session:\n", "evaluator:\n  backend: kubernetes\n"
+                            f"  storage: s3://{bucket}/runs\n"
+                            f"  s3: {{endpoint: \"{env('S3_ENDPOINT')}\"}}\n"
+                            f"  kubernetes:\n    kubeconfig: {kc}\n    image: evalpod:test\n"
+                            "    variants_per_pod: 1\n" + extra + "session:\n", 1)
+        self.spec = os.path.join(self.tmp, "kube.yaml")
+        with open(self.spec, "w") as f:
+            f.write(text)
+        s3tool = os.path.join(os.path.dirname(self.kctl), "..", "tests", "s3tool")
+        subprocess.run([s3tool, "mb", f"s3://{bucket}"], capture_output=True, timeout=60,
+                       env=dict(self.env, S3_ENDPOINT=env("S3_ENDPOINT")))
+        print(f"-- {label}", flush=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run(self, args, timeout=600):
+        return subprocess.run([self.kctl] + args, env=self.env, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def results(self, sid, rnd):
+        d = os.path.join(self.tmp, "runs", sid, "rounds", f"r{rnd:03d}", "results")
+        return {n[:-5]: json.load(open(os.path.join(d, n))) for n in
+                (os.listdir(d) if os.path.isdir(d) else [])
+                if n.endswith(".json") and n != "summary.json" and ".infra-" not in n}
+
+
+def sid_of(r):
+    return (r.stdout.splitlines() or [""])[0].strip()
+
+
+def admitter(dbl, stop, seen, faults=None):
+    """Plays Kueue: sees each suspended Job, records it, admits it."""
+    done = set()
+    while not stop.is_set():
+        try:
+            for j in dbl.jobs():
+                name = j["metadata"]["name"]
+                if j["spec"].get("suspend") and name not in done:
+                    seen.append(json.loads(json.dumps(j)))
+                    if faults:
+                        dbl.control({"pod_faults": {name: faults}})
+                    dbl.control({"admit": name})
+                    done.add(name)
+        except Exception:
+            pass
+        time.sleep(0.2)
+
+
+def test_indexed_kueue(args, dbl):
+    with Scenario(args, dbl, "Indexed Job, created suspended, admitted as Kueue would",
+                  "kd-indexed", {"queue": "kctl"}) as s:
+        stop, seen = threading.Event(), []
+        t = threading.Thread(target=admitter, args=(dbl, stop, seen), daemon=True)
+        t.start()
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        stop.set()
+        t.join()
+        check(r.returncode == 0, f"kctl completes on a 1.30 server ({r.stderr[-300:]!r})")
+        sid = sid_of(r)
+        res = s.results(sid, 1)
+        check(len(res) >= 3 and all(v.get("status") == "ok" for v in res.values()),
+              f"every shard's results came back ({len(res)})")
+        r1 = [j for j in seen if j["metadata"]["labels"].get("kctl.dev/round") == "1"]
+        check(len(r1) == 1, f"round 1 is one Job ({len(r1)})")
+        if r1:
+            spec = r1[0]["spec"]
+            check(spec.get("completionMode") == "Indexed" and spec.get("completions", 0) >= 3,
+                  "Indexed, one completion per shard")
+            check(spec.get("suspend") is True and r1[0]["metadata"]["labels"].get(
+                "kueue.x-k8s.io/queue-name") == "kctl", "created suspended, for the queue")
+            rules = spec.get("podFailurePolicy", {}).get("rules", [])
+            check(any(x.get("action") == "FailIndex" for x in rules)
+                  and spec.get("backoffLimitPerIndex") is not None,
+                  "podFailurePolicy with FailIndex and backoffLimitPerIndex")
+            names = [e["name"] for e in spec["template"]["spec"]["containers"][0]["env"]]
+            check(names == [f"EVALPOD_BATCH_URL_{i}" for i in range(spec["completions"])],
+                  "one batch URL per index")
+
+
+def test_faults(args, dbl):
+    with Scenario(args, dbl, "429, 500, a cut watch, slow answers, 410 Gone", "kd-faults",
+                  {}) as s:
+        dbl.control(method="DELETE")
+        dbl.control({"plan": ["429", "500", {"fault": "cut-watch", "path": "watch"},
+                              "slow:2", {"fault": "gone", "path": "watch"}]})
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        c = dbl.control()
+        check(r.returncode == 0, f"kctl rides out the faults ({r.stderr[-300:]!r})")
+        served = c.get("faults_served", {})
+        served = sum(served.values()) if isinstance(served, dict) else served
+        check(served >= 5, f"the faults were served ({c.get('faults_served')})")
+        check("listing again" in r.stderr, "410 Gone made kctl list again")
+        check(c.get("watch_connections", 0) >= 3, f"the watch was resumed "
+                                                  f"({c.get('watch_connections')} connections)")
+        jobs = [j for j in dbl.jobs() if j["metadata"].get("annotations", {}).get(
+            "kctl.dev/session-id") == sid_of(r)]
+        creates = c.get("requests", {}).get("POST /apis/batch/v1/namespaces/{ns}/jobs", 0)
+        check(creates <= len(jobs) + 2, f"creates retried, not duplicated ({creates} POSTs, "
+                                        f"{len(jobs)} Jobs)")
+
+
+def test_invalid(args, dbl):
+    with Scenario(args, dbl, "422 Invalid keeps the Status and its causes", "kd-invalid",
+                  {"gpus": 1, "gpu_resource": "bogus resource"}) as s:
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        check(r.returncode != 0, "kctl fails on 422")
+        check("422 Invalid" in r.stderr and "resources.limits" in r.stderr,
+              f"the reason and the field are in the message ({r.stderr[-300:]!r})")
+
+
+def test_pod_failures(args, dbl):
+    with Scenario(args, dbl, "an OOMKilled pod is the infrastructure's", "kd-oom",
+                  {"queue": "kctl", "backoff_limit": 0}) as s:
+        stop, seen = threading.Event(), []
+        t = threading.Thread(target=admitter, args=(dbl, stop, seen, "oom"), daemon=True)
+        t.start()
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        stop.set()
+        t.join()
+        sid = sid_of(r)
+        res = s.results(sid, 0).get("r00-start", {})
+        check(res.get("status") == "infra_error" and "OOMKilled" in json.dumps(res),
+              f"OOMKilled becomes an infra_error result naming it ({json.dumps(res)[:200]})")
+    with Scenario(args, dbl, "evalpod refusing its batch fails the session", "kd-refused",
+                  {"queue": "kctl"}) as s:
+        stop, seen = threading.Event(), []
+        t = threading.Thread(target=admitter, args=(dbl, stop, seen, "fail:1"), daemon=True)
+        t.start()
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        stop.set()
+        t.join()
+        check(r.returncode != 0 and "refused the batch" in r.stderr,
+              f"exit 1 in a pod fails the session ({r.stderr[-200:]!r})")
+
+
+def test_exec_plugin(args, dbl):
+    tmp = tempfile.mkdtemp(prefix="kctl-exec-")
+    plugin = os.path.join(tmp, "cred.sh")
+    count = os.path.join(tmp, "runs")
+    with open(plugin, "w") as f:
+        f.write("#!/bin/sh\necho run >> " + count + "\n"
+                "cat <<EOF\n{\"apiVersion\": \"client.authentication.k8s.io/v1\", "
+                "\"kind\": \"ExecCredential\", \"status\": {\"token\": \"" + TOKEN + "\", "
+                "\"expirationTimestamp\": \"2099-01-01T00:00:00Z\"}}\nEOF\n")
+    os.chmod(plugin, 0o755)
+    user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": plugin,
+                     "interactiveMode": "Never"}}
+    try:
+        with Scenario(args, dbl, "an exec credential plugin", "kd-exec", {}, user=user) as s:
+            r = s.run(["start", s.spec, "--rounds", "1"])
+            check(r.returncode == 0, f"kctl authenticates through the plugin ({r.stderr[-200:]!r})")
+            runs = open(count).read().count("run") if os.path.exists(count) else 0
+            check(runs == 1, f"a token valid until 2099 is fetched once per kctl ({runs})")
+            check(TOKEN not in r.stderr + r.stdout, "the token is not printed")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__)
+        return 2
+    if not os.environ.get("S3_ENDPOINT"):
+        print("S3_ENDPOINT not set (run under tests/peers/with-s3.sh): skipped")
+        return 77
+    args = [os.path.abspath(a) for a in sys.argv[1:]]
+    tmp = tempfile.mkdtemp(prefix="kctl-double-")
+    dbl = Double(args[3], args[1], tmp)
+    try:
+        for t in (test_indexed_kueue, test_faults, test_invalid, test_pod_failures,
+                  test_exec_plugin):
+            try:
+                t(args, dbl)
+            except Exception as e:  # the test's own crash is a failure
+                check(False, f"{t.__name__} raised {e!r}")
+    finally:
+        dbl.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{len(passes)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
