@@ -245,6 +245,32 @@ def test_pod_failures(args, dbl):
         res = s.results(sid, 0).get("r00-start", {})
         check(res.get("status") == "infra_error" and "OOMKilled" in json.dumps(res),
               f"OOMKilled becomes an infra_error result naming it ({json.dumps(res)[:200]})")
+    with Scenario(args, dbl, "an Unschedulable pod fails its Job after pending_timeout_s",
+                  "kd-unsched", {"queue": "kctl", "pending_timeout_s": 10}) as s:
+        stop, seen = threading.Event(), []
+        t = threading.Thread(target=admitter, args=(dbl, stop, seen, "unschedulable"),
+                             daemon=True)
+        t.start()
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        stop.set()
+        t.join()
+        res = s.results(sid_of(r), 0).get("r00-start", {})
+        check(res.get("status") == "infra_error" and "Unschedulable" in json.dumps(res),
+              f"Unschedulable becomes an infra_error result naming it ({json.dumps(res)[:160]})")
+        check("deleting it" in r.stderr, "the stuck Job was deleted")
+    with Scenario(args, dbl, "an evicted pod is ignored by the podFailurePolicy and replaced",
+                  "kd-evict", {"queue": "kctl", "backoff_limit": 0}) as s:
+        stop, seen = threading.Event(), []
+        t = threading.Thread(target=admitter, args=(dbl, stop, seen, ["evicted", "exec"]),
+                             daemon=True)
+        t.start()
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        stop.set()
+        t.join()
+        res = s.results(sid_of(r), 0).get("r00-start", {})
+        check(r.returncode == 0 and res.get("status") == "ok",
+              f"the replacement pod's result stands though backoffLimit is 0 "
+              f"({res.get('status')}, {r.stderr[-200:]!r})")
     with Scenario(args, dbl, "evalpod refusing its batch fails the session", "kd-refused",
                   {"queue": "kctl"}) as s:
         stop, seen = threading.Event(), []
