@@ -29,14 +29,9 @@ import urllib.request
 
 import yaml
 
-failures = []
-passes = []
+from checks import check, need_env, session_id, summary
+
 SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
-
-
-def check(cond, what):
-    (passes if cond else failures).append(what)
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
 
 
 def env(name):
@@ -159,10 +154,6 @@ class Scenario:
             if n.endswith(".json") and n != "summary.json" and ".infra-" not in n:
                 out[n[:-5]] = json.load(open(os.path.join(d, n)))
         return out
-
-
-def session_id(r):
-    return (r.stdout.splitlines() or [""])[0].strip()
 
 
 class Kubelet:
@@ -300,10 +291,9 @@ def main():
     if len(sys.argv) != 5:
         print(__doc__)
         return 2
-    for v in ("KUBE_SERVER", "S3_ENDPOINT"):
-        if not os.environ.get(v):
-            print(f"{v} not set (run under with-s3.sh and with-kube.sh): skipped")
-            return 77
+    skip = need_env("KUBE_SERVER", "S3_ENDPOINT", peer="with-s3.sh and with-kube.sh")
+    if skip:
+        return skip
     args = [os.path.abspath(a) for a in sys.argv[1:]]
     ns = env("KUBE_NAMESPACE")
     apply_rbac(args[3], ns)
@@ -324,8 +314,7 @@ def main():
     finally:
         kubelet.stop()
         shutil.rmtree(kc_dir, ignore_errors=True)
-    print(f"{len(passes)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

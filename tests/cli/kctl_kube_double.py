@@ -24,15 +24,10 @@ import threading
 import time
 import urllib.request
 
-failures = []
-passes = []
+from checks import check, need_env, run, session_id as sid_of, summary
+
 SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
 TOKEN = "double-token-5f1e2d"
-
-
-def check(cond, what):
-    (passes if cond else failures).append(what)
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
 
 
 def env(name):
@@ -146,10 +141,6 @@ class Scenario:
         return {n[:-5]: json.load(open(os.path.join(d, n))) for n in
                 (os.listdir(d) if os.path.isdir(d) else [])
                 if n.endswith(".json") and n != "summary.json" and ".infra-" not in n}
-
-
-def sid_of(r):
-    return (r.stdout.splitlines() or [""])[0].strip()
 
 
 def admitter(dbl, stop, seen, faults=None):
@@ -310,24 +301,19 @@ def main():
     if len(sys.argv) != 5:
         print(__doc__)
         return 2
-    if not os.environ.get("S3_ENDPOINT"):
-        print("S3_ENDPOINT not set (run under tests/peers/with-s3.sh): skipped")
-        return 77
+    skip = need_env("S3_ENDPOINT")
+    if skip:
+        return skip
     args = [os.path.abspath(a) for a in sys.argv[1:]]
     tmp = tempfile.mkdtemp(prefix="kctl-double-")
     dbl = Double(args[3], args[1], tmp)
     try:
-        for t in (test_indexed_kueue, test_faults, test_invalid, test_pod_failures,
-                  test_exec_plugin):
-            try:
-                t(args, dbl)
-            except Exception as e:  # the test's own crash is a failure
-                check(False, f"{t.__name__} raised {e!r}")
+        run((test_indexed_kueue, test_faults, test_invalid, test_pod_failures,
+             test_exec_plugin), args, dbl)
     finally:
         dbl.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(passes)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

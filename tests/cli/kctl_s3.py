@@ -20,14 +20,9 @@ import sys
 import tempfile
 import urllib.request
 
-failures = []
-passes = []
+from checks import check, need_env, run, summary
+
 SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
-
-
-def check(cond, what):
-    (passes if cond else failures).append(what)
-    print(("ok   " if cond else "FAIL ") + what)
 
 
 class Scenario:
@@ -237,18 +232,13 @@ def main():
     if len(sys.argv) != 5:
         print(__doc__)
         return 2
-    if not os.environ.get("S3_ENDPOINT"):
-        print("S3_ENDPOINT not set (run under tests/peers/with-s3.sh): skipped")
-        return 77
+    skip = need_env("S3_ENDPOINT")
+    if skip:
+        return skip
     args = [os.path.abspath(a) for a in sys.argv[1:]]
-    for t in (test_round_trip, test_faults_are_retried, test_wrong_secret,
-              test_no_credentials, test_crash_then_resume):
-        try:
-            t(args)
-        except Exception as e:  # a crash of the test itself is a failure, not a skip
-            check(False, f"{t.__name__} raised {e!r}")
-    print(f"{len(passes)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    run((test_round_trip, test_faults_are_retried, test_wrong_secret, test_no_credentials,
+         test_crash_then_resume), args)
+    return summary()
 
 
 if __name__ == "__main__":

@@ -18,8 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-failures = []
-passes = []
+from checks import check, summary
 
 CASES = [
     # (spec, extra args, golden file)
@@ -29,11 +28,6 @@ CASES = [
     ("minimal.yaml", ["--shards", "1"], "job-minimal-v1.30.yaml"),
     ("minimal.yaml", ["--server-version", "1.20", "-o", "json"], "job-minimal-v1.20.json"),
 ]
-
-
-def check(cond, what):
-    (passes if cond else failures).append(what)
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
 
 
 def main():
@@ -98,8 +92,7 @@ def main():
                   "a broken Job fails validation, naming its fields")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(passes)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

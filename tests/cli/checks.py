@@ -1,0 +1,43 @@
+"""checks.py - what the storage and Kubernetes CLI tests share.
+
+check() records one behaviour's verdict and prints it; run() calls each
+test function, counting a test's own crash as a failure (never a skip);
+summary() prints "N passed, M failed" and gives the exit status; need_env()
+gives 77 (ctest's skip) when a peer's variables are missing.
+"""
+import os
+
+passes = []
+failures = []
+
+
+def check(cond, what):
+    (passes if cond else failures).append(what)
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+
+
+def run(tests, *args):
+    for t in tests:
+        try:
+            t(*args)
+        except Exception as e:  # the test's own crash is a failure
+            check(False, f"{t.__name__} raised {e!r}")
+
+
+def summary():
+    print(f"{len(passes)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+def need_env(*names, peer="tests/peers/with-s3.sh"):
+    """77 and a message when one of names is unset, else None."""
+    for v in names:
+        if not os.environ.get(v):
+            print(f"{v} not set (run under {peer}): skipped")
+            return 77
+    return None
+
+
+def session_id(r):
+    """The session id kctl start prints first."""
+    return (r.stdout.splitlines() or [""])[0].strip()
