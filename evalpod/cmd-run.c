@@ -382,9 +382,12 @@ out:
 	return rc;
 }
 
-/* PUTs data to url; logs and returns nonzero on failure. */
+/*
+ * PUTs data (or, with data NULL, the file at path, streamed) to url; logs
+ * and returns nonzero on failure.
+ */
 static int upload(struct run *r, const char *url, const char *what, const void *data, size_t len,
-		  const char *type)
+		  const char *path, const char *type)
 {
 	const char *hdr[] = { type, NULL };
 	struct http_opts o = r->http;
@@ -393,14 +396,27 @@ static int upload(struct run *r, const char *url, const char *what, const void *
 	int rc;
 
 	o.headers = hdr;
-	rc = http_request("PUT", url, data, len, &o, &resp, msg, sizeof(msg));
+	o.body_path = data ? NULL : path;
+	rc = http_request("PUT", url, data, data ? len : 0, &o, &resp, msg, sizeof(msg));
 	if (rc)
 		log_error("uploading %s: %s", what, msg);
 	http_response_release(&resp);
 	return rc;
 }
 
-/* Copies or uploads the artifacts of id; records where they went in result. */
+/* The presigned URL for artifact name of program ou, or NULL. */
+static const char *artifact_url(const struct output_url *ou, const char *name)
+{
+	for (size_t i = 0; ou && i < ou->nart; i++)
+		if (!strcmp(ou->art[i].name, name))
+			return ou->art[i].url;
+	return NULL;
+}
+
+/*
+ * Copies or uploads the artifacts of id; records where they went in result.
+ * An upload streams the file (traces can be large); a copy reads it whole.
+ */
 static int emit_artifacts(struct run *r, const char *id, json_t *result)
 {
 	char *src = xasprintf("%s/art/%s", r->work, id), *dst = NULL;
@@ -413,31 +429,27 @@ static int emit_artifacts(struct run *r, const char *id, json_t *result)
 	if (r->out_dir)
 		dst = xasprintf("%s/%s", r->out_dir, id);
 	while (d && (de = readdir(d))) {
-		char *path, *text = NULL, msg[512];
+		char *path, *text = NULL, *to, msg[512];
+		const char *url = artifact_url(ou, de->d_name);
 		size_t len = 0;
 
 		if (de->d_name[0] == '.')
 			continue;
 		path = xasprintf("%s/%s", src, de->d_name);
-		if (!file_read(path, 256u << 20, &text, &len, msg, sizeof(msg))) {
-			for (size_t i = 0; ou && i < ou->nart; i++)
-				if (!strcmp(ou->art[i].name, de->d_name))
-					failed |=
-						upload(r, ou->art[i].url, de->d_name, text, len,
-						       "Content-Type: application/octet-stream") !=
-						0;
-			if (dst) {
-				char *to = xasprintf("%s/%s", dst, de->d_name);
-
-				if (dir_make(dst, msg, sizeof(msg)) ||
-				    file_write_atomic(to, text, len, msg, sizeof(msg))) {
-					log_error("%s", msg);
-					failed = 1;
-				}
-				free(to);
+		if (url)
+			failed |= upload(r, url, de->d_name, NULL, 0, path,
+					 "Content-Type: application/octet-stream") != 0;
+		if (dst) {
+			to = xasprintf("%s/%s", dst, de->d_name);
+			if (file_read(path, 256u << 20, &text, &len, msg, sizeof(msg)) ||
+			    dir_make(dst, msg, sizeof(msg)) ||
+			    file_write_atomic(to, text, len, msg, sizeof(msg))) {
+				log_error("%s", msg);
+				failed = 1;
 			}
-			json_object_set_new(arts, de->d_name, json_string(de->d_name));
+			free(to);
 		}
+		json_object_set_new(arts, de->d_name, json_string(de->d_name));
 		free(text);
 		free(path);
 	}
@@ -455,7 +467,7 @@ static int emit_doc(struct run *r, const char *name, const char *url, json_t *do
 	int failed = 0;
 
 	if (url)
-		failed |= upload(r, url, name, text, strlen(text),
+		failed |= upload(r, url, name, text, strlen(text), NULL,
 				 "Content-Type: application/json") != 0;
 	if (r->out_dir) {
 		path = xasprintf("%s/%s.json", r->out_dir, name);
