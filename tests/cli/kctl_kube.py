@@ -32,6 +32,9 @@ import yaml
 from checks import check, need_env, session_id, summary
 
 SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
+# Under ASan the pods' evalpod needs the suite's sanitizer options (leak
+# suppressions for the OpenCL runtime) as any other child would.
+SANITIZER_ENV = ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS")
 
 
 def env(name):
@@ -164,6 +167,7 @@ class Kubelet:
              "--server", env("KUBE_SERVER"), "--ca", env("KUBE_CA"),
              "--token", env("KUBE_ADMIN_TOKEN"), "--namespace", ns,
              "--map", f"evalpod={evalpod}", "--log-dir", self.logs, "--max-parallel", "2",
+             *[a for v in SANITIZER_ENV for a in ("--pass-env", v)],
              *extra], stdout=subprocess.DEVNULL,
             stderr=open(os.path.join(self.logs, "kubelet.log"), "w"))
 

@@ -28,6 +28,9 @@ from checks import check, need_env, run, session_id as sid_of, summary
 
 SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
 TOKEN = "double-token-5f1e2d"
+# Under ASan the pods' evalpod needs the suite's sanitizer options (leak
+# suppressions for the OpenCL runtime) as any other child would.
+SANITIZER_ENV = ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS")
 
 
 def env(name):
@@ -61,7 +64,8 @@ class Double:
              "--tls", os.path.join(tmp, "server.pem"), os.path.join(tmp, "server.key"),
              "--token", f"{TOKEN}=kctl", "--version", version, "--run", "exec",
              "--map", f"evalpod={evalpod}", "--workdir", os.path.join(tmp, "pods"),
-             "--bookmark-interval", "1", "--namespace", "kctl"],
+             "--bookmark-interval", "1", "--namespace", "kctl",
+             *[a for v in SANITIZER_ENV for a in ("--pass-env", v)]],
             stdout=subprocess.PIPE, stderr=self.log, text=True)
         self.port = int(self.p.stdout.readline())
         self.url = f"https://127.0.0.1:{self.port}"

@@ -207,6 +207,9 @@ class CannotRun(Exception):
 
 class Kubelet:
     def __init__(self, args):
+        # extra variables of the kubelet's own environment every container
+        # gets (the sanitizers' options when the suite runs under ASan)
+        self.pass_env = list(args.pass_env)
         self.a = args
         self.api = Api(args.server, args.ca, args.token, args.cert, args.key, args.insecure)
         self.ns = args.namespace
@@ -531,7 +534,7 @@ class Run:
         t_start = time.time()
         oom_after = anns.get(ANN + "oom-after")
         penv = dict(env)
-        for k in ("PATH", "HOME", "TMPDIR"):
+        for k in ("PATH", "HOME", "TMPDIR") + tuple(kl.pass_env):
             if k in os.environ and k not in penv:
                 penv[k] = os.environ[k]
         wd = c.get("workingDir")
@@ -661,6 +664,8 @@ def main():
     ap.add_argument("--map", action="append", default=[], metavar="IMAGE_OR_CMD=LOCAL_PATH")
     ap.add_argument("--node-name", default="fake-node", help="name used in logs")
     ap.add_argument("--max-parallel", type=int, default=4)
+    ap.add_argument("--pass-env", action="append", default=[], metavar="NAME",
+                    help="also give containers this variable of the kubelet's environment")
     ap.add_argument("--log-dir", help="per-pod logs (default: a new temp dir)")
     ap.add_argument("--fail-image-pull", metavar="SUBSTRING",
                     help="pods whose image contains this stay Pending with ImagePullBackOff")
