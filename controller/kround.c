@@ -2,6 +2,7 @@
  * kround.c - a round as Kubernetes Jobs; the contract is in kround.h.
  */
 #include "kround.h"
+#include "kpod.h"
 #include "err.h"
 #include "fileio.h"
 #include "handoff.h"
@@ -397,92 +398,6 @@ static int kround_list(struct kwait *w, char *msg, size_t n)
 
 /* --- pods: why something is wrong -------------------------------------------- */
 
-/* Waiting reasons that do not pass by themselves. */
-static const char *const kround_stuck_reasons[] = {
-	"ImagePullBackOff",           "ErrImagePull",         "InvalidImageName",
-	"CreateContainerConfigError", "CreateContainerError", "ErrImageNeverPull",
-};
-
-static int kround_shard_of(json_t *pod)
-{
-	json_t *md = json_object_get(pod, "metadata");
-	const char *idx = json_string_value(json_object_get(
-		json_object_get(md, "annotations"), "batch.kubernetes.io/job-completion-index"));
-	const char *sh =
-		json_string_value(json_object_get(json_object_get(md, "labels"), "kctl.dev/shard"));
-
-	if (idx)
-		return (int)strtol(idx, NULL, 10);
-	return sh && isdigit((unsigned char)sh[0]) ? (int)strtol(sh, NULL, 10) : -1;
-}
-
-static time_t kround_time(const char *rfc3339)
-{
-	struct tm tm;
-
-	memset(&tm, 0, sizeof(tm));
-	if (!rfc3339 || !strptime(rfc3339, "%Y-%m-%dT%H:%M:%S", &tm))
-		return 0;
-	return timegm(&tm);
-}
-
-/*
- * What is wrong with pod, into why (empty when nothing is); *stuck is set
- * when the pod is Pending for a reason that will not pass.
- */
-static void kround_diagnose_pod(json_t *pod, char *why, size_t n, int *stuck)
-{
-	json_t *st = json_object_get(pod, "status"), *cs, *c;
-	const char *phase = json_string_value(json_object_get(st, "phase"));
-	const char *reason = json_string_value(json_object_get(st, "reason"));
-	size_t i;
-
-	why[0] = '\0';
-	*stuck = 0;
-	if (reason && (!strcmp(reason, "Evicted") || !strcmp(reason, "DeadlineExceeded"))) {
-		snprintf(why, n, "%s: %.300s", reason,
-			 json_string_value(json_object_get(st, "message"))
-				 ? json_string_value(json_object_get(st, "message"))
-				 : "");
-		return;
-	}
-	json_array_foreach (json_object_get(st, "containerStatuses"), i, cs) {
-		json_t *term = json_object_get(json_object_get(cs, "state"), "terminated");
-		json_t *wait = json_object_get(json_object_get(cs, "state"), "waiting");
-		const char *tr = json_string_value(json_object_get(term, "reason"));
-		const char *wr = json_string_value(json_object_get(wait, "reason"));
-
-		if (term && phase && !strcmp(phase, "Failed")) {
-			snprintf(why, n, "%s (exit status %lld)", tr ? tr : "Error",
-				 (long long)json_integer_value(json_object_get(term, "exitCode")));
-			return;
-		}
-		for (size_t r = 0; wr && r < sizeof(kround_stuck_reasons) / sizeof(char *); r++)
-			if (!strcmp(wr, kround_stuck_reasons[r])) {
-				snprintf(why, n, "%s: %.300s", wr,
-					 json_string_value(json_object_get(wait, "message"))
-						 ? json_string_value(
-							   json_object_get(wait, "message"))
-						 : "");
-				*stuck = 1;
-				return;
-			}
-	}
-	json_array_foreach (json_object_get(st, "conditions"), i, c) {
-		const char *t = json_string_value(json_object_get(c, "type"));
-		const char *r = json_string_value(json_object_get(c, "reason"));
-
-		if (t && r && !strcmp(t, "PodScheduled") && !strcmp(r, "Unschedulable")) {
-			snprintf(why, n, "Unschedulable: %.300s",
-				 json_string_value(json_object_get(c, "message"))
-					 ? json_string_value(json_object_get(c, "message"))
-					 : "");
-			*stuck = 1;
-			return;
-		}
-	}
-}
-
 static struct kjob *kround_job_of_shard(struct kwait *w, int shard)
 {
 	for (size_t i = 0; i < w->njobs; i++)
@@ -513,13 +428,13 @@ static int kround_diagnose(struct kwait *w, int act, int *refused, char *msg, si
 	kube_escape(&p, sel.buf);
 	rc = kube_call(w->k, "GET", p.buf, NULL, NULL, &list, NULL, msg, n);
 	json_array_foreach (json_object_get(list, "items"), i, pod) {
-		struct kjob *j = kround_job_of_shard(w, kround_shard_of(pod));
-		time_t born = kround_time(json_string_value(
+		struct kjob *j = kround_job_of_shard(w, kpod_shard(pod));
+		time_t born = kpod_time(json_string_value(
 			json_object_get(json_object_get(pod, "metadata"), "creationTimestamp")));
 		char why[400], *del;
 		int stuck;
 
-		kround_diagnose_pod(pod, why, sizeof(why), &stuck);
+		kpod_diagnose(pod, why, sizeof(why), &stuck);
 		if (!j || !why[0])
 			continue;
 		if (strstr(why, "(exit status 1)") || strstr(why, "(exit status 2)"))
