@@ -11,13 +11,16 @@
 #               min(measured FMA peak, arithmetic intensity x measured
 #               bandwidth), goal >= 0.25, and its speedup over the reference
 #   all         the evaluations used and the wall time
+# BUILD_DIR names the build folder (default build), so that a measurement
+# need not share it with other work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 examples=${EXAMPLES:-"matmul chunk_gla gmm_fp8_blockwise"}
 rounds=${ROUNDS:-}
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target kctl evalpod blas_sgemm >/dev/null
+bdir=${BUILD_DIR:-build}
+cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$bdir" -j"$(nproc)" --target kctl evalpod blas_sgemm >/dev/null
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kctl-examples.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export KCTL_STATE_DIR="$tmp/state"
@@ -26,16 +29,16 @@ for ex in $examples; do
 	spec=examples/$ex.yaml
 	[ -f "$spec" ] || { echo "$ex: no $spec, skipped"; continue; }
 	start=$(date +%s)
-	sid=$(build/controller/kctl start "$spec" ${rounds:+--rounds "$rounds"} 2>"$tmp/$ex.log" | head -n 1)
+	sid=$("$bdir"/controller/kctl start "$spec" ${rounds:+--rounds "$rounds"} 2>"$tmp/$ex.log" | head -n 1)
 	end=$(date +%s)
-	build/controller/kctl status "$sid" -o json >"$tmp/$ex.status.json"
+	"$bdir"/controller/kctl status "$sid" -o json >"$tmp/$ex.status.json"
 	blas="{}"
 	if [ "$ex" = matmul ]; then
 		# OpenBLAS as this machine's environment sets it up, and with its own
 		# choice of kernel (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset together):
 		# the better of the two is the yardstick.
-		b1=$(build/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
-		b2=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
+		b1=$("$bdir"/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
+		b2=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$bdir"/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
 		blas=$(python3 -c "import json,sys; a,b=json.loads(sys.argv[1]),json.loads(sys.argv[2]); print(json.dumps(max(a,b,key=lambda x:x['gflops'])|{'both':[a,b]}))" "$b1" "$b2")
 	fi
 	python3 - "$tmp/$ex.status.json" "$ex" "$((end - start))" "$blas" <<'PY'
@@ -46,14 +49,28 @@ best = st.get("best") or {}
 print(f"== {ex}: session {st['session']}, {st['evaluations']} evaluations, {wall} s")
 if not best:
     print("   no variant passed its checks"); sys.exit(0)
-res = None
-for p in glob.glob(os.path.join(st["output_dir"], "rounds", "r*", "results",
-                                best["variant"] + ".json")):
-    res = json.load(open(p))
+# The best variant's figures are those of the round that evaluated it as a
+# candidate (rNN-... in round NN), the measurement kctl ranks it by; later
+# rounds re-time the incumbent as their baseline, and those figures are
+# summarised after it (they spread with the machine's load).
+res, again = None, []
+own = "r%03d" % int(best["variant"][1:3]) if best["variant"][1:3].isdigit() else None
+for p in sorted(glob.glob(os.path.join(st["output_dir"], "rounds", "r*", "results",
+                                       best["variant"] + ".json"))):
+    r = json.load(open(p))
+    if os.path.basename(os.path.dirname(os.path.dirname(p))) == own:
+        res = r
+    elif (r.get("roofline") or {}).get("gflops"):
+        again.append(r["roofline"]["gflops"])
 roof = (res or {}).get("roofline", {})
 gf = roof.get("gflops")
 print(f"   best {best['variant']}: {best['speedup_vs_reference']:.2f}x vs reference, "
       f"{gf:.2f} GFLOP/s, {roof.get('gbs', 0):.2f} GB/s, bottleneck {roof.get('bottleneck')}")
+allgf = sorted(again + ([gf] if gf else []))
+med = allgf[len(allgf) // 2] if allgf else None
+if again:
+    print(f"   re-timed {len(again)} times as the incumbent: {', '.join(f'{x:.1f}' for x in again)} "
+          f"GFLOP/s; median of all {len(allgf)} measurements {med:.2f}")
 if ex == "matmul" and blas.get("gflops"):
     for b in blas.get("both", []):
         print(f"   OpenBLAS sgemm {b['gflops']:.2f} GFLOP/s ({b.get('threads')} threads, "
@@ -63,6 +80,7 @@ pf, pb, ai = roof.get("peak_gflops"), roof.get("peak_gbs"), roof.get("arithmetic
 if pf and pb and ai:
     bound = min(pf, ai * pb)
     print(f"   roofline bound min({pf:.1f}, {ai:.2f} x {pb:.1f}) = {bound:.1f} GFLOP/s: "
-          f"fraction {gf / bound:.2f} (goal >= 0.25)")
+          f"fraction {gf / bound:.2f} (goal >= 0.25)"
+          + (f"; median of all measurements {med / bound:.2f}" if again else ""))
 PY
 done

@@ -2,12 +2,14 @@
 //
 // Layouts: q, k, dq, dk are [B,T,H,K]; v, dout, o, dv are [B,T,H,V];
 // g_gamma is [H] (log decay g < 0 per head); scale = K^-0.5.  K and V are
-// multiples of the vector widths (the spec's constraints say so).
+// multiples of the vector widths (the spec's constraints say so) and of 16
+// (gla_state copies rows 16 floats at a time; the spec's semantics say so).
 //
 // The sequence of one (b, h) is cut into NT = ceil(T / CHUNK) chunks; chunk n
 // holds positions t0 = n*CHUNK .. t1-1, t1 = min(t0 + CHUNK, T), L = t1 - t0.
 //
-// States (kernel gla_state, sequential over chunks, parallel over state tiles):
+// States (kernel gla_state, sequential over chunks, one work-group per state,
+// parallel over its tiles):
 //   h_n  = sum_{s < t0} exp(g (t0-1-s)) k_s v_s^T      (K x V; h_0 = 0)
 //   h_{n+1} = exp(g CHUNK) h_n + sum_{s in n} exp(g (t1-1-s)) k_s v_s^T
 //   dh_n = sum_{t >= t1} exp(g (t-t1)) q_t dout_t^T     (K x V; dh_{NT-1} = 0)
@@ -28,22 +30,22 @@
 
 // EVOLVE-BLOCK-START
 #ifndef CHUNK
-#define CHUNK 32        // chunk length (positions per chunk)
+#define CHUNK 64        // chunk length (positions per chunk)
 #endif
 #ifndef SVW
-#define SVW 4           // gla_state: state columns per work-item (a float vector)
+#define SVW 16          // gla_state: state columns per work-item (a float vector)
 #endif
 #ifndef SKT
-#define SKT 4           // gla_state: state rows per work-item
+#define SKT 16          // gla_state: state rows per work-item
 #endif
 #ifndef VW
-#define VW 4            // gla_chunk: tile columns per work-item (a float vector)
+#define VW 16           // gla_chunk: tile columns per work-item (a float vector)
 #endif
 #ifndef TR
-#define TR 2            // gla_chunk: tile rows per work-item
+#define TR 16           // gla_chunk: tile rows per work-item
 #endif
 #ifndef WG
-#define WG 64           // gla_chunk: work-group size
+#define WG 2            // gla_chunk: work-group size (small runs best on PoCL's CPU device)
 #endif
 #ifndef UNR
 #define UNR 1           // gla_chunk: unroll factor of the tiles' inner loop
@@ -63,50 +65,70 @@ static size_t gla_at(int b, int t, int h, int i, int T, int H, int D)
 	return (((size_t)b * T + t) * H + h) * D + i;
 }
 
-// Global size [V/SVW, K/SKT, 2*B*H]: z < B*H carries h forward over the chunks,
-// the rest dh backward.  Forward folds chunk n in as sum_s w_s k_s v_s^T with
-// w_s = exp(g (t1-1-s)), backward as sum_t w_t q_t dout_t^T with
-// w_t = exp(g (t-t0)); both walk their chunk so that w goes 1, e^g, e^2g, ...
+// Global size [V/SVW, K/SKT, 2*B*H], local [V/SVW, K/SKT, 1]: one work-group
+// per state, work-group z < B*H carries h forward over the chunks, the rest dh
+// backward; each work-item holds SKT rows by SVW columns of it in registers.
+// Forward folds chunk n in as sum_s w_s k_s v_s^T with w_s = exp(g (t1-1-s)),
+// backward as sum_t w_t q_t dout_t^T with w_t = exp(g (t-t0)).  Per chunk the
+// work-group stages the chunk's rows of x (k or q) and of y (v or dout, times
+// its weight) in local memory, row m being the position of weight exp(g m):
+// the rows are then read by every work-item from L1 instead of each one
+// streaming them from the caches at the stride of a position (H*K floats).
+// lmem is CHUNK*(K+V) floats of local memory.
 __kernel void gla_state(__global const float *q, __global const float *k,
                         __global const float *v, __global const float *g_gamma,
                         __global const float *dout, __global float *hs, __global float *dhs,
-                        int B, int T, int H, int K, int V)
+                        int B, int T, int H, int K, int V, __local float *lmem)
 {
-	int cv = get_global_id(0) * SVW, kr = get_global_id(1) * SKT, z = get_global_id(2);
-
-	if (cv >= V || kr >= K || z >= 2 * B * H)
-		return;
+	__local float wdec[CHUNK + 1]; // wdec[m] = exp(g m)
+	int cv = get_local_id(0) * SVW, kr = get_local_id(1) * SKT, z = get_group_id(2);
+	int nwi = get_local_size(0) * get_local_size(1);
+	int lid = get_local_id(1) * get_local_size(0) + get_local_id(0);
 	int bh = z % (B * H), rev = z / (B * H), b = bh / H, h = bh % H;
 	int NT = (T + CHUNK - 1) / CHUNK;
-	float g = g_gamma[h], a = exp(g);
+	float g = g_gamma[h];
 	size_t ldx = (size_t)H * K, ldy = (size_t)H * V; // from one position to the next
-	__global const float *x = (rev ? q : k) + gla_at(b, 0, h, kr, T, H, K);
-	__global const float *y = (rev ? dout : v) + gla_at(b, 0, h, cv, T, H, V);
+	__global const float *x = (rev ? q : k) + gla_at(b, 0, h, 0, T, H, K);
+	__global const float *y = (rev ? dout : v) + gla_at(b, 0, h, 0, T, H, V);
 	__global float *st = (rev ? dhs : hs) + (size_t)bh * NT * K * V + (size_t)kr * V + cv;
+	__local float *lx = lmem, *ly = lx + CHUNK * K; // [m][i], [m][j]
 	floatS acc[SKT];
 
+	for (int m = lid; m <= CHUNK; m += nwi)
+		wdec[m] = exp(g * m);
 	_Pragma("unroll") for (int i = 0; i < SKT; i++)
 		acc[i] = (floatS)(0.0f);
-	for (int step = 0;; step++) {
+	// Every work-item runs the same steps, so the barriers are uniform.
+	for (int step = 0; step < NT - 1; step++) {
 		int n = rev ? NT - 1 - step : step;
+		int t0 = n * CHUNK, len = min(CHUNK, T - t0);
 
 		_Pragma("unroll") for (int i = 0; i < SKT; i++)
 			vstoreS(acc[i], 0, st + ((size_t)n * K + i) * V);
-		if (step + 1 >= NT)
-			break;
-		int t0 = n * CHUNK, len = min(CHUNK, T - t0);
-		float dc = exp(g * len), w = 1.0f;
-
-		_Pragma("unroll") for (int i = 0; i < SKT; i++)
-			acc[i] *= dc;
-		for (int m = 0; m < len; m++, w *= a) {
+		barrier(CLK_LOCAL_MEM_FENCE);
+		// Whole rows per work-item: no integer division in the index math,
+		// which would cost more than a work-item's share of the copy.
+		for (int m = lid; m < len; m += nwi) {
 			size_t p = rev ? t0 + m : t0 + len - 1 - m;
-			floatS yw = vloadS(0, y + p * ldy) * w;
+			float w = wdec[m];
+
+			for (int c = 0; c < K; c += 16)
+				vstore16(vload16(0, x + p * ldx + c), 0, lx + m * K + c);
+			for (int c = 0; c < V; c += 16)
+				vstore16(vload16(0, y + p * ldy + c) * w, 0, ly + m * V + c);
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		_Pragma("unroll") for (int i = 0; i < SKT; i++)
+			acc[i] *= wdec[len];
+		for (int m = 0; m < len; m++) {
+			floatS yw = vloadS(0, ly + m * V + cv);
 
 			_Pragma("unroll") for (int i = 0; i < SKT; i++)
-				acc[i] = fma((floatS)(x[p * ldx + i]), yw, acc[i]);
+				acc[i] = fma((floatS)(lx[m * K + kr + i]), yw, acc[i]);
 		}
 	}
+	_Pragma("unroll") for (int i = 0; i < SKT; i++)
+		vstoreS(acc[i], 0, st + ((size_t)(rev ? 0 : NT - 1) * K + i) * V);
 }
 
 // acc[r] += X[r*xr + p*xc] * Y[p*ly .. p*ly + VW-1] for r < TR: one step of a tile.

@@ -2,13 +2,16 @@
 // per 128 x 128 block (the semantics, storage and group bounds are those of
 // reference.cl, whose E4M3-SHARED section is repeated here byte for byte).
 //
-// The kernel tiles out into BM x BN blocks (BM = WY*TM rows, BN = WX*VN
-// columns), one work-group each. For every group whose rows meet the block's
-// rows, it walks K in steps of TK: the work-group decodes the lhs and rhs
-// tiles once into local memory, scales applied, and each work-item then
-// accumulates TM rows by VN columns in float-vector registers. Rows of the
-// block that belong to another group are computed and not stored, so a block
-// that straddles a group boundary is computed once per group it meets.
+// Two steps (the launch plan in gmm_fp8_blockwise.yaml):
+//  1. gmm_decode, once for lhs and once for rhs, decodes every FP8 element
+//     exactly once, 16 at a time with vector arithmetic, applies its block
+//     scale and writes float scratch arrays (lhs_f: M x K, rhs_f: G x K x N).
+//     Decoding inside the matmul's tiles instead would decode each rhs
+//     element once per row block that reads it (tens of times), and on a
+//     CPU the decode, not the traffic, is what costs.
+//  2. gmm multiplies the float arrays, row by row with its group's rhs,
+//     register-blocked as examples/matmul/matmul.cl is: each work-item holds
+//     TM rows by TN float vectors of VN columns of out.
 //
 // The tunables are #ifndef-guarded (the spec renders them as -D options) and
 // the launch geometry in gmm_fp8_blockwise.yaml reads the same names.
@@ -71,114 +74,196 @@ int group_start(__global const int *group_sizes, int G, int M, int g)
 
 // EVOLVE-BLOCK-START
 #ifndef TM
-#define TM 4            // rows of out per work-item
+#define TM 8            // rows of out per work-item
 #endif
 #ifndef VN
-#define VN 8            // columns of out per work-item (a float vector: 1, 2, 4, 8, 16)
+#define VN 16           // float vector width along N: 1, 2, 4, 8 or 16
+#endif
+#ifndef TN
+#define TN 1            // vectors per work-item along N: TN*VN columns
 #endif
 #ifndef WX
 #define WX 8            // work-group size along N
 #endif
 #ifndef WY
-#define WY 4            // work-group size along M
-#endif
-#ifndef TK
-#define TK 16           // K step of the local-memory tiles
+#define WY 1            // work-group size along M
 #endif
 #ifndef KU
-#define KU 1            // unroll factor of the k loop over a tile (1: not unrolled)
+#define KU 1            // K steps per unrolled loop iteration
 #endif
-#define BM (WY * TM)    // rows of out per work-group
-#define BN (WX * VN)    // columns of out per work-group
+#define CN (TN * VN)    // columns of out per work-item
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
-#define STR_(x) #x
-#define PRAGMA(x) _Pragma(STR_(x))
 #if VN == 1
 #define floatV float
 #define LOADV(p) (*(p))
 #define STOREV(x, p) (*(p) = (x))
 #else
 #define floatV CAT(float, VN)
-#define LOADV(p) CAT(vload, VN)(0, p)
-#define STOREV(x, p) CAT(vstore, VN)(x, 0, p)
+#define LOADV(p) CAT(vload, VN)(0, (p))
+#define STOREV(x, p) CAT(vstore, VN)((x), 0, (p))
 #endif
 
-__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
-void gmm(__global const uint *lhs, __global const float *lhs_scale, __global const uint *rhs,
-	 __global const float *rhs_scale, __global const int *group_sizes, __global float *out,
-	 int M, int K, int N, int G)
+// e4m3_decode(e4m3_sanitize(code)) on 16 codes at once, bit for bit: the
+// same formulas as the scalar pair above, as vector selects, so that the
+// decode costs a few vector instructions per 16 elements.
+float16 e4m3_decode16(uint16 code)
 {
-	__local float As[BM][TK];
-	__local float Bs[TK][BN];
-	const int tx = get_local_id(0), ty = get_local_id(1);
-	const int lid = ty * WX + tx;
-	const int r0 = get_group_id(1) * BM, c0 = get_group_id(0) * BN;
-	const int KB = (K + 127) / 128, NB = (N + 127) / 128;
-	int g = 0, start = 0, end = G == 1 ? M : min(max(group_sizes[0], 0), M);
+	uint16 mag = code & 0x7Fu;
+	float16 normal = as_float16((mag << 20) + (120u << 23));
+	float16 subnormal = convert_float16(mag) * 0x1p-9f;
+	uint16 bits = as_uint16(select(normal, subnormal, mag < 8u)) | ((code & 0x80u) << 24);
 
-	// The first group that owns a row of this block: the first that ends
-	// past r0 (it is not empty, since it starts at or before r0).
-	while (g < G - 1 && end <= r0) {
+	return as_float16(select(bits, (uint16)(0u), mag == 0x7Fu)); // NaN code: +0
+}
+
+// Kernel 1 (twice: lhs, then rhs): decode an FP8 array of NG stacked R x C
+// row-major matrices and apply its 128 x 128 block scales, into float dst.
+// Each element is decoded exactly once here, instead of once per tile that
+// reads it, and dst[i] is exactly the reference's fp8_load(src, i) * scale,
+// so the products below are the reference's own.
+// Global [ceil_div(C, 16), R, NG]: 16 consecutive columns per work-item;
+// scale is [NG][ceil(R/128)][ceil(C/128)].
+__kernel void gmm_decode(__global const uint *src, __global const float *scale,
+			 __global float *dst, int R, int C)
+{
+	int c = get_global_id(0) * 16, r = get_global_id(1), z = get_global_id(2);
+
+	if (c >= C || r >= R)
+		return;
+	int CB = (C + 127) / 128, RB = (R + 127) / 128;
+	size_t i = ((size_t)z * R + r) * C + c;
+	__global const float *srow = scale + ((size_t)z * RB + r / 128) * CB;
+
+	// 16 whole bytes starting on a uint: one vload4. A run of 16 that starts
+	// on a multiple of 16 never crosses a 128-column scale block.
+	if (c + 16 <= C && (i & 3) == 0) {
+		uint16 code = convert_uint16(as_uchar16(vload4(0, src + (i >> 2))));
+
+		vstore16(e4m3_decode16(code) * srow[c / 128], 0, dst + i);
+	} else {
+		for (int e = 0; e < 16 && c + e < C; e++)
+			dst[i + e] = fp8_load(src, i + e) * srow[(c + e) / 128];
+	}
+}
+
+// The first n elements of a vector at p (n may be < 1 or >= VN), zeros after.
+inline floatV load_part(__global const float *p, int n)
+{
+#if VN == 1
+	return n > 0 ? p[0] : 0.0f;
+#else
+	float t[VN];
+
+	for (int e = 0; e < VN; e++)
+		t[e] = e < n ? p[e] : 0.0f;
+	return LOADV(t);
+#endif
+}
+
+// Stores the first n elements of v at p (0 < n < VN).
+inline void store_part(floatV v, __global float *p, int n)
+{
+#if VN == 1
+	if (n > 0)
+		p[0] = v;
+#else
+	float t[VN];
+
+	STOREV(v, t);
+	for (int e = 0; e < VN; e++)
+		if (e < n)
+			p[e] = t[e];
+#endif
+}
+
+// One K step: acc[i][t] += A[row i][k] * B[k][this work-item's columns].
+#define STEP(kk, FULL)                                                                 \
+	do {                                                                           \
+		const int k_ = (kk);                                                   \
+		__global const float *brow_ = Bg + (size_t)k_ * N + col;               \
+		floatV b_[TN];                                                         \
+		_Pragma("unroll") for (int t = 0; t < TN; t++)                         \
+			b_[t] = (FULL) ? LOADV(brow_ + t * VN)                         \
+				       : load_part(brow_ + t * VN, N - col - t * VN);  \
+		_Pragma("unroll") for (int i = 0; i < TM; i++) {                       \
+			const floatV a_ = (floatV)(arow[i][k_]);                       \
+			_Pragma("unroll") for (int t = 0; t < TN; t++)                 \
+				acc[i][t] = fma(a_, b_[t], acc[i][t]);                 \
+		}                                                                      \
+	} while (0)
+
+#define RANGE(FULL)                                                                    \
+	do {                                                                           \
+		int k = 0;                                                             \
+		for (; k + KU <= K; k += KU) {                                         \
+			_Pragma("unroll") for (int u = 0; u < KU; u++)                 \
+				STEP(k + u, FULL);                                     \
+		}                                                                      \
+		for (; k < K; k++)                                                     \
+			STEP(k, FULL);                                                 \
+	} while (0)
+
+// Kernel 2: the grouped float matmul on the decoded, scaled inputs. Every
+// work-item holds a TM x (TN*VN) block of out in float-vector registers
+// (the register blocking that makes examples/matmul fast on PoCL: one B
+// vector load feeds TM FMAs, A is broadcast), reading A and B straight from
+// global memory through the caches. There are no barriers, so each
+// work-item walks only the groups its own rows meet: one, except for the
+// few blocks that straddle a group boundary, which are computed once per
+// group they meet and stored row by row where they belong.
+// Global [round_up(ceil_div(N, CN), WX), round_up(ceil_div(M, TM), WY)].
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
+void gmm(__global const float *restrict A, __global const float *restrict B,
+	 __global const int *restrict group_sizes, __global float *restrict out, int M, int K,
+	 int N, int G)
+{
+	const int col = get_global_id(0) * CN, row = get_global_id(1) * TM;
+
+	if (col >= N || row >= M)
+		return;
+	const int rend = min(row + TM, M);
+	const int full = col + CN <= N;
+	int g = 0, start = 0, end = G == 1 ? M : min(max(group_sizes[0], 0), M);
+	__global const float *arow[TM];
+
+	// The first group that owns one of the rows: the first that ends past row.
+	while (g < G - 1 && end <= row) {
 		g++;
 		start = end;
 		end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
 	}
-	// Every work-item walks the same groups, so the barriers below are met
-	// by the whole work-group. (PoCL 3.1 miscompiled an earlier form that
-	// skipped groups with `continue` ahead of the barriers, at WX == 1: keep
-	// the skipping outside the loop that holds barriers.)
+	_Pragma("unroll") for (int i = 0; i < TM; i++)
+		arow[i] = A + (size_t)min(row + i, M - 1) * K;
 	for (;;) {
-		int lo = max(start, r0), hi = min(end, r0 + BM);
-		floatV acc[TM];
+		__global const float *Bg = B + (size_t)g * K * N;
+		const int lo = max(start, row), hi = min(end, rend);
+		floatV acc[TM][TN];
 
-		for (int i = 0; i < TM; i++)
-			acc[i] = (floatV)(0.0f);
-		for (int k0 = 0; k0 < K; k0 += TK) {
-			barrier(CLK_LOCAL_MEM_FENCE);
-			for (int e = lid; e < BM * TK; e += WX * WY) {
-				int i = e / TK, kk = e % TK, m = r0 + i, k = k0 + kk;
+		_Pragma("unroll") for (int i = 0; i < TM; i++)
+			_Pragma("unroll") for (int t = 0; t < TN; t++)
+				acc[i][t] = (floatV)(0.0f);
+		if (full)
+			RANGE(1);
+		else
+			RANGE(0);
+		_Pragma("unroll") for (int i = 0; i < TM; i++) {
+			if (row + i < lo || row + i >= hi)
+				continue;
+			__global float *orow = out + (size_t)(row + i) * N;
 
-				As[i][kk] = m < M && k < K ?
-					fp8_load(lhs, (size_t)m * K + k) *
-						lhs_scale[(m / 128) * KB + k / 128] :
-					0.0f;
-			}
-			for (int e = lid; e < TK * BN; e += WX * WY) {
-				int kk = e / BN, j = e % BN, n = c0 + j, k = k0 + kk;
+			_Pragma("unroll") for (int t = 0; t < TN; t++) {
+				const int c = col + t * VN;
 
-				Bs[kk][j] = n < N && k < K ?
-					fp8_load(rhs, ((size_t)g * K + k) * N + n) *
-						rhs_scale[((size_t)g * KB + k / 128) * NB + n / 128] :
-					0.0f;
-			}
-			barrier(CLK_LOCAL_MEM_FENCE);
-			PRAGMA(unroll KU)
-			for (int kk = 0; kk < TK; kk++) {
-				floatV b = LOADV(&Bs[kk][tx * VN]);
-
-				for (int i = 0; i < TM; i++)
-					acc[i] = fma((floatV)(As[ty * TM + i][kk]), b, acc[i]);
+				if (c + VN <= N)
+					STOREV(acc[i][t], orow + c);
+				else if (c < N)
+					store_part(acc[i][t], orow + c, N - c);
 			}
 		}
-		for (int i = 0; i < TM; i++) {
-			int m = r0 + ty * TM + i, n = c0 + tx * VN;
-			float v[VN];
-
-			if (m < lo || m >= hi || n >= N)
-				continue;
-			if (n + VN <= N) {
-				STOREV(acc[i], out + (size_t)m * N + n);
-				continue;
-			}
-			STOREV(acc[i], v);
-			for (int j = 0; n + j < N; j++)
-				out[(size_t)m * N + n + j] = v[j];
-		}
-		if (end >= min(r0 + BM, M) || g == G - 1)
+		if (end >= rend || g == G - 1)
 			break;
-		// The next group that is not empty.
-		do {
+		do { // the next group that is not empty
 			g++;
 			start = end;
 			end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);

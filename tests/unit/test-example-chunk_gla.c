@@ -48,6 +48,8 @@ static const char *const points[] = {
 	"-DCHUNK=16 -DSVW=8 -DSKT=2 -DVW=8 -DTR=4 -DWG=32 -DUNR=2",
 	"-DCHUNK=64 -DSVW=16 -DSKT=1 -DVW=16 -DTR=1 -DWG=128 -DUNR=4",
 	"-DCHUNK=32 -DSVW=4 -DSKT=8 -DVW=4 -DTR=8 -DWG=16",
+	"-DCHUNK=32 -DSVW=8 -DSKT=4 -DVW=8 -DTR=4 -DWG=8 -DUNR=2",
+	"-DCHUNK=32 -DSVW=16 -DSKT=16 -DVW=16 -DTR=16 -DWG=1",
 };
 
 static cl_context ctx;
@@ -283,7 +285,8 @@ static const int ref_cols_args[] = { BQ, BK, BV, BG, BDO, BO, BDV, A_B, A_T, A_H
 static const int ref_rows_args[] = {
 	BQ, BK, BV, BG, BDO, BDQ, BDK, A_B, A_T, A_H, A_K, A_V, A_END
 };
-static const int state_args[] = { BQ, BK, BV, BG, BDO, BHS, BDHS, A_B, A_T, A_H, A_K, A_V, A_END };
+static const int state_args[] = { BQ,  BK,  BV,  BG,  BDO, BHS,    BDHS,
+				  A_B, A_T, A_H, A_K, A_V, A_LMEM, A_END };
 static const int chunk_args[] = { BQ,  BK,  BV,  BG,  BDO, BHS, BDHS, BO,     BDQ,
 				  BDK, BDV, A_B, A_T, A_H, A_K, A_V,  A_LMEM, A_END };
 
@@ -324,11 +327,24 @@ static int option(const char *options, const char *name, int dflt)
 	return at ? (int)strtol(at + strlen(key), NULL, 10) : dflt;
 }
 
+/* The #ifndef default of name in the template, or -1. */
+static int template_default(const char *name)
+{
+	char pat[64];
+	const char *at;
+
+	snprintf(pat, sizeof(pat), "#ifndef %s\n#define %s ", name, name);
+	at = tmpl_src ? strstr(tmpl_src, pat) : NULL;
+	return at ? (int)strtol(at + strlen(pat), NULL, 10) : -1;
+}
+
 /* Runs the template's plan at one tunable point on every shape, two seeds each. */
 static int check_template(const char *options)
 {
-	int chunk = option(options, "CHUNK", 32), svw = option(options, "SVW", 4);
-	int skt = option(options, "SKT", 4), wg = option(options, "WG", 64);
+	int chunk = option(options, "CHUNK", template_default("CHUNK"));
+	int svw = option(options, "SVW", template_default("SVW"));
+	int skt = option(options, "SKT", template_default("SKT"));
+	int wg = option(options, "WG", template_default("WG"));
 	cl_program p = build(tmpl_src, options);
 	char what[160];
 	int fails = 0;
@@ -345,6 +361,10 @@ static int check_template(const char *options)
 		state.global[0] = (size_t)(s->V / svw);
 		state.global[1] = (size_t)(s->K / skt);
 		state.global[2] = 2 * bh;
+		state.local[0] = state.global[0];
+		state.local[1] = state.global[1];
+		state.local[2] = 1;
+		state.lmem = 4 * (size_t)chunk * (s->K + s->V);
 		ch.global[0] = ch.local[0] = (size_t)wg;
 		ch.global[1] = nt;
 		ch.global[2] = bh;

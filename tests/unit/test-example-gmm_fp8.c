@@ -494,7 +494,100 @@ static size_t round_up(size_t a, size_t b)
 	return (a + b - 1) / b * b;
 }
 
-/* Runs the template at t = TM, VN, WX, WY, TK, KU (use_options: as -D
+/* Enqueues kernel kname of p with the given arguments (cl_mem when size is 0,
+ * else an int) over dims/global/local; 0 on success. */
+struct karg {
+	cl_mem m;
+	int i;
+};
+
+static int enqueue(cl_program p, const char *kname, const struct karg *a, cl_uint na, cl_uint dims,
+		   const size_t *global, const size_t *local)
+{
+	cl_int err;
+	cl_kernel k = clCreateKernel(p, kname, &err);
+	int ok = err == CL_SUCCESS;
+
+	for (cl_uint i = 0; ok && i < na; i++)
+		ok = (a[i].m ? clSetKernelArg(k, i, sizeof(cl_mem), &a[i].m)
+			     : clSetKernelArg(k, i, sizeof(int), &a[i].i)) == CL_SUCCESS;
+	if (ok) {
+		err = clEnqueueNDRangeKernel(queue, k, dims, NULL, global, local, 0, NULL, NULL);
+		if (err != CL_SUCCESS)
+			fprintf(stderr, "  enqueue %s: error %d\n", kname, err);
+		ok = err == CL_SUCCESS;
+	}
+	if (k)
+		clReleaseKernel(k);
+	return ok ? 0 : -1;
+}
+
+/* The template's launch plan (examples/gmm_fp8_blockwise.yaml) at t = TM, VN,
+ * TN, WX, WY: gmm_decode on lhs and on rhs into float scratch, then gmm.
+ * Returns out, or NULL on failure. */
+static float *run_template(cl_program p, const struct inputs *in, const long t[5])
+{
+	const struct shape *s = in->s;
+	size_t nout = (size_t)s->M * s->N;
+	float *out = malloc(nout * sizeof(float) + 4);
+	cl_mem b[8];
+	int ok = out != NULL;
+
+	b[0] = mkbuf(in->nlhs * 4, in->lhs);
+	b[1] = mkbuf(in->nls * 4, in->ls);
+	b[2] = mkbuf(in->nrhs * 4, in->rhs);
+	b[3] = mkbuf(in->nrs * 4, in->rs);
+	b[4] = mkbuf((size_t)s->G * 4, in->gs);
+	b[5] = mkbuf(nout * 4, NULL);
+	b[6] = mkbuf((size_t)s->M * s->K * 4, NULL);        /* lhs_f */
+	b[7] = mkbuf((size_t)s->G * s->K * s->N * 4, NULL); /* rhs_f */
+	for (int i = 0; i < 8; i++)
+		ok = ok && b[i];
+	if (ok) {
+		const float nanv = NAN;
+		struct karg dl[5] = {
+			{ b[0], 0 }, { b[1], 0 }, { b[6], 0 }, { NULL, s->M }, { NULL, s->K }
+		};
+		struct karg dr[5] = {
+			{ b[2], 0 }, { b[3], 0 }, { b[7], 0 }, { NULL, s->K }, { NULL, s->N }
+		};
+		struct karg mm[8] = {
+			{ b[6], 0 },    { b[7], 0 },    { b[4], 0 },    { b[5], 0 },
+			{ NULL, s->M }, { NULL, s->K }, { NULL, s->N }, { NULL, s->G }
+		};
+		size_t gl[3] = { ((size_t)s->K + 15) / 16, (size_t)s->M, 1 };
+		size_t gr[3] = { ((size_t)s->N + 15) / 16, (size_t)s->K, (size_t)s->G };
+		size_t local[2] = { (size_t)t[3], (size_t)t[4] };
+		size_t cn = (size_t)(t[1] * t[2]);
+		size_t global[2] = { round_up(((size_t)s->N + cn - 1) / cn, local[0]),
+				     round_up(((size_t)s->M + t[0] - 1) / t[0], local[1]) };
+
+		/* Poison the output and the scratch so a forgotten element shows. */
+		ok = clEnqueueFillBuffer(queue, b[5], &nanv, sizeof(nanv), 0, nout * 4, 0, NULL,
+					 NULL) == CL_SUCCESS;
+		ok = ok &&
+		     clEnqueueFillBuffer(queue, b[6], &nanv, sizeof(nanv), 0,
+					 (size_t)s->M * s->K * 4, 0, NULL, NULL) == CL_SUCCESS;
+		ok = ok && clEnqueueFillBuffer(queue, b[7], &nanv, sizeof(nanv), 0,
+					       (size_t)s->G * s->K * s->N * 4, 0, NULL,
+					       NULL) == CL_SUCCESS;
+		ok = ok && !enqueue(p, "gmm_decode", dl, 5, 3, gl, NULL);
+		ok = ok && !enqueue(p, "gmm_decode", dr, 5, 3, gr, NULL);
+		ok = ok && !enqueue(p, "gmm", mm, 8, 2, global, local);
+		ok = ok && clEnqueueReadBuffer(queue, b[5], CL_TRUE, 0, nout * 4, out, 0, NULL,
+					       NULL) == CL_SUCCESS;
+	}
+	for (int i = 0; i < 8; i++)
+		if (b[i])
+			clReleaseMemObject(b[i]);
+	if (!ok) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Runs the template at t = TM, VN, TN, WX, WY, KU (use_options: as -D
  * options; else t holds the defaults and the build has no options) on every
  * shape against the host reference. */
 static void check_template(const long t[6], int use_options)
@@ -504,7 +597,7 @@ static void check_template(const long t[6], int use_options)
 
 	if (use_options)
 		snprintf(opts, sizeof(opts),
-			 "-DTM=%ld -DVN=%ld -DWX=%ld -DWY=%ld -DTK=%ld -DKU=%ld", t[0], t[1], t[2],
+			 "-DTM=%ld -DVN=%ld -DTN=%ld -DWX=%ld -DWY=%ld -DKU=%ld", t[0], t[1], t[2],
 			 t[3], t[4], t[5]);
 	p = build(tmpl_src, NULL, opts);
 	CHECK(p != NULL);
@@ -512,10 +605,7 @@ static void check_template(const long t[6], int use_options)
 		return;
 	for (size_t i = 0; i < NSHAPES; i++) {
 		const struct shape *s = &shapes[i];
-		size_t local[2] = { (size_t)t[2], (size_t)t[3] };
-		size_t global[2] = { round_up(((size_t)s->N + t[1] - 1) / t[1], local[0]),
-				     round_up(((size_t)s->M + t[0] - 1) / t[0], local[1]) };
-		float *out = run_gmm(p, "gmm", &host_in[i], global, local);
+		float *out = run_template(p, &host_in[i], t);
 		char what[320];
 
 		snprintf(what, sizeof(what), "template %s", use_options ? opts : "(defaults)");
@@ -529,8 +619,8 @@ static void check_template(const long t[6], int use_options)
 
 TEST(cl_template_defaults)
 {
-	long t[6] = { template_default("TM"), template_default("VN"), template_default("WX"),
-		      template_default("WY"), template_default("TK"), template_default("KU") };
+	long t[6] = { template_default("TM"), template_default("VN"), template_default("TN"),
+		      template_default("WX"), template_default("WY"), template_default("KU") };
 	int ok = 1;
 
 	for (int i = 0; i < 6; i++)
@@ -543,10 +633,11 @@ TEST(cl_template_defaults)
 TEST(cl_template_points)
 {
 	static const long pts[][6] = {
-		{ 8, 16, 4, 8, 32, 4 }, /* TM, VN, WX, WY, TK, KU */
-		{ 1, 1, 16, 2, 8, 1 },  { 2, 4, 2, 8, 128, 8 },
-		{ 3, 2, 8, 1, 5, 2 },  /* odd rows, K step not a power of two */
-		{ 1, 8, 1, 8, 64, 1 }, /* WX == 1: PoCL once miscompiled the group loop here */
+		{ 12, 16, 1, 8, 2, 2 }, /* TM, VN, TN, WX, WY, KU */
+		{ 1, 1, 1, 16, 2, 1 },  { 2, 4, 2, 2, 8, 8 },
+		{ 3, 2, 4, 8, 1, 2 }, /* odd rows, K tails of the unrolled loop */
+		{ 1, 8, 1, 1, 8, 1 }, /* WX == 1: PoCL once miscompiled a group loop here */
+		{ 4, 8, 2, 4, 1, 4 },
 	};
 
 	for (size_t i = 0; i < sizeof(pts) / sizeof(pts[0]); i++)
