@@ -85,6 +85,20 @@ class Double:
         with urllib.request.urlopen(req, context=self.ctx, timeout=30) as r:
             return json.loads(r.read()).get("items", [])
 
+    def pod_logs(self, tail=1500):
+        """The end of each failed pod's log (the double's pods/log), to show why."""
+        def get(path):
+            req = urllib.request.Request(self.url + path)
+            req.add_header("Authorization", "Bearer " + TOKEN)
+            with urllib.request.urlopen(req, context=self.ctx, timeout=30) as r:
+                return r.read().decode(errors="replace")
+        out = []
+        for p in json.loads(get("/api/v1/namespaces/kctl/pods")).get("items", []):
+            if p.get("status", {}).get("phase") == "Failed":
+                name = p["metadata"]["name"]
+                out.append(f"--- {name}\n" + get(f"/api/v1/namespaces/kctl/pods/{name}/log")[-tail:])
+        return "\n".join(out)
+
     def stop(self):
         self.p.terminate()
         try:
@@ -294,6 +308,8 @@ def test_exec_plugin(args, dbl):
         with Scenario(args, dbl, "an exec credential plugin", "kd-exec", {}, user=user) as s:
             r = s.run(["start", s.spec, "--rounds", "1"])
             check(r.returncode == 0, f"kctl authenticates through the plugin ({r.stderr[-200:]!r})")
+            if r.returncode:
+                print(dbl.pod_logs())
             runs = open(count).read().count("run") if os.path.exists(count) else 0
             check(runs == 1, f"a token valid until 2099 is fetched once per kctl ({runs})")
             check(TOKEN not in r.stderr + r.stdout, "the token is not printed")

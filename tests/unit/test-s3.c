@@ -308,8 +308,11 @@ TEST(large_upload)
 		sigv4_sha256_hex(data, len, got);
 		CHECK_STR(got, want);
 	}
+	free(data);
+	data = NULL;
 	CHECK(s3_get(s, "pfx/big/artifact.bin", size - 1, &data, &len, msg, sizeof(msg)) ==
 	      KERR_LIMIT);
+	CHECK(data == NULL);
 	CHECK(s3_delete(s, "pfx/big/artifact.bin", msg, sizeof(msg)) == 0);
 out:
 	free(data);
