@@ -363,6 +363,82 @@ TEST(https_system_store_rejects)
 	http_response_release(&resp);
 }
 
+/* The peer's URL with its host replaced by 127.0.0.1 (the certificate names both). */
+static const char *by_ip(const char *path)
+{
+	static char u[512];
+	const char *port = strrchr(https_peer, ':');
+
+	snprintf(u, sizeof(u), "https://127.0.0.1%s%s", port, path);
+	return u;
+}
+
+/* kubeconfig's tls-server-name: the certificate is checked for that name. */
+TEST(tls_server_name)
+{
+	struct http_opts opts = fast;
+	struct http_response resp;
+	char msg[512];
+
+	opts.ca_file = https_ca;
+	opts.tls_server_name = "localhost";
+	CHECK(http_request("GET", by_ip("/big?n=2"), NULL, 0, &opts, &resp, msg, sizeof(msg)) == 0);
+	CHECK_STR(resp.body, "01");
+	http_response_release(&resp);
+	opts.tls_server_name = "not-in-the-certificate.example";
+	CHECK(http_request("GET", by_ip("/big?n=2"), NULL, 0, &opts, &resp, msg, sizeof(msg)) ==
+	      KERR_HTTP);
+	CHECK(resp.status == 0 && resp.attempts == 1);
+	http_response_release(&resp);
+}
+
+/* certificate-authority-data: the CA as PEM text; another CA fails. */
+TEST(ca_as_pem_text)
+{
+	struct http_opts opts = fast;
+	struct http_response resp;
+	char msg[512], *pem = NULL;
+	size_t len = 0;
+	FILE *f = fopen(https_ca, "r");
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	pem = calloc(1, 65536);
+	len = fread(pem, 1, 65535, f);
+	fclose(f);
+	CHECK(len > 100);
+	opts.ca_pem = pem;
+	CHECK(http_request("GET", url_of(https_peer, "/big?n=1"), NULL, 0, &opts, &resp, msg,
+			   sizeof(msg)) == 0);
+	http_response_release(&resp);
+	/* one changed byte inside the base64 body: no longer that CA */
+	pem[len / 2] = pem[len / 2] == 'A' ? 'B' : 'A';
+	CHECK(http_request("GET", url_of(https_peer, "/big?n=1"), NULL, 0, &opts, &resp, msg,
+			   sizeof(msg)) == KERR_HTTP);
+	http_response_release(&resp);
+	free(pem);
+}
+
+/* insecure_skip_verify is the caller's explicit choice (a kubeconfig's). */
+TEST(insecure_only_when_asked)
+{
+	struct http_opts opts = fast;
+	struct http_response resp;
+	char msg[512];
+
+	unsetenv("CURL_CA_BUNDLE");
+	unsetenv("SSL_CERT_FILE");
+	opts.insecure_skip_verify = 1;
+	CHECK(http_request("GET", url_of(https_peer, "/big?n=1"), NULL, 0, &opts, &resp, msg,
+			   sizeof(msg)) == 0);
+	http_response_release(&resp);
+	opts.insecure_skip_verify = 0;
+	CHECK(http_request("GET", url_of(https_peer, "/big?n=1"), NULL, 0, &opts, &resp, msg,
+			   sizeof(msg)) == KERR_HTTP);
+	http_response_release(&resp);
+}
+
 TEST(msg_never_holds_query)
 {
 	static const char *const paths[] = {
@@ -582,6 +658,9 @@ int main(void)
 	RUN(https_system_store_rejects);
 	RUN(msg_never_holds_query);
 	RUN(log_never_holds_query);
+	RUN(tls_server_name);
+	RUN(ca_as_pem_text);
+	RUN(insecure_only_when_asked);
 	RUN(redact_url_table);
 	RUN(is_url_table);
 	RUN(connection_refused_retried);
