@@ -95,8 +95,13 @@ def verify(kctl, env, tmp, label):
                    for p in glob.glob(os.path.join(tmp, "runs", sid, "rounds", "r*",
                                                    "evalpod.log")))
     seen = evaluated_ids(logs)
-    twice = sorted({v for v in seen if seen.count(v) > 1})
-    check(not twice, f"{label}: no variant evaluated twice {twice}")
+    # An infra_error result is set aside (ID.infra-N.json) and evaluated again
+    # by design (docs/kctl.md, Running evalpod): once more per set-aside result.
+    aside = [os.path.basename(p).split(".infra-")[0] for p in
+             glob.glob(os.path.join(tmp, "runs", sid, "rounds", "r*", "results", "*.infra-*"))]
+    twice = sorted({v for v in seen if seen.count(v) > 1 + aside.count(v)})
+    check(not twice, f"{label}: no variant evaluated twice, infrastructure retries aside "
+                     f"{twice} ({len(aside)} set aside)")
     check(sorted(set(seen)) == sorted(variants),
           f"{label}: every variant evaluated ({len(set(seen))} of {len(variants)})")
 
