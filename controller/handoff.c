@@ -269,28 +269,23 @@ int handoff_fetch(struct session *s, int round, const char *results_dir, char *m
 				: handoff_local_path(results_dir,
 						     l.obj[i].key + strlen(rp) + strlen(b) + 1);
 		if (local) {
-			rc = handoff_copy(s, l.obj[i].key, local,
-					  !strcmp(local + strlen(local) - 13, "/summary.json"), msg,
-					  n);
-			json_object_set_new(batches, b, json_true());
+			int summary = !strcmp(local + strlen(local) - 13, "/summary.json");
+
+			rc = handoff_copy(s, l.obj[i].key, local, summary, msg, n);
+			/* drained once evalpod has finished it: its summary is listed */
+			if (summary)
+				json_object_set_new(batches, b, json_true());
 		}
 		free(local);
 		free(mark);
 		free(b);
 	}
-	/* A batch is drained only once evalpod has finished it: its summary is there. */
 	json_object_foreach (batches, bid, done) {
-		char *sum = xasprintf("%s%s/summary.json", rp, bid), *mark;
-		struct s3_object info;
+		char *mark = xasprintf("%s/.fetched-%s", results_dir, bid);
 
-		if (rc || s3_head(s->s3, sum, &info, msg, n)) {
-			free(sum);
-			continue;
-		}
-		mark = xasprintf("%s/.fetched-%s", results_dir, bid);
-		rc = file_write_atomic(mark, "", 0, msg, n);
+		if (!rc)
+			rc = file_write_atomic(mark, "", 0, msg, n);
 		free(mark);
-		free(sum);
 	}
 	if (rc == KERR_NOTFOUND)
 		rc = 0; /* an object gone between list and get: nothing to fetch */
