@@ -56,7 +56,7 @@ static double handoff_limit(const json_t *batch, const char *key, double def)
 	return json_is_number(v) ? json_number_value(v) : def;
 }
 
-long handoff_expiry(const struct session *s, const json_t *batch)
+long handoff_worst_case(const json_t *batch)
 {
 	/* evalpod's defaults, docs/evalbatch.md#limits */
 	double per_prog = handoff_limit(batch, "compile_timeout_s", 120) +
@@ -65,8 +65,24 @@ long handoff_expiry(const struct session *s, const json_t *batch)
 	double t = per_prog * progs +
 		   HANDOFF_MAX_ATTEMPTS * handoff_limit(batch, "time_timeout_s", 900);
 
-	t += s->spec.s3.url_margin_s > 0 ? s->spec.s3.url_margin_s : 900;
 	return t > 604800 ? 604800 : (long)t;
+}
+
+long handoff_deadline(const struct session *s, const json_t *batch)
+{
+	if (s->spec.backend != BACKEND_KUBERNETES)
+		return handoff_worst_case(batch);
+	if (s->spec.kube.active_deadline_s > 0)
+		return s->spec.kube.active_deadline_s;
+	return handoff_worst_case(batch) + HANDOFF_POD_START_S;
+}
+
+long handoff_expiry(const struct session *s, const json_t *batch)
+{
+	long t = handoff_deadline(s, batch) +
+		 (s->spec.s3.url_margin_s > 0 ? s->spec.s3.url_margin_s : 900);
+
+	return t > 604800 ? 604800 : t;
 }
 
 /* Presigns a PUT for "PREFIX/.../BATCH_ID/rel" into obj[name]. */

@@ -18,8 +18,8 @@
  * batches it has drained (results/.fetched-BATCH_ID), so a kctl that died
  * between evalpod's upload and the fetch picks the results up on resume.
  *
- * The URLs expire after the batch's worst-case duration (from its limits)
- * plus evaluator.s3.url_margin_s, at most seven days.
+ * The URLs expire after the batch's deadline (handoff_deadline) plus
+ * evaluator.s3.url_margin_s, at most seven days: they outlive the Job.
  */
 #ifndef KCTL_HANDOFF_H
 #define KCTL_HANDOFF_H
@@ -47,7 +47,19 @@ int handoff_publish(struct session *s, int round, json_t *batch, char **url, cha
  */
 int handoff_fetch(struct session *s, int round, const char *results_dir, char *msg, size_t n);
 
-/* Seconds a presigned URL of batch must stay valid. */
+#define HANDOFF_POD_START_S 300 /* a pod's time to be scheduled and pull its image */
+
+/* The longest evalpod may take on batch, from its limits (seconds). */
+long handoff_worst_case(const json_t *batch);
+
+/*
+ * The batch's deadline: its worst case; on the kubernetes backend the Job's
+ * activeDeadlineSeconds (evaluator.kubernetes.active_deadline_s, else the
+ * worst case plus HANDOFF_POD_START_S).
+ */
+long handoff_deadline(const struct session *s, const json_t *batch);
+
+/* Seconds a presigned URL of batch stays valid: its deadline plus url_margin_s, at most 7 days. */
 long handoff_expiry(const struct session *s, const json_t *batch);
 
 #endif

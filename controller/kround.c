@@ -26,7 +26,6 @@
 
 #define KROUND_WATCH_S       300 /* one watch request; the server ends it, kctl resumes */
 #define KROUND_DIAG_EVERY_S  30  /* how often pods are looked at while Jobs run */
-#define KROUND_START_S       300 /* a pod's time to be scheduled and pull its image */
 #define KROUND_WATCH_RETRIES 8   /* failed watch requests in a row before giving up */
 #define KROUND_LABEL_MAX     40  /* of the session's name in labels, before the hash */
 
@@ -580,7 +579,7 @@ static int kround_publish(struct session *s, int round, const char *dir, int att
 		rc = file_write_atomic(path, text, strlen(text), msg, n);
 		if (!rc)
 			rc = handoff_publish(s, round, b, &(*urls)[i], msg, n);
-		t = handoff_expiry(s, b);
+		t = handoff_deadline(s, b);
 		*deadline = t > *deadline ? t : *deadline;
 		json_array_append_new(*shards,
 				      json_pack("{s:s, s:o}", "batch_id", bid, "todo", part));
@@ -739,10 +738,7 @@ int kround_evaluate(struct session *s, int round, const char *dir, char *msg, si
 	w.selector = xasprintf("kctl.dev/session=%s", label);
 	rc = kround_publish(s, round, dir, w.attempt, todo, per, &urls, &shards, &deadline, msg, n);
 	if (!rc) {
-		/* the URLs outlive the Jobs: the deadline is the batch's worst case
-		 * plus time to start, the URLs add the margin on top */
-		deadline = s->spec.kube.active_deadline_s > 0 ? s->spec.kube.active_deadline_s
-							      : deadline;
+		/* the URLs were signed for this deadline plus the margin: they outlive the Jobs */
 		rc = kround_submit(&w, urls, json_array_size(shards), deadline, msg, n);
 	}
 	kround_forget_urls(urls);

@@ -24,24 +24,11 @@ import threading
 import time
 import urllib.request
 
-from checks import check, need_env, run, session_id as sid_of, summary
+from checks import (SANITIZER_ENV, check, need_env, pod_env, run, session_id as sid_of,
+                    summary)
 
 SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
 TOKEN = "double-token-5f1e2d"
-# Under ASan the pods' evalpod needs the suite's sanitizer options (leak
-# suppressions for the OpenCL runtime) as any other child would.
-SANITIZER_ENV = ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS")
-
-
-def pod_env():
-    """The node's environment: the pods' evalpod runs without LeakSanitizer's
-    exit-time check, which has crashed in its own tracer under load (see
-    tests/CMakeLists.txt, cli/cli); evalpod's leaks are checked by the tests
-    that run it directly, and kctl keeps its own check here."""
-    e = dict(os.environ)
-    if e.get("LSAN_OPTIONS"):
-        e["LSAN_OPTIONS"] += ":detect_leaks=0"
-    return e
 
 
 def env(name):
@@ -219,6 +206,12 @@ def test_indexed_kueue(args, dbl):
             names = [e["name"] for e in spec["template"]["spec"]["containers"][0]["env"]]
             check(names == [f"EVALPOD_BATCH_URL_{i}" for i in range(spec["completions"])],
                   "one batch URL per index")
+            urls = [e["value"] for e in spec["template"]["spec"]["containers"][0]["env"]]
+            exp = [int(u.split("X-Amz-Expires=")[1].split("&")[0]) for u in urls
+                   if "X-Amz-Expires=" in u]
+            dl = spec.get("activeDeadlineSeconds", 0)
+            check(exp and dl > 0 and min(exp) >= dl + 60,
+                  f"the batch URLs outlive the Job's deadline ({exp[:1]} s vs {dl} s)")
 
 
 def test_faults(args, dbl):
