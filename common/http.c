@@ -8,6 +8,7 @@
  * signature in the query string and servers sometimes echo it back.
  */
 #include "http.h"
+#include "http-internal.h"
 #include "err.h"
 #include "log.h"
 #include "sbuf.h"
@@ -37,8 +38,7 @@
 #define HTTP_QUOTE_MAX                  200    /* bytes of server text quoted in msg */
 #define HTTP_SCRUB_WINDOW               4096   /* server text scrubbed before cutting */
 #define HTTP_SCRUB_MIN                  4      /* shorter query values are not secrets */
-#define HTTP_URL_SHOWN_MAX              1024
-#define HTTP_MAX_HEADERS                65536 /* response header bytes kept */
+#define HTTP_MAX_HEADERS                65536  /* response header bytes kept */
 
 #define HTTP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -83,38 +83,6 @@ static const CURLcode http_retry_codes[] = {
 	CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT,
 	CURLE_SEND_ERROR,           CURLE_RECV_ERROR,      CURLE_GOT_NOTHING,
 	CURLE_PARTIAL_FILE,
-};
-
-struct http_call {
-	CURL *curl;
-	struct curl_slist *headers;
-	const char *method;
-	const struct http_method *how;
-	const char *url;
-	char shown_url[HTTP_URL_SHOWN_MAX]; /* redacted, for msg and logs */
-	const char *ca_file;
-	long timeout_ms;
-	long connect_timeout_ms;
-	long backoff_ms;
-	int max_attempts;
-	size_t max_body;
-	const char *upload; /* request body, read by http_read_cb */
-	int upload_fd;      /* or the file it streams from (-1: none) */
-	size_t upload_len;
-	size_t upload_pos;
-	struct sbuf body; /* response body of the latest attempt */
-	struct sbuf hdrs; /* response header lines of the latest attempt */
-	const struct http_opts *opts;
-	http_line_fn line_fn; /* streaming: body lines go here */
-	http_tick_fn tick_fn;
-	void *stream_arg;
-	int stopped; /* a callback ended the stream */
-	time_t last_tick;
-	char *url_owned; /* the URL rewritten for tls_server_name */
-	struct curl_slist *connect_to;
-	int over_limit;     /* http_write_cb refused bytes past max_body */
-	long retry_after_s; /* -1: the latest response carried none */
-	char errbuf[CURL_ERROR_SIZE];
 };
 
 static pthread_once_t http_once = PTHREAD_ONCE_INIT;
@@ -261,31 +229,6 @@ static void http_quote(const struct http_call *c, const char *text, size_t len, 
 	sbuf_release(&s);
 }
 
-/* Streaming: hands every complete line in c->body to the line callback. */
-static size_t http_stream_lines(struct http_call *c, size_t len)
-{
-	char *start = c->body.buf, *nl;
-	size_t left = c->body.len;
-
-	while (left && (nl = memchr(start, '\n', left))) {
-		size_t l = (size_t)(nl - start);
-
-		if (c->line_fn(c->stream_arg, start, l && start[l - 1] == '\r' ? l - 1 : l)) {
-			c->stopped = 1;
-			return 0;
-		}
-		left -= l + 1;
-		start = nl + 1;
-	}
-	memmove(c->body.buf, start, left);
-	c->body.len = left;
-	if (left > c->max_body) {
-		c->over_limit = 1;
-		return 0;
-	}
-	return len;
-}
-
 static size_t http_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct http_call *c = arg;
@@ -295,7 +238,7 @@ static size_t http_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	if (c->line_fn && !curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status) &&
 	    status >= 200 && status < 300) {
 		sbuf_add(&c->body, data, len);
-		return http_stream_lines(c, len);
+		return http__stream_lines(c, len);
 	}
 	if (len > c->max_body - c->body.len) {
 		c->over_limit = 1;
@@ -412,9 +355,8 @@ static const char *http_env_ca_file(void)
 static int http_call_server_name(struct http_call *c, char *msg, size_t n);
 
 /* Fills c from the arguments and defaults; checks what curl would not. */
-static int http_call_init(struct http_call *c, const char *method, const char *url,
-			  const void *body, size_t body_len, const struct http_opts *opts,
-			  char *msg, size_t n)
+int http__call_init(struct http_call *c, const char *method, const char *url, const void *body,
+		    size_t body_len, const struct http_opts *opts, char *msg, size_t n)
 {
 	static const struct http_opts defaults;
 
@@ -582,7 +524,7 @@ static int http_call_server_name(struct http_call *c, char *msg, size_t n)
 }
 
 /* Creates the easy handle and sets every option; returns curl's verdict. */
-static CURLcode http_call_open(struct http_call *c)
+CURLcode http__call_open(struct http_call *c)
 {
 	CURLcode res = CURLE_OK;
 	CURL *h;
@@ -633,7 +575,7 @@ static CURLcode http_call_open(struct http_call *c)
 	return res;
 }
 
-static void http_call_release(struct http_call *c)
+void http__call_release(struct http_call *c)
 {
 	if (c->curl)
 		curl_easy_cleanup(c->curl);
@@ -647,7 +589,7 @@ static void http_call_release(struct http_call *c)
 }
 
 /* Makes one request; *status is the response's code or 0. */
-static CURLcode http_attempt(struct http_call *c, long *status)
+CURLcode http__attempt(struct http_call *c, long *status)
 {
 	CURLcode res;
 
@@ -730,8 +672,8 @@ static void http_wait_retry(const struct http_call *c, CURLcode res, long status
 }
 
 /* Turns the final attempt into the return code and msg. */
-static int http_result(const struct http_call *c, CURLcode res, const struct http_response *resp,
-		       char *msg, size_t n)
+int http__result(const struct http_call *c, CURLcode res, const struct http_response *resp,
+		 char *msg, size_t n)
 {
 	char why[2 * HTTP_QUOTE_MAX];
 	char quote[HTTP_QUOTE_MAX + 4];
@@ -764,17 +706,17 @@ int http_request(const char *method, const char *url, const void *body, size_t b
 	int rc;
 
 	memset(resp, 0, sizeof(*resp));
-	rc = http_call_init(&c, method, url, body, body_len, opts, msg, n);
+	rc = http__call_init(&c, method, url, body, body_len, opts, msg, n);
 	if (rc)
 		goto out;
-	res = http_call_open(&c);
+	res = http__call_open(&c);
 	if (res) {
 		rc = kerr_set(msg, n, KERR_HTTP, "%s %s: cannot set up the request: %s", method,
 			      c.shown_url, curl_easy_strerror(res));
 		goto out;
 	}
 	for (;;) {
-		res = http_attempt(&c, &resp->status);
+		res = http__attempt(&c, &resp->status);
 		resp->attempts++;
 		if (resp->attempts >= c.max_attempts || !http_is_retryable(&c, res, resp->status))
 			break;
@@ -784,79 +726,8 @@ int http_request(const char *method, const char *url, const void *body, size_t b
 		resp->body = sbuf_detach(&c.body, &resp->body_len);
 	if (c.hdrs.buf)
 		resp->headers = sbuf_detach(&c.hdrs, NULL);
-	rc = http_result(&c, res, resp, msg, n);
+	rc = http__result(&c, res, resp, msg, n);
 out:
-	http_call_release(&c);
-	return rc;
-}
-
-static int http_xferinfo_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-			    curl_off_t ulnow)
-{
-	struct http_call *c = arg;
-	time_t now = time(NULL);
-
-	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	if (!c->tick_fn || now == c->last_tick)
-		return 0;
-	c->last_tick = now;
-	if (c->tick_fn(c->stream_arg)) {
-		c->stopped = 1;
-		return 1; /* curl aborts the transfer with CURLE_ABORTED_BY_CALLBACK */
-	}
-	return 0;
-}
-
-int http_stream(const char *url, const struct http_opts *opts, http_line_fn line, http_tick_fn tick,
-		void *arg, struct http_response *resp, char *msg, size_t n)
-{
-	struct http_call c = { .body = SBUF_INIT, .hdrs = SBUF_INIT, .upload_fd = -1 };
-	CURLcode res;
-	int rc;
-
-	memset(resp, 0, sizeof(*resp));
-	rc = http_call_init(&c, "GET", url, NULL, 0, opts, msg, n);
-	if (rc)
-		goto out;
-	c.line_fn = line;
-	c.tick_fn = tick;
-	c.stream_arg = arg;
-	c.last_tick = time(NULL);
-	res = http_call_open(&c);
-	if (!res)
-		res = curl_easy_setopt(c.curl, CURLOPT_XFERINFOFUNCTION, http_xferinfo_cb);
-	if (!res)
-		res = curl_easy_setopt(c.curl, CURLOPT_XFERINFODATA, &c);
-	if (!res)
-		res = curl_easy_setopt(c.curl, CURLOPT_NOPROGRESS, 0L);
-	/* a stream has no size: only max_body per line applies */
-	if (!res)
-		res = curl_easy_setopt(c.curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)0);
-	if (res) {
-		rc = kerr_set(msg, n, KERR_HTTP, "GET %s: cannot set up the request: %s",
-			      c.shown_url, curl_easy_strerror(res));
-		goto out;
-	}
-	res = http_attempt(&c, &resp->status);
-	resp->attempts = 1;
-	if (c.stopped) {
-		rc = 0;
-		goto out;
-	}
-	if (res == CURLE_OK && resp->status >= 200 && resp->status < 300) {
-		if (c.body.len) /* a last line without its newline */
-			line(arg, c.body.buf, c.body.len);
-		rc = 0;
-		goto out;
-	}
-	if (c.body.buf && !(resp->status >= 200 && resp->status < 300))
-		resp->body = sbuf_detach(&c.body, &resp->body_len);
-	if (res == CURLE_OK && resp->status < 400)
-		rc = kerr_set(msg, n, KERR_HTTP, "GET %s: unexpected HTTP %ld", c.shown_url,
-			      resp->status);
-	else
-		rc = http_result(&c, res, resp, msg, n);
-out:
-	http_call_release(&c);
+	http__call_release(&c);
 	return rc;
 }

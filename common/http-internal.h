@@ -1,0 +1,74 @@
+/*
+ * http-internal.h - what http.c (one request, with retries) and
+ * http-stream.c (a streamed GET: watches) share.  Not for other modules.
+ */
+#ifndef KCTL_HTTP_INTERNAL_H
+#define KCTL_HTTP_INTERNAL_H
+
+#include "http.h"
+#include "sbuf.h"
+
+#include <curl/curl.h>
+#include <time.h>
+
+#define HTTP_URL_SHOWN_MAX 1024
+
+struct http_method;
+
+struct http_call {
+	CURL *curl;
+	struct curl_slist *headers;
+	const char *method;
+	const struct http_method *how;
+	const char *url;
+	char shown_url[HTTP_URL_SHOWN_MAX]; /* redacted, for msg and logs */
+	const char *ca_file;
+	long timeout_ms;
+	long connect_timeout_ms;
+	long backoff_ms;
+	int max_attempts;
+	size_t max_body;
+	const char *upload; /* request body, read by http_read_cb */
+	int upload_fd;      /* or the file it streams from (-1: none) */
+	size_t upload_len;
+	size_t upload_pos;
+	struct sbuf body; /* response body of the latest attempt */
+	struct sbuf hdrs; /* response header lines of the latest attempt */
+	const struct http_opts *opts;
+	http_line_fn line_fn; /* streaming: body lines go here */
+	http_tick_fn tick_fn;
+	void *stream_arg;
+	int stopped; /* a callback ended the stream */
+	time_t last_tick;
+	char *url_owned; /* the URL rewritten for tls_server_name */
+	struct curl_slist *connect_to;
+	int over_limit;     /* http_write_cb refused bytes past max_body */
+	long retry_after_s; /* -1: the latest response carried none */
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+/* Fills c from the arguments and defaults; 0 or KERR_* with msg. */
+int http__call_init(struct http_call *c, const char *method, const char *url, const void *body,
+		    size_t body_len, const struct http_opts *opts, char *msg, size_t n);
+
+/* Creates c's easy handle with every option set; curl's verdict. */
+CURLcode http__call_open(struct http_call *c);
+
+/* Frees what c holds (not c). */
+void http__call_release(struct http_call *c);
+
+/* One request; *status is the response's code or 0. */
+CURLcode http__attempt(struct http_call *c, long *status);
+
+/* The return code and msg for the final attempt (see http_request). */
+int http__result(const struct http_call *c, CURLcode res, const struct http_response *resp,
+		 char *msg, size_t n);
+
+/*
+ * Streaming: hands every complete line buffered in c->body to c->line_fn;
+ * returns len, or 0 to make curl stop (a callback asked, or a line longer
+ * than max_body).
+ */
+size_t http__stream_lines(struct http_call *c, size_t len);
+
+#endif

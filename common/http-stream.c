@@ -1,0 +1,107 @@
+/*
+ * http-stream.c - a streamed GET whose body is read line by line as it
+ * arrives (a Kubernetes watch); the contract is http_stream in http.h.
+ * One attempt: a stream that ends or breaks is resumed by the caller, who
+ * knows where it was (a resourceVersion).
+ */
+#include "http-internal.h"
+#include "err.h"
+#include "sbuf.h"
+
+#include <string.h>
+
+/* Streaming: hands every complete line in c->body to the line callback. */
+size_t http__stream_lines(struct http_call *c, size_t len)
+{
+	char *start = c->body.buf, *nl;
+	size_t left = c->body.len;
+
+	while (left && (nl = memchr(start, '\n', left))) {
+		size_t l = (size_t)(nl - start);
+
+		if (c->line_fn(c->stream_arg, start, l && start[l - 1] == '\r' ? l - 1 : l)) {
+			c->stopped = 1;
+			return 0;
+		}
+		left -= l + 1;
+		start = nl + 1;
+	}
+	memmove(c->body.buf, start, left);
+	c->body.len = left;
+	if (left > c->max_body) {
+		c->over_limit = 1;
+		return 0;
+	}
+	return len;
+}
+
+static int http_xferinfo_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			    curl_off_t ulnow)
+{
+	struct http_call *c = arg;
+	time_t now = time(NULL);
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	if (!c->tick_fn || now == c->last_tick)
+		return 0;
+	c->last_tick = now;
+	if (c->tick_fn(c->stream_arg)) {
+		c->stopped = 1;
+		return 1; /* curl aborts the transfer with CURLE_ABORTED_BY_CALLBACK */
+	}
+	return 0;
+}
+
+int http_stream(const char *url, const struct http_opts *opts, http_line_fn line, http_tick_fn tick,
+		void *arg, struct http_response *resp, char *msg, size_t n)
+{
+	struct http_call c = { .body = SBUF_INIT, .hdrs = SBUF_INIT, .upload_fd = -1 };
+	CURLcode res;
+	int rc;
+
+	memset(resp, 0, sizeof(*resp));
+	rc = http__call_init(&c, "GET", url, NULL, 0, opts, msg, n);
+	if (rc)
+		goto out;
+	c.line_fn = line;
+	c.tick_fn = tick;
+	c.stream_arg = arg;
+	c.last_tick = time(NULL);
+	res = http__call_open(&c);
+	if (!res)
+		res = curl_easy_setopt(c.curl, CURLOPT_XFERINFOFUNCTION, http_xferinfo_cb);
+	if (!res)
+		res = curl_easy_setopt(c.curl, CURLOPT_XFERINFODATA, &c);
+	if (!res)
+		res = curl_easy_setopt(c.curl, CURLOPT_NOPROGRESS, 0L);
+	/* a stream has no size: only max_body per line applies */
+	if (!res)
+		res = curl_easy_setopt(c.curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)0);
+	if (res) {
+		rc = kerr_set(msg, n, KERR_HTTP, "GET %s: cannot set up the request: %s",
+			      c.shown_url, curl_easy_strerror(res));
+		goto out;
+	}
+	res = http__attempt(&c, &resp->status);
+	resp->attempts = 1;
+	if (c.stopped) {
+		rc = 0;
+		goto out;
+	}
+	if (res == CURLE_OK && resp->status >= 200 && resp->status < 300) {
+		if (c.body.len) /* a last line without its newline */
+			line(arg, c.body.buf, c.body.len);
+		rc = 0;
+		goto out;
+	}
+	if (c.body.buf && !(resp->status >= 200 && resp->status < 300))
+		resp->body = sbuf_detach(&c.body, &resp->body_len);
+	if (res == CURLE_OK && resp->status < 400)
+		rc = kerr_set(msg, n, KERR_HTTP, "GET %s: unexpected HTTP %ld", c.shown_url,
+			      resp->status);
+	else
+		rc = http__result(&c, res, resp, msg, n);
+out:
+	http__call_release(&c);
+	return rc;
+}
