@@ -29,23 +29,9 @@ import urllib.request
 
 import yaml
 
-from checks import check, need_env, session_id, summary
+from checks import SANITIZER_ENV, check, need_env, pod_env, session_id, summary
 
 SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
-# Under ASan the pods' evalpod needs the suite's sanitizer options (leak
-# suppressions for the OpenCL runtime) as any other child would.
-SANITIZER_ENV = ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS")
-
-
-def pod_env():
-    """The node's environment: the pods' evalpod runs without LeakSanitizer's
-    exit-time check, which has crashed in its own tracer under load (see
-    tests/CMakeLists.txt, cli/cli); evalpod's leaks are checked by the tests
-    that run it directly, and kctl keeps its own check here."""
-    e = dict(os.environ)
-    if e.get("LSAN_OPTIONS"):
-        e["LSAN_OPTIONS"] += ":detect_leaks=0"
-    return e
 
 
 def env(name):
