@@ -1,0 +1,148 @@
+/*
+ * evalrun.c - the local backend's evalpod child; the contract is in
+ * evalrun.h.
+ */
+#include "evalrun.h"
+#include "err.h"
+#include "fileio.h"
+#include "session.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * Starts evalpod on batch with the round's lock fd inherited; returns its
+ * pid.  With url (object storage), evalpod reads the batch from the
+ * presigned url, handed over in its environment, and uploads its results
+ * through the batch's presigned PUTs instead of writing them here.
+ */
+pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const char *url,
+		    int lockfd, char *msg, size_t n)
+{
+	char *log = xasprintf("%s/evalpod.log", dir), *out = xasprintf("%s/results", dir);
+	char jobs[16];
+	pid_t pid;
+
+	snprintf(jobs, sizeof(jobs), "%d", s->spec.jobs > 0 ? s->spec.jobs : 0);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		char *argv[] = { s->evalpod, "run", (char *)batch,
+				 "--out",    out,   s->spec.jobs > 0 ? "--jobs" : NULL,
+				 jobs,       NULL };
+		char *url_argv[] = { s->evalpod, "run", s->spec.jobs > 0 ? "--jobs" : NULL, jobs,
+				     NULL };
+
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		(void)lockfd; /* stays open across exec: evalpod holds the round's lock */
+		if (url) {
+			setenv("EVALPOD_BATCH_URL", url, 1);
+			if (s->spec.s3.ca_file)
+				setenv("CURL_CA_BUNDLE", s->spec.s3.ca_file, 1);
+		}
+		execv(s->evalpod, url ? url_argv : argv);
+		fprintf(stderr, "kctl: cannot run '%s': %s\n", s->evalpod, strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0)
+		kerr_set(msg, n, KERR_IO, "fork: %s", strerror(errno));
+	free(log);
+	free(out);
+	return pid;
+}
+
+/*
+ * Notes in evalpod.log which variants the next evalpod run evaluates, so
+ * the log tells (people, and the crash tests) what ran when.
+ */
+void evalrun_note(const char *dir, const char *batch, json_t *todo)
+{
+	char *path = xasprintf("%s/evalpod.log", dir);
+	FILE *f = fopen(path, "a");
+	size_t i;
+	json_t *v;
+
+	if (f) {
+		fprintf(f, "kctl: evalpod run %s evaluates:", batch);
+		json_array_foreach (todo, i, v)
+			fprintf(f, " %s", json_string_value(json_object_get(v, "id")));
+		fputc('\n', f);
+		fclose(f);
+	}
+	free(path);
+}
+
+static void evalrun_progress(struct session *s, int round, size_t todo, double t0)
+{
+	if (!s->interactive)
+		return;
+	fprintf(stderr, "\r[round %d] evaluating %zu variant%s ... %.0fs  ", round, todo,
+		todo == 1 ? "" : "s", (double)time(NULL) - t0);
+	fflush(stderr);
+}
+
+/*
+ * Waits for pid, showing progress once a second; returns its wait status.
+ * A pidfd wakes us the moment evalpod exits (falling back to short sleeps
+ * where the kernel has none), so a round never waits on a timer.
+ */
+int evalrun_wait(struct session *s, int round, size_t todo, pid_t pid)
+{
+	double t0 = (double)time(NULL);
+	int status = 0, pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			status = -1; /* not a clean exit: judged as a failed evalpod */
+			break;
+		}
+		if (round_interrupted()) /* pass the interruption on; evalpod writes what it has */
+			kill(pid, SIGTERM);
+		evalrun_progress(s, round, todo, t0);
+		if (pfd >= 0) {
+			struct pollfd p = { .fd = pfd, .events = POLLIN };
+
+			poll(&p, 1, 1000);
+		} else {
+			poll(NULL, 0, 100);
+		}
+	}
+	if (pfd >= 0)
+		close(pfd);
+	if (s->interactive)
+		fputs("\r\033[K", stderr);
+	return status;
+}
+
+/* Last lines of the round's evalpod.log, for an error message. */
+void evalrun_log_tail(const char *dir, char *out, size_t n)
+{
+	char *path = xasprintf("%s/evalpod.log", dir), *text = NULL, msg[128];
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (!file_read(path, 64u << 20, &text, &len, msg, sizeof(msg))) {
+		const char *p = text + (len > 600 ? len - 600 : 0);
+
+		strlcpy(out, p, n);
+	}
+	free(text);
+	free(path);
+}

@@ -1,0 +1,39 @@
+/*
+ * evalrun.h - the local backend: evalpod as a child process of kctl for one
+ * attempt at a round (round.c decides when; kround.c is the Kubernetes
+ * counterpart).  The child's stdout and stderr go to the round's
+ * evalpod.log; it inherits the round's lock, so it holds it even if kctl
+ * dies.
+ */
+#ifndef KCTL_EVALRUN_H
+#define KCTL_EVALRUN_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct session;
+
+/*
+ * Starts evalpod on batch (a file) with lockfd inherited; with url (object
+ * storage) evalpod instead reads the batch from that presigned URL, given
+ * in its environment, and uploads its results.  Returns the pid, or -1
+ * with msg.
+ */
+pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const char *url,
+		    int lockfd, char *msg, size_t n);
+
+/* Notes in dir/evalpod.log which variants (todo) the next run of batch evaluates. */
+void evalrun_note(const char *dir, const char *batch, json_t *todo);
+
+/*
+ * Waits for pid, with a progress line on a terminal; passes an
+ * interruption (round_interrupted) on as SIGTERM.  Returns its wait status
+ * (-1 when waitpid failed).
+ */
+int evalrun_wait(struct session *s, int round, size_t todo, pid_t pid);
+
+/* The last lines of dir/evalpod.log into out (size n), for a message. */
+void evalrun_log_tail(const char *dir, char *out, size_t n);
+
+#endif
