@@ -19,6 +19,7 @@
 #include <math.h>
 #include <openssl/evp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -192,12 +193,15 @@ int session_create(struct session *s, struct store *st, const char *spec_path, c
 		return rc;
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	for (int k = 1; !id || k < 100; k++) {
+	/* The random tail keeps apart sessions that other machines start in the
+	 * same second from the same spec: their Jobs share a namespace and their
+	 * batches a bucket.  The local store is asked too. */
+	for (int k = 0; !id || k < 100; k++) {
 		json_t *row;
 
 		free(id);
-		id = k == 1 ? xasprintf("%s-%s", s->spec.name, stamp)
-			    : xasprintf("%s-%s-%d", s->spec.name, stamp, k);
+		id = xasprintf("%s-%s-%06x", s->spec.name, stamp,
+			       (unsigned)arc4random_uniform(1u << 24));
 		row = store_session_get(st, id);
 		json_decref(row);
 		if (!row)

@@ -156,7 +156,7 @@ def full_session(kctl, evalpod, data):
         res = sc.run(["start", sc.spec])
         sid = first_line(res.stdout)
         check(res.returncode == 0, f"full session: exit 0 (got {tail(res)})")
-        check(re.fullmatch(r"affine-[0-9]{8}-[0-9]{6}(-[0-9]+)?", sid) is not None
+        check(re.fullmatch(r"affine-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}", sid) is not None
               and os.path.isdir(sc.session_dir(sid)),
               f"full session: stdout's first line is the session id (got {sid!r})")
         st = sc.status(sid) or {}

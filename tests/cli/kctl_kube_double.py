@@ -83,6 +83,14 @@ class Double:
         with urllib.request.urlopen(req, context=self.ctx, timeout=30) as r:
             return json.loads(r.read()).get("items", [])
 
+    def create_job(self, job):
+        req = urllib.request.Request(self.url + "/apis/batch/v1/namespaces/kctl/jobs",
+                                     data=json.dumps(job).encode(), method="POST")
+        req.add_header("Authorization", "Bearer " + TOKEN)
+        req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, context=self.ctx, timeout=30) as r:
+            return json.loads(r.read())
+
     def pod_logs(self, tail=1500):
         """The end of each failed pod's log (the double's pods/log), to show why."""
         def get(path):
@@ -159,8 +167,9 @@ class Scenario:
                 if n.endswith(".json") and n != "summary.json" and ".infra-" not in n}
 
 
-def admitter(dbl, stop, seen, faults=None):
-    """Plays Kueue: sees each suspended Job, records it, admits it."""
+def admitter(dbl, stop, seen, faults=None, before=None, expire=False):
+    """Plays Kueue: sees each suspended Job, records it, admits it.  before(job)
+    runs first; expire moves the admitted Job past its deadline a second later."""
     done = set()
     while not stop.is_set():
         try:
@@ -168,13 +177,29 @@ def admitter(dbl, stop, seen, faults=None):
                 name = j["metadata"]["name"]
                 if j["spec"].get("suspend") and name not in done:
                     seen.append(json.loads(json.dumps(j)))
+                    if before:
+                        before(j)
                     if faults:
                         dbl.control({"pod_faults": {name: faults}})
                     dbl.control({"admit": name})
                     done.add(name)
+                    if expire:
+                        time.sleep(1)
+                        dbl.control({"expire": name})
         except Exception:
             pass
         time.sleep(0.2)
+
+
+def run_admitted(s, dbl, **kw):
+    """kctl start --rounds 1 with an admitter beside it; (result, Jobs seen)."""
+    stop, seen = threading.Event(), []
+    t = threading.Thread(target=admitter, args=(dbl, stop, seen), kwargs=kw, daemon=True)
+    t.start()
+    r = s.run(["start", s.spec, "--rounds", "1"])
+    stop.set()
+    t.join()
+    return r, seen
 
 
 def test_indexed_kueue(args, dbl):
@@ -296,6 +321,62 @@ def test_pod_failures(args, dbl):
               f"exit 1 in a pod fails the session ({r.stderr[-200:]!r})")
 
 
+def test_adoption(args, dbl):
+    with Scenario(args, dbl, "a create whose reply is lost is adopted on 409", "kd-lost",
+                  {}) as s:
+        dbl.control(method="DELETE")
+        dbl.control({"plan": [{"fault": "lost-reply", "verb": "POST", "path": "/jobs"}]})
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        c = dbl.control()
+        sid = sid_of(r)
+        check(r.returncode == 0 and c.get("faults_served", {}).get("lost-reply") == 1,
+              f"kctl completes though a create's reply was lost ({r.stderr[-200:]!r})")
+        check("was created before; adopting it" in r.stderr, "the 409 AlreadyExists is adopted")
+        jobs = [j for j in dbl.jobs() if j["metadata"].get("annotations", {}).get(
+            "kctl.dev/session-id") == sid]
+        creates = c.get("requests", {}).get("POST /apis/batch/v1/namespaces/{ns}/jobs", 0)
+        check(creates == len(jobs) + 1 and len(s.results(sid, 0)) == 1,
+              f"one Job per create, the adopted one's result read ({creates} POSTs, "
+              f"{len(jobs)} Jobs)")
+    with Scenario(args, dbl, "a Job of that name from another session is not adopted",
+                  "kd-squat", {"queue": "kctl"}) as s:
+        squat = []
+
+        def squatter(j):
+            # creates the name kctl's round 1 will use, for another session
+            name = j["metadata"]["name"]
+            if "-r000-" not in name or squat:
+                return
+            other = {"apiVersion": "batch/v1", "kind": "Job",
+                     "metadata": {"name": name.replace("-r000-", "-r001-"),
+                                  "annotations": {"kctl.dev/session-id": "someone-else"}},
+                     "spec": {"suspend": True, "template": {"spec": {
+                         "restartPolicy": "Never",
+                         "containers": [{"name": "other", "image": "other:1"}]}}}}
+            dbl.create_job(other)
+            squat.append(other["metadata"]["name"])
+
+        r, _ = run_admitted(s, dbl, before=squatter)
+        check(bool(squat) and r.returncode != 0 and
+              f"Job '{squat[0] if squat else '?'}' exists and is not this session's" in r.stderr,
+              f"kctl refuses the other session's Job ({r.stderr[-200:]!r})")
+        other = [j for j in dbl.jobs() if j["metadata"]["name"] in squat]
+        check(len(other) == 1 and other[0]["metadata"]["annotations"].get(
+            "kctl.dev/session-id") == "someone-else", "and leaves it alone")
+
+
+def test_deadline(args, dbl):
+    with Scenario(args, dbl, "a Job past activeDeadlineSeconds is the infrastructure's",
+                  "kd-deadline", {"queue": "kctl", "active_deadline_s": 60}) as s:
+        r, seen = run_admitted(s, dbl, faults="hang", expire=True)
+        res = s.results(sid_of(r), 0).get("r00-start", {})
+        check(res.get("status") == "infra_error" and "DeadlineExceeded" in json.dumps(res),
+              f"DeadlineExceeded becomes an infra_error result naming it "
+              f"({json.dumps(res)[:200]})")
+        check(all(j["spec"].get("activeDeadlineSeconds") == 60 for j in seen) and len(seen) >= 2,
+              f"every attempt's Job carried the deadline, and it was retried ({len(seen)} Jobs)")
+
+
 def test_exec_plugin(args, dbl):
     tmp = tempfile.mkdtemp(prefix="kctl-exec-")
     plugin = os.path.join(tmp, "cred.sh")
@@ -332,8 +413,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kctl-double-")
     dbl = Double(args[3], args[1], tmp)
     try:
-        run((test_indexed_kueue, test_faults, test_invalid, test_pod_failures,
-             test_exec_plugin), args, dbl)
+        run((test_indexed_kueue, test_faults, test_invalid, test_pod_failures, test_adoption,
+             test_deadline, test_exec_plugin), args, dbl)
     finally:
         dbl.stop()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -189,7 +189,7 @@ def test_wrong_secret(args):
         check("not-the-secret" not in r.stderr + r.stdout, "the secret is not printed")
         sid = None
         for line in (r.stdout + r.stderr).splitlines():
-            m = re.search(r"(affine-\d{8}-\d{6})", line)
+            m = re.search(r"(affine-\d{8}-\d{6}-[0-9a-f]{6})", line)
             if m:
                 sid = m.group(1)
         if sid:

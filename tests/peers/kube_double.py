@@ -32,7 +32,7 @@ controller and the kubelet itself, so Jobs run to completion:
 
 Control API on the same port, without auth (see tests/peers/README.md):
   POST /__control__ {"plan": [FAULT...]} | {"pod_faults": {...}} |
-                    {"admit": "JOB"} | {"compact": true}
+                    {"admit": "JOB"} | {"expire": "JOB"} | {"compact": true}
   GET /__control__  counters; DELETE /__control__ resets them.
 """
 
@@ -1140,6 +1140,18 @@ class Store:
                     n += 1
             return n
 
+    def expire(self, name):
+        """Moves a started Job past its activeDeadlineSeconds."""
+        with self.lock:
+            n = 0
+            for (_, jname), job in list(self.objs["jobs"].items()):
+                sim = self.jsim.get(job["metadata"]["uid"])
+                if jname == name and sim is not None and \
+                        job["spec"].get("activeDeadlineSeconds") is not None:
+                    sim["expired"] = True
+                    n += 1
+            return n
+
     def delete_pod(self, ns, name, by_user=True):
         with self.lock:
             pod = self.objs["pods"].get((ns, name))
@@ -1710,7 +1722,7 @@ class Store:
             self.finish_job(job, sim, "Failed", "BackoffLimitExceeded",
                             "Job has reached the specified backoff limit")
             return
-        if ads is not None and now - sim["start"] >= ads:
+        if ads is not None and (now - sim["start"] >= ads or sim.get("expired")):
             self.finish_job(job, sim, "Failed", "DeadlineExceeded",
                             "Job was active longer than specified deadline")
             return
@@ -1922,6 +1934,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise bad_request("couldn't get version/kind; json parse error: %s" % e)
 
     def send_json(self, code, obj, headers=None):
+        if getattr(self, "lost_reply", False):
+            self.lost_reply = False
+            self.close_connection = True
+            return
         data = (json.dumps(obj, separators=(",", ":")) + "\n").encode()
         self.send_response(code)
         self.send_header("Audit-Id", str(uuid.uuid4()))
@@ -2016,6 +2032,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     self.read_body()
                     self.close_connection = True
                     return
+                elif f == "lost-reply":
+                    # the request takes effect, its answer never arrives
+                    self.lost_reply = True
                 elif f in ("cut-watch", "gone"):
                     pass
                 else:
@@ -2099,7 +2118,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     f = dict(f)
                     name = str(f.get("fault", ""))
                     if not (re.fullmatch(r"[45][0-9][0-9]", name) or name in
-                            ("cut-watch", "gone", "close") or re.fullmatch(r"slow:[0-9.]+", name)):
+                            ("cut-watch", "gone", "close", "lost-reply") or re.fullmatch(r"slow:[0-9.]+", name)):
                         return self.send_json(400, {"error": "unknown fault %r" % name})
                     f["fault"] = name
                     f["times"] = int(f.get("times", 1))
@@ -2110,6 +2129,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     out["admitted"] = st.admit(body["admit"], body.get("namespace"))
                 if body.get("compact"):
                     st.compact()
+                if body.get("expire"):
+                    out["expired"] = st.expire(body["expire"])
                 if body.get("evict"):
                     out["evicted"] = self.evict(body["evict"])
             return self.send_json(200, out)
