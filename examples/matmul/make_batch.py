@@ -30,18 +30,19 @@ PARAMS = {
     "KU": [1, 2, 4, 8],
     "KB": [0, 16, 32, 64, 128, 256],
     "LOCAL": [0, 1],
+    "PACK": [0, 1],
 }
 
-# A few points worth seeing first: (TM, VN, TN, WX, WY, KU, KB, LOCAL)
+# A few points worth seeing first: (TM, VN, TN, WX, WY, KU, KB, LOCAL, PACK)
 FIRST = [
-    (8, 16, 2, 4, 1, 2, 0, 0),
-    (8, 16, 2, 4, 1, 1, 0, 0),
-    (8, 16, 1, 8, 1, 1, 0, 0),
-    (12, 8, 1, 8, 1, 1, 0, 0),
-    (8, 16, 1, 8, 1, 1, 256, 0),
-    (8, 16, 1, 4, 4, 4, 32, 1),
-    (8, 8, 2, 8, 1, 1, 0, 0),
-    (4, 1, 1, 16, 1, 1, 0, 0),
+    (8, 16, 2, 4, 1, 2, 0, 0, 1),
+    (8, 16, 2, 4, 1, 2, 0, 0, 0),
+    (8, 16, 1, 8, 1, 1, 0, 0, 1),
+    (12, 8, 1, 8, 1, 1, 0, 0, 0),
+    (8, 16, 1, 8, 1, 1, 256, 0, 0),
+    (8, 16, 1, 4, 4, 4, 32, 1, 0),
+    (8, 8, 2, 8, 1, 1, 0, 0, 1),
+    (4, 1, 1, 16, 1, 1, 0, 0, 0),
 ]
 
 
@@ -53,7 +54,9 @@ def valid(p):
             and (p["KB"] == 0 or p["KB"] % p["KU"] == 0)
             and (p["LOCAL"] == 0 or p["KB"] > 0)
             and (p["LOCAL"] == 0
-                 or 4 * p["KB"] * (p["WY"] * p["TM"] + p["WX"] * p["TN"] * p["VN"]) <= 65536))
+                 or 4 * p["KB"] * (p["WY"] * p["TM"] + p["WX"] * p["TN"] * p["VN"]) <= 65536)
+            and (p["PACK"] == 0 or p["LOCAL"] == 0)
+            and (p["PACK"] == 0 or (48 % p["TM"] == 0 and 64 % (p["TN"] * p["VN"]) == 0)))
 
 
 def points(count, seed):
@@ -94,7 +97,7 @@ def main():
             "build_options": " ".join(f"-D{k}={v}" for k, v in p.items()),
             "rationale": (f"register block {p['TM']}x{p['TN']}x{p['VN']}, work-group "
                           f"{p['WX']}x{p['WY']}, K unroll {p['KU']}, K block {p['KB']}, "
-                          f"local {p['LOCAL']}"),
+                          f"local {p['LOCAL']}, packed {p['PACK']}"),
         })
     n = args.size
     batch = {
@@ -110,6 +113,10 @@ def main():
                 {"name": "B", "type": "float", "count": "K*N", "role": "input",
                  "init": {"dist": "uniform", "lo": -1, "hi": 1}},
                 {"name": "C", "type": "float", "count": "M*N", "role": "output"},
+                {"name": "Ap", "type": "float", "count": "round_up(M, 48) * K",
+                 "role": "scratch"},
+                {"name": "Bp", "type": "float", "count": "round_up(N, 64) * K",
+                 "role": "scratch"},
             ],
             "scalars": [
                 {"name": "M", "type": "int", "value": "M"},
@@ -117,7 +124,13 @@ def main():
                 {"name": "K", "type": "int", "value": "K"},
             ],
             "launch": [{
-                "kernel": "matmul", "args": ["A", "B", "C", "M", "N", "K"],
+                "kernel": "pack_a", "args": ["A", "Ap", "M", "K"],
+                "global": ["PACK ? K : 1", "PACK ? round_up(M, TM) : 1"],
+            }, {
+                "kernel": "pack_b", "args": ["B", "Bp", "N", "K"],
+                "global": ["PACK ? ceil_div(N, VN) : 1", "PACK ? K : 1"],
+            }, {
+                "kernel": "matmul", "args": ["A", "B", "Ap", "Bp", "C", "M", "N", "K"],
                 "global": ["round_up(ceil_div(N, TN * VN), WX)",
                            "round_up(ceil_div(M, TM), WY)"],
                 "local": ["WX", "WY"],

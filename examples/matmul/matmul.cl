@@ -5,25 +5,43 @@
 // is WX x WY work-items, so it covers a tile of BM = WY*TM rows by
 // BN = WX*TN*VN columns.  K is walked KU steps at a time (unrolled).
 //
+// The plan runs three kernels: pack_a, pack_b, then matmul.
+//
+//   PACK = 1            pack_a copies A into row panels of TM rows, K-major
+//                       (Ap[(panel*K + k)*TM + i]), pack_b copies B into
+//                       column panels of CN = TN*VN columns, K-major
+//                       (Bp[(panel*K + k)*CN + j]), both zero-padded past the
+//                       matrix edges; matmul then reads one contiguous stream
+//                       of each per work-item, with no edge cases in the K
+//                       loop.  This is what CPUs want: B's rows are N floats
+//                       apart, which on a 4 KiB-aligned N maps every k of a
+//                       column to one cache set.
+//   PACK = 0            the pack kernels do nothing (one work-item each) and
+//                       matmul reads A and B in place, as follows:
 //   LOCAL = 0, KB = 0   every work-item reads A and B straight from global
 //                       memory and runs the whole K loop on its own;
 //   LOCAL = 0, KB > 0   the same, but the work-group walks K in blocks of KB
 //                       in lock-step (a barrier per block), so the B rows and
-//                       A columns of a block are shared through the caches;
-//   LOCAL = 1           the work-group stages a BM x KB tile of A and a
-//                       KB x BN tile of B in local memory per block of K
-//                       (zero-padded past the matrix edges), then computes
-//                       from local memory.
+//                       A columns of a block are shared through the caches
+//                       (with PACK = 1, the panels' blocks);
+//   LOCAL = 1           (PACK = 0 only) the work-group stages a BM x KB tile
+//                       of A and a KB x BN tile of B in local memory per
+//                       block of K (zero-padded past the matrix edges), then
+//                       computes from local memory: what GPUs want.
 //
 // Edges: M, N and K need not be multiples of anything.  Rows past M are
-// clamped on load and never stored; a vector of B or C that crosses N is
-// loaded and stored element by element; K tails run one step at a time (or
-// are zero-padded in local memory).
+// clamped on load (or zero in Ap) and never stored; a vector of B or C that
+// crosses N is loaded and stored element by element (or zero in Bp); K tails
+// run one step at a time (or are zero-padded in local memory).
 //
-// The launch plan (examples/matmul.yaml) reads TM, TN, VN, WX and WY from
-// the build options or the #defines below:
-//   global = [round_up(ceil_div(N, TN*VN), WX), round_up(ceil_div(M, TM), WY)]
-//   local  = [WX, WY]
+// The launch plan (examples/matmul.yaml) reads TM, TN, VN, WX, WY and PACK
+// from the build options or the #defines below:
+//   pack_a: global = PACK ? [K, round_up(M, TM)] : [1, 1]
+//   pack_b: global = PACK ? [ceil_div(N, VN), K]  : [1, 1]
+//   matmul: global = [round_up(ceil_div(N, TN*VN), WX), round_up(ceil_div(M, TM), WY)]
+//           local  = [WX, WY]
+// Ap holds round_up(M, 48) * K floats and Bp round_up(N, 64) * K: enough for
+// every TM that divides 48 and every CN that divides 64.
 
 // EVOLVE-BLOCK-START
 #ifndef TM
@@ -50,6 +68,9 @@
 #ifndef LOCAL
 #define LOCAL 0         // 1: stage A and B tiles in local memory
 #endif
+#ifndef PACK
+#define PACK 0          // 1: read A and B from panels packed by pack_a, pack_b
+#endif
 
 #define CN (TN * VN)    // columns per work-item
 #define BM (WY * TM)    // rows per work-group tile
@@ -60,6 +81,12 @@
 #endif
 #if KB > 0 && KB % KU != 0
 #error "KB must be a multiple of KU"
+#endif
+#if PACK && LOCAL
+#error "PACK=1 reads packed panels; LOCAL=1 stages tiles of A and B in place"
+#endif
+#if PACK && (48 % TM != 0 || 64 % CN != 0)
+#error "PACK=1 needs TM dividing 48 and TN*VN dividing 64 (the panels' buffers)"
 #endif
 
 #define CAT_(a, b) a##b
@@ -104,6 +131,63 @@ inline void store_part(floatV v, __global float *p, int n)
 #endif
 }
 
+// Ap[(p*K + k)*TM + i] = A[p*TM + i][k], zero for rows past M.
+__kernel void pack_a(__global const float *restrict A, __global float *restrict Ap, int M,
+		     int K)
+{
+#if PACK
+	const int k = get_global_id(0), r = get_global_id(1);
+
+	if (k < K)
+		Ap[((size_t)(r / TM) * K + k) * TM + r % TM] = r < M ? A[(size_t)r * K + k] : 0.0f;
+#endif
+}
+
+// Bp[(p*K + k)*CN + j] = B[k][p*CN + j], zero for columns past N; one
+// vector of VN columns per work-item.
+__kernel void pack_b(__global const float *restrict B, __global float *restrict Bp, int N,
+		     int K)
+{
+#if PACK
+	const int c = get_global_id(0) * VN, k = get_global_id(1);
+	__global const float *b = B + (size_t)k * N + c;
+
+	if (k < K) {
+		const floatV v = c + VN <= N ? LOADV(b) : load_part(b, N - c);
+
+		STOREV(v, Bp + ((size_t)(c / CN) * K + k) * CN + c % CN);
+	}
+#endif
+}
+
+// One K step from packed panels: ap and bp point at this work-item's
+// row and column panels.
+#define STEP_PACKED(kk)                                                                \
+	do {                                                                           \
+		const int k_ = (kk);                                                   \
+		floatV b_[TN];                                                         \
+		_Pragma("unroll") for (int t = 0; t < TN; t++)                         \
+			b_[t] = LOADV(bp + (size_t)k_ * CN + t * VN);                  \
+		_Pragma("unroll") for (int i = 0; i < TM; i++) {                       \
+			const floatV a_ = (floatV)(ap[(size_t)k_ * TM + i]);           \
+			_Pragma("unroll") for (int t = 0; t < TN; t++)                 \
+				acc[i][t] = fma(a_, b_[t], acc[i][t]);                 \
+		}                                                                      \
+	} while (0)
+
+// K steps k0 .. k1-1 from packed panels, KU at a time.
+#define RANGE_PACKED(k0, k1)                                                           \
+	do {                                                                           \
+		int k = (k0);                                                          \
+		const int kend_ = (k1);                                                \
+		for (; k + KU <= kend_; k += KU) {                                     \
+			_Pragma("unroll") for (int u = 0; u < KU; u++)                 \
+				STEP_PACKED(k + u);                                    \
+		}                                                                      \
+		for (; k < kend_; k++)                                                 \
+			STEP_PACKED(k);                                                \
+	} while (0)
+
 // One K step from global memory: b[] is row kk of B at this work-item's
 // columns, whole vectors (FULL) or element by element at the N edge.
 #define STEP_GLOBAL(kk, FULL)                                                          \
@@ -136,6 +220,7 @@ inline void store_part(floatV v, __global float *p, int n)
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
 void matmul(__global const float *restrict A, __global const float *restrict B,
+	    __global const float *restrict Ap, __global const float *restrict Bp,
 	    __global float *restrict C, int M, int N, int K)
 {
 	const int col = get_global_id(0) * CN;  // first column of this work-item
@@ -149,7 +234,26 @@ void matmul(__global const float *restrict A, __global const float *restrict B,
 		_Pragma("unroll") for (int t = 0; t < TN; t++)
 			acc[i][t] = (floatV)(0.0f);
 
-#if !LOCAL
+#if PACK
+	// Work-items past the last panel (the global size is rounded up to the
+	// work-group) read the last one and store nothing.
+	const int npa = (M + TM - 1) / TM, npb = (N + CN - 1) / CN;
+	__global const float *ap = Ap + (size_t)min((int)get_global_id(1), npa - 1) * K * TM;
+	__global const float *bp = Bp + (size_t)min((int)get_global_id(0), npb - 1) * K * CN;
+
+	(void)A;
+	(void)B;
+#if KB > 0
+	for (int k0 = 0; k0 < K; k0 += KB) {
+		RANGE_PACKED(k0, min(k0 + KB, K));
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+#else
+	RANGE_PACKED(0, K);
+#endif
+#elif !LOCAL
+	(void)Ap;
+	(void)Bp;
 	__global const float *arow[TM];
 	const int full = col + CN <= N;
 
@@ -172,6 +276,8 @@ void matmul(__global const float *restrict A, __global const float *restrict B,
 		RANGE_GLOBAL(0, K, 0);
 #endif
 #else
+	(void)Ap;
+	(void)Bp;
 	__local float As[BM * KB];  // As[r * KB + kk]: rows of the A tile
 	__local float Bs[KB * BN];  // Bs[kk * BN + c]: rows of the B tile
 	const int lx = get_local_id(0), ly = get_local_id(1);

@@ -10,7 +10,8 @@
  * accumulation); then it builds the template with its defaults and with
  * tunable combinations chosen to stress the edges (partial tiles in M and N,
  * K tails after the unrolled loop and the K blocks, local-memory staging on
- * and off, scalar and vector columns) and checks each on a boundary shape and
+ * and off, packed panels on and off, scalar and vector columns) and runs
+ * each through the spec's plan (pack_a, pack_b, matmul) on a boundary shape and
  * on a shape smaller than one tile.  Inputs come from a fixed LCG; outputs
  * are poisoned with NaN before each run, so an element never written fails.
  *
@@ -45,7 +46,7 @@ static cl_command_queue queue;
 
 /* One point of the template's tunables (examples/matmul.yaml). */
 struct combo {
-	int tm, vn, tn, wx, wy, ku, kb, local;
+	int tm, vn, tn, wx, wy, ku, kb, local, pack;
 	int defaults; /* build with no options: these are the template's own defaults */
 };
 
@@ -116,19 +117,79 @@ static cl_program build(const char *src, const char *options)
 	return prog;
 }
 
-/*
- * Runs kernel `name` of prog as C = A * B over gws (lws NULL: the driver's
- * choice) and reads C back.  C is poisoned with NaN first and followed by
- * GUARD floats that must come back unchanged (a store past the end of C);
- * A and B are read back too and must be unchanged.  Returns 0 on success.
- */
-static int run(cl_program prog, const char *name, struct shape s, const float *a, const float *b,
-	       float *c, const size_t gws[2], const size_t *lws)
+static size_t ceil_div(size_t a, size_t b)
 {
+	return (a + b - 1) / b;
+}
+
+static size_t round_up(size_t a, size_t b)
+{
+	return ceil_div(a, b) * b;
+}
+
+/* A NaN-filled scratch buffer of n floats (at least one). */
+static cl_mem nan_buffer(size_t n, cl_int *err)
+{
+	float nan = NAN;
+	cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, (n ? n : 1) * sizeof(float), NULL, err);
+
+	if (*err == CL_SUCCESS)
+		*err = clEnqueueFillBuffer(queue, m, &nan, sizeof(nan), 0,
+					   (n ? n : 1) * sizeof(float), 0, NULL, NULL);
+	return m;
+}
+
+/*
+ * examples/matmul.yaml's pack_a and pack_b steps for combination c: with
+ * PACK=1 over A and B, with PACK=0 one work-item each (they do nothing).
+ */
+static cl_int run_packs(cl_program prog, const struct combo *c, struct shape s, cl_mem ma,
+			cl_mem mb, cl_mem map, cl_mem mbp)
+{
+	const char *names[2] = { "pack_a", "pack_b" };
+	cl_mem in[2] = { ma, mb }, out[2] = { map, mbp };
+	int dims[2] = { s.m, s.n };
+	size_t g[2][2] = {
+		{ (size_t)s.k, round_up((size_t)s.m, (size_t)c->tm) },
+		{ ceil_div((size_t)s.n, (size_t)c->vn), (size_t)s.k },
+	};
+	cl_int err = CL_SUCCESS;
+
+	for (int i = 0; i < 2 && err == CL_SUCCESS; i++) {
+		size_t one[2] = { 1, 1 };
+		cl_kernel k = clCreateKernel(prog, names[i], &err);
+
+		if (err != CL_SUCCESS)
+			return err;
+		err = clSetKernelArg(k, 0, sizeof(cl_mem), &in[i]);
+		err |= clSetKernelArg(k, 1, sizeof(cl_mem), &out[i]);
+		err |= clSetKernelArg(k, 2, sizeof(int), &dims[i]);
+		err |= clSetKernelArg(k, 3, sizeof(int), &s.k);
+		if (err == CL_SUCCESS)
+			err = clEnqueueNDRangeKernel(queue, k, 2, NULL, c->pack ? g[i] : one, NULL,
+						     0, NULL, NULL);
+		clReleaseKernel(k);
+	}
+	return err;
+}
+
+/*
+ * Runs C = A * B with prog over gws (lws NULL: the driver's choice) and
+ * reads C back: the reference matmul_ref when c is NULL, else the
+ * template's plan for combination c (pack_a, pack_b, matmul, with NaN-filled
+ * panels).  C is poisoned with NaN first and followed by GUARD floats that
+ * must come back unchanged (a store past the end of C); A and B are read
+ * back too and must be unchanged.  Returns 0 on success.
+ */
+static int run(cl_program prog, const struct combo *cb, struct shape s, const float *a,
+	       const float *b, float *c, const size_t gws[2], const size_t *lws)
+{
+	const char *name = cb ? "matmul" : "matmul_ref";
 	size_t na = (size_t)s.m * s.k, nb = (size_t)s.k * s.n, nc = (size_t)s.m * s.n;
-	cl_mem ma = NULL, mb = NULL, mc = NULL;
+	cl_mem ma = NULL, mb = NULL, mc = NULL, map = NULL, mbp = NULL;
 	cl_kernel kern;
 	cl_int err;
+	int arg = 0;
 	float *back = NULL, *cbuf = malloc((nc + GUARD) * sizeof(float));
 	int rc = -1;
 
@@ -153,16 +214,29 @@ static int run(cl_program prog, const char *name, struct shape s, const float *a
 	if (err == CL_SUCCESS)
 		mc = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
 				    (nc + GUARD) * sizeof(float), cbuf, &err);
+	/* examples/matmul.yaml: Ap round_up(M, 48) * K, Bp round_up(N, 64) * K */
+	if (err == CL_SUCCESS && cb)
+		map = nan_buffer(round_up((size_t)s.m, 48) * (size_t)s.k, &err);
+	if (err == CL_SUCCESS && cb)
+		mbp = nan_buffer(round_up((size_t)s.n, 64) * (size_t)s.k, &err);
 	if (err != CL_SUCCESS) {
 		fprintf(stderr, "clCreateBuffer: %d\n", err);
 		goto out;
 	}
-	err = clSetKernelArg(kern, 0, sizeof(cl_mem), &ma);
-	err |= clSetKernelArg(kern, 1, sizeof(cl_mem), &mb);
-	err |= clSetKernelArg(kern, 2, sizeof(cl_mem), &mc);
-	err |= clSetKernelArg(kern, 3, sizeof(int), &s.m);
-	err |= clSetKernelArg(kern, 4, sizeof(int), &s.n);
-	err |= clSetKernelArg(kern, 5, sizeof(int), &s.k);
+	if (cb && (err = run_packs(prog, cb, s, ma, mb, map, mbp)) != CL_SUCCESS) {
+		fprintf(stderr, "pack_a, pack_b: %d\n", err);
+		goto out;
+	}
+	err = clSetKernelArg(kern, arg++, sizeof(cl_mem), &ma);
+	err |= clSetKernelArg(kern, arg++, sizeof(cl_mem), &mb);
+	if (cb) {
+		err |= clSetKernelArg(kern, arg++, sizeof(cl_mem), &map);
+		err |= clSetKernelArg(kern, arg++, sizeof(cl_mem), &mbp);
+	}
+	err |= clSetKernelArg(kern, arg++, sizeof(cl_mem), &mc);
+	err |= clSetKernelArg(kern, arg++, sizeof(int), &s.m);
+	err |= clSetKernelArg(kern, arg++, sizeof(int), &s.n);
+	err |= clSetKernelArg(kern, arg++, sizeof(int), &s.k);
 	if (err != CL_SUCCESS) {
 		fprintf(stderr, "clSetKernelArg: failed\n");
 		goto out;
@@ -204,6 +278,10 @@ static int run(cl_program prog, const char *name, struct shape s, const float *a
 out:
 	free(back);
 	free(cbuf);
+	if (mbp)
+		clReleaseMemObject(mbp);
+	if (map)
+		clReleaseMemObject(map);
 	if (mc)
 		clReleaseMemObject(mc);
 	if (mb)
@@ -260,7 +338,7 @@ static long compare(const char *what, struct shape s, const float *a, const floa
 }
 
 /* Builds inputs for s from seed, runs the kernel, compares; returns failures (0 or 1). */
-static int check_shape(cl_program prog, const char *kernel, const char *what, struct shape s,
+static int check_shape(cl_program prog, const struct combo *cb, const char *what, struct shape s,
 		       uint32_t seed, const size_t gws[2], const size_t *lws)
 {
 	size_t na = (size_t)s.m * s.k, nb = (size_t)s.k * s.n, nc = (size_t)s.m * s.n;
@@ -271,7 +349,7 @@ static int check_shape(cl_program prog, const char *kernel, const char *what, st
 	if (a && b && c) {
 		fill(a, na, &seed);
 		fill(b, nb, &seed);
-		if (run(prog, kernel, s, a, b, c, gws, lws) == 0)
+		if (run(prog, cb, s, a, b, c, gws, lws) == 0)
 			fail = compare(what, s, a, b, c) != 0;
 		else
 			fprintf(stderr, "%s, %dx%dx%d: run failed\n", what, s.m, s.n, s.k);
@@ -280,16 +358,6 @@ static int check_shape(cl_program prog, const char *kernel, const char *what, st
 	free(b);
 	free(c);
 	return fail;
-}
-
-static size_t ceil_div(size_t a, size_t b)
-{
-	return (a + b - 1) / b;
-}
-
-static size_t round_up(size_t a, size_t b)
-{
-	return ceil_div(a, b) * b;
 }
 
 /* ---- the reference ---- */
@@ -309,8 +377,7 @@ TEST(reference)
 		struct shape s = ref_shapes[i];
 		size_t gws[2] = { (size_t)s.n, (size_t)s.m };
 
-		CHECK(check_shape(prog, "matmul_ref", "reference", s, 1000u + (uint32_t)i, gws,
-				  NULL) == 0);
+		CHECK(check_shape(prog, NULL, "reference", s, 1000u + (uint32_t)i, gws, NULL) == 0);
 	}
 	if (prog)
 		clReleaseProgram(prog);
@@ -323,22 +390,30 @@ TEST(reference)
  * The template's own defaults first (built with no options), then points
  * that each stress something: K tails after KU and after KB, a last K block
  * shorter than KB, local tiles wider than N, vector widths 1 to 16, tiles
- * with rows past M, one-work-item groups and 256-work-item groups.  Every
- * point satisfies the constraints of examples/matmul.yaml.
+ * with rows past M, one-work-item groups and 256-work-item groups, and the
+ * packed panels with each of those (PACK=1: zero padding past M and N,
+ * work-items past the last panel).  Every point satisfies the constraints of
+ * examples/matmul.yaml.
  */
 /* clang-format off */
 static const struct combo combos[] = {
-	/* TM  VN  TN  WX  WY  KU   KB  LOCAL  defaults */
-	{   1,  4,  1,  8,  1,  1,    0,  0,   1 },
-	{   8, 16,  1,  8,  1,  1,    0,  0,   0 },
-	{   8, 16,  2,  4,  2,  4,    0,  0,   0 },
-	{   6,  8,  2,  2,  4,  8,   64,  0,   0 },
-	{   1,  2,  2,  1,  1,  2,   16,  0,   0 },
-	{   1,  1,  4, 32,  1,  4,    0,  0,   0 },
-	{   4,  4,  2,  8,  4,  2,   32,  1,   0 },
-	{  12,  2,  4,  4,  2,  1,   16,  1,   0 },
-	{  16, 16,  1,  1,  8,  8,   64,  1,   0 },
-	{   2,  1,  2, 16, 16,  8,  256,  1,   0 },
+	/* TM  VN  TN  WX  WY  KU   KB  LOCAL PACK defaults */
+	{   1,  4,  1,  8,  1,  1,    0,  0,   0,   1 },
+	{   8, 16,  1,  8,  1,  1,    0,  0,   0,   0 },
+	{   8, 16,  2,  4,  2,  4,    0,  0,   0,   0 },
+	{   6,  8,  2,  2,  4,  8,   64,  0,   0,   0 },
+	{   1,  2,  2,  1,  1,  2,   16,  0,   0,   0 },
+	{   1,  1,  4, 32,  1,  4,    0,  0,   0,   0 },
+	{   4,  4,  2,  8,  4,  2,   32,  1,   0,   0 },
+	{  12,  2,  4,  4,  2,  1,   16,  1,   0,   0 },
+	{  16, 16,  1,  1,  8,  8,   64,  1,   0,   0 },
+	{   2,  1,  2, 16, 16,  8,  256,  1,   0,   0 },
+	{   8, 16,  2,  4,  1,  2,    0,  0,   1,   0 },
+	{  12, 16,  1,  8,  8,  1,  256,  0,   1,   0 },
+	{   6,  8,  2,  2,  4,  8,   64,  0,   1,   0 },
+	{   4,  1,  1, 32,  1,  4,    0,  0,   1,   0 },
+	{  16,  4,  4,  1,  8,  8,   16,  0,   1,   0 },
+	{   2,  2,  1, 16, 16,  1,    0,  0,   1,   0 },
 };
 /* clang-format on */
 
@@ -351,8 +426,9 @@ static void combo_options(const struct combo *c, char *buf, size_t len)
 		snprintf(buf, len, "%s", "");
 	else
 		snprintf(buf, len,
-			 "-DTM=%d -DVN=%d -DTN=%d -DWX=%d -DWY=%d -DKU=%d -DKB=%d -DLOCAL=%d",
-			 c->tm, c->vn, c->tn, c->wx, c->wy, c->ku, c->kb, c->local);
+			 "-DTM=%d -DVN=%d -DTN=%d -DWX=%d -DWY=%d -DKU=%d -DKB=%d -DLOCAL=%d "
+			 "-DPACK=%d",
+			 c->tm, c->vn, c->tn, c->wx, c->wy, c->ku, c->kb, c->local, c->pack);
 }
 
 static void check_combo(const struct combo *c, const char *src)
@@ -386,7 +462,7 @@ static void check_combo(const struct combo *c, const char *src)
 				  round_up(ceil_div((size_t)s.m, (size_t)c->tm), (size_t)c->wy) };
 		size_t lws[2] = { (size_t)c->wx, (size_t)c->wy };
 
-		CHECK(check_shape(prog, "matmul", what, s, 2000u + (uint32_t)i, gws, lws) == 0);
+		CHECK(check_shape(prog, c, what, s, 2000u + (uint32_t)i, gws, lws) == 0);
 	}
 	clReleaseProgram(prog);
 }
