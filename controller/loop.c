@@ -196,7 +196,7 @@ int session_create(struct session *s, struct store *st, const char *spec_path, c
 	/* The random tail keeps apart sessions that other machines start in the
 	 * same second from the same spec: their Jobs share a namespace and their
 	 * batches a bucket.  The local store is asked too. */
-	for (int k = 0; !id || k < 100; k++) {
+	for (int k = 0; k < 100; k++) {
 		json_t *row;
 
 		free(id);
