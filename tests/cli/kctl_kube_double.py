@@ -10,8 +10,10 @@ runs each pod's container locally (evalpod, with the pod's environment):
 Indexed Jobs, suspend admitted the way Kueue does it, podFailurePolicy and
 backoffLimitPerIndex, 422 Status bodies, watch bookmarks, 410 Gone,
 injected 429 with Retry-After, 500, a watch cut mid-stream, slow answers,
-pod failures (OOMKilled, evalpod refusing its batch), and a kubeconfig
-whose user is an exec credential plugin.
+pod failures (OOMKilled, Unschedulable, eviction, evalpod refusing its
+batch), a create whose reply is lost (adopted on 409), a Job name taken by
+another session (refused), a Job past its activeDeadlineSeconds, and a
+kubeconfig whose user is an exec credential plugin.
 """
 import json
 import os
