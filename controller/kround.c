@@ -283,7 +283,9 @@ static int kround_create(struct kube *k, const struct session *s, json_t *job, c
 
 			if (!sid || strcmp(sid, s->id))
 				rc = kerr_set(msg, n, KERR_INVALID,
-					      "Job '%s' exists and is not this session's", name);
+					      "Job '%s' exists and is not this session's "
+					      "(its kctl.dev/session-id annotation: %s)",
+					      name, sid ? sid : "none");
 			else
 				log_info("Job %s was created before; adopting it", name);
 		}

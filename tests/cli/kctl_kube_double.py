@@ -360,7 +360,8 @@ def test_adoption(args, dbl):
 
         r, _ = run_admitted(s, dbl, before=squatter)
         check(bool(squat) and r.returncode != 0 and
-              f"Job '{squat[0] if squat else '?'}' exists and is not this session's" in r.stderr,
+              f"Job '{squat[0] if squat else '?'}' exists and is not this session's (its "
+              "kctl.dev/session-id annotation: someone-else)" in r.stderr,
               f"kctl refuses the other session's Job ({r.stderr[-200:]!r})")
         other = [j for j in dbl.jobs() if j["metadata"]["name"] in squat]
         check(len(other) == 1 and other[0]["metadata"]["annotations"].get(
