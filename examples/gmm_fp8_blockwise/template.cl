@@ -147,17 +147,48 @@ __kernel void gmm_decode(__global const uint *src, __global const float *scale,
 	}
 }
 
-// The first n elements of a vector at p (n may be < 1 or >= VN), zeros after.
-inline floatV load_part(__global const float *p, int n)
-{
-#if VN == 1
-	return n > 0 ? p[0] : 0.0f;
-#else
-	float t[VN];
+#if 64 % CN != 0
+#error "TN*VN must divide 64 (rhs_f holds round_up(N, 64) columns per row)"
+#endif
 
-	for (int e = 0; e < VN; e++)
-		t[e] = e < n ? p[e] : 0.0f;
-	return LOADV(t);
+// Kernel 1b (rhs): the same decode, written as K-major panels of CN columns
+// per group, zero past N: dst[((g*NP + p)*R + r)*CN + j] = rhs[g][r][p*CN + j]
+// with NP = ceil(C/CN) panels.  gmm then streams one contiguous panel per
+// work-item instead of rows N floats apart.
+// Global [ceil_div(round_up(C, CN), 16), R, NG].
+__kernel void gmm_decode_panels(__global const uint *src, __global const float *scale,
+				__global float *dst, int R, int C)
+{
+	int c = get_global_id(0) * 16, r = get_global_id(1), z = get_global_id(2);
+	const int np = (C + CN - 1) / CN;
+
+	if (c >= np * CN || r >= R)
+		return;
+	int CB = (C + 127) / 128, RB = (R + 127) / 128;
+	size_t i = ((size_t)z * R + r) * C + c;
+	__global const float *srow = scale + ((size_t)z * RB + r / 128) * CB;
+	__global float *d = dst + (size_t)z * np * CN * R;
+	float16 v;
+
+	if (c + 16 <= C && (i & 3) == 0) {
+		v = e4m3_decode16(convert_uint16(as_uchar16(vload4(0, src + (i >> 2))))) *
+		    srow[c / 128];
+	} else {
+		float t[16];
+
+		for (int e = 0; e < 16; e++)
+			t[e] = c + e < C ? fp8_load(src, i + e) * srow[(c + e) / 128] : 0.0f;
+		v = vload16(0, t);
+	}
+#if CN >= 16
+	vstore16(v, 0, d + ((size_t)(c / CN) * R + r) * CN + c % CN);
+#else
+	float t[16];
+
+	vstore16(v, 0, t);
+	for (int e = 0; e < 16 && c + e < np * CN; e += CN)
+		for (int j = 0; j < CN; j++)
+			d[((size_t)((c + e) / CN) * R + r) * CN + j] = t[e + j];
 #endif
 }
 
@@ -177,15 +208,14 @@ inline void store_part(floatV v, __global float *p, int n)
 #endif
 }
 
-// One K step: acc[i][t] += A[row i][k] * B[k][this work-item's columns].
-#define STEP(kk, FULL)                                                                 \
+// One K step: acc[i][t] += A[row i][k] * B[k][this work-item's columns],
+// B's from this work-item's panel bp (zero past N).
+#define STEP(kk)                                                                       \
 	do {                                                                           \
 		const int k_ = (kk);                                                   \
-		__global const float *brow_ = Bg + (size_t)k_ * N + col;               \
 		floatV b_[TN];                                                         \
 		_Pragma("unroll") for (int t = 0; t < TN; t++)                         \
-			b_[t] = (FULL) ? LOADV(brow_ + t * VN)                         \
-				       : load_part(brow_ + t * VN, N - col - t * VN);  \
+			b_[t] = LOADV(bp + (size_t)k_ * CN + t * VN);                  \
 		_Pragma("unroll") for (int i = 0; i < TM; i++) {                       \
 			const floatV a_ = (floatV)(arow[i][k_]);                       \
 			_Pragma("unroll") for (int t = 0; t < TN; t++)                 \
@@ -193,23 +223,23 @@ inline void store_part(floatV v, __global float *p, int n)
 		}                                                                      \
 	} while (0)
 
-#define RANGE(FULL)                                                                    \
+#define RANGE()                                                                        \
 	do {                                                                           \
 		int k = 0;                                                             \
 		for (; k + KU <= K; k += KU) {                                         \
 			_Pragma("unroll") for (int u = 0; u < KU; u++)                 \
-				STEP(k + u, FULL);                                     \
+				STEP(k + u);                                           \
 		}                                                                      \
 		for (; k < K; k++)                                                     \
-			STEP(k, FULL);                                                 \
+			STEP(k);                                                       \
 	} while (0)
 
 // Kernel 2: the grouped float matmul on the decoded, scaled inputs. Every
 // work-item holds a TM x (TN*VN) block of out in float-vector registers
 // (the register blocking that makes examples/matmul fast on PoCL: one B
-// vector load feeds TM FMAs, A is broadcast), reading A and B straight from
-// global memory through the caches. There are no barriers, so each
-// work-item walks only the groups its own rows meet: one, except for the
+// vector load feeds TM FMAs, A is broadcast), reading A's rows and B's
+// panels (gmm_decode_panels) straight from global memory through the
+// caches. There are no barriers, so each work-item walks only the groups its own rows meet: one, except for the
 // few blocks that straddle a group boundary, which are computed once per
 // group they meet and stored row by row where they belong.
 // Global [round_up(ceil_div(N, CN), WX), round_up(ceil_div(M, TM), WY)].
@@ -223,7 +253,7 @@ void gmm(__global const float *restrict A, __global const float *restrict B,
 	if (col >= N || row >= M)
 		return;
 	const int rend = min(row + TM, M);
-	const int full = col + CN <= N;
+	const int np = (N + CN - 1) / CN;
 	int g = 0, start = 0, end = G == 1 ? M : min(max(group_sizes[0], 0), M);
 	__global const float *arow[TM];
 
@@ -236,17 +266,14 @@ void gmm(__global const float *restrict A, __global const float *restrict B,
 	_Pragma("unroll") for (int i = 0; i < TM; i++)
 		arow[i] = A + (size_t)min(row + i, M - 1) * K;
 	for (;;) {
-		__global const float *Bg = B + (size_t)g * K * N;
+		__global const float *bp = B + ((size_t)g * np + col / CN) * K * CN;
 		const int lo = max(start, row), hi = min(end, rend);
 		floatV acc[TM][TN];
 
 		_Pragma("unroll") for (int i = 0; i < TM; i++)
 			_Pragma("unroll") for (int t = 0; t < TN; t++)
 				acc[i][t] = (floatV)(0.0f);
-		if (full)
-			RANGE(1);
-		else
-			RANGE(0);
+		RANGE();
 		_Pragma("unroll") for (int i = 0; i < TM; i++) {
 			if (row + i < lo || row + i >= hi)
 				continue;

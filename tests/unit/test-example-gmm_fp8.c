@@ -523,13 +523,15 @@ static int enqueue(cl_program p, const char *kname, const struct karg *a, cl_uin
 }
 
 /* The template's launch plan (examples/gmm_fp8_blockwise.yaml) at t = TM, VN,
- * TN, WX, WY: gmm_decode on lhs and on rhs into float scratch, then gmm.
- * Returns out, or NULL on failure. */
+ * TN, WX, WY: gmm_decode on lhs and gmm_decode_panels on rhs into float
+ * scratch (rhs_f: G * K * round_up(N, 64) floats), then gmm.  Returns out,
+ * or NULL on failure. */
 static float *run_template(cl_program p, const struct inputs *in, const long t[5])
 {
 	const struct shape *s = in->s;
 	size_t nout = (size_t)s->M * s->N;
 	float *out = malloc(nout * sizeof(float) + 4);
+	size_t nrf = (size_t)s->G * s->K * round_up((size_t)s->N, 64);
 	cl_mem b[8];
 	int ok = out != NULL;
 
@@ -539,8 +541,8 @@ static float *run_template(cl_program p, const struct inputs *in, const long t[5
 	b[3] = mkbuf(in->nrs * 4, in->rs);
 	b[4] = mkbuf((size_t)s->G * 4, in->gs);
 	b[5] = mkbuf(nout * 4, NULL);
-	b[6] = mkbuf((size_t)s->M * s->K * 4, NULL);        /* lhs_f */
-	b[7] = mkbuf((size_t)s->G * s->K * s->N * 4, NULL); /* rhs_f */
+	b[6] = mkbuf((size_t)s->M * s->K * 4, NULL); /* lhs_f */
+	b[7] = mkbuf(nrf * 4, NULL);                 /* rhs_f */
 	for (int i = 0; i < 8; i++)
 		ok = ok && b[i];
 	if (ok) {
@@ -556,9 +558,10 @@ static float *run_template(cl_program p, const struct inputs *in, const long t[5
 			{ NULL, s->M }, { NULL, s->K }, { NULL, s->N }, { NULL, s->G }
 		};
 		size_t gl[3] = { ((size_t)s->K + 15) / 16, (size_t)s->M, 1 };
-		size_t gr[3] = { ((size_t)s->N + 15) / 16, (size_t)s->K, (size_t)s->G };
-		size_t local[2] = { (size_t)t[3], (size_t)t[4] };
 		size_t cn = (size_t)(t[1] * t[2]);
+		size_t gr[3] = { (round_up((size_t)s->N, cn) + 15) / 16, (size_t)s->K,
+				 (size_t)s->G };
+		size_t local[2] = { (size_t)t[3], (size_t)t[4] };
 		size_t global[2] = { round_up(((size_t)s->N + cn - 1) / cn, local[0]),
 				     round_up(((size_t)s->M + t[0] - 1) / t[0], local[1]) };
 
@@ -568,11 +571,10 @@ static float *run_template(cl_program p, const struct inputs *in, const long t[5
 		ok = ok &&
 		     clEnqueueFillBuffer(queue, b[6], &nanv, sizeof(nanv), 0,
 					 (size_t)s->M * s->K * 4, 0, NULL, NULL) == CL_SUCCESS;
-		ok = ok && clEnqueueFillBuffer(queue, b[7], &nanv, sizeof(nanv), 0,
-					       (size_t)s->G * s->K * s->N * 4, 0, NULL,
-					       NULL) == CL_SUCCESS;
+		ok = ok && clEnqueueFillBuffer(queue, b[7], &nanv, sizeof(nanv), 0, nrf * 4, 0,
+					       NULL, NULL) == CL_SUCCESS;
 		ok = ok && !enqueue(p, "gmm_decode", dl, 5, 3, gl, NULL);
-		ok = ok && !enqueue(p, "gmm_decode", dr, 5, 3, gr, NULL);
+		ok = ok && !enqueue(p, "gmm_decode_panels", dr, 5, 3, gr, NULL);
 		ok = ok && !enqueue(p, "gmm", mm, 8, 2, global, local);
 		ok = ok && clEnqueueReadBuffer(queue, b[5], CL_TRUE, 0, nout * 4, out, 0, NULL,
 					       NULL) == CL_SUCCESS;
