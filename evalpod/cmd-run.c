@@ -9,6 +9,7 @@
  * timing, which is dropped before timing is retried).
  */
 #include "run.h"
+#include "run-internal.h"
 #include "err.h"
 #include "expr.h"
 #include "fileio.h"
@@ -24,27 +25,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define TIMING_ATTEMPTS 3
-
-struct run {
-	const char *batch_arg, *out_dir, *cache_dir, *ca_file;
-	int jobs, keep_work, echo;
-	char exe[PATH_MAX];
-	char *work;
-	struct batch b;
-	struct outcome ref;
-	struct outcome *progs; /* baseline (if any) first, then the variants */
-	size_t nprogs;
-	json_t *tdoc; /* time.json */
-	struct http_opts http;
-	char msg[4096];
-};
 
 static int read_batch_text(struct run *r, char **text, size_t *len)
 {
@@ -380,215 +366,6 @@ static int run_timing(struct run *r)
 out:
 	free(progress);
 	return rc;
-}
-
-/*
- * PUTs data (or, with data NULL, the file at path, streamed) to url; logs
- * and returns nonzero on failure.
- */
-static int upload(struct run *r, const char *url, const char *what, const void *data, size_t len,
-		  const char *path, const char *type)
-{
-	const char *hdr[] = { type, NULL };
-	struct http_opts o = r->http;
-	struct http_response resp = { 0 };
-	char msg[1024];
-	int rc;
-
-	o.headers = hdr;
-	o.body_path = data ? NULL : path;
-	rc = http_request("PUT", url, data, data ? len : 0, &o, &resp, msg, sizeof(msg));
-	if (rc)
-		log_error("uploading %s: %s", what, msg);
-	http_response_release(&resp);
-	return rc;
-}
-
-/* The presigned URL for artifact name of program ou, or NULL. */
-static const char *artifact_url(const struct output_url *ou, const char *name)
-{
-	for (size_t i = 0; ou && i < ou->nart; i++)
-		if (!strcmp(ou->art[i].name, name))
-			return ou->art[i].url;
-	return NULL;
-}
-
-/*
- * Copies or uploads the artifacts of id; records where they went in result.
- * An upload streams the file (traces can be large); a copy reads it whole.
- */
-static int emit_artifacts(struct run *r, const char *id, json_t *result)
-{
-	char *src = xasprintf("%s/art/%s", r->work, id), *dst = NULL;
-	const struct output_url *ou = batch_output_url(&r->b, id);
-	json_t *arts = json_object();
-	DIR *d = opendir(src);
-	struct dirent *de;
-	int failed = 0;
-
-	if (r->out_dir)
-		dst = xasprintf("%s/%s", r->out_dir, id);
-	while (d && (de = readdir(d))) {
-		char *path, *text = NULL, *to, msg[512];
-		const char *url = artifact_url(ou, de->d_name);
-		size_t len = 0;
-
-		if (de->d_name[0] == '.')
-			continue;
-		path = xasprintf("%s/%s", src, de->d_name);
-		if (url)
-			failed |= upload(r, url, de->d_name, NULL, 0, path,
-					 "Content-Type: application/octet-stream") != 0;
-		if (dst) {
-			to = xasprintf("%s/%s", dst, de->d_name);
-			if (file_read(path, 256u << 20, &text, &len, msg, sizeof(msg)) ||
-			    dir_make(dst, msg, sizeof(msg)) ||
-			    file_write_atomic(to, text, len, msg, sizeof(msg))) {
-				log_error("%s", msg);
-				failed = 1;
-			}
-			free(to);
-		}
-		json_object_set_new(arts, de->d_name, json_string(de->d_name));
-		free(text);
-		free(path);
-	}
-	if (d)
-		closedir(d);
-	json_object_set_new(result, "artifacts", arts);
-	free(src);
-	free(dst);
-	return failed;
-}
-
-static int emit_doc(struct run *r, const char *name, const char *url, json_t *doc)
-{
-	char *text = jx_dump(doc), *path;
-	int failed = 0;
-
-	if (url)
-		failed |= upload(r, url, name, text, strlen(text), NULL,
-				 "Content-Type: application/json") != 0;
-	if (r->out_dir) {
-		path = xasprintf("%s/%s.json", r->out_dir, name);
-		if (file_write_atomic(path, text, strlen(text), r->msg, sizeof(r->msg))) {
-			log_error("%s", r->msg);
-			failed = 1;
-		}
-		free(path);
-	}
-	free(text);
-	return failed;
-}
-
-static double jget(json_t *o, const char *a, const char *b)
-{
-	json_t *v = json_object_get(json_object_get(o, a), b);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* Formats v with prec decimals into buf, or "-" when v is not a number. */
-static const char *cell(char *buf, size_t n, int prec, double v)
-{
-	if (isfinite(v))
-		snprintf(buf, n, "%.*f", prec, v);
-	else
-		snprintf(buf, n, "-");
-	return buf;
-}
-
-static void print_row(const char *id, json_t *res)
-{
-	json_t *perf = json_object_get(res, "performance");
-	const char *st = json_string_value(json_object_get(res, "status"));
-	const char *bn =
-		json_string_value(json_object_get(json_object_get(res, "roofline"), "bottleneck"));
-	char a[32], b[32], c[32], d[32];
-
-	printf("%-24s %-14s %10s %8s %8s %9s  %s\n", id, st ? st : "?",
-	       cell(a, sizeof(a), 4, jget(res, "performance", "median_ms")),
-	       cell(b, sizeof(b), 2, jget(perf, "speedup_vs_reference", "ratio_of_medians")),
-	       cell(c, sizeof(c), 2, jget(perf, "speedup_vs_baseline", "ratio_of_medians")),
-	       cell(d, sizeof(d), 2, jget(res, "roofline", "gflops")), bn ? bn : "-");
-}
-
-static json_t *summary_new(struct run *r)
-{
-	json_t *s = json_pack("{s:s, s:i, s:s, s:[]}", "schema", SUMMARY_SCHEMA, "version",
-			      RESULT_VERSION, "batch_id", r->b.batch_id, "results");
-	json_t *rt =
-		r->tdoc ? json_object_get(json_object_get(r->tdoc, "programs"), "reference") : NULL;
-
-	if (r->tdoc) {
-		json_object_set(s, "device", json_object_get(r->tdoc, "device"));
-		json_object_set(s, "peaks", json_object_get(r->tdoc, "peaks"));
-		json_object_set_new(s, "timing",
-				    json_pack("{s:O, s:O, s:O, s:O}", "rounds",
-					      json_object_get(r->tdoc, "rounds"), "wall_ms",
-					      json_object_get(r->tdoc, "wall_ms"), "flush_bytes",
-					      json_object_get(r->tdoc, "flush_bytes"),
-					      "timing_seeds",
-					      json_object_get(r->tdoc, "timing_seeds")));
-	}
-	json_object_set_new(s, "reference",
-			    json_pack("{s:O, s:O}", "compile",
-				      json_object_get(r->ref.check, "compile")
-					      ? json_object_get(r->ref.check, "compile")
-					      : json_null(),
-				      "performance", rt ? rt : json_null()));
-	return s;
-}
-
-static int emit_all(struct run *r, double wall_ms)
-{
-	json_t *sum = summary_new(r), *list = json_object_get(sum, "results");
-	struct outcome *base = r->b.baseline ? &r->progs[0] : NULL;
-	json_t *progs = r->tdoc ? json_object_get(r->tdoc, "programs") : NULL;
-	int failed = 0;
-
-	if (r->out_dir && dir_make(r->out_dir, r->msg, sizeof(r->msg))) {
-		json_decref(sum);
-		return RUN_EXIT_INFRA;
-	}
-	r->ref.time = progs ? json_object_get(progs, "reference") : NULL;
-	printf("%-24s %-14s %10s %8s %8s %9s  %s\n", "id", "status", "median_ms", "vs_ref",
-	       "vs_base", "GFLOP/s", "bottleneck");
-	{
-		char a[32];
-
-		printf("%-24s %-14s %10s %8s %8s %9s  %s\n", "reference", "ok",
-		       cell(a, sizeof(a), 4, jget(r->ref.time, "stats", "median")), "1.00", "-",
-		       "-", "-");
-	}
-	for (size_t i = 0; i < r->nprogs; i++) {
-		struct outcome *o = &r->progs[i];
-		const struct output_url *ou = batch_output_url(&r->b, o->src->id);
-		json_t *res;
-
-		o->time = progs ? json_object_get(progs, o->src->id) : NULL;
-		res = result_build(&r->b, o, &r->ref, base, r->tdoc);
-		failed |= emit_artifacts(r, o->src->id, res);
-		failed |= emit_doc(r, o->src->id, ou ? ou->result : NULL, res);
-		print_row(o->src->id, res);
-		json_array_append_new(list,
-				      json_pack("{s:s, s:O, s:O*, s:O*}", "id", o->src->id,
-						"status", json_object_get(res, "status"),
-						"performance", json_object_get(res, "performance"),
-						"fault", json_object_get(res, "fault")));
-		json_decref(res);
-	}
-	{
-		json_t *ref = json_object_get(sum, "reference");
-
-		failed |= emit_artifacts(r, "reference", ref);
-	}
-	json_object_set_new(sum, "wall_ms", json_real(wall_ms));
-	failed |= emit_doc(r, "summary", r->b.outputs.summary, sum);
-	json_decref(sum);
-	if (failed)
-		snprintf(r->msg, sizeof(r->msg), "some results could not be stored (see above)");
-	return failed ? RUN_EXIT_INFRA : RUN_EXIT_OK;
 }
 
 /* After a failed timing phase: programs that passed their checks are untimed. */
