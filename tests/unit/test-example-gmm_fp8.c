@@ -318,6 +318,20 @@ static void free_inputs(struct inputs *in)
 	free(in->gs);
 }
 
+/* The problem's buffers, in the kernels' order: lhs, lhs_scale, rhs,
+ * rhs_scale, group_sizes, out (b[i] NULL where one failed). */
+static void mk_problem(const struct inputs *in, cl_mem b[6])
+{
+	const struct shape *s = in->s;
+
+	b[0] = mkbuf(in->nlhs * 4, in->lhs);
+	b[1] = mkbuf(in->nls * 4, in->ls);
+	b[2] = mkbuf(in->nrhs * 4, in->rhs);
+	b[3] = mkbuf(in->nrs * 4, in->rs);
+	b[4] = mkbuf((size_t)s->G * 4, in->gs);
+	b[5] = mkbuf((size_t)s->M * s->N * 4, NULL);
+}
+
 /* Runs kernel kname of program p over global/local; NULL on failure. */
 static float *run_gmm(cl_program p, const char *kname, const struct inputs *in,
 		      const size_t global[2], const size_t *local)
@@ -330,12 +344,7 @@ static float *run_gmm(cl_program p, const char *kname, const struct inputs *in,
 	cl_kernel k = clCreateKernel(p, kname, &err);
 	int ok = err == CL_SUCCESS && out;
 
-	b[0] = mkbuf(in->nlhs * 4, in->lhs);
-	b[1] = mkbuf(in->nls * 4, in->ls);
-	b[2] = mkbuf(in->nrhs * 4, in->rhs);
-	b[3] = mkbuf(in->nrs * 4, in->rs);
-	b[4] = mkbuf((size_t)s->G * 4, in->gs);
-	b[5] = mkbuf(nout * 4, NULL);
+	mk_problem(in, b);
 	for (int i = 0; i < 6; i++)
 		ok = ok && b[i];
 	if (ok) {
@@ -535,12 +544,7 @@ static float *run_template(cl_program p, const struct inputs *in, const long t[5
 	cl_mem b[8];
 	int ok = out != NULL;
 
-	b[0] = mkbuf(in->nlhs * 4, in->lhs);
-	b[1] = mkbuf(in->nls * 4, in->ls);
-	b[2] = mkbuf(in->nrhs * 4, in->rhs);
-	b[3] = mkbuf(in->nrs * 4, in->rs);
-	b[4] = mkbuf((size_t)s->G * 4, in->gs);
-	b[5] = mkbuf(nout * 4, NULL);
+	mk_problem(in, b);
 	b[6] = mkbuf((size_t)s->M * s->K * 4, NULL); /* lhs_f */
 	b[7] = mkbuf(nrf * 4, NULL);                 /* rhs_f */
 	for (int i = 0; i < 8; i++)
