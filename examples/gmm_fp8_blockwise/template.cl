@@ -117,13 +117,33 @@ float16 e4m3_decode16(uint16 code)
 	return as_float16(select(bits, (uint16)(0u), mag == 0x7Fu)); // NaN code: +0
 }
 
-// Kernel 1 (twice: lhs, then rhs): decode an FP8 array of NG stacked R x C
-// row-major matrices and apply its 128 x 128 block scales, into float dst.
-// Each element is decoded exactly once here, instead of once per tile that
-// reads it, and dst[i] is exactly the reference's fp8_load(src, i) * scale,
-// so the products below are the reference's own.
-// Global [ceil_div(C, 16), R, NG]: 16 consecutive columns per work-item;
-// scale is [NG][ceil(R/128)][ceil(C/128)].
+// Columns c .. c+15 of row r of matrix z of an FP8 array of NG stacked R x C
+// row-major matrices, decoded and scaled by its 128 x 128 block scales
+// (scale is [NG][ceil(R/128)][ceil(C/128)]), zero past C.  Each value is
+// exactly the reference's fp8_load(src, i) * scale.
+float16 gmm_decode_at(__global const uint *src, __global const float *scale, int R, int C,
+		      int r, int c, int z)
+{
+	int CB = (C + 127) / 128, RB = (R + 127) / 128;
+	size_t i = ((size_t)z * R + r) * C + c;
+	__global const float *srow = scale + ((size_t)z * RB + r / 128) * CB;
+	float t[16];
+
+	// 16 whole bytes starting on a uint: one vload4. A run of 16 that starts
+	// on a multiple of 16 never crosses a 128-column scale block.
+	if (c + 16 <= C && (i & 3) == 0)
+		return e4m3_decode16(convert_uint16(as_uchar16(vload4(0, src + (i >> 2))))) *
+		       srow[c / 128];
+	for (int e = 0; e < 16; e++)
+		t[e] = c + e < C ? fp8_load(src, i + e) * srow[(c + e) / 128] : 0.0f;
+	return vload16(0, t);
+}
+
+// Kernel 1 (lhs): decode an FP8 array of NG stacked R x C row-major
+// matrices into float dst, same layout.  Each element is decoded exactly
+// once here, instead of once per tile that reads it, so the products below
+// are the reference's own.
+// Global [ceil_div(C, 16), R, NG]: 16 consecutive columns per work-item.
 __kernel void gmm_decode(__global const uint *src, __global const float *scale,
 			 __global float *dst, int R, int C)
 {
@@ -131,19 +151,16 @@ __kernel void gmm_decode(__global const uint *src, __global const float *scale,
 
 	if (c >= C || r >= R)
 		return;
-	int CB = (C + 127) / 128, RB = (R + 127) / 128;
 	size_t i = ((size_t)z * R + r) * C + c;
-	__global const float *srow = scale + ((size_t)z * RB + r / 128) * CB;
+	float16 v = gmm_decode_at(src, scale, R, C, r, c, z);
+	float t[16];
 
-	// 16 whole bytes starting on a uint: one vload4. A run of 16 that starts
-	// on a multiple of 16 never crosses a 128-column scale block.
-	if (c + 16 <= C && (i & 3) == 0) {
-		uint16 code = convert_uint16(as_uchar16(vload4(0, src + (i >> 2))));
-
-		vstore16(e4m3_decode16(code) * srow[c / 128], 0, dst + i);
+	if (c + 16 <= C) {
+		vstore16(v, 0, dst + i);
 	} else {
-		for (int e = 0; e < 16 && c + e < C; e++)
-			dst[i + e] = fp8_load(src, i + e) * srow[(c + e) / 128];
+		vstore16(v, 0, t);
+		for (int e = 0; c + e < C; e++)
+			dst[i + e] = t[e];
 	}
 }
 
@@ -164,22 +181,9 @@ __kernel void gmm_decode_panels(__global const uint *src, __global const float *
 
 	if (c >= np * CN || r >= R)
 		return;
-	int CB = (C + 127) / 128, RB = (R + 127) / 128;
-	size_t i = ((size_t)z * R + r) * C + c;
-	__global const float *srow = scale + ((size_t)z * RB + r / 128) * CB;
 	__global float *d = dst + (size_t)z * np * CN * R;
-	float16 v;
+	float16 v = gmm_decode_at(src, scale, R, C, r, c, z);
 
-	if (c + 16 <= C && (i & 3) == 0) {
-		v = e4m3_decode16(convert_uint16(as_uchar16(vload4(0, src + (i >> 2))))) *
-		    srow[c / 128];
-	} else {
-		float t[16];
-
-		for (int e = 0; e < 16; e++)
-			t[e] = c + e < C ? fp8_load(src, i + e) * srow[(c + e) / 128] : 0.0f;
-		v = vload16(0, t);
-	}
 #if CN >= 16
 	vstore16(v, 0, d + ((size_t)(c / CN) * R + r) * CN + c % CN);
 #else
