@@ -14,6 +14,13 @@
 int file_read(const char *path, size_t max, char **out, size_t *len, char *msg, size_t n);
 
 /*
+ * file_read for a file another, untrusted process wrote: refuses a
+ * symbolic link, anything but a regular file (a FIFO would block), and a
+ * file with more than one name (a hard link to something else).
+ */
+int file_read_untrusted(const char *path, size_t max, char **out, size_t *len, char *msg, size_t n);
+
+/*
  * Writes data to path through a temporary file in the same directory,
  * fsync and rename, so readers see the old or the new contents, never a
  * torn file.  Returns 0 or KERR_IO with msg naming the path and errno.

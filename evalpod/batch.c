@@ -956,6 +956,7 @@ static const struct field limit_fields[] = {
 	{ "time_timeout_s", FK_NUM, offsetof(struct limit_spec, time_timeout_s), 0.001, 604800 },
 	{ "log_max_bytes", FK_SIZE, offsetof(struct limit_spec, log_max_bytes), 0, 1 << 26 },
 	{ "peak_margin", FK_NUM, offsetof(struct limit_spec, peak_margin), 1, 100 },
+	{ "memory_mb", FK_SIZE, offsetof(struct limit_spec, memory_mb), 64, 1 << 24 },
 };
 
 static int parse_limits(struct batch *b, json_t *root, char *msg, size_t n)
@@ -1208,6 +1209,7 @@ static void batch_defaults(struct batch *b)
 		.time_timeout_s = 900,
 		.log_max_bytes = 16384,
 		.peak_margin = 1.15,
+		.memory_mb = 8192,
 	};
 }
 

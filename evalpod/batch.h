@@ -134,6 +134,7 @@ struct limit_spec {
 	double time_timeout_s;    /* the whole timing phase (default 900) */
 	size_t log_max_bytes;     /* build log kept in results (default 16384) */
 	double peak_margin;       /* results above peak * margin are invalid (1.15) */
+	size_t memory_mb;         /* resident memory of one worker, MiB (default 8192) */
 };
 
 struct device_spec {

@@ -7,9 +7,12 @@
 #include "fileio.h"
 #include "ir.h"
 #include "irpocl.h"
+#include "judge.h"
 #include "jsonx.h"
 #include "log.h"
 #include "prog.h"
+#include "sandbox.h"
+#include "screen.h"
 #include "world.h"
 #include "xalloc.h"
 
@@ -18,22 +21,94 @@
 
 struct ck {
 	const char *work, *id;
+	char *dir; /* the worker's own directory */
 	struct batch b;
 	struct clrt rt;
 	const struct source_spec *src;
-	json_t *doc; /* WORK/check/ID.json */
+	struct judge_client jc;
+	int reorder;            /* the second run launches the work-groups in reverse order */
+	const uint64_t *tseeds; /* the reference worker: this run's timing seeds */
+	json_t *doc;            /* DIR/doc.json */
 	char msg[2048];
 };
 
+/*
+ * Enqueues every step with its work-groups in reverse order: the range of
+ * dimension 0 is cut into chunks of whole work-groups, launched last chunk
+ * first with the matching global offset, so a kernel that relies on
+ * work-group g running before g + 1 (a race between work-groups that one
+ * device's schedule happens to hide) computes something else.  Only used
+ * for plans whose kernels do not ask for their group ids, group counts or
+ * global size (reorder_ok), which chunking would change.
+ */
+static cl_int enqueue_reversed(struct plan *p, cl_command_queue q, cl_event *ev)
+{
+	for (size_t i = 0; i < p->nsteps; i++) {
+		struct pstep *st = &p->steps[i];
+		size_t groups = st->global[0] / st->local[0], per = (groups + 63) / 64;
+		size_t chunks = (groups + per - 1) / per;
+		cl_int err = CL_SUCCESS;
+
+		for (size_t c = chunks; c-- > 0 && err == CL_SUCCESS;) {
+			size_t off[3] = { c * per * st->local[0], 0, 0 }, glob[3];
+
+			memcpy(glob, st->global, sizeof(glob));
+			glob[0] = (c + 1 == chunks ? groups - c * per : per) * st->local[0];
+			err = clEnqueueNDRangeKernel(q, st->kernel, st->dims, off, glob, st->local,
+						     0, NULL,
+						     c == 0 && i + 1 == p->nsteps ? ev : NULL);
+		}
+		if (err != CL_SUCCESS)
+			return err;
+	}
+	return CL_SUCCESS;
+}
+
+/* Whether the plan can run reversed: explicit local sizes that divide the range. */
+static int reorder_ok(const struct plan *p)
+{
+	for (size_t i = 0; i < p->nsteps; i++)
+		if (!p->steps[i].has_local || p->steps[i].global[0] % p->steps[i].local[0])
+			return 0;
+	return p->nsteps > 0;
+}
+
+/* Whether src may be launched in chunks: it never asks where its group lies. */
+static int source_reorderable(const char *src)
+{
+	static const char *const words[] = { "get_group_id", "get_num_groups", "get_global_size",
+					     "get_global_offset", "get_enqueued_local_size" };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(src, words[i]))
+			return 0;
+	return 1;
+}
+
 /* Runs the plan once; *span_ms from events, *host_ms from the host clock. */
-static int run_once(struct clrt *rt, struct plan *p, double *span_ms, double *host_ms, char *msg,
-		    size_t n)
+static int run_once(struct clrt *rt, struct plan *p, int reversed, double *span_ms, double *host_ms,
+		    char *msg, size_t n)
 {
 	cl_event *ev = xcalloc(p->nsteps, sizeof(*ev));
 	double t0 = clrt_now_ms();
 	cl_int err, status = CL_COMPLETE;
 	int rc = 0;
 
+	if (reversed) {
+		err = enqueue_reversed(p, rt->queue, &ev[p->nsteps - 1]);
+		if (err == CL_SUCCESS)
+			err = clFinish(rt->queue);
+		*host_ms = clrt_now_ms() - t0;
+		*span_ms = 0;
+		if (ev[p->nsteps - 1])
+			clReleaseEvent(ev[p->nsteps - 1]);
+		free(ev);
+		if (err != CL_SUCCESS)
+			return kerr_set(msg, n, KERR_OPENCL,
+					"a launch in reverse group order failed: %s",
+					clrt_errstr(err));
+		return 0;
+	}
 	err = plan_enqueue(p, rt->queue, ev, msg, n);
 	if (err != CL_SUCCESS) {
 		free(ev);
@@ -59,7 +134,7 @@ static int run_once(struct clrt *rt, struct plan *p, double *span_ms, double *ho
 
 static void ck_save(struct ck *c)
 {
-	char *path = xasprintf("%s/check/%s.json", c->work, c->id), *text = jx_dump(c->doc);
+	char *path = xasprintf("%s/doc.json", c->dir), *text = jx_dump(c->doc);
 	char msg[512];
 
 	if (file_write_atomic(path, text, strlen(text), msg, sizeof(msg)))
@@ -90,84 +165,49 @@ static void program_vars(const struct batch *b, const struct source_spec *src, s
 	batch_collect_defines(src->source, src->options, vars);
 }
 
-static json_t *cmp_json(const struct wbuf *wb, const struct cmp_stats *s)
-{
-	json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "buffer", wb->spec->name, "count",
-			      (json_int_t)s->count, "mismatches", (json_int_t)s->mismatches,
-			      "unwritten", (json_int_t)s->unwritten, "nonfinite",
-			      (json_int_t)s->nonfinite, "worst_index", (json_int_t)s->worst);
-
-	jx_set_real(o, "max_abs", s->max_abs);
-	jx_set_real(o, "mean_abs", s->mean_abs);
-	jx_set_real(o, "rel_l2", s->rel_l2);
-	jx_set_real(o, "worst_got", s->worst_got);
-	jx_set_real(o, "worst_ref", s->worst_ref);
-	return o;
-}
-
-static int load_ref(const char *work, size_t shape, uint64_t seed, size_t bi, size_t bytes,
-		    void **out, char *msg, size_t n)
-{
-	char *path = worker_ref_path(work, shape, seed, bi);
-	size_t len = 0;
-	int rc = file_read(path, bytes + 1, (char **)out, &len, msg, n);
-
-	if (!rc && len != bytes)
-		rc = kerr_set(msg, n, KERR_IO, "reference output '%s' has %zu bytes, expected %zu",
-			      path, len, bytes);
-	free(path);
-	return rc;
-}
-
 /*
- * Compares every output and inout buffer with the reference for seed.
- * Appends per-buffer figures to arr.  Returns 0 or KERR_INVALID with
- * *kind set ("unwritten_output", "wrong_values") and msg.
+ * Hands the outputs of the run just made to the judge in the parent and
+ * waits for its verdict.  Returns 0; KERR_INVALID with *kind set
+ * ("unwritten_output", "wrong_values") and msg; or KERR_OPENCL/KERR_IO.
  */
-static int compare_outputs(struct ck *c, struct world *w, uint64_t seed, enum poison p, json_t *arr,
-			   void **keep, const char **kind)
+static int judge_outputs(struct ck *c, struct world *w, size_t seed_index, int run,
+			 const char **kind)
 {
-	int rc = 0;
+	struct judge_req q = { .magic = JUDGE_MAGIC, .what = JUDGE_CHECK };
+	struct judge_rep rep;
+	size_t off = 0;
 
-	for (size_t i = 0; i < c->b.nbuffers && !rc; i++) {
+	for (size_t i = 0; i < c->b.nbuffers; i++) {
 		struct wbuf *wb = &w->bufs[i];
-		void *got = NULL, *ref = NULL;
-		struct cmp_stats s;
+		cl_int err;
 
 		if (wb->spec->role != ROLE_OUTPUT && wb->spec->role != ROLE_INOUT)
 			continue;
-		if ((rc = world_read(w, i, &got, c->msg, sizeof(c->msg))) ||
-		    (rc = load_ref(c->work, w->shape, seed, i, wb->bytes, &ref, c->msg,
-				   sizeof(c->msg)))) {
+		if (off + wb->bytes > c->jc.len) {
 			*kind = "harness";
-			free(got);
-			return rc == KERR_OPENCL ? KERR_OPENCL : KERR_IO;
+			return kerr_set(c->msg, sizeof(c->msg), KERR_IO,
+					"the outputs do not fit the judge's memory");
 		}
-		world_compare(wb, got, ref, c->b.correct.atol, c->b.correct.rtol,
-			      wb->spec->role == ROLE_OUTPUT, p, &s);
-		json_array_append_new(arr, cmp_json(wb, &s));
-		if (s.unwritten) {
-			*kind = "unwritten_output";
-			rc = kerr_set(
-				c->msg, sizeof(c->msg), KERR_INVALID,
-				"left %zu of %zu elements of '%s' unwritten (first at index %zu)",
-				s.unwritten, s.count, wb->spec->name, s.first_unwritten);
-		} else if (s.mismatches) {
-			*kind = "wrong_values";
-			rc = kerr_set(
-				c->msg, sizeof(c->msg), KERR_INVALID,
-				"'%s' differs from the reference in %zu of %zu elements; worst at "
-				"index %zu: got %.9g, expected %.9g (max abs error %.3g)",
-				wb->spec->name, s.mismatches, s.count, s.worst, s.worst_got,
-				s.worst_ref, s.max_abs);
+		err = clEnqueueReadBuffer(c->rt.queue, wb->mem, CL_TRUE, 0, wb->bytes,
+					  (char *)c->jc.shm + off, 0, NULL, NULL);
+		if (err != CL_SUCCESS) {
+			*kind = "harness";
+			return kerr_set(c->msg, sizeof(c->msg), KERR_OPENCL, "reading '%s': %s",
+					wb->spec->name, clrt_errstr(err));
 		}
-		if (keep)
-			keep[i] = got;
-		else
-			free(got);
-		free(ref);
+		off += wb->bytes;
 	}
-	return rc;
+	q.shape = (uint32_t)w->shape;
+	q.seed = (uint32_t)seed_index;
+	q.run = (uint32_t)run;
+	if (worker_judge_ask(&c->jc, &q, &rep, c->msg, sizeof(c->msg))) {
+		*kind = "harness";
+		return KERR_IO;
+	}
+	if (rep.verdict == JUDGE_PASS)
+		return 0;
+	*kind = rep.verdict == JUDGE_UNWRITTEN ? "unwritten_output" : "wrong_values";
+	return kerr_set(c->msg, sizeof(c->msg), KERR_INVALID, "%s", rep.message);
 }
 
 enum { CK_PASS = 0, CK_FAIL = 1, CK_INFRA = 2 };
@@ -184,91 +224,54 @@ static int ck_infra(struct ck *c, const char *kind)
 	return CK_INFRA;
 }
 
-/* One seed: fresh inputs, run, guards, inputs, outputs; again for determinism. */
-static int check_seed(struct ck *c, struct world *w, struct plan *p, uint64_t seed, json_t *out,
-		      double *first_launch)
+/* One run of a seed: fresh inputs and poison p, run, guards, inputs, verdict. */
+static int check_run(struct ck *c, struct world *w, struct plan *p, size_t k, int run, json_t *out,
+		     double *first_launch)
 {
 	const char *kind = "";
-	void **first = xcalloc(c->b.nbuffers, sizeof(*first));
-	json_t *bufs = json_array(), *bufs2;
 	double span = 0, host = 0;
-	int rc, verdict = CK_PASS;
+	int rc;
 
-	json_object_set_new(out, "seed", json_integer((json_int_t)seed));
-	json_object_set_new(out, "buffers", bufs);
-	if ((rc = world_fill(w, seed, POISON_A, c->msg, sizeof(c->msg)))) {
-		verdict = ck_infra(c, "harness");
-		goto out;
-	}
-	rc = run_once(&c->rt, p, &span, &host, c->msg, sizeof(c->msg));
-	if (rc) {
-		verdict = rc == KERR_NOMEM ? ck_infra(c, "out_of_memory")
-					   : ck_fault(c, "runtime_error", "launch_failed");
-		goto out;
-	}
+	if ((rc = world_fill(w, c->b.correct.seeds[k], run ? POISON_B : POISON_A, c->msg,
+			     sizeof(c->msg))))
+		return ck_infra(c, "harness");
+	rc = run_once(&c->rt, p, run && c->reorder, &span, &host, c->msg, sizeof(c->msg));
+	if (rc)
+		return rc == KERR_NOMEM ? ck_infra(c, "out_of_memory")
+					: ck_fault(c, "runtime_error", "launch_failed");
 	if (first_launch) {
 		*first_launch += host > span ? host - span : 0;
 		json_object_set_new(out, "first_run_host_ms", json_real(host));
 	}
-	if (world_check_guards(w, c->msg, sizeof(c->msg))) {
-		verdict = ck_fault(c, "runtime_error", "out_of_bounds_write");
-		goto out;
-	}
-	if (world_check_inputs(w, c->msg, sizeof(c->msg))) {
-		verdict = ck_fault(c, "incorrect", "input_modified");
-		goto out;
-	}
-	rc = compare_outputs(c, w, seed, POISON_A, bufs, first, &kind);
-	if (rc) {
-		verdict = rc == KERR_INVALID ? ck_fault(c, "incorrect", kind) : ck_infra(c, kind);
-		goto out;
-	}
-	if (!c->b.correct.determinism)
-		goto out;
-	/* Second run: same inputs, the other poison pattern. */
-	bufs2 = json_array();
-	json_object_set_new(out, "rerun", bufs2);
-	if ((rc = world_fill(w, seed, POISON_B, c->msg, sizeof(c->msg)))) {
-		verdict = ck_infra(c, "harness");
-		goto out;
-	}
-	if ((rc = run_once(&c->rt, p, &span, &host, c->msg, sizeof(c->msg)))) {
-		verdict = rc == KERR_NOMEM ? ck_infra(c, "out_of_memory")
-					   : ck_fault(c, "runtime_error", "launch_failed");
-		goto out;
-	}
-	if (world_check_guards(w, c->msg, sizeof(c->msg))) {
-		verdict = ck_fault(c, "runtime_error", "out_of_bounds_write");
-		goto out;
-	}
-	rc = compare_outputs(c, w, seed, POISON_B, bufs2, NULL, &kind);
-	if (rc == KERR_INVALID) {
+	if (world_check_guards(w, c->msg, sizeof(c->msg)))
+		return ck_fault(c, "runtime_error", "out_of_bounds_write");
+	if (!run && world_check_inputs(w, c->msg, sizeof(c->msg)))
+		return ck_fault(c, "incorrect", "input_modified");
+	rc = judge_outputs(c, w, k, run, &kind);
+	if (rc == KERR_INVALID && run) {
 		char why[2048];
 
 		strlcpy(why, c->msg, sizeof(why));
-		snprintf(c->msg, sizeof(c->msg), "second identical run differs: %s", why);
-		verdict = ck_fault(c, "incorrect", "nondeterministic");
-	} else if (rc) {
-		verdict = ck_infra(c, kind);
-	} else {
-		int identical = 1;
-
-		for (size_t i = 0; i < c->b.nbuffers; i++) {
-			void *again = NULL;
-			size_t where = 0;
-
-			if (!first[i] || world_read(w, i, &again, c->msg, sizeof(c->msg)))
-				continue;
-			if (world_bitdiff(&w->bufs[i], first[i], again, &where))
-				identical = 0;
-			free(again);
-		}
-		json_object_set_new(out, "bitwise_identical", json_boolean(identical));
+		snprintf(c->msg, sizeof(c->msg),
+			 "the second run (work-groups in another order, other poison) differs: %s",
+			 why);
+		return ck_fault(c, "incorrect", "nondeterministic");
 	}
-out:
-	for (size_t i = 0; i < c->b.nbuffers; i++)
-		free(first[i]);
-	free(first);
+	if (rc)
+		return rc == KERR_INVALID ? ck_fault(c, "incorrect", kind) : ck_infra(c, kind);
+	return CK_PASS;
+}
+
+/* One seed: fresh inputs, run, guards, inputs, outputs; again for determinism. */
+static int check_seed(struct ck *c, struct world *w, struct plan *p, size_t k, json_t *out,
+		      double *first_launch)
+{
+	int verdict;
+
+	json_object_set_new(out, "seed", json_integer((json_int_t)c->b.correct.seeds[k]));
+	verdict = check_run(c, w, p, k, 0, out, first_launch);
+	if (verdict == CK_PASS && c->b.correct.determinism)
+		verdict = check_run(c, w, p, k, 1, out, NULL);
 	return verdict;
 }
 
@@ -295,13 +298,13 @@ static int check_shape(struct ck *c, struct prog *pg, size_t s, json_t *shapes,
 				   rc == KERR_INVALID ? "bad_geometry" : "launch_setup");
 		goto out;
 	}
+	c->reorder = reorder_ok(&p) && source_reorderable(c->src->source);
 	for (size_t i = 0; i < c->b.correct.nseeds && verdict == CK_PASS; i++) {
 		json_t *jseed = json_object();
 
 		json_array_append_new(json_object_get(js, "seeds"), jseed);
-		worker_progress(c->work, c->id, "correctness");
-		verdict = check_seed(c, &w, &p, c->b.correct.seeds[i], jseed,
-				     i == 0 ? first_launch : NULL);
+		worker_progress(c->dir, "correctness");
+		verdict = check_seed(c, &w, &p, i, jseed, i == 0 ? first_launch : NULL);
 		ck_save(c);
 	}
 out:
@@ -313,7 +316,7 @@ out:
 
 static int save_artifact(struct ck *c, const char *name, const char *text, size_t len, json_t *list)
 {
-	char *dir = xasprintf("%s/art/%s", c->work, c->id), *path = xasprintf("%s/%s", dir, name);
+	char *dir = xasprintf("%s/art", c->dir), *path = xasprintf("%s/%s", dir, name);
 	char msg[512];
 	int rc = dir_make(dir, msg, sizeof(msg));
 
@@ -332,7 +335,7 @@ static int save_artifact(struct ck *c, const char *name, const char *text, size_
 static void stage_ir(struct ck *c, struct prog *pg)
 {
 	json_t *ir = json_object(), *kernels = json_object(), *arts = json_array();
-	char *cache = xasprintf("%s/pocl/%s", c->work, c->id);
+	char *cache = xasprintf("%s/pocl", c->dir);
 
 	json_object_set_new(ir, "kernels", kernels);
 	json_object_set_new(ir, "artifacts", arts);
@@ -388,7 +391,7 @@ static void save_binary(struct ck *c, struct prog *pg)
 {
 	void *bin = NULL;
 	size_t len = 0;
-	char *path = xasprintf("%s/bin/%s.bin", c->work, c->id), msg[512];
+	char *path = xasprintf("%s/bin.bin", c->dir), msg[512];
 
 	if (prog_binary(pg, &bin, &len, msg, sizeof(msg)) ||
 	    file_write_atomic(path, bin, len, msg, sizeof(msg)))
@@ -397,16 +400,42 @@ static void save_binary(struct ck *c, struct prog *pg)
 	free(path);
 }
 
+/*
+ * Program-scope variables in the global address space (OpenCL 2.0) keep
+ * their contents from one launch to the next, so a kernel could remember
+ * answers across timed runs: refused.  Constant tables are not counted.
+ * Returns nonzero (msg set) when the program has any.
+ */
+static int program_state(struct ck *c, struct prog *pg)
+{
+	size_t bytes = 0;
+
+	if (clGetProgramBuildInfo(pg->program, c->rt.device,
+				  CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE, sizeof(bytes),
+				  &bytes, NULL) != CL_SUCCESS ||
+	    !bytes)
+		return 0;
+	kerr_set(c->msg, sizeof(c->msg), KERR_INVALID,
+		 "the program has %zu bytes of program-scope global variables: they would keep "
+		 "state from one launch to the next (use __constant tables or kernel arguments)",
+		 bytes);
+	return 1;
+}
+
 /* Stage 1.  Returns CK_PASS, CK_FAIL (compile error recorded) or CK_INFRA. */
 static int stage_compile(struct ck *c, struct prog *pg)
 {
 	json_t *comp = json_object(), *kernels;
+	char *opts;
 	int rc;
 
 	json_object_set_new(c->doc, "compile", comp);
-	worker_progress(c->work, c->id, "compile");
-	rc = prog_build_source(pg, &c->rt, c->src->source, c->src->options,
-			       c->b.limits.log_max_bytes, c->msg, sizeof(c->msg));
+	worker_progress(c->dir, "compile");
+	/* The guard definitions come last, so the candidate's own cannot undo them. */
+	opts = xasprintf("%s %s", c->src->options, screen_guard_options());
+	rc = prog_build_source(pg, &c->rt, c->src->source, opts, c->b.limits.log_max_bytes, c->msg,
+			       sizeof(c->msg));
+	free(opts);
 	json_object_set_new(comp, "ok", json_boolean(rc == 0));
 	json_object_set_new(comp, "build_ms", json_real(pg->build_ms));
 	json_object_set_new(comp, "log", json_string(pg->log ? pg->log : ""));
@@ -415,6 +444,8 @@ static int stage_compile(struct ck *c, struct prog *pg)
 		return ck_fault(c, "compile_error", "compile_error");
 	if (rc)
 		return ck_infra(c, rc == KERR_NOMEM ? "out_of_memory" : "opencl");
+	if (program_state(c, pg))
+		return ck_fault(c, "compile_error", "program_scope_state");
 	kernels = json_array();
 	for (size_t i = 0; i < c->b.nlaunch; i++)
 		json_array_append_new(kernels, prog_kernel_info(pg, &c->rt, c->b.launch[i].kernel));
@@ -425,10 +456,28 @@ static int stage_compile(struct ck *c, struct prog *pg)
 
 static int ck_open(struct ck *c, const char *work, const char *id)
 {
+	char *reads[2] = { xasprintf("%s/batch.json", work), NULL }, *note;
+	json_t *report = NULL;
+	int rc;
+
 	memset(c, 0, sizeof(*c));
 	c->work = work;
 	c->id = id;
+	c->dir = strcmp(id, "reference") ? worker_prog_dir(work, id) : worker_dir(work, id);
 	c->doc = json_pack("{s:s, s:s}", "id", id, "status", "running");
+	/* Before the device is opened, so that the driver's threads are confined too. */
+	rc = worker_confine(work, c->dir, (const char *const *)reads, 0, &report, c->msg,
+			    sizeof(c->msg));
+	free(reads[0]);
+	if (report)
+		json_object_set_new(c->doc, "sandbox", report);
+	if (rc)
+		return ck_infra(c, "sandbox");
+	note = xasprintf("%s/fault", c->dir);
+	world_fault_handler_install(note);
+	free(note);
+	if (strcmp(id, "reference") && worker_judge_open(&c->jc, c->msg, sizeof(c->msg)))
+		return ck_infra(c, "harness");
 	if (worker_load(&c->b, work, c->msg, sizeof(c->msg)))
 		return ck_infra(c, "batch");
 	if (!strcmp(id, "reference"))
@@ -451,6 +500,8 @@ static void ck_close(struct ck *c)
 	clrt_close(&c->rt);
 	batch_release(&c->b);
 	json_decref(c->doc);
+	worker_judge_close(&c->jc);
+	free(c->dir);
 }
 
 int worker_check(const char *work, const char *id)
@@ -478,7 +529,7 @@ int worker_check(const char *work, const char *id)
 		ck_save(&c); /* a failure was saved before these two were known */
 	}
 	if (verdict == CK_PASS) {
-		worker_progress(work, id, "ir");
+		worker_progress(c.dir, "ir");
 		stage_ir(&c, &pg);
 		save_binary(&c, &pg);
 		ck_status(&c, "ok", NULL, NULL, NULL);
@@ -495,7 +546,7 @@ static int reference_seed(struct ck *c, struct world *w, struct plan *p, uint64_
 	int rc;
 
 	if ((rc = world_fill(w, seed, POISON_A, c->msg, sizeof(c->msg))) ||
-	    (rc = run_once(&c->rt, p, &span, &host, c->msg, sizeof(c->msg))) ||
+	    (rc = run_once(&c->rt, p, 0, &span, &host, c->msg, sizeof(c->msg))) ||
 	    (rc = world_check_guards(w, c->msg, sizeof(c->msg))))
 		return rc;
 	for (size_t i = 0; i < c->b.nbuffers && !rc; i++) {
@@ -516,7 +567,7 @@ static int reference_seed(struct ck *c, struct world *w, struct plan *p, uint64_
 				      s.unwritten, s.count, wb->spec->name,
 				      c->b.shapes[w->shape].name, s.first_unwritten);
 		} else {
-			path = worker_ref_path(c->work, w->shape, seed, i);
+			path = worker_ref_path(c->dir, w->shape, seed, i);
 			rc = file_write_atomic(path, got, wb->bytes, c->msg, sizeof(c->msg));
 			free(path);
 		}
@@ -540,14 +591,14 @@ static int reference_shape(struct ck *c, struct prog *pg, size_t s)
 	for (size_t i = 0; i < c->b.correct.nseeds && !rc; i++)
 		rc = reference_seed(c, &w, &p, c->b.correct.seeds[i]);
 	for (unsigned k = 0; !rc && s == c->b.timed_shape && k < WORKER_TIMING_SETS; k++)
-		rc = reference_seed(c, &w, &p, worker_timing_seed(&c->b, k));
+		rc = reference_seed(c, &w, &p, c->tseeds[k]);
 	plan_release(&p);
 	world_close(&w);
 	expr_vars_release(&vars);
 	return rc;
 }
 
-int worker_reference(const char *work)
+int worker_reference(const char *work, const uint64_t *tseeds)
 {
 	struct ck c;
 	struct prog pg;
@@ -556,9 +607,10 @@ int worker_reference(const char *work)
 
 	memset(&pg, 0, sizeof(pg));
 	verdict = ck_open(&c, work, "reference");
+	c.tseeds = tseeds;
 	if (verdict != CK_PASS)
 		goto out;
-	worker_progress(work, "reference", "compile");
+	worker_progress(c.dir, "compile");
 	rc = prog_build_source(&pg, &c.rt, c.src->source, c.src->options, c.b.limits.log_max_bytes,
 			       c.msg, sizeof(c.msg));
 	json_object_set_new(c.doc, "compile",
@@ -569,7 +621,7 @@ int worker_reference(const char *work)
 		snprintf(c.msg, sizeof(c.msg), "the reference does not compile: %s%s%s", why,
 			 pg.log ? "\n" : "", pg.log ? pg.log : "");
 	}
-	worker_progress(work, "reference", "outputs");
+	worker_progress(c.dir, "outputs");
 	for (size_t s = 0; s < c.b.nshapes && !rc; s++) {
 		rc = reference_shape(&c, &pg, s);
 		if (rc) {

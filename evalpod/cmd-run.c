@@ -16,8 +16,12 @@
 #include "http.h"
 #include "jsonx.h"
 #include "log.h"
+#include "peaks.h"
 #include "pool.h"
+#include "sandbox.h"
 #include "sbuf.h"
+#include "screen.h"
+#include "world.h"
 #include "worker.h"
 #include "xalloc.h"
 
@@ -28,9 +32,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
+/* Timing attempts that failed for the infrastructure's reasons, at most. */
 #define TIMING_ATTEMPTS 3
+
+extern char **environ;
 
 static int read_batch_text(struct run *r, char **text, size_t *len)
 {
@@ -50,11 +58,49 @@ static int read_batch_text(struct run *r, char **text, size_t *len)
 	return rc;
 }
 
+/* Creates DIR and the sub-folders every worker uses (pocl, art, tmp; ref). */
+static int make_worker_dir(struct run *r, char *dir, int with_ref)
+{
+	static const char *const sub[] = { "pocl", "art", "tmp", "ref" };
+	size_t nsub = sizeof(sub) / sizeof(sub[0]) - (with_ref ? 0 : 1);
+	int rc = 0;
+
+	for (size_t i = 0; i < nsub && !rc; i++) {
+		char *path = xasprintf("%s/%s", dir, sub[i]);
+
+		rc = dir_make(path, r->msg, sizeof(r->msg));
+		free(path);
+	}
+	free(dir);
+	return rc;
+}
+
+/*
+ * The workers' copy of the batch: the same document without its output
+ * URLs, which are credentials no worker needs.
+ */
+static int write_worker_batch(struct run *r, const char *text, size_t len)
+{
+	json_t *doc = json_loadb(text, len, 0, NULL);
+	char *path = xasprintf("%s/batch.json", r->work), *out;
+	int rc;
+
+	if (!doc) {
+		free(path);
+		return kerr_set(r->msg, sizeof(r->msg), KERR_PARSE, "the batch is not JSON");
+	}
+	json_object_del(doc, "outputs");
+	out = jx_dump(doc);
+	rc = file_write_atomic(path, out, strlen(out), r->msg, sizeof(r->msg));
+	free(out);
+	free(path);
+	json_decref(doc);
+	return rc;
+}
+
 static int make_work(struct run *r, const char *text, size_t len)
 {
-	static const char *const sub[] = { "ref", "check", "bin", "progress", "pocl", "art" };
 	const char *tmp = getenv("TMPDIR");
-	char *path;
 	int rc;
 
 	r->work = xasprintf("%s/evalpod-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -63,59 +109,118 @@ static int make_work(struct run *r, const char *text, size_t len)
 				"cannot create a work directory "
 				"'%s': %s",
 				r->work, strerror(errno));
-	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
-		path = xasprintf("%s/%s", r->work, sub[i]);
-		rc = dir_make(path, r->msg, sizeof(r->msg));
-		free(path);
-		if (rc)
-			return rc;
-	}
-	path = xasprintf("%s/batch.json", r->work);
-	rc = file_write_atomic(path, text, len, r->msg, sizeof(r->msg));
-	free(path);
-	return rc;
+	rc = make_worker_dir(r, worker_dir(r->work, "reference"), 1);
+	if (!rc)
+		rc = make_worker_dir(r, worker_dir(r->work, "time"), 0);
+	for (size_t i = 0; i < r->nprogs && !rc; i++)
+		rc = make_worker_dir(r, worker_prog_dir(r->work, r->progs[i].src->id), 0);
+	return rc ? rc : write_worker_batch(r, text, len);
 }
 
-static void job_setup(struct run *r, struct job *j, const char *mode, const char *id,
+/* The worker's ASAN_OPTIONS: LeakSanitizer's exit check needs ptrace, which the sandbox forbids. */
+static char *asan_options(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	const char *cur = getenv("ASAN_OPTIONS");
+
+	return xasprintf("ASAN_OPTIONS=%s%sdetect_leaks=0", cur ? cur : "", cur && *cur ? ":" : "");
+#else
+	return NULL;
+#endif
+}
+
+/*
+ * Sets up the job of a worker whose directory is dir (taken): a clean
+ * environment (sandbox_worker_env) with PoCL's cache and TMPDIR in the
+ * worker's own directory, and the batch's memory limit.
+ */
+static void job_setup(struct run *r, struct job *j, const char *mode, char *dir, const char *arg,
 		      double timeout_s)
 {
-	memset(j, 0, sizeof(*j));
+	char *extra[6] = {
+		xasprintf("POCL_CACHE_DIR=%s/pocl", dir),
+		xstrdup("POCL_KERNEL_CACHE=1"),
+		/* Keeps parallel.bc (the vectorised work-group function) for stage 5. */
+		xstrdup("POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES=1"),
+		xasprintf("TMPDIR=%s/tmp", dir),
+		asan_options(),
+		NULL,
+	};
+
+	job_init(j);
 	j->argv[0] = xstrdup(r->exe);
 	j->argv[1] = xstrdup("__worker");
 	j->argv[2] = xstrdup(mode);
 	j->argv[3] = xstrdup(r->work);
-	j->argv[4] = id ? xstrdup(id) : NULL;
-	j->env[0] = xasprintf("POCL_CACHE_DIR=%s/pocl/%s", r->work, id ? id : mode);
-	j->env[1] = xstrdup("POCL_KERNEL_CACHE=1");
-	j->env[2] = xasprintf("EVALPOD_CACHE_DIR=%s", r->cache_dir ? r->cache_dir : "");
-	/* Keeps parallel.bc (the vectorised work-group function) for stage 5. */
-	j->env[3] = xstrdup("POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES=1");
+	j->argv[4] = arg ? xstrdup(arg) : NULL;
+	j->envp = sandbox_worker_env(environ, (const char *const *)extra);
 	j->timeout_s = timeout_s;
+	j->mem_limit = (unsigned long long)r->b.limits.memory_mb << 20;
+	for (size_t i = 0; i < 5; i++)
+		free(extra[i]);
+	free(dir);
 }
 
-/* Loads WORK/name (e.g. "check/v1.json"); NULL when absent or unreadable. */
-static json_t *load_json(struct run *r, const char *name)
+/* "S0,S1,S2": the timing seeds for a worker's command line. */
+static char *seeds_arg(const struct run *r)
 {
-	char *path = xasprintf("%s/%s", r->work, name), *text = NULL;
+	return xasprintf("%llu,%llu,%llu", (unsigned long long)r->tseeds[0],
+			 (unsigned long long)r->tseeds[1], (unsigned long long)r->tseeds[2]);
+}
+
+/* The directory of the worker that judged or timed name ("reference", "time", an id). */
+static char *dir_of(struct run *r, const char *name)
+{
+	if (!strcmp(name, "reference") || !strcmp(name, "time"))
+		return worker_dir(r->work, name);
+	return worker_prog_dir(r->work, name);
+}
+
+/*
+ * Loads the document a worker wrote (DIR/doc.json); NULL when absent or
+ * unreadable.  Workers are untrusted: no links, a size limit.
+ */
+static json_t *load_doc(struct run *r, const char *name)
+{
+	char *dir = dir_of(r, name), *path = xasprintf("%s/doc.json", dir), *text = NULL;
 	json_t *doc = NULL;
 	char msg[512];
 
-	if (!file_read(path, 256u << 20, &text, NULL, msg, sizeof(msg)))
+	if (!file_read_untrusted(path, 256u << 20, &text, NULL, msg, sizeof(msg)))
 		doc = json_loads(text, 0, NULL);
+	if (doc && !json_is_object(doc)) {
+		json_decref(doc);
+		doc = NULL;
+	}
 	free(text);
 	free(path);
+	free(dir);
 	return doc;
 }
 
-static char *read_progress(struct run *r, const char *id)
+/* A worker's last recorded stage (or program, for "time"); "start" when none. */
+static char *read_progress(struct run *r, const char *name)
 {
-	char *path = xasprintf("%s/progress/%s", r->work, id), *text = NULL;
+	char *dir = dir_of(r, name), *path = xasprintf("%s/progress", dir), *text = NULL;
 	char msg[256];
 
-	if (file_read(path, 4096, &text, NULL, msg, sizeof(msg)))
+	if (file_read_untrusted(path, 4096, &text, NULL, msg, sizeof(msg)))
 		text = xstrdup("start");
+	text[strcspn(text, "\n")] = '\0';
 	free(path);
+	free(dir);
 	return text;
+}
+
+/* What the worker's fault handler noted (an out-of-bounds access), or NULL. */
+static char *read_fault_note(struct run *r, const char *name)
+{
+	char *dir = dir_of(r, name), *path = xasprintf("%s/fault", dir), line[512];
+	int have = world_fault_note_read(path, line, sizeof(line));
+
+	free(path);
+	free(dir);
+	return have ? xstrdup(line) : NULL;
 }
 
 static void set_fault(json_t *doc, const char *status, const char *origin, const char *kind,
@@ -136,11 +241,58 @@ static const char *tail_of(const struct job *j)
 	return p;
 }
 
+/* Whether a check worker in stage had started running the candidate's code. */
+static int candidate_stage(const char *stage)
+{
+	return strcmp(stage, "start") != 0;
+}
+
+/*
+ * Describes how a worker that left no finished document ended, and whose
+ * fault it is: *origin "candidate" when it happened while the candidate's
+ * code (its compiler run or its kernels) was running, else
+ * "infrastructure".  Returns the status; *kind and the message are set.
+ */
+static const char *death_of(struct run *r, const struct job *j, const char *name, int candidate,
+			    const char **kind, const char **origin, char **message)
+{
+	char *note = read_fault_note(r, name);
+	const char *tail = *j->tail ? tail_of(j) : "";
+	const char *status = "crash";
+
+	*origin = candidate ? "candidate" : "infrastructure";
+	if (j->mem_exceeded) {
+		*kind = "memory_limit";
+		*message =
+			xasprintf("used more than its memory limit of %llu MiB (%llu MiB resident)",
+				  j->mem_limit >> 20, j->peak_rss >> 20);
+	} else if (j->protocol_error) {
+		*kind = "protocol";
+		*message = xstrdup("broke the protocol of the judge's channel");
+	} else if (j->signal && note) {
+		*kind = "out_of_bounds";
+		*message = xasprintf("%s (%s)", note, strsignal(j->signal));
+	} else if (j->signal) {
+		*kind = "signal";
+		*message = xasprintf("the worker died of signal %d (%s)%s%s%s", j->signal,
+				     strsignal(j->signal),
+				     j->signal == SIGKILL ? ", which evalpod did not send" : "",
+				     *tail ? "; its last output: " : "", tail);
+	} else {
+		*kind = "exit";
+		*message = xasprintf("the worker exited with status %d without a verdict%s%s",
+				     j->exit_code, *tail ? "; its last output: " : "", tail);
+	}
+	free(note);
+	return status;
+}
+
 /* Turns a finished check job into its check document (a new reference). */
 static json_t *judge_job(struct run *r, struct job *j, const char *id, json_t *doc)
 {
 	const char *st = json_string_value(json_object_get(doc, "status"));
-	char *stage, *message;
+	const char *status, *kind, *origin;
+	char *stage, *message, *why;
 
 	if (doc && st && strcmp(st, "running") && j->exited &&
 	    (j->exit_code == 0 || j->exit_code == WORKER_EXIT_INFRA ||
@@ -161,18 +313,11 @@ static json_t *judge_job(struct run *r, struct job *j, const char *id, json_t *d
 		message = xasprintf("did not finish within %.0f s; killed during %s", j->timeout_s,
 				    stage);
 		set_fault(doc, "timeout", "candidate", stage, message);
-	} else if (j->signal) {
-		message = xasprintf("the worker died of signal %d (%s) during %s%s%s%s", j->signal,
-				    strsignal(j->signal), stage,
-				    j->signal == SIGKILL ? " (killed from outside: out of memory?)"
-							 : "",
-				    *j->tail ? "; its last output: " : "", tail_of(j));
-		set_fault(doc, "crash", j->signal == SIGKILL ? "infrastructure" : "candidate",
-			  "signal", message);
 	} else {
-		message = xasprintf("the worker exited with status %d during %s%s%s", j->exit_code,
-				    stage, *j->tail ? "; its last output: " : "", tail_of(j));
-		set_fault(doc, "crash", "candidate", "exit", message);
+		status = death_of(r, j, id, candidate_stage(stage), &kind, &origin, &why);
+		message = xasprintf("%s during %s", why, stage);
+		set_fault(doc, status, origin, kind, message);
+		free(why);
 	}
 	free(message);
 	free(stage);
@@ -184,30 +329,42 @@ static double check_timeout(const struct batch *b)
 	return b->limits.compile_timeout_s + b->limits.run_timeout_s;
 }
 
+/* The reference's outputs go to the judge, out of every later worker's reach. */
+static int open_judge(struct run *r)
+{
+	char *refdir = worker_dir(r->work, "reference");
+	int rc = judge_open(&r->judge, &r->b, refdir, r->tseeds, r->nprogs, r->msg, sizeof(r->msg));
+
+	free(refdir);
+	return rc ? RUN_EXIT_INFRA : 0;
+}
+
 static int run_reference(struct run *r)
 {
 	struct job j;
 	json_t *doc;
 	const char *st, *why;
+	char *seeds = seeds_arg(r);
 	int rc = 0;
 
-	job_setup(r, &j, "reference", NULL, check_timeout(&r->b));
-	free(j.argv[4]);
-	j.argv[4] = NULL;
+	job_setup(r, &j, "reference", worker_dir(r->work, "reference"), seeds,
+		  check_timeout(&r->b));
+	free(seeds);
 	log_info("computing reference outputs");
-	if (pool_run(&j, 1, 1, r->echo, r->msg, sizeof(r->msg))) {
+	if (pool_run(&j, 1, 1, r->echo, NULL, NULL, r->msg, sizeof(r->msg))) {
 		job_release(&j);
 		return RUN_EXIT_INFRA;
 	}
-	doc = judge_job(r, &j, "reference", load_json(r, "check/reference.json"));
+	doc = judge_job(r, &j, "reference", load_doc(r, "reference"));
 	st = json_string_value(json_object_get(doc, "status"));
 	why = json_string_value(json_object_get(json_object_get(doc, "fault"), "message"));
 	if (!st || strcmp(st, "ok")) {
 		const char *origin =
 			json_string_value(json_object_get(json_object_get(doc, "fault"), "origin"));
 
+		/* The reference is the batch author's code: its crash is the batch's fault. */
 		rc = (st && !strcmp(st, "infra_error")) ||
-				     (origin && !strcmp(origin, "infrastructure"))
+				     (origin && !strcmp(origin, "infrastructure")) || j.mem_exceeded
 			     ? RUN_EXIT_INFRA
 			     : RUN_EXIT_BATCH;
 		snprintf(r->msg, sizeof(r->msg), "%s%s",
@@ -221,35 +378,90 @@ static int run_reference(struct run *r)
 	r->ref.check = doc;
 	r->ref.check_wall_ms = j.wall_ms;
 	job_release(&j);
-	return rc;
+	return rc ? rc : open_judge(r);
+}
+
+static int on_judge(void *ctx, struct job *j)
+{
+	(void)ctx;
+	return judge_serve(j->user, j->ctl);
+}
+
+/*
+ * The static screen (screen.h), before any worker: a refused source or
+ * option gets compile_error/refused and no worker.  Returns nonzero when
+ * refused (o->check set).
+ */
+static int screened_out(struct outcome *o)
+{
+	char why[1024];
+	const struct source_spec *src = o->src;
+
+	if (!screen_source(src->source, strlen(src->source), why, sizeof(why)) &&
+	    !screen_options(src->options, why, sizeof(why)))
+		return 0;
+	o->check = json_pack("{s:s, s:s, s:{s:b, s:s}}", "id", src->id, "status", "running",
+			     "compile", "ok", 0, "log", why);
+	set_fault(o->check, "compile_error", "candidate", "refused", why);
+	return 1;
+}
+
+/* Sets up the check job of program i with its channel to the judge. */
+static int check_job(struct run *r, struct job *j, struct judge_chan *c, size_t i)
+{
+	size_t bytes = 0;
+
+	for (size_t s = 0; s < r->b.nshapes; s++)
+		if (judge_out_bytes(&r->b, s) > bytes)
+			bytes = judge_out_bytes(&r->b, s);
+	job_setup(r, j, "check", worker_prog_dir(r->work, r->progs[i].src->id), r->progs[i].src->id,
+		  check_timeout(&r->b));
+	if (judge_chan_open(c, &r->judge, bytes, r->msg, sizeof(r->msg)))
+		return -1;
+	c->rec = &r->judge.recs[i];
+	j->ctl = c->ctl;
+	j->ctl_child = c->ctl_child;
+	j->shm_child = c->shm_child;
+	c->ctl = c->ctl_child = c->shm_child = -1; /* the job owns them now */
+	j->user = c;
+	return 0;
 }
 
 static int run_checks(struct run *r)
 {
 	struct job *jobs = xcalloc(r->nprogs + 1, sizeof(*jobs));
-	int rc;
+	struct judge_chan *chans = xcalloc(r->nprogs + 1, sizeof(*chans));
+	size_t *map = xcalloc(r->nprogs + 1, sizeof(*map)), njobs = 0;
+	int rc = 0;
 
-	for (size_t i = 0; i < r->nprogs; i++)
-		job_setup(r, &jobs[i], "check", r->progs[i].src->id, check_timeout(&r->b));
-	log_info("checking %zu programs, %d at a time", r->nprogs, r->jobs);
-	rc = pool_run(jobs, r->nprogs, r->jobs, r->echo, r->msg, sizeof(r->msg));
-	for (size_t i = 0; i < r->nprogs; i++) {
-		const char *id = r->progs[i].src->id;
+	for (size_t i = 0; i < r->nprogs && !rc; i++) {
+		if (screened_out(&r->progs[i]))
+			continue;
+		map[njobs] = i;
+		rc = check_job(r, &jobs[njobs], &chans[njobs], i);
+		njobs++;
+	}
+	log_info("checking %zu programs, %d at a time", njobs, r->jobs);
+	if (!rc)
+		rc = pool_run(jobs, njobs, r->jobs, r->echo, on_judge, r, r->msg, sizeof(r->msg));
+	for (size_t k = 0; k < njobs; k++) {
+		struct outcome *o = &r->progs[map[k]];
+		const char *id = o->src->id;
 
-		if (jobs[i].started) {
-			char *name = xasprintf("check/%s.json", id);
-
-			r->progs[i].check = judge_job(r, &jobs[i], id, load_json(r, name));
-			free(name);
-		} else
-			r->progs[i].check =
-				json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "id", id, "status",
-					  "infra_error", "fault", "origin", "infrastructure",
-					  "kind", "spawn", "message", r->msg);
-		r->progs[i].check_wall_ms = jobs[i].wall_ms;
-		job_release(&jobs[i]);
+		if (jobs[k].started)
+			o->check = judge_job(r, &jobs[k], id, load_doc(r, id));
+		else
+			o->check = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "id", id, "status",
+					     "infra_error", "fault", "origin", "infrastructure",
+					     "kind", "spawn", "message", r->msg);
+		judge_apply_check(&r->judge.recs[map[k]], &r->b, o->check);
+		o->check_wall_ms = jobs[k].wall_ms;
+		job_release(&jobs[k]);
+		judge_chan_close(&chans[k]);
 	}
 	free(jobs);
+	free(chans);
+	free(map);
 	return rc ? RUN_EXIT_INFRA : 0;
 }
 
@@ -260,10 +472,11 @@ static int prog_ok(const struct outcome *o)
 	return st && !strcmp(st, "ok");
 }
 
+/* WORK/w/time/ids.txt: the reference, then every program that passed. */
 static int write_ids(struct run *r)
 {
 	struct sbuf ids = SBUF_INIT;
-	char *path = xasprintf("%s/ids.txt", r->work);
+	char *path = xasprintf("%s/w/time/ids.txt", r->work);
 	int count = 0, rc;
 
 	sbuf_adds(&ids, "reference\n");
@@ -288,33 +501,34 @@ static struct outcome *find_prog(struct run *r, const char *id)
 }
 
 /*
- * Decides what a failed timing worker means.  A hang (no progress for the
- * stall limit) or a crash by signal is the fault of the program it was
- * timing, which is dropped (returns 0: time again).  Running out of the
- * phase's whole time budget, an outside SIGKILL (out of memory) or a
- * failure the worker reported itself is the infrastructure's (returns -1,
- * r->msg says why).
+ * Decides what a failed timing worker means.  The timing worker records
+ * the program whose kernels it ran last; whatever ended the worker after
+ * that (a hang, any signal evalpod did not send, an exit, too much memory,
+ * a broken channel) is that program's fault when it is the baseline or a
+ * variant: it is dropped (returns 0: time again, which does not count as
+ * an attempt).  Running out of the phase's whole time budget, or a failure
+ * while the reference or the peaks ran, is the infrastructure's (returns
+ * -1, r->msg says why).
  */
 static int blame_timed(struct run *r, struct job *j)
 {
-	char *who = read_progress(r, "time"), *message = NULL;
+	char *who = read_progress(r, "time"), *message = NULL, *why = NULL;
 	struct outcome *o = find_prog(r, who);
-	int candidate = j->stalled || (j->signal && j->signal != SIGKILL);
+	const char *status, *kind, *origin;
 	int rc = -1;
 
-	if (o && candidate) {
-		char what[128];
-
-		if (j->stalled)
-			snprintf(what, sizeof(what),
-				 "made no progress for %.0f s (compile_timeout_s + run_timeout_s)",
-				 j->stall_s);
-		else
-			snprintf(what, sizeof(what), "%s", strsignal(j->signal));
-		message = xasprintf("%s while being timed%s%s", what,
-				    *j->tail ? "; last output: " : "", tail_of(j));
-		set_fault(o->check, j->stalled ? "timeout" : "crash", "candidate",
-			  j->stalled ? "timing" : "signal", message);
+	if (o && prog_ok(o) && !j->timed_out && !j->aborted && !pool_interrupted()) {
+		if (j->stalled) {
+			status = "timeout";
+			kind = "timing";
+			why = xasprintf("made no progress for %.0f s (compile_timeout_s + "
+					"run_timeout_s)",
+					j->stall_s);
+		} else {
+			status = death_of(r, j, "time", 1, &kind, &origin, &why);
+		}
+		message = xasprintf("%s while being timed", why);
+		set_fault(o->check, status, "candidate", kind, message);
 		log_warn("'%s' brought down the timing worker; timing again without it", who);
 		rc = 0;
 	} else {
@@ -323,47 +537,144 @@ static int blame_timed(struct run *r, struct job *j)
 			 j->stalled ? "it made no progress for compile_timeout_s + run_timeout_s"
 			 : j->timed_out         ? "the timing phase exceeded limits.time_timeout_s"
 			 : j->aborted           ? "evalpod stopped it"
+			 : j->mem_exceeded      ? "it used more than limits.memory_mb"
 			 : j->signal == SIGKILL ? "killed from outside (out of memory?)"
 			 : j->signal            ? strsignal(j->signal)
 						: "it gave up",
 			 *j->tail ? "; its last output: " : "", tail_of(j));
 	}
+	free(why);
 	free(message);
 	free(who);
 	return rc;
 }
 
+/* Applies the judge's timing verdicts to every program's entry in time.json. */
+static void apply_timed(struct run *r)
+{
+	json_t *progs = json_object_get(r->tdoc, "programs");
+	json_t *seeds = json_array();
+	char *path = xasprintf("%s/w/time/ids.txt", r->work), *text = NULL, *save = NULL, msg[256];
+	size_t line = 0;
+
+	if (!file_read(path, 1 << 20, &text, NULL, msg, sizeof(msg)))
+		for (char *id = strtok_r(text, "\n", &save); id; id = strtok_r(NULL, "\n", &save))
+			if (line < r->judge.ntrecs) {
+				json_t *e = json_object_get(progs, id);
+
+				if (json_is_object(e))
+					judge_apply_timed(&r->judge.trecs[line], e);
+				line++;
+			}
+	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++)
+		json_array_append_new(seeds, json_integer((json_int_t)r->tseeds[k]));
+	json_object_set_new(r->tdoc, "timing_seeds", seeds);
+	free(text);
+	free(path);
+}
+
+static const char *str_of(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v ? v : "";
+}
+
+/*
+ * The device peaks: the timing worker measured them before any candidate
+ * ran; the parent combines them with the cache (each ceiling the higher of
+ * the two) and raises the cache, so no worker ever writes it.
+ */
+static void combine_peaks(struct run *r)
+{
+	json_t *dev = json_object_get(r->tdoc, "device"), *pj = json_object_get(r->tdoc, "peaks");
+	struct devinfo info;
+	struct peaks now, cached;
+
+	if (!r->cache_dir || !json_is_object(dev) || !json_is_object(pj))
+		return;
+	memset(&info, 0, sizeof(info));
+	memset(&now, 0, sizeof(now));
+	strlcpy(info.platform, str_of(dev, "platform"), sizeof(info.platform));
+	strlcpy(info.platform_version, str_of(dev, "platform_version"),
+		sizeof(info.platform_version));
+	strlcpy(info.name, str_of(dev, "name"), sizeof(info.name));
+	strlcpy(info.driver, str_of(dev, "driver"), sizeof(info.driver));
+	strlcpy(info.version, str_of(dev, "version"), sizeof(info.version));
+	now.gflops = now.fresh_gflops = json_number_value(json_object_get(pj, "gflops"));
+	now.gbs = now.fresh_gbs = json_number_value(json_object_get(pj, "gbs"));
+	now.launch_us = json_number_value(json_object_get(pj, "launch_us"));
+	if (!peaks_read_cache(&info, r->cache_dir, &cached)) {
+		now.cached = 1;
+		if (cached.gflops > now.gflops)
+			now.gflops = cached.gflops;
+		if (cached.gbs > now.gbs)
+			now.gbs = cached.gbs;
+		if (now.fresh_gflops <= cached.gflops && now.fresh_gbs <= cached.gbs) {
+			json_object_set_new(r->tdoc, "peaks", peaks_json(&now));
+			return;
+		}
+	}
+	if (now.fresh_gflops > 0 && now.fresh_gbs > 0)
+		peaks_save(&info, r->cache_dir, &now);
+	json_object_set_new(r->tdoc, "peaks", peaks_json(&now));
+}
+
 static int run_timing(struct run *r)
 {
-	char *progress = xasprintf("%s/progress/time", r->work);
-	int rc = RUN_EXIT_INFRA;
+	char *progress = xasprintf("%s/w/time/progress", r->work);
+	char *note = xasprintf("%s/w/time/fault", r->work);
+	char *seeds = seeds_arg(r);
+	int rc = RUN_EXIT_INFRA, infra = 0;
 
-	for (int attempt = 0; attempt < TIMING_ATTEMPTS; attempt++) {
+	/* Each pass either succeeds, drops a culprit, or counts as an attempt. */
+	for (size_t pass = 0; pass <= r->nprogs + TIMING_ATTEMPTS; pass++) {
 		struct job j;
-		int count = write_ids(r), prc;
+		struct judge_chan c;
+		int count = write_ids(r), prc, stop;
 
 		unlink(progress);
+		unlink(note);
 		if (count <= 0) {
 			rc = count < 0 ? RUN_EXIT_INFRA : 0;
 			goto out;
 		}
-		job_setup(r, &j, "time", NULL, r->b.limits.time_timeout_s);
+		judge_reset_timed(&r->judge);
+		job_setup(r, &j, "time", worker_dir(r->work, "time"), seeds,
+			  r->b.limits.time_timeout_s);
 		j.progress = progress;
 		j.stall_s = r->b.limits.compile_timeout_s + r->b.limits.run_timeout_s;
-		log_info("timing %d programs with the reference, interleaved", count);
-		prc = pool_run(&j, 1, 1, r->echo, r->msg, sizeof(r->msg));
-		if (!prc && j.exited && j.exit_code == 0 && (r->tdoc = load_json(r, "time.json"))) {
+		if (judge_chan_open(&c, &r->judge, judge_out_bytes(&r->b, r->b.timed_shape), r->msg,
+				    sizeof(r->msg))) {
 			job_release(&j);
+			goto out;
+		}
+		j.ctl = c.ctl;
+		j.ctl_child = c.ctl_child;
+		j.shm_child = c.shm_child;
+		c.ctl = c.ctl_child = c.shm_child = -1;
+		j.user = &c;
+		log_info("timing %d programs with the reference, interleaved", count);
+		prc = pool_run(&j, 1, 1, r->echo, on_judge, r, r->msg, sizeof(r->msg));
+		if (!prc && j.exited && j.exit_code == 0 && (r->tdoc = load_doc(r, "time"))) {
+			apply_timed(r);
+			combine_peaks(r);
+			job_release(&j);
+			judge_chan_close(&c);
 			rc = 0;
 			goto out;
 		}
 		prc = prc ? -1 : blame_timed(r, &j);
+		stop = j.aborted || pool_interrupted();
 		job_release(&j);
-		if (prc)
+		judge_chan_close(&c);
+		if (prc && (stop || ++infra >= TIMING_ATTEMPTS))
 			goto out;
 	}
 	snprintf(r->msg, sizeof(r->msg), "timing failed %d times", TIMING_ATTEMPTS);
 out:
+	free(seeds);
+	free(note);
 	free(progress);
 	return rc;
 }
@@ -503,6 +814,20 @@ static int check_work_exprs(struct run *r)
 	return 0;
 }
 
+static void setup_progs(struct run *r)
+{
+	r->nprogs = r->b.nvariants + (r->b.baseline ? 1 : 0);
+	r->progs = xcalloc(r->nprogs + 1, sizeof(*r->progs));
+	for (size_t i = 0, k = 0; i < r->nprogs; i++) {
+		if (i == 0 && r->b.baseline) {
+			r->progs[i].src = r->b.baseline;
+			r->progs[i].is_baseline = 1;
+		} else {
+			r->progs[i].src = &r->b.variants[k++];
+		}
+	}
+}
+
 static int run_batch(struct run *r)
 {
 	char *text = NULL;
@@ -537,23 +862,10 @@ static int run_batch(struct run *r)
 			 "no output: give --out DIR or outputs in the batch");
 		return RUN_EXIT_USAGE;
 	}
+	setup_progs(r);
 	rc = make_work(r, text, len);
 	free(text);
 	return rc ? RUN_EXIT_INFRA : 0;
-}
-
-static void setup_progs(struct run *r)
-{
-	r->nprogs = r->b.nvariants + (r->b.baseline ? 1 : 0);
-	r->progs = xcalloc(r->nprogs + 1, sizeof(*r->progs));
-	for (size_t i = 0, k = 0; i < r->nprogs; i++) {
-		if (i == 0 && r->b.baseline) {
-			r->progs[i].src = r->b.baseline;
-			r->progs[i].is_baseline = 1;
-		} else {
-			r->progs[i].src = &r->b.variants[k++];
-		}
-	}
 }
 
 static void run_release(struct run *r)
@@ -563,6 +875,7 @@ static void run_release(struct run *r)
 	free(r->progs);
 	json_decref(r->ref.check);
 	json_decref(r->tdoc);
+	judge_close(&r->judge);
 	if (r->work && !r->keep_work)
 		dir_remove_tree(r->work);
 	else if (r->work)
@@ -590,9 +903,11 @@ int cmd_run(int argc, char **argv)
 		return RUN_EXIT_INFRA;
 	}
 	r.exe[len] = '\0';
+	/* No other process of this user may read the answers out of our memory. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	rc = run_batch(&r);
 	if (!rc) {
-		setup_progs(&r);
+		worker_draw_seeds(&r.b, r.tseeds);
 		rc = run_reference(&r);
 	}
 	if (!rc) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,21 +56,35 @@ static double age_s(const char *path)
 	       (double)(now.tv_nsec - st.st_mtim.tv_nsec) / 1e9;
 }
 
+/* Puts fd at target in the child without the close-on-exec flag. */
+static void child_fd(int fd, int target)
+{
+	int tmp;
+
+	if (fd < 0)
+		return;
+	tmp = fcntl(fd, F_DUPFD, 10); /* out of the way of 0..4 */
+	if (tmp < 0 || dup2(tmp, target) < 0)
+		_exit(127);
+	close(tmp);
+}
+
 static void child_exec(struct job *j, int wfd)
 {
+	static char *const no_env[] = { NULL };
 	int devnull = open("/dev/null", O_RDONLY);
 
 	setpgid(0, 0);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	child_fd(j->ctl_child, POOL_CTL_FD);
+	child_fd(j->shm_child, POOL_SHM_FD);
 	if (devnull >= 0)
 		dup2(devnull, STDIN_FILENO);
 	dup2(wfd, STDERR_FILENO);
 	dup2(wfd, STDOUT_FILENO);
-	for (size_t i = 0; i < 6 && j->env[i]; i++)
-		putenv(j->env[i]);
-	execv(j->argv[0], j->argv);
+	execve(j->argv[0], j->argv, j->envp ? j->envp : no_env);
 	_exit(127);
 }
 
@@ -91,9 +106,15 @@ static int job_start(struct job *j, char *msg, size_t n)
 	}
 	setpgid(j->pid, j->pid);
 	close(fds[1]);
+	/* The child has its copies; ours would keep the channel open forever. */
+	if (j->ctl_child >= 0)
+		close(j->ctl_child);
+	if (j->shm_child >= 0)
+		close(j->shm_child);
+	j->ctl_child = j->shm_child = -1;
 	j->fd = fds[0];
 	j->started = 1;
-	j->start_ms = clrt_now_ms();
+	j->start_ms = j->rss_ms = clrt_now_ms();
 	j->tail_len = 0;
 	j->tail[0] = '\0';
 	return 0;
@@ -116,7 +137,7 @@ static void tail_add(struct job *j, const char *buf, size_t len)
 	j->tail[j->tail_len] = '\0';
 }
 
-enum { REAP_EXITED, REAP_DEADLINE, REAP_STALLED, REAP_ABORT };
+enum { REAP_EXITED, REAP_DEADLINE, REAP_STALLED, REAP_ABORT, REAP_MEMORY, REAP_PROTOCOL };
 
 static void job_reap(struct job *j, int why)
 {
@@ -128,11 +149,16 @@ static void job_reap(struct job *j, int why)
 		j->timed_out = why == REAP_DEADLINE;
 		j->stalled = why == REAP_STALLED;
 		j->aborted = why == REAP_ABORT;
+		j->mem_exceeded = why == REAP_MEMORY;
+		j->protocol_error = why == REAP_PROTOCOL;
 	}
 	while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	close(j->fd);
 	j->fd = -1;
+	if (j->ctl >= 0)
+		close(j->ctl);
+	j->ctl = -1;
 	j->wall_ms = clrt_now_ms() - j->start_ms;
 	j->exited = WIFEXITED(status);
 	j->exit_code = j->exited ? WEXITSTATUS(status) : -1;
@@ -156,7 +182,54 @@ static int job_drain(struct job *j, int echo)
 	return 0;
 }
 
-/* Kills jobs past their deadline or stalled; returns how many it reaped. */
+/* Resident set of pid in bytes (from /proc/PID/statm), 0 when unknown. */
+static unsigned long long rss_bytes(pid_t pid)
+{
+	char path[64], buf[128];
+	unsigned long long size = 0, resident = 0;
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	buf[got] = '\0';
+	if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
+		return 0;
+	return resident * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+/* Which limit j is past, REAP_EXITED when none; lowers *wait_ms to its next check. */
+static int overdue(struct job *j, double now, double *wait_ms)
+{
+	double left = j->start_ms + j->timeout_s * 1e3 - now;
+	double age = j->stall_s > 0 ? age_s(j->progress) : -1;
+
+	if (left <= 0)
+		return REAP_DEADLINE;
+	if (age >= 0 && age > j->stall_s)
+		return REAP_STALLED;
+	if (j->mem_limit) {
+		unsigned long long rss = rss_bytes(j->pid);
+
+		if (rss > j->peak_rss)
+			j->peak_rss = rss;
+		if (rss > j->mem_limit)
+			return REAP_MEMORY;
+		if (*wait_ms > POOL_MEM_POLL_MS)
+			*wait_ms = POOL_MEM_POLL_MS;
+	}
+	if (left < *wait_ms)
+		*wait_ms = left;
+	return REAP_EXITED;
+}
+
+/* Kills jobs past a limit; returns how many it reaped. */
 static size_t reap_overdue(struct job *jobs, size_t started, double *wait_ms)
 {
 	double now = clrt_now_ms();
@@ -164,17 +237,14 @@ static size_t reap_overdue(struct job *jobs, size_t started, double *wait_ms)
 
 	for (size_t i = 0; i < started; i++) {
 		struct job *j = &jobs[i];
-		double left, age;
+		int why;
 
 		if (!j->started || !j->pid)
 			continue;
-		left = j->start_ms + j->timeout_s * 1e3 - now;
-		age = j->stall_s > 0 ? age_s(j->progress) : -1;
-		if (left <= 0 || (age >= 0 && age > j->stall_s)) {
-			job_reap(j, left <= 0 ? REAP_DEADLINE : REAP_STALLED);
+		why = overdue(j, now, wait_ms);
+		if (why != REAP_EXITED) {
+			job_reap(j, why);
 			reaped++;
-		} else if (left < *wait_ms) {
-			*wait_ms = left;
 		}
 	}
 	return reaped;
@@ -187,10 +257,57 @@ static void abort_all(struct job *jobs, size_t started)
 			job_reap(&jobs[i], REAP_ABORT);
 }
 
-int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, char *msg, size_t n)
+/* Collects the fds to wait on: each running job's output, and its channel. */
+static size_t watch(struct job *jobs, size_t started, struct pollfd *pfd, size_t *map)
 {
-	struct pollfd *pfd = calloc(njobs + 1, sizeof(*pfd));
-	size_t *map = calloc(njobs + 1, sizeof(*map)), next = 0, running = 0;
+	size_t np = 0;
+
+	for (size_t i = 0; i < started; i++) {
+		if (!jobs[i].started || !jobs[i].pid)
+			continue;
+		pfd[np].fd = jobs[i].fd;
+		pfd[np].events = POLLIN;
+		map[np++] = i;
+		if (jobs[i].ctl < 0)
+			continue;
+		pfd[np].fd = jobs[i].ctl;
+		pfd[np].events = POLLIN;
+		map[np++] = i;
+	}
+	return np;
+}
+
+/*
+ * Handles what poll() saw on pfd[k]; returns 1 when the job ended.  The
+ * channel is served before the output, so a request sent just before the
+ * child exits is still answered.
+ */
+static int serve(struct job *j, const struct pollfd *p, int echo, pool_msg_fn *on_msg, void *ctx)
+{
+	if (!(p->revents & (POLLIN | POLLHUP | POLLERR)))
+		return 0;
+	if (p->fd == j->ctl) {
+		if (!(p->revents & POLLIN) || !on_msg) {
+			close(j->ctl); /* the child closed its end: nothing more to answer */
+			j->ctl = -1;
+		} else if (on_msg(ctx, j) < 0) {
+			job_reap(j, REAP_PROTOCOL);
+			return 1;
+		}
+		return 0;
+	}
+	if (job_drain(j, echo)) {
+		job_reap(j, REAP_EXITED);
+		return 1;
+	}
+	return 0;
+}
+
+int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn *on_msg, void *ctx,
+	     char *msg, size_t n)
+{
+	struct pollfd *pfd = calloc(2 * njobs + 1, sizeof(*pfd));
+	size_t *map = calloc(2 * njobs + 1, sizeof(*map)), next = 0, running = 0;
 	struct sigaction old[3];
 	int rc = 0;
 
@@ -213,13 +330,7 @@ int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, char *msg, 
 			break;
 		}
 		running -= reap_overdue(jobs, next, &wait_ms);
-		for (size_t i = 0; i < next; i++) {
-			if (!jobs[i].started || !jobs[i].pid)
-				continue;
-			pfd[np].fd = jobs[i].fd;
-			pfd[np].events = POLLIN;
-			map[np++] = i;
-		}
+		np = watch(jobs, next, pfd, map);
 		if (!np)
 			continue;
 		if (poll(pfd, np, (int)wait_ms + 1) < 0) {
@@ -227,13 +338,11 @@ int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, char *msg, 
 				rc = kerr_set(msg, n, KERR_IO, "poll: %s", strerror(errno));
 			continue;
 		}
-		for (size_t k = 0; k < np; k++) {
-			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (job_drain(&jobs[map[k]], echo)) {
-				job_reap(&jobs[map[k]], REAP_EXITED);
+		for (size_t k = np; k-- > 0;) {
+			struct job *j = &jobs[map[k]];
+
+			if (j->pid && serve(j, &pfd[k], echo, on_msg, ctx))
 				running--;
-			}
 		}
 	}
 	if (rc)
@@ -244,11 +353,24 @@ int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, char *msg, 
 	return rc;
 }
 
+void job_init(struct job *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->ctl = j->ctl_child = j->shm_child = j->fd = -1;
+}
+
 void job_release(struct job *j)
 {
 	for (size_t i = 0; i < 8 && j->argv[i]; i++)
 		free(j->argv[i]);
-	for (size_t i = 0; i < 6 && j->env[i]; i++)
-		free(j->env[i]);
-	memset(j, 0, sizeof(*j));
+	for (size_t i = 0; j->envp && j->envp[i]; i++)
+		free(j->envp[i]);
+	free(j->envp);
+	if (j->ctl >= 0)
+		close(j->ctl);
+	if (j->ctl_child >= 0)
+		close(j->ctl_child);
+	if (j->shm_child >= 0)
+		close(j->shm_child);
+	job_init(j);
 }

@@ -132,7 +132,7 @@ json_t *result_build(const struct batch *b, const struct outcome *o, const struc
 {
 	json_t *r = json_object(), *v;
 	const char *status = json_string_value(json_object_get(o->check, "status"));
-	static const char *const copy[] = { "compile", "correctness", "ir", NULL };
+	static const char *const copy[] = { "compile", "correctness", "ir", "sandbox", NULL };
 
 	json_object_set_new(r, "schema", json_string(RESULT_SCHEMA));
 	json_object_set_new(r, "version", json_integer(RESULT_VERSION));

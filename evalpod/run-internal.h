@@ -7,6 +7,7 @@
 
 #include "batch.h"
 #include "http.h"
+#include "judge.h"
 #include "run.h"
 
 #include <jansson.h>
@@ -23,6 +24,8 @@ struct run {
 	struct outcome *progs; /* baseline (if any) first, then the variants */
 	size_t nprogs;
 	json_t *tdoc; /* time.json */
+	uint64_t tseeds[WORKER_TIMING_SETS]; /* drawn afresh for this run */
+	struct judge judge;
 	struct http_opts http;
 	char msg[4096];
 };

@@ -1,1 +1,945 @@
 #include "screen.h"
+#include "err.h"
+#include "xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The screen reads a source as clang's preprocessor does, so that what it
+ * checks is what the compiler will see.  Phases 1 and 2 (trigraphs, which
+ * clang applies to OpenCL C, and line splices, backslash-blanks-newline
+ * included) make a logical text in which every byte remembers its original
+ * line.  Phase 3 cuts that into pp-tokens; a '#' that is the first token of
+ * a line starts a directive, which runs to the next logical newline.
+ *
+ * Where clang and a simple reading could disagree, the screen takes the
+ * reading that sees more: non-ASCII bytes separate tokens (clang treats
+ * U+00A0 and friends as white space), a newline inside a block comment
+ * starts a line, and text that clang reads raw (#error, #warning) is
+ * screened as tokens but may not open a comment it does not close.
+ */
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+enum tok_kind { TK_EOF, TK_NEWLINE, TK_IDENT, TK_NUMBER, TK_LITERAL, TK_PUNCT };
+
+enum { P_PASTE = 256, P_OTHER };
+
+struct token {
+	enum tok_kind kind;
+	size_t start, len;
+	unsigned line;
+	int punct; /* TK_PUNCT: the character ('#' for "%:"), P_PASTE or P_OTHER */
+};
+
+enum dir_kind {
+	DIR_NONE,    /* not in a directive */
+	DIR_PLAIN,   /* if, ifdef, line, ...: only the tokens are screened */
+	DIR_DEFINE,  /* define: the name, then a body */
+	DIR_UNDEF,   /* undef: the name */
+	DIR_PRAGMA,  /* pragma: the first words name it */
+	DIR_TEXT,    /* error, warning: clang reads the rest of the line raw */
+	DIR_REFUSED, /* table entries only */
+};
+
+/* The logical text after phases 1 and 2. */
+struct text {
+	char *c;
+	unsigned *line; /* the original line of each byte */
+	size_t len;
+};
+
+/* Where parentheses stand, for __attribute__((...)) and [[...]]. */
+struct nesting {
+	int depth;      /* open ( and [ */
+	int attr_depth; /* depth outside the attribute being read, or -1 */
+	int attr_want;  /* '(' still required after __attribute__ */
+	int attr_start; /* depth where that __attribute__ stood */
+	int prev;       /* the previous token's punct, 0 if not one */
+};
+
+struct screen {
+	struct text t;
+	size_t pos;
+	int bol; /* only white space since the last newline */
+	struct nesting nest, saved;
+	enum dir_kind dir;
+	int dir_words;            /* tokens read after the directive name */
+	int pragma_ns;            /* the pragma's first word is clang or GCC */
+	unsigned attr_macro_line; /* a #define body holds __attribute__ */
+	struct token loose_attr;  /* a load-time attribute name outside one */
+	char *msg;
+	size_t n;
+};
+
+struct refusal {
+	const char *name;
+	const char *why;
+	const char *what; /* what the name is, for "inline assembly ('asm')" */
+};
+
+static const char trigraphs[][2] = {
+	{ '=', '#' }, { '(', '[' }, { '/', '\\' }, { ')', ']' }, { '\'', '^' },
+	{ '<', '{' }, { '!', '|' }, { '>', '}' },  { '-', '~' },
+};
+
+/* Longest first; canonical spellings for the ones the screen cares about. */
+static const struct {
+	const char *text;
+	int punct;
+} puncts[] = {
+	{ "%:%:", P_PASTE }, { "...", P_OTHER }, { "<<=", P_OTHER }, { ">>=", P_OTHER },
+	{ "##", P_PASTE },   { "%:", '#' },      { "<:", '[' },      { ":>", ']' },
+	{ "<%", '{' },       { "%>", '}' },      { "->", P_OTHER },  { "++", P_OTHER },
+	{ "--", P_OTHER },   { "<<", P_OTHER },  { ">>", P_OTHER },  { "<=", P_OTHER },
+	{ ">=", P_OTHER },   { "==", P_OTHER },  { "!=", P_OTHER },  { "&&", P_OTHER },
+	{ "||", P_OTHER },   { "*=", P_OTHER },  { "/=", P_OTHER },  { "%=", P_OTHER },
+	{ "+=", P_OTHER },   { "-=", P_OTHER },  { "&=", P_OTHER },  { "^=", P_OTHER },
+	{ "|=", P_OTHER },
+};
+
+static const struct {
+	const char *name;
+	enum dir_kind kind;
+	const char *why; /* DIR_REFUSED */
+} directives[] = {
+	{ .name = "define", .kind = DIR_DEFINE },
+	{ .name = "undef", .kind = DIR_UNDEF },
+	{ .name = "if", .kind = DIR_PLAIN },
+	{ .name = "ifdef", .kind = DIR_PLAIN },
+	{ .name = "ifndef", .kind = DIR_PLAIN },
+	{ .name = "elif", .kind = DIR_PLAIN },
+	{ .name = "elifdef", .kind = DIR_PLAIN },
+	{ .name = "elifndef", .kind = DIR_PLAIN },
+	{ .name = "else", .kind = DIR_PLAIN },
+	{ .name = "endif", .kind = DIR_PLAIN },
+	{ .name = "line", .kind = DIR_PLAIN },
+	{ .name = "pragma", .kind = DIR_PRAGMA },
+	{ .name = "error", .kind = DIR_TEXT },
+	{ .name = "warning", .kind = DIR_TEXT },
+	{ .name = "include", .kind = DIR_REFUSED, .why = "a kernel is one self-contained source" },
+	{ .name = "include_next",
+	  .kind = DIR_REFUSED,
+	  .why = "a kernel is one self-contained source" },
+	{ .name = "import", .kind = DIR_REFUSED, .why = "a kernel is one self-contained source" },
+	{ .name = "embed", .kind = DIR_REFUSED, .why = "a kernel is one self-contained source" },
+};
+
+static const char allowed_directives[] = "define, undef, if, ifdef, ifndef, elif, elifdef, "
+					 "elifndef, else, endif, line, error, warning, pragma";
+
+#define ASM_WHY       "kernel code may not run host instructions"
+#define PRAGMA_OP_WHY "it builds pragmas from macro text"
+
+#define PROBE_WHY "it probes files on the host"
+
+static const struct refusal idents[] = {
+	{ .name = "asm", .why = ASM_WHY, .what = "inline assembly" },
+	{ .name = "__asm", .why = ASM_WHY, .what = "inline assembly" },
+	{ .name = "__asm__", .why = ASM_WHY, .what = "inline assembly" },
+	{ .name = "__pragma", .why = PRAGMA_OP_WHY },
+	{ .name = "__has_include", .why = PROBE_WHY },
+	{ .name = "__has_include_next", .why = PROBE_WHY },
+	{ .name = "__has_embed", .why = PROBE_WHY },
+};
+
+static const char *const allowed_builtins[] = {
+	"__builtin_expect",
+	"__builtin_assume",
+	"__builtin_unreachable",
+	"__builtin_assume_aligned",
+	"__builtin_nontemporal_load",
+	"__builtin_nontemporal_store",
+	"__builtin_prefetch",
+	"__builtin_isnan",
+	"__builtin_isinf",
+	"__builtin_isfinite",
+	"__builtin_fabsf",
+	"__builtin_popcount",
+	"__builtin_clz",
+	"__builtin_ctz",
+	"__builtin_convertvector",
+	"__builtin_shufflevector",
+};
+
+/* Attributes that run code at load time or change linkage or placement. */
+static const char *const load_attrs[] = {
+	"constructor", "destructor",    "section",      "alias",        "ifunc",  "weak",
+	"weakref",     "visibility",    "naked",        "used",         "retain", "init_priority",
+	"target",      "target_clones", "cpu_dispatch", "cpu_specific",
+};
+
+/* Names evalpod defines or may remap; the kernel may not define or undefine them. */
+static const char *const reserved_macros[] = {
+	"asm",
+	"__asm",
+	"__asm__",
+	"get_global_id",
+	"get_local_id",
+	"get_group_id",
+	"get_num_groups",
+	"get_global_size",
+	"get_local_size",
+	"get_global_offset",
+	"get_enqueued_local_size",
+};
+
+static const struct refusal pragmas[] = {
+	{ .name = "push_macro", .why = "it can undo evalpod's definitions" },
+	{ .name = "pop_macro", .why = "it can undo evalpod's definitions" },
+	{ .name = "include_alias", .why = "it names host files" },
+	{ .name = "dependency", .why = "it probes files on the host" },
+	{ .name = "system_header", .why = "it hides diagnostics" },
+	{ .name = "comment", .why = "it passes text to the linker" },
+	{ .name = "__debug", .why = "it runs compiler debugging actions" },
+	{ .name = "module", .why = "it loads compiler modules" },
+	{ .name = "redefine_extname", .why = "it renames linker symbols" },
+	{ .name = "weak", .why = "it changes linkage" },
+	{ .name = "visibility", .why = "it changes linkage" },
+	{ .name = "section", .why = "it places code in sections" },
+	{ .name = "code_seg", .why = "it places code in sections" },
+	{ .name = "data_seg", .why = "it places code in sections" },
+	{ .name = "bss_seg", .why = "it places code in sections" },
+	{ .name = "const_seg", .why = "it places code in sections" },
+	{ .name = "init_seg", .why = "it places code in sections" },
+};
+
+static int tok_is(const struct screen *s, const struct token *tok, const char *word)
+{
+	size_t len = strlen(word);
+
+	return tok->len == len && !memcmp(s->t.c + tok->start, word, len);
+}
+
+static int in_list(const struct screen *s, const struct token *tok, const char *const *list,
+		   size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (tok_is(s, tok, list[i]))
+			return 1;
+	return 0;
+}
+
+static const struct refusal *find_refusal(const struct screen *s, const struct token *tok,
+					  const struct refusal *list, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (tok_is(s, tok, list[i].name))
+			return &list[i];
+	return NULL;
+}
+
+/* Formats "line N: ..." into the caller's buffer; returns KERR_INVALID. */
+static int refuse(struct screen *s, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int refuse(struct screen *s, unsigned line, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return kerr_set(s->msg, s->n, KERR_INVALID, "line %u: %s", line, why);
+}
+
+/* --- phases 1 and 2 --- */
+
+static int is_blank(int c)
+{
+	return c == ' ' || c == '\t' || c == '\v' || c == '\f';
+}
+
+/* The width of the newline at src[i] (\n, \r\n or a lone \r), or 0. */
+static size_t newline_width(const char *src, size_t len, size_t i)
+{
+	if (i >= len)
+		return 0;
+	if (src[i] == '\n')
+		return 1;
+	if (src[i] == '\r')
+		return i + 1 < len && src[i + 1] == '\n' ? 2 : 1;
+	return 0;
+}
+
+/* The character at src[i] after trigraph replacement; *width is 1 or 3. */
+static char source_char(const char *src, size_t len, size_t i, size_t *width)
+{
+	*width = 1;
+	if (src[i] != '?' || i + 2 >= len || src[i + 1] != '?')
+		return src[i];
+	for (size_t k = 0; k < ARRAY_SIZE(trigraphs); k++) {
+		if (src[i + 2] == trigraphs[k][0]) {
+			*width = 3;
+			return trigraphs[k][1];
+		}
+	}
+	return src[i];
+}
+
+/* The width of a line splice whose backslash (width w) is at src[i], or 0. */
+static size_t splice_width(const char *src, size_t len, size_t i, size_t w)
+{
+	size_t j = i + w, nl;
+
+	while (j < len && is_blank(src[j]))
+		j++;
+	nl = newline_width(src, len, j);
+	return nl ? j + nl - i : 0;
+}
+
+static int text_load(struct screen *s, const char *src, size_t len)
+{
+	struct text *t = &s->t;
+	unsigned line = 1;
+	size_t i = 0, w, nl, sw;
+	char c;
+
+	t->c = xmalloc(len + 1);
+	t->line = xreallocarray(NULL, len + 1, sizeof(*t->line));
+	t->len = 0;
+	while (i < len) {
+		if (src[i] == '\0')
+			return refuse(s, line, "a NUL byte is not allowed in a kernel source");
+		nl = newline_width(src, len, i);
+		c = nl ? '\n' : source_char(src, len, i, &w);
+		if (!nl && c == '\\' && (sw = splice_width(src, len, i, w))) {
+			line++;
+			i += sw;
+			continue;
+		}
+		t->c[t->len] = c;
+		t->line[t->len++] = line;
+		i += nl ? nl : w;
+		line += nl ? 1 : 0;
+	}
+	t->c[t->len] = '\0';
+	t->line[t->len] = line;
+	return 0;
+}
+
+/* --- phase 3 --- */
+
+static char peek(const struct screen *s, size_t k)
+{
+	return s->pos + k < s->t.len ? s->t.c[s->pos + k] : '\0';
+}
+
+static unsigned line_at(const struct screen *s, size_t pos)
+{
+	return s->t.line[pos < s->t.len ? pos : s->t.len];
+}
+
+static int is_ident_char(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '$';
+}
+
+static int is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int skip_block_comment(struct screen *s)
+{
+	size_t start = s->pos;
+
+	for (s->pos += 2; s->pos < s->t.len; s->pos++) {
+		if (peek(s, 0) == '*' && peek(s, 1) == '/') {
+			s->pos += 2;
+			return 0;
+		}
+		if (peek(s, 0) != '\n')
+			continue;
+		if (s->dir == DIR_TEXT)
+			return refuse(
+				s, line_at(s, start),
+				"a comment opened in '#error' or '#warning' text must close on "
+				"its line: clang reads that text raw");
+		s->bol = s->dir == DIR_NONE ? 1 : s->bol;
+	}
+	return refuse(s, line_at(s, start), "unterminated comment");
+}
+
+/* Skips blanks, non-ASCII bytes and comments, up to a newline or a token. */
+static int skip_space(struct screen *s)
+{
+	int err;
+
+	for (;;) {
+		unsigned char c = (unsigned char)peek(s, 0);
+
+		if (s->pos < s->t.len && (is_blank(c) || c >= 0x80)) {
+			s->pos++;
+		} else if (c == '/' && peek(s, 1) == '/') {
+			while (s->pos < s->t.len && peek(s, 0) != '\n')
+				s->pos++;
+		} else if (c == '/' && peek(s, 1) == '*') {
+			if ((err = skip_block_comment(s)))
+				return err;
+		} else {
+			return 0;
+		}
+	}
+}
+
+static int lex_literal(struct screen *s, struct token *tok)
+{
+	char quote = peek(s, 0), c;
+
+	for (s->pos++; (c = peek(s, 0)) != quote; s->pos++) {
+		if (c == '\n' || s->pos >= s->t.len) {
+			if (s->dir == DIR_TEXT)
+				break; /* read raw by clang, to the end of the line */
+			return refuse(s, tok->line, "unterminated %s literal",
+				      quote == '"' ? "string" : "character");
+		}
+		if (c == '\\')
+			s->pos++;
+	}
+	if (c == quote)
+		s->pos++;
+	tok->kind = TK_LITERAL;
+	return 0;
+}
+
+static int is_exponent(int c)
+{
+	return c == 'e' || c == 'E' || c == 'p' || c == 'P';
+}
+
+/* A pp-number: digits, letters, '.', and a sign after an exponent letter. */
+static void lex_number(struct screen *s, struct token *tok)
+{
+	char prev = peek(s, 0), c;
+
+	for (s->pos++;; s->pos++) {
+		c = peek(s, 0);
+		if (!is_ident_char(c) && c != '.' && !((c == '+' || c == '-') && is_exponent(prev)))
+			break;
+		prev = c;
+	}
+	tok->kind = TK_NUMBER;
+}
+
+static void lex_punct(struct screen *s, struct token *tok)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(puncts); i++) {
+		size_t len = strlen(puncts[i].text);
+
+		if (s->pos + len <= s->t.len && !memcmp(s->t.c + s->pos, puncts[i].text, len)) {
+			s->pos += len;
+			tok->punct = puncts[i].punct;
+			return;
+		}
+	}
+	tok->punct = (unsigned char)peek(s, 0);
+	s->pos++;
+}
+
+/* Reads the next pp-token (or newline) into tok. */
+static int lex(struct screen *s, struct token *tok)
+{
+	int err = skip_space(s);
+	char c = peek(s, 0);
+
+	if (err)
+		return err;
+	memset(tok, 0, sizeof(*tok));
+	tok->start = s->pos;
+	tok->line = line_at(s, s->pos);
+	if (s->pos >= s->t.len) {
+		tok->kind = TK_EOF;
+	} else if (c == '\n') {
+		tok->kind = TK_NEWLINE;
+		s->pos++;
+	} else if (is_ident_char(c) && !is_digit(c)) {
+		while (is_ident_char(peek(s, 0)))
+			s->pos++;
+		tok->kind = TK_IDENT;
+		/* L"", u"", U"", u8"": clang may or may not take the prefix; both readings agree */
+		if (peek(s, 0) == '"' || peek(s, 0) == '\'') {
+			tok->len = s->pos - tok->start;
+			if (tok_is(s, tok, "L") || tok_is(s, tok, "u") || tok_is(s, tok, "U") ||
+			    tok_is(s, tok, "u8"))
+				err = lex_literal(s, tok);
+		}
+	} else if (is_digit(c) || (c == '.' && is_digit(peek(s, 1)))) {
+		lex_number(s, tok);
+	} else if (c == '"' || c == '\'') {
+		err = lex_literal(s, tok);
+	} else if (c == '\\') {
+		return refuse(s, tok->line,
+			      "a backslash outside a literal is not allowed (no universal "
+			      "character names in identifiers)");
+	} else {
+		tok->kind = TK_PUNCT;
+		lex_punct(s, tok);
+	}
+	tok->len = s->pos - tok->start;
+	return err;
+}
+
+/* --- directives --- */
+
+static int begin_directive(struct screen *s, const struct token *hash)
+{
+	struct token name;
+	int err = lex(s, &name);
+
+	if (err)
+		return err;
+	s->saved = s->nest;
+	s->nest = (struct nesting){ .attr_depth = -1 };
+	s->dir_words = 0;
+	s->pragma_ns = 0;
+	if (name.kind == TK_NEWLINE || name.kind == TK_EOF) {
+		s->pos = name.start; /* the null directive; the newline ends it */
+		s->dir = DIR_PLAIN;
+		return 0;
+	}
+	for (size_t i = 0; name.kind == TK_IDENT && i < ARRAY_SIZE(directives); i++) {
+		if (!tok_is(s, &name, directives[i].name))
+			continue;
+		if (directives[i].kind == DIR_REFUSED)
+			return refuse(s, hash->line, "'#%s' is not allowed: %s", directives[i].name,
+				      directives[i].why);
+		s->dir = directives[i].kind;
+		return 0;
+	}
+	return refuse(
+		s, hash->line, "'#%.*s' is not an allowed preprocessing directive (allowed: %s)",
+		(int)(name.len > 40 ? 40 : name.len), s->t.c + name.start, allowed_directives);
+}
+
+static void end_directive(struct screen *s)
+{
+	if (s->dir == DIR_NONE)
+		return;
+	s->dir = DIR_NONE;
+	s->nest = s->saved;
+}
+
+/* The name after #define or #undef. */
+static int screen_macro_name(struct screen *s, const struct token *tok)
+{
+	const char *verb = s->dir == DIR_DEFINE ? "define" : "undef";
+	int reserved = in_list(s, tok, reserved_macros, ARRAY_SIZE(reserved_macros));
+
+	if (tok->kind != TK_IDENT)
+		return 0; /* clang refuses it */
+	if (reserved || (tok->len >= 8 && !memcmp(s->t.c + tok->start, "EVALPOD_", 8)))
+		return refuse(s, tok->line,
+			      "'#%s %.*s' is not allowed: evalpod defines or remaps that name",
+			      verb, (int)tok->len, s->t.c + tok->start);
+	return 0;
+}
+
+/* The first words after #pragma: "#pragma push_macro", "#pragma clang system_header". */
+static int screen_pragma_word(struct screen *s, const struct token *tok)
+{
+	const struct refusal *r;
+
+	if (tok->kind != TK_IDENT || s->dir_words > 1 || (s->dir_words == 1 && !s->pragma_ns))
+		return 0;
+	if (s->dir_words == 0 && (tok_is(s, tok, "clang") || tok_is(s, tok, "GCC")))
+		s->pragma_ns = 1;
+	r = find_refusal(s, tok, pragmas, ARRAY_SIZE(pragmas));
+	if (r)
+		return refuse(s, tok->line, "'#pragma %s' is not allowed: %s", r->name, r->why);
+	return 0;
+}
+
+/* --- tokens --- */
+
+static int is_load_attr(const struct screen *s, const struct token *tok)
+{
+	const char *p = s->t.c + tok->start;
+	struct token inner = *tok;
+
+	if (in_list(s, tok, load_attrs, ARRAY_SIZE(load_attrs)))
+		return 1;
+	if (tok->len <= 4 || memcmp(p, "__", 2) || memcmp(p + tok->len - 2, "__", 2))
+		return 0;
+	inner.start += 2;
+	inner.len -= 4;
+	return in_list(s, &inner, load_attrs, ARRAY_SIZE(load_attrs));
+}
+
+static int screen_attr_name(struct screen *s, const struct token *tok)
+{
+	int body = (s->dir == DIR_DEFINE && s->dir_words > 0) || s->dir == DIR_PRAGMA;
+
+	if (!is_load_attr(s, tok))
+		return 0;
+	if (s->nest.attr_depth >= 0 || body)
+		return refuse(s, tok->line,
+			      "attribute '%.*s' is not allowed: it runs code at load time or "
+			      "changes linkage",
+			      (int)tok->len, s->t.c + tok->start);
+	if (!s->loose_attr.line)
+		s->loose_attr = *tok; /* a plain name, unless a macro hides __attribute__ */
+	return 0;
+}
+
+static int screen_text(struct screen *s, const char *src, size_t len);
+static void screen_init(struct screen *s, char *msg, size_t n);
+
+/*
+ * _Pragma("text") is read as the line "#pragma text".  The real kernels use
+ * it for "unroll" inside macros, where #pragma cannot stand; the argument
+ * must be a plain string literal, so that no macro can build the pragma.
+ */
+static int screen_pragma_op(struct screen *s, const struct token *op)
+{
+	struct token open, str, close;
+	struct screen inner;
+	char why[512], *text;
+	const char *w = why;
+	size_t len = 0;
+	int err;
+
+	if ((err = lex(s, &open)) || (err = lex(s, &str)) || (err = lex(s, &close)))
+		return err;
+	if (open.kind != TK_PUNCT || open.punct != '(' || str.kind != TK_LITERAL ||
+	    s->t.c[str.start] != '"' || close.kind != TK_PUNCT || close.punct != ')')
+		return refuse(s, op->line,
+			      "'_Pragma' must be followed by (\"...\"): a pragma built from macro "
+			      "text cannot be screened");
+	text = xmalloc(str.len + 16);
+	len = (size_t)snprintf(text, 16, "#pragma ");
+	for (size_t i = str.start + 1; i + 1 < str.start + str.len; i++) {
+		if (s->t.c[i] == '\\' && (s->t.c[i + 1] == '\\' || s->t.c[i + 1] == '"'))
+			i++; /* destringize: \\ and \" */
+		text[len++] = s->t.c[i];
+	}
+	text[len++] = '\n';
+	screen_init(&inner, why, sizeof(why));
+	err = screen_text(&inner, text, len);
+	free(text);
+	if (!err)
+		return 0;
+	if (!strncmp(w, "line 1: ", 8))
+		w += 8;
+	return refuse(s, op->line, "in '_Pragma': %s", w);
+}
+
+static int screen_ident(struct screen *s, const struct token *tok)
+{
+	const struct refusal *r = find_refusal(s, tok, idents, ARRAY_SIZE(idents));
+	const char *p = s->t.c + tok->start;
+
+	if (r && r->what)
+		return refuse(s, tok->line, "%s ('%s') is not allowed: %s", r->what, r->name,
+			      r->why);
+	if (r)
+		return refuse(s, tok->line, "'%s' is not allowed: %s", r->name, r->why);
+	if (tok_is(s, tok, "_Pragma"))
+		return screen_pragma_op(s, tok);
+	if (tok->len >= 10 && !memcmp(p, "__builtin_", 10) &&
+	    !in_list(s, tok, allowed_builtins, ARRAY_SIZE(allowed_builtins)))
+		return refuse(s, tok->line,
+			      "'%.*s' is not allowed: builtins outside a short list can leak host "
+			      "addresses or reach into the host",
+			      (int)(tok->len > 64 ? 64 : tok->len), p);
+	if (tok_is(s, tok, "__attribute__") || tok_is(s, tok, "__attribute")) {
+		if (s->dir == DIR_DEFINE && s->dir_words > 0 && !s->attr_macro_line)
+			s->attr_macro_line = tok->line;
+		s->nest.attr_want = 2;
+		s->nest.attr_start = s->nest.depth;
+	}
+	return screen_attr_name(s, tok);
+}
+
+/* Follows ( and [ so that the screen knows when it is inside an attribute. */
+static void screen_punct(struct screen *s, const struct token *tok)
+{
+	struct nesting *n = &s->nest;
+	int p = tok->punct;
+
+	if (p == '(' && n->attr_want > 0 && --n->attr_want == 0 && n->attr_depth < 0)
+		n->attr_depth = n->attr_start;
+	if (p == '[' && n->prev == '[' && n->attr_depth < 0)
+		n->attr_depth = n->depth - 1; /* [[...]] */
+	if (p == '(' || p == '[')
+		n->depth++;
+	if (p == ')' || p == ']') {
+		n->depth--;
+		if (n->attr_depth >= 0 && n->depth <= n->attr_depth)
+			n->attr_depth = -1;
+	}
+	n->prev = p;
+}
+
+static int screen_token(struct screen *s, const struct token *tok)
+{
+	int is_paren = tok->kind == TK_PUNCT && tok->punct == '(';
+	int err = 0;
+
+	if (s->nest.attr_want > 0 && !is_paren) {
+		if (s->dir != DIR_DEFINE)
+			return refuse(
+				s, tok->line,
+				"'__attribute__' must be followed by '((' in a kernel source");
+		s->nest.attr_want = 0;
+	}
+	if (s->dir == DIR_PRAGMA)
+		err = screen_pragma_word(s, tok);
+	if (!err && tok->kind == TK_IDENT)
+		err = screen_ident(s, tok);
+	if (!err && (s->dir == DIR_DEFINE || s->dir == DIR_UNDEF) && s->dir_words == 0)
+		err = screen_macro_name(s, tok);
+	if (tok->kind == TK_PUNCT)
+		screen_punct(s, tok);
+	else
+		s->nest.prev = 0;
+	s->dir_words++;
+	return err;
+}
+
+static int scan(struct screen *s)
+{
+	struct token tok;
+	int err;
+
+	s->bol = 1;
+	while (!(err = lex(s, &tok)) && tok.kind != TK_EOF) {
+		if (tok.kind == TK_NEWLINE) {
+			end_directive(s);
+			s->bol = 1;
+		} else if (s->dir == DIR_NONE && s->bol && tok.kind == TK_PUNCT &&
+			   tok.punct == '#') {
+			s->bol = 0;
+			err = begin_directive(s, &tok);
+		} else {
+			s->bol = 0;
+			err = screen_token(s, &tok);
+		}
+		if (err)
+			return err;
+	}
+	if (!err && s->attr_macro_line && s->loose_attr.line)
+		err = refuse(s, s->loose_attr.line,
+			     "'%.*s' is not allowed in a source that hides '__attribute__' in a "
+			     "macro (line %u): it could name a load-time attribute",
+			     (int)s->loose_attr.len, s->t.c + s->loose_attr.start,
+			     s->attr_macro_line);
+	return err;
+}
+
+static void screen_init(struct screen *s, char *msg, size_t n)
+{
+	memset(s, 0, sizeof(*s));
+	s->nest.attr_depth = -1;
+	s->msg = msg;
+	s->n = n;
+}
+
+static int screen_text(struct screen *s, const char *src, size_t len)
+{
+	int err = text_load(s, src, len);
+
+	if (!err)
+		err = scan(s);
+	free(s->t.c);
+	free(s->t.line);
+	s->t = (struct text){ 0 };
+	return err;
+}
+
+int screen_source(const char *src, size_t len, char *msg, size_t n)
+{
+	struct screen s;
+
+	screen_init(&s, msg, n);
+	return screen_text(&s, src, len);
+}
+
+/* --- build options --- */
+
+#define OPTION_SPACE " \t\r\n\v\f"
+
+static const char *const option_flags[] = {
+	"-cl-std=CL1.0",
+	"-cl-std=CL1.1",
+	"-cl-std=CL1.2",
+	"-cl-std=CL2.0",
+	"-cl-std=CL3.0",
+	"-cl-single-precision-constant",
+	"-cl-denorms-are-zero",
+	"-cl-fp32-correctly-rounded-divide-sqrt",
+	"-cl-opt-disable",
+	"-cl-mad-enable",
+	"-cl-no-signed-zeros",
+	"-cl-unsafe-math-optimizations",
+	"-cl-finite-math-only",
+	"-cl-fast-relaxed-math",
+	"-cl-uniform-work-group-size",
+	"-cl-no-subgroup-ifp",
+	"-cl-kernel-arg-info",
+	"-cl-strict-aliasing",
+	"-w",
+	"-Werror",
+};
+
+static int is_value_char(int c)
+{
+	return (is_ident_char(c) && c != '$') || (c && strchr(".+*/%()<>=!&|^~,-", c));
+}
+
+/* NAME and VALUE of a -D: screened as the line "#define NAME VALUE" would be. */
+static int screen_define_text(const char *def, size_t namelen, const char *value, char *why,
+			      size_t whylen)
+{
+	char *text = xasprintf("#define %.*s %s\n", (int)namelen, def, value);
+	struct screen s;
+	int err;
+
+	screen_init(&s, why, whylen);
+	err = screen_text(&s, text, strlen(text));
+	if (!err && s.attr_macro_line)
+		err = kerr_set(why, whylen, KERR_INVALID,
+			       "'__attribute__' is not allowed in a macro value");
+	free(text);
+	return err;
+}
+
+static int screen_define(const char *opt, size_t optlen, const char *def, size_t deflen, char *msg,
+			 size_t n)
+{
+	const char *eq = memchr(def, '=', deflen);
+	size_t namelen = eq ? (size_t)(eq - def) : deflen;
+	char why[512], *value = xstrndup(eq ? eq + 1 : "", eq ? deflen - namelen - 1 : 0);
+	const char *w = why;
+	int err = 0;
+
+	for (size_t i = 0; i < namelen && !err; i++)
+		if (!is_ident_char(def[i]) || def[i] == '$' || (i == 0 && is_digit(def[0])))
+			err = kerr_set(why, sizeof(why), KERR_INVALID, "'%.*s' is not a macro name",
+				       (int)namelen, def);
+	if (!namelen)
+		err = kerr_set(why, sizeof(why), KERR_INVALID, "a macro name is missing");
+	for (size_t i = 0; value[i] && !err; i++)
+		if (!is_value_char((unsigned char)value[i]))
+			err = kerr_set(why, sizeof(why), KERR_INVALID,
+				       "character '%c' is not allowed in a macro value", value[i]);
+	if (!err)
+		err = screen_define_text(def, namelen, value, why, sizeof(why));
+	free(value);
+	if (!err)
+		return 0;
+	if (!strncmp(w, "line 1: ", 8))
+		w += 8;
+	return kerr_set(msg, n, KERR_INVALID, "build option '%.*s': %s", (int)optlen, opt, w);
+}
+
+/* One option token; *rest is moved past the argument of a separate "-D NAME". */
+static int screen_option(const char *tok, size_t len, const char **rest, char *msg, size_t n)
+{
+	const char *def;
+	size_t deflen;
+
+	if (len == 2 && !memcmp(tok, "-D", 2)) {
+		def = *rest + strspn(*rest, OPTION_SPACE);
+		deflen = strcspn(def, OPTION_SPACE);
+		if (!deflen)
+			return kerr_set(msg, n, KERR_INVALID,
+					"build option '-D' needs a macro name");
+		*rest = def + deflen;
+		return screen_define(tok, (size_t)(*rest - tok), def, deflen, msg, n);
+	}
+	if (len > 2 && !memcmp(tok, "-D", 2))
+		return screen_define(tok, len, tok + 2, len - 2, msg, n);
+	for (size_t i = 0; i < ARRAY_SIZE(option_flags); i++)
+		if (strlen(option_flags[i]) == len && !memcmp(tok, option_flags[i], len))
+			return 0;
+	return kerr_set(msg, n, KERR_INVALID,
+			"build option '%.*s' is not allowed (allowed: -D NAME[=VALUE], -cl-..., "
+			"-w, -Werror)",
+			(int)(len > 200 ? 200 : len), tok);
+}
+
+int screen_options(const char *opts, char *msg, size_t n)
+{
+	const char *p = opts ? opts : "", *tok;
+	size_t len;
+	int err;
+
+	if (strpbrk(p, "\"'\\"))
+		return kerr_set(msg, n, KERR_INVALID,
+				"build options may not contain quotes or backslashes: no quoting "
+				"is supported");
+	for (;;) {
+		p += strspn(p, OPTION_SPACE);
+		if (!*p)
+			return 0;
+		tok = p;
+		len = strcspn(p, OPTION_SPACE);
+		p += len;
+		if ((err = screen_option(tok, len, &p, msg, n)))
+			return err;
+	}
+}
+
+/* --- guards --- */
+
+#define GUARD(name, what) "-D" name "=EVALPOD_REFUSED_" what " "
+
+/*
+ * Tested on PoCL 3.1 (clang 15): defining the asm keywords and builtin names
+ * as macros draws no warning, so candidates built with -Werror still build,
+ * and a name that a##b pastes together is rescanned and replaced.  _Pragma
+ * and __has_include are left out: redefining them warns "redefining builtin
+ * macro", which -Werror turns into an error, and PoCL refuses
+ * -Wno-builtin-macro-redefined.
+ */
+static const char guard_options[] = GUARD("asm", "asm") GUARD("__asm", "asm") GUARD(
+	"__asm__", "asm") GUARD("__builtin_frame_address",
+				"builtin") GUARD("__builtin_return_address",
+						 "builtin") GUARD("__builtin_extract_return_addr",
+								  "builtin") GUARD("__builtin_frob_"
+										   "return_addr",
+										   "builtin")
+	GUARD("__builtin_dwarf_cfa", "builtin") GUARD("__builtin_sponentry", "builtin") GUARD(
+		"__builtin_readcyclecounter",
+		"builtin") GUARD("__builtin_thread_pointer",
+				 "builtin") GUARD("__builtin_setjmp",
+						  "builtin") GUARD("__builtin_longjmp", "builtin")
+		GUARD("__builtin_unwind_init", "builtin") GUARD(
+			"__builtin_eh_return",
+			"builtin") GUARD("__builtin_ia32_rdtsc",
+					 "builtin") GUARD("__builtin_ia32_rdtscp",
+							  "builtin") GUARD("__builtin_ia32_rdpmc",
+									   "builtin")
+			GUARD("__builtin_ia32_rdrand16_step", "builtin") GUARD(
+				"__builtin_ia32_rdrand32_step",
+				"builtin") GUARD("__builtin_ia32_rdrand64_step",
+						 "builtin") GUARD("__builtin_ia32_rdseed16_step",
+								  "builtin") GUARD("__builtin_ia32_"
+										   "rdseed32_step",
+										   "builtin")
+				GUARD("__builtin_ia32_rdseed64_step", "builtin") GUARD(
+					"__builtin_ia32_rdfsbase32",
+					"builtin") GUARD("__builtin_ia32_rdfsbase64", "builtin")
+					GUARD("__builtin_ia32_rdgsbase32", "builtin") GUARD(
+						"__builtin_ia32_rdgsbase64",
+						"builtin") GUARD("__builtin_ia32_wrfsbase32",
+								 "builtin") GUARD("__builtin_ia32_"
+										  "wrfsbase64",
+										  "builtin")
+						GUARD("__builtin_ia32_wrgsbase32", "builtin") GUARD(
+							"__builtin_ia32_wrgsbase64", "builtin")
+							GUARD("__builtin_ia32_readeflags_u64",
+							      "builtin") GUARD("__builtin_ia32_"
+									       "writeeflags_u64",
+									       "builtin");
+
+const char *screen_guard_options(void)
+{
+	return guard_options;
+}

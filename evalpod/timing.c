@@ -27,10 +27,12 @@
 #include "worker.h"
 #include "err.h"
 #include "fileio.h"
+#include "judge.h"
 #include "jsonx.h"
 #include "log.h"
 #include "peaks.h"
 #include "prog.h"
+#include "screen.h"
 #include "stats.h"
 #include "world.h"
 #include "xalloc.h"
@@ -44,6 +46,7 @@
 
 struct tprog {
 	char *id;
+	uint32_t line; /* in ids.txt: the judge's name for it */
 	const struct source_spec *src;
 	struct prog pg;
 	struct plan plan;
@@ -62,6 +65,10 @@ struct tprog {
 
 struct timer {
 	const char *work;
+	char *dir;              /* the worker's own directory */
+	const uint64_t *tseeds; /* this run's timing seeds, from the parent */
+	struct judge_client jc;
+	json_t *sandbox;
 	struct batch b;
 	struct clrt rt;
 	struct world w;
@@ -71,8 +78,7 @@ struct timer {
 	cl_kernel flush_k;
 	size_t flush_items;
 	cl_ulong t0;                     /* device time origin of the trace */
-	void **seen;                     /* per output buffer: what a timed run left */
-	void **ref[WORKER_TIMING_SETS];  /* per set, per output buffer: reference */
+	void **seen;                     /* per output buffer: its place in the judge's memory */
 	void **sets[WORKER_TIMING_SETS]; /* per set, per buffer: initial contents */
 	unsigned cur_set;                /* the set on the device now */
 	unsigned sample_set;             /* the set the last sample ran on */
@@ -114,7 +120,7 @@ static const struct source_spec *find_source(const struct batch *b, const char *
 
 static int load_ids(struct timer *t)
 {
-	char *path = xasprintf("%s/ids.txt", t->work), *text = NULL, *save = NULL;
+	char *path = xasprintf("%s/ids.txt", t->dir), *text = NULL, *save = NULL;
 	int rc = file_read(path, 1 << 20, &text, NULL, t->msg, sizeof(t->msg));
 
 	free(path);
@@ -126,7 +132,8 @@ static int load_ids(struct timer *t)
 
 		if (!*line || t->nprogs >= t->b.nvariants + 2)
 			continue;
-		p = &t->progs[t->nprogs++];
+		p = &t->progs[t->nprogs];
+		p->line = (uint32_t)t->nprogs++;
 		p->id = xstrdup(line);
 		p->src = find_source(&t->b, line);
 		p->doc = json_pack("{s:s}", "status", "ok");
@@ -163,24 +170,30 @@ static int prepare_prog(struct timer *t, struct tprog *p)
 {
 	struct expr_vars vars = EXPR_VARS_INIT;
 	const struct shape_spec *sh = &t->b.shapes[t->b.timed_shape];
-	char *path = xasprintf("%s/bin/%s.bin", t->work, p->id), *bin = NULL;
+	int is_ref = !strcmp(p->id, "reference");
+	char *dir = is_ref ? worker_dir(t->work, "reference") : worker_prog_dir(t->work, p->id);
+	char *path = xasprintf("%s/bin.bin", dir), *bin = NULL;
+	char *opts = is_ref ? xstrdup(p->src->options)
+			    : xasprintf("%s %s", p->src->options, screen_guard_options());
 	const struct launch_spec *launch = t->b.launch;
 	size_t len = 0, nlaunch = t->b.nlaunch;
 	int rc;
 
-	if (!strcmp(p->id, "reference")) {
+	if (is_ref) {
 		launch = t->b.ref_launch;
 		nlaunch = t->b.nref_launch;
 	}
-	if (!file_read(path, 1u << 30, &bin, &len, t->msg, sizeof(t->msg)))
-		rc = prog_build_binary(&p->pg, &t->rt, bin, len, p->src->options,
-				       t->b.limits.log_max_bytes, t->msg, sizeof(t->msg));
+	if (!file_read_untrusted(path, 1u << 30, &bin, &len, t->msg, sizeof(t->msg)))
+		rc = prog_build_binary(&p->pg, &t->rt, bin, len, opts, t->b.limits.log_max_bytes,
+				       t->msg, sizeof(t->msg));
 	else
-		rc = prog_build_source(&p->pg, &t->rt, p->src->source, p->src->options,
+		rc = prog_build_source(&p->pg, &t->rt, p->src->source, opts,
 				       t->b.limits.log_max_bytes, t->msg, sizeof(t->msg));
 	p->rebuild_ms = p->pg.build_ms;
+	free(opts);
 	free(bin);
 	free(path);
+	free(dir);
 	if (rc) {
 		tp_fail(p, rc == KERR_INVALID ? "compile_error" : "infra_error",
 			rc == KERR_INVALID ? "candidate" : "infrastructure", "rebuild", t->msg);
@@ -384,26 +397,23 @@ static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, d
 	return p->failed ? -1 : 0;
 }
 
-/* Compares the outputs take_sample captured with the timing reference. */
+/*
+ * Has the judge in the parent compare the outputs take_sample captured (in
+ * the judge's memory) with the reference for that run's input set.  The
+ * parent records the verdict itself; this worker only stops timing p.
+ */
 static void verify_outputs(struct timer *t, struct tprog *p, size_t sample)
 {
-	for (size_t i = 0; i < t->b.nbuffers && !p->failed; i++) {
-		struct wbuf *wb = &t->w.bufs[i];
-		struct cmp_stats s;
+	struct judge_req q = { .magic = JUDGE_MAGIC, .what = JUDGE_TIMED };
+	struct judge_rep rep;
 
-		if (!t->seen[i])
-			continue;
-		world_compare(wb, t->seen[i], t->ref[t->sample_set][i], t->b.correct.atol,
-			      t->b.correct.rtol, wb->spec->role == ROLE_OUTPUT, POISON_A, &s);
-		if (s.unwritten || s.mismatches) {
-			snprintf(t->msg, sizeof(t->msg),
-				 "timed sample %zu: '%s' has %zu wrong and %zu unwritten elements "
-				 "(worst at %zu: got %.9g, expected %.9g)",
-				 sample, wb->spec->name, s.mismatches, s.unwritten, s.worst,
-				 s.worst_got, s.worst_ref);
-			tp_fail(p, "invalid", "candidate", "wrong_when_timed", t->msg);
-		}
-	}
+	q.seed = t->sample_set;
+	q.prog = p->line;
+	q.sample = sample;
+	if (worker_judge_ask(&t->jc, &q, &rep, t->msg, sizeof(t->msg)))
+		tp_fail(p, "infra_error", "infrastructure", "harness", t->msg);
+	else if (rep.verdict != JUDGE_PASS)
+		tp_fail(p, "invalid", "candidate", "wrong_when_timed", rep.message);
 }
 
 /*
@@ -432,53 +442,42 @@ static void verify_memory(struct timer *t, struct tprog *p, size_t sample, int i
 	}
 }
 
-/* Reads the reference output of buffer i for timing set k into t->ref[k][i]. */
-static int load_timing_ref(struct timer *t, unsigned k, size_t i)
-{
-	struct wbuf *wb = &t->w.bufs[i];
-	char *path = worker_ref_path(t->work, t->b.timed_shape, worker_timing_seed(&t->b, k), i);
-	size_t len = 0;
-	int rc = file_read(path, wb->bytes + 1, (char **)&t->ref[k][i], &len, t->msg,
-			   sizeof(t->msg));
-
-	free(path);
-	if (!rc && len != wb->bytes)
-		rc = kerr_set(t->msg, sizeof(t->msg), KERR_IO,
-			      "reference output of '%s' has the wrong size", wb->spec->name);
-	return rc;
-}
-
 /*
  * Prepares the timing input sets (host copies of every initialised buffer)
- * with their reference outputs and the capture buffers; every run uploads
- * its set itself (prepare_run).
+ * and places each output buffer's capture in the judge's memory; every run
+ * uploads its set itself (prepare_run).  The reference outputs never enter
+ * this process.
  */
 static int load_timing_sets(struct timer *t)
 {
-	size_t nb = t->b.nbuffers;
-	int rc = 0;
+	size_t nb = t->b.nbuffers, off = 0;
 
 	t->seen = xcalloc(nb, sizeof(*t->seen));
+	for (size_t i = 0; i < nb; i++) {
+		struct wbuf *wb = &t->w.bufs[i];
+
+		if (wb->spec->role != ROLE_OUTPUT && wb->spec->role != ROLE_INOUT)
+			continue;
+		if (off + wb->bytes > t->jc.len)
+			return kerr_set(t->msg, sizeof(t->msg), KERR_IO,
+					"the outputs do not fit the judge's memory");
+		t->seen[i] = (char *)t->jc.shm + off;
+		off += wb->bytes;
+	}
 	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++) {
-		t->ref[k] = xcalloc(nb, sizeof(void *));
 		t->sets[k] = xcalloc(nb, sizeof(void *));
-		world_generate(&t->w, worker_timing_seed(&t->b, k));
-		for (size_t i = 0; i < nb && !rc; i++) {
+		world_generate(&t->w, t->tseeds[k]);
+		for (size_t i = 0; i < nb; i++) {
 			struct wbuf *wb = &t->w.bufs[i];
 
 			if (wb->init) {
 				t->sets[k][i] = xmalloc(wb->bytes);
 				memcpy(t->sets[k][i], wb->init, wb->bytes);
 			}
-			if (wb->spec->role != ROLE_OUTPUT && wb->spec->role != ROLE_INOUT)
-				continue;
-			if (!t->seen[i])
-				t->seen[i] = xmalloc(wb->bytes);
-			rc = load_timing_ref(t, k, i);
 		}
 	}
 	t->cur_set = WORKER_TIMING_SETS - 1;
-	return rc;
+	return 0;
 }
 
 static void warm_up(struct timer *t, struct tprog *p)
@@ -544,7 +543,7 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 		struct tprog *p = &t->progs[order[k]];
 		double ms = 0, host = 0;
 
-		worker_progress(t->work, "time", p->id);
+		worker_progress(t->dir, p->id);
 		if (take_sample(t, p, p->reps, &ms, &host, 1)) {
 			/* whatever else it damaged must not be blamed on the next program */
 			world_paint_guards(&t->w, t->msg, sizeof(t->msg));
@@ -590,7 +589,7 @@ static void finish_prog(struct timer *t, struct tprog *p)
 
 static void write_trace(struct timer *t, struct tprog *p)
 {
-	char *dir = xasprintf("%s/art/%s", t->work, p->id), *path = xasprintf("%s/trace.json", dir);
+	char *dir = xasprintf("%s/art/%s", t->dir, p->id), *path = xasprintf("%s/trace.json", dir);
 	json_t *doc = json_pack("{s:O, s:s, s:{s:s, s:s, s:s}}", "traceEvents", p->trace,
 				"displayTimeUnit", "ms", "otherData", "program", p->id, "device",
 				t->rt.info.name, "clock", "OpenCL profiling, us");
@@ -613,12 +612,26 @@ static void write_trace(struct timer *t, struct tprog *p)
 	free(dir);
 }
 
-static int timer_open(struct timer *t, const char *work)
+static int timer_open(struct timer *t, const char *work, const uint64_t *tseeds)
 {
+	char *reads[3] = { xasprintf("%s/batch.json", work), xasprintf("%s/w", work), NULL };
+	char *note;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
 	t->work = work;
+	t->tseeds = tseeds;
+	t->dir = worker_dir(work, "time");
+	/* Before the device is opened, so that the driver's threads are confined too. */
+	rc = worker_confine(work, t->dir, (const char *const *)reads, 0, &t->sandbox, t->msg,
+			    sizeof(t->msg));
+	free(reads[0]);
+	free(reads[1]);
+	if (rc || (rc = worker_judge_open(&t->jc, t->msg, sizeof(t->msg))))
+		return rc;
+	note = xasprintf("%s/fault", t->dir);
+	world_fault_handler_install(note);
+	free(note);
 	if ((rc = worker_load(&t->b, work, t->msg, sizeof(t->msg))))
 		return rc;
 	t->rng = t->b.measure.order_seed;
@@ -628,8 +641,7 @@ static int timer_open(struct timer *t, const char *work)
 		return rc;
 	if ((rc = world_open(&t->w, &t->rt, &t->b, t->b.timed_shape, t->msg, sizeof(t->msg))))
 		return rc;
-	if ((rc = world_fill(&t->w, worker_timing_seed(&t->b, 0), POISON_A, t->msg,
-			     sizeof(t->msg))))
+	if ((rc = world_fill(&t->w, t->tseeds[0], POISON_A, t->msg, sizeof(t->msg))))
 		return rc;
 	if ((rc = load_timing_sets(t)))
 		return rc;
@@ -651,17 +663,15 @@ static void timer_close(struct timer *t)
 		free(p->id);
 	}
 	free(t->progs);
-	for (size_t i = 0; t->seen && i < t->b.nbuffers; i++)
-		free(t->seen[i]);
 	free(t->seen);
 	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++) {
-		for (size_t i = 0; t->ref[k] && i < t->b.nbuffers; i++) {
-			free(t->ref[k][i]);
+		for (size_t i = 0; t->sets[k] && i < t->b.nbuffers; i++)
 			free(t->sets[k][i]);
-		}
-		free(t->ref[k]);
 		free(t->sets[k]);
 	}
+	worker_judge_close(&t->jc);
+	json_decref(t->sandbox);
+	free(t->dir);
 	if (t->flush_k)
 		clReleaseKernel(t->flush_k);
 	if (t->flush_buf)
@@ -674,7 +684,7 @@ static void timer_close(struct timer *t)
 static int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, double wall)
 {
 	json_t *doc = json_object(), *progs = json_object();
-	char *path = xasprintf("%s/time.json", t->work), *text;
+	char *path = xasprintf("%s/doc.json", t->dir), *text;
 	int rc;
 
 	json_object_set_new(doc, "device", clrt_devinfo_json(&t->rt.info));
@@ -682,10 +692,8 @@ static int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds
 	json_object_set_new(doc, "rounds", json_integer((json_int_t)rounds));
 	json_object_set_new(doc, "wall_ms", json_real(wall));
 	json_object_set_new(doc, "flush_bytes", json_integer((json_int_t)t->flush_items * 16));
-	json_object_set_new(doc, "timing_seeds", json_array());
-	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++)
-		json_array_append_new(json_object_get(doc, "timing_seeds"),
-				      json_integer((json_int_t)worker_timing_seed(&t->b, k)));
+	if (t->sandbox)
+		json_object_set(doc, "sandbox", t->sandbox);
 	for (size_t i = 0; i < t->nprogs; i++) {
 		finish_prog(t, &t->progs[i]);
 		if (t->progs[i].nsamples)
@@ -701,23 +709,23 @@ static int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds
 	return rc;
 }
 
-int worker_time(const char *work)
+int worker_time(const char *work, const uint64_t *tseeds)
 {
 	struct timer t;
 	struct peaks pk;
 	size_t rounds = 0, *order = NULL;
 	double t0 = clrt_now_ms();
-	const char *cache = getenv("EVALPOD_CACHE_DIR");
 	int rc;
 
 	memset(&pk, 0, sizeof(pk));
-	rc = timer_open(&t, work);
+	rc = timer_open(&t, work, tseeds);
 	if (!rc) {
-		worker_progress(work, "time", "peaks");
-		rc = peaks_get(&t.rt, cache && *cache ? cache : NULL, &pk, t.msg, sizeof(t.msg));
+		/* Measured before any candidate runs here; the parent keeps the cache. */
+		worker_progress(t.dir, "peaks");
+		rc = peaks_get(&t.rt, NULL, &pk, t.msg, sizeof(t.msg));
 	}
 	for (size_t i = 0; !rc && i < t.nprogs; i++) {
-		worker_progress(work, "time", t.progs[i].id);
+		worker_progress(t.dir, t.progs[i].id);
 		if (!t.progs[i].failed)
 			prepare_prog(&t, &t.progs[i]);
 		if (!t.progs[i].failed)

@@ -1,28 +1,129 @@
 #include "worker.h"
 #include "err.h"
 #include "fileio.h"
+#include "judge.h"
 #include "log.h"
+#include "pool.h"
+#include "sandbox.h"
 #include "xalloc.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-uint64_t worker_timing_seed(const struct batch *b, unsigned k)
+static int seed_taken(const struct batch *b, const uint64_t *seeds, unsigned k, uint64_t s)
 {
-	uint64_t s = 0x7153a11dull + 0x1000 * (uint64_t)k;
-
 	for (size_t i = 0; i < b->correct.nseeds; i++)
-		s = s * 31 + b->correct.seeds[i] + 1;
-	for (;;) {
-		int used = 0;
+		if (b->correct.seeds[i] == s)
+			return 1;
+	for (unsigned i = 0; i < k; i++)
+		if (seeds[i] == s)
+			return 1;
+	return 0;
+}
 
-		for (size_t i = 0; i < b->correct.nseeds; i++)
-			used |= b->correct.seeds[i] == s;
-		if (!used)
-			return s;
-		s++;
+void worker_draw_seeds(const struct batch *b, uint64_t *seeds)
+{
+	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++) {
+		uint64_t s;
+
+		do {
+			/* getrandom of 8 bytes from the ready pool never fails short */
+			if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s))
+				arc4random_buf(&s, sizeof(s));
+			s &= (1ull << 53) - 1; /* exact in every JSON reader, doubles included */
+		} while (seed_taken(b, seeds, k, s));
+		seeds[k] = s;
 	}
+}
+
+int worker_parse_seeds(const char *text, uint64_t *seeds)
+{
+	const char *p = text;
+
+	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++) {
+		char *end = NULL;
+
+		errno = 0;
+		seeds[k] = strtoull(p, &end, 10);
+		if (errno || end == p || *end != (k + 1 < WORKER_TIMING_SETS ? ',' : '\0'))
+			return -1;
+		p = end + 1;
+	}
+	return 0;
+}
+
+char *worker_dir(const char *work, const char *name)
+{
+	return xasprintf("%s/w/%s", work, name);
+}
+
+char *worker_prog_dir(const char *work, const char *id)
+{
+	return xasprintf("%s/w/p-%s", work, id);
+}
+
+int worker_judge_open(struct judge_client *jc, char *msg, size_t n)
+{
+	struct stat st;
+
+	jc->fd = POOL_CTL_FD;
+	jc->shm = NULL;
+	if (fstat(POOL_SHM_FD, &st) || st.st_size <= 0)
+		return kerr_set(msg, n, KERR_IO, "no channel to the judge (fd %d): %s", POOL_SHM_FD,
+				strerror(errno));
+	jc->len = (size_t)st.st_size;
+	jc->shm = mmap(NULL, jc->len, PROT_READ | PROT_WRITE, MAP_SHARED, POOL_SHM_FD, 0);
+	if (jc->shm == MAP_FAILED) {
+		jc->shm = NULL;
+		return kerr_set(msg, n, KERR_IO, "cannot map the judge's memory: %s",
+				strerror(errno));
+	}
+	return 0;
+}
+
+void worker_judge_close(struct judge_client *jc)
+{
+	if (jc->shm)
+		munmap(jc->shm, jc->len);
+	jc->shm = NULL;
+}
+
+int worker_judge_ask(struct judge_client *jc, const struct judge_req *q, struct judge_rep *rep,
+		     char *msg, size_t n)
+{
+	ssize_t got;
+
+	if (send(jc->fd, q, sizeof(*q), MSG_NOSIGNAL) != (ssize_t)sizeof(*q))
+		return kerr_set(msg, n, KERR_IO, "cannot reach the judge: %s", strerror(errno));
+	do
+		got = recv(jc->fd, rep, sizeof(*rep), 0);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)sizeof(*rep) || rep->magic != JUDGE_MAGIC)
+		return kerr_set(msg, n, KERR_IO, "no verdict from the judge");
+	rep->message[sizeof(rep->message) - 1] = '\0';
+	return 0;
+}
+
+int worker_confine(const char *work, const char *dir, const char *const *reads, double cpu_s,
+		   json_t **report, char *msg, size_t n)
+{
+	struct sandbox_cfg cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.private_dir = dir;
+	cfg.read_paths = reads;
+	cfg.linker = access("/usr/bin/ld", X_OK) ? NULL : "/usr/bin/ld";
+	cfg.max_file_bytes = 1ull << 30;
+	cfg.cpu_seconds = cpu_s;
+	(void)work;
+	return sandbox_enter(&cfg, report, msg, n);
 }
 
 int worker_load(struct batch *b, const char *work, char *msg, size_t n)
@@ -40,9 +141,9 @@ int worker_load(struct batch *b, const char *work, char *msg, size_t n)
 	return rc;
 }
 
-void worker_progress(const char *work, const char *id, const char *stage)
+void worker_progress(const char *dir, const char *stage)
 {
-	char *path = xasprintf("%s/progress/%s", work, id);
+	char *path = xasprintf("%s/progress", dir);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 	if (fd >= 0) {
@@ -53,19 +154,21 @@ void worker_progress(const char *work, const char *id, const char *stage)
 	free(path);
 }
 
-char *worker_ref_path(const char *work, size_t shape, uint64_t seed, size_t buf)
+char *worker_ref_path(const char *dir, size_t shape, uint64_t seed, size_t buf)
 {
-	return xasprintf("%s/ref/%zu-%llu-%zu.bin", work, shape, (unsigned long long)seed, buf);
+	return xasprintf("%s/ref/%zu-%llu-%zu.bin", dir, shape, (unsigned long long)seed, buf);
 }
 
 int cmd_worker(int argc, char **argv)
 {
-	if (argc >= 3 && !strcmp(argv[1], "reference"))
-		return worker_reference(argv[2]);
+	uint64_t seeds[WORKER_TIMING_SETS];
+
+	if (argc >= 4 && !strcmp(argv[1], "reference") && !worker_parse_seeds(argv[3], seeds))
+		return worker_reference(argv[2], seeds);
 	if (argc >= 4 && !strcmp(argv[1], "check"))
 		return worker_check(argv[2], argv[3]);
-	if (argc >= 3 && !strcmp(argv[1], "time"))
-		return worker_time(argv[2]);
-	log_error("usage: evalpod __worker reference|check|time WORK [ID] (internal)");
+	if (argc >= 4 && !strcmp(argv[1], "time") && !worker_parse_seeds(argv[3], seeds))
+		return worker_time(argv[2], seeds);
+	log_error("usage: evalpod __worker reference|check|time WORK [ID|SEEDS] (internal)");
 	return 2;
 }

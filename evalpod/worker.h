@@ -13,13 +13,25 @@
  *   time       stages 3 and 4 for every program that passed, interleaved in
  *              one process: WORK/time.json and WORK/art/ID/trace.json
  *
- * Work directory layout (written through temp+rename, except progress/
- * files, rewritten in place: the stall watchdog reads their mtime):
- *   batch.json  the batch document        ids.txt  programs to time
- *   ref/S-SEED-B.bin  reference outputs (shape index, seed, buffer index)
- *   progress/ID  last stage a worker entered (read after a crash/timeout)
- *   pocl/ID/  PoCL's kernel cache for that worker (IR analysis reads it)
- *   art/ID/   artifacts (IR text, assembly, trace)
+ * Every worker runs in the sandbox of sandbox.h and writes only to its own
+ * directory, WORK/w/NAME, NAME being "reference", "time" or "p-" + the
+ * program id (worker_dir).  It reads WORK/batch.json, a copy of the batch
+ * without its output URLs.  Its directory holds (written through
+ * temp+rename, except progress, rewritten in place: the stall watchdog
+ * reads its mtime):
+ *   doc.json   the check document (reference, check) or time.json (time)
+ *   progress   the last stage entered, or for the timing worker the program
+ *              whose kernels ran last (read after a crash or timeout)
+ *   fault      what the worker's fault handler saw (world.h), if anything
+ *   bin.bin    the program binary (reference, check) for the timing worker
+ *   ref/S-SEED-B.bin  reference outputs (reference only; the parent maps
+ *              and unlinks them before any candidate runs: judge.h)
+ *   ids.txt    the programs to time, the reference first (time only)
+ *   pocl/      PoCL's kernel cache (IR analysis reads it); tmp/ = TMPDIR
+ *   art/       artifacts (IR text, assembly; art/ID/trace.json for time)
+ *
+ * Outputs are never compared in a worker: they are handed to the judge in
+ * the parent (judge.h) through the channel on fds POOL_CTL_FD/POOL_SHM_FD.
  *
  * Exit status of a worker: 0 its document was written; WORKER_EXIT_INFRA
  * the device or the harness failed (not the candidate's fault; the document
@@ -34,30 +46,66 @@
 #include "batch.h"
 #include "clrt.h"
 
+#include <jansson.h>
+
 #define WORKER_EXIT_INFRA 3
 #define WORKER_EXIT_BAD   4 /* the batch itself is broken (reference fails) */
 
 /*
  * Timing rotates through WORKER_TIMING_SETS input sets, so a kernel that
- * remembers an earlier answer instead of computing is caught; their seeds
- * are none of the correctness seeds.  k < WORKER_TIMING_SETS.
+ * remembers an earlier answer instead of computing is caught.  Their seeds
+ * are drawn afresh for every run by the parent (worker_draw_seeds) and
+ * given only to the reference and timing workers, on their command line.
  */
 #define WORKER_TIMING_SETS 3
-uint64_t worker_timing_seed(const struct batch *b, unsigned k);
 
-/* Loads WORK/batch.json into b; dies with a message on failure. */
+/* Draws WORKER_TIMING_SETS random seeds, none a correctness seed and no two alike. */
+void worker_draw_seeds(const struct batch *b, uint64_t *seeds);
+
+/* Parses "S0,S1,S2" into seeds; returns 0 or -1. */
+int worker_parse_seeds(const char *text, uint64_t *seeds);
+
+/* WORK/w/NAME for a worker ("reference", "time") or a program ("p-ID"); malloc'd. */
+char *worker_dir(const char *work, const char *name);
+char *worker_prog_dir(const char *work, const char *id);
+
+/* Loads WORK/batch.json into b. */
 int worker_load(struct batch *b, const char *work, char *msg, size_t n);
 
-/* Records the stage a worker is in (WORK/progress/ID). */
-void worker_progress(const char *work, const char *id, const char *stage);
+/* Records the stage a worker is in (DIR/progress). */
+void worker_progress(const char *dir, const char *stage);
 
-/* Path of the reference output file for (shape, seed, buffer); malloc'd. */
-char *worker_ref_path(const char *work, size_t shape, uint64_t seed, size_t buf);
+/* Path of the reference output file for (shape, seed, buffer) under dir/ref; malloc'd. */
+char *worker_ref_path(const char *dir, size_t shape, uint64_t seed, size_t buf);
+
+/*
+ * The worker's end of the judge's channel (judge.h): the socket on
+ * POOL_CTL_FD and the shared memory on POOL_SHM_FD, mapped read-write.
+ */
+struct judge_client {
+	int fd;
+	void *shm;
+	size_t len;
+};
+int worker_judge_open(struct judge_client *jc, char *msg, size_t n);
+void worker_judge_close(struct judge_client *jc);
+struct judge_req;
+struct judge_rep;
+/* Sends q and waits for the verdict.  Returns 0 or KERR_IO (the parent is gone). */
+int worker_judge_ask(struct judge_client *jc, const struct judge_req *q, struct judge_rep *rep,
+		     char *msg, size_t n);
+
+/*
+ * Confines the worker (sandbox.h) to dir; call after opening the device.
+ * report gets the layers that applied (new reference).  Returns 0 or KERR_*.
+ */
+int worker_confine(const char *work, const char *dir, const char *const *reads, double cpu_s,
+		   json_t **report, char *msg, size_t n);
 
 /* Worker entry points; argv after "__worker". Return the exit status. */
-int worker_reference(const char *work);
+int worker_reference(const char *work, const uint64_t *tseeds);
 int worker_check(const char *work, const char *id);
-int worker_time(const char *work);
+int worker_time(const char *work, const uint64_t *tseeds);
 
 /* Dispatches `evalpod __worker MODE WORK [ID]`. */
 int cmd_worker(int argc, char **argv);

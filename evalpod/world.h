@@ -5,7 +5,27 @@
  * Every buffer is a sub-buffer of a larger allocation with guard bytes on
  * both sides.  The guards are filled with a known byte before each run and
  * checked after it, so a write just outside a buffer is caught even when it
- * does not fault.  Output buffers are poisoned with one of two quiet-NaN
+ * does not fault.
+ *
+ * On a CPU device (PoCL) a kernel runs in this process, and a write beyond
+ * the guards would land in the process's own heap.  There each buffer lives
+ * in its own mapping instead, handed to OpenCL with CL_MEM_USE_HOST_PTR:
+ *
+ *   [far guard][slack][guard][buffer][guard][slack][far guard]
+ *    PROT_NONE  <------- read/write, whole pages ------> PROT_NONE
+ *
+ * The far guards are WORLD_FAR_GUARD bytes of address space each, reserved
+ * without access (they cost no memory), so a write up to that far outside a
+ * buffer faults at once.  The guards next to the buffer are at least 4096
+ * bytes (or the device's base alignment) and grow to fill the pages; the
+ * slack left beyond them is below two base alignments before the buffer
+ * and below one after it.  Each mapping is registered in a table that the
+ * fault handler (world_fault_handler_install) reads, so a fault in a far
+ * guard can be named.  On other devices the allocations stay in device
+ * memory, which a kernel cannot use to corrupt the host, with guards of at
+ * least 64 KiB.
+ *
+ * Output buffers are poisoned with one of two quiet-NaN
  * bit patterns (POISON_A, POISON_B) before each run, so an element the
  * kernel never wrote is recognised by its bits; using a different pattern on
  * the second run also exposes stale or uninitialised reads.
@@ -23,13 +43,18 @@
 
 enum poison { POISON_A = 0, POISON_B = 1 };
 
+/* Address space reserved on each side of a buffer's mapping (CPU devices). */
+#define WORLD_FAR_GUARD ((size_t)256 << 20)
+
 struct wbuf {
 	const struct buf_spec *spec;
 	size_t count, esize, bytes;
-	size_t guard;  /* guard bytes before and after */
-	cl_mem parent; /* guard + bytes + guard */
-	cl_mem mem;    /* the sub-buffer kernels see */
-	void *init;    /* initial contents (inputs, inout, scratch), host copy */
+	size_t guard;     /* guard bytes before and after */
+	cl_mem parent;    /* guard + bytes + guard */
+	cl_mem mem;       /* the sub-buffer kernels see */
+	void *init;       /* initial contents (inputs, inout, scratch), host copy */
+	void *map;        /* the whole reservation on a CPU device, else NULL */
+	size_t map_bytes; /* its length */
 };
 
 union scalar_val {
@@ -54,11 +79,48 @@ struct world {
  * Evaluates counts and scalar values for shape and allocates the buffers.
  * Returns 0; KERR_INVALID when an expression does not evaluate (the
  * problem's fault, msg names the buffer/scalar); KERR_NOMEM when the
- * device cannot allocate (infrastructure).  Release with world_close.
+ * device or the host cannot allocate (infrastructure).  Release with
+ * world_close, also after a failure.
  */
 int world_open(struct world *w, struct clrt *rt, const struct batch *b, size_t shape, char *msg,
 	       size_t n);
+
+/*
+ * Waits for the queue when buffers live in host mappings, releases the
+ * OpenCL objects, then unregisters and unmaps the mappings.  Kernels bound
+ * to w's buffers (plan_release) go first.
+ */
 void world_close(struct world *w);
+
+/*
+ * Installs, for the whole process, a handler for SIGSEGV and SIGBUS that
+ * names a fault in a buffer's reservation (see the top of this file).  When
+ * the faulting address lies in the mapping of a buffer of a world open in
+ * this process, the handler writes one line to note_path (created or
+ * truncated), e.g.
+ *   out_of_bounds: write 4194300 bytes past the end of buffer 'y'
+ *   out_of_bounds: read 1048576 bytes before the start of buffer 'x'
+ * ("past the end" counts from the first byte after the buffer, so y[n] is 0
+ * bytes past it; "before the start" from the start, so y[-1] is 4 bytes
+ * before it; the access is "access" where read and write cannot be told
+ * apart).  Other faults leave the file alone.  Either way the handler then
+ * puts back the action that was there before the install and returns, so
+ * the faulting instruction faults again and the process dies of the real
+ * signal (or a sanitizer's handler sees it).  A signal sent by kill() is
+ * raised again the same way.  The handler runs on an alternate stack for
+ * the calling thread; other threads (PoCL's) use their own stacks.
+ * Installing again only changes the path.  note_path is copied.  Returns 0;
+ * KERR_LIMIT for a path longer than 4095 bytes; KERR_IO when sigaltstack or
+ * sigaction fails.
+ */
+int world_fault_handler_install(const char *note_path);
+
+/*
+ * Reads the note a fault handler left at note_path into out (size n,
+ * NUL-terminated, without the trailing newline).  Returns 1 when the file
+ * exists and holds at least one byte, else 0 (out is then "").
+ */
+int world_fault_note_read(const char *note_path, char *out, size_t n);
 
 /*
  * Generates fresh inputs for seed (deterministic: same seed, same bytes on
