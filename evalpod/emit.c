@@ -11,6 +11,7 @@
 #include "xalloc.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,21 +48,23 @@ static const char *artifact_url(const struct output_url *ou, const char *name)
 	return NULL;
 }
 
-/*
- * Copies or uploads the artifacts of id; records where they went in result.
- * An upload streams the file (traces can be large); a copy reads it whole.
- */
-static int emit_artifacts(struct run *r, const char *id, json_t *result)
+/* Whether path is a plain file with one name (workers are untrusted: no links, no FIFOs). */
+static int plain_file(const char *path)
 {
-	char *src = xasprintf("%s/art/%s", r->work, id), *dst = NULL;
+	struct stat st;
+
+	return !lstat(path, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1;
+}
+
+/* Copies or uploads the artifacts of id found in src; records them in arts. */
+static int emit_dir(struct run *r, const char *id, const char *src, json_t *arts)
+{
 	const struct output_url *ou = batch_output_url(&r->b, id);
-	json_t *arts = json_object();
+	char *dst = r->out_dir ? xasprintf("%s/%s", r->out_dir, id) : NULL;
 	DIR *d = opendir(src);
 	struct dirent *de;
 	int failed = 0;
 
-	if (r->out_dir)
-		dst = xasprintf("%s/%s", r->out_dir, id);
 	while (d && (de = readdir(d))) {
 		char *path, *text = NULL, *to, msg[512];
 		const char *url = artifact_url(ou, de->d_name);
@@ -70,12 +73,16 @@ static int emit_artifacts(struct run *r, const char *id, json_t *result)
 		if (de->d_name[0] == '.')
 			continue;
 		path = xasprintf("%s/%s", src, de->d_name);
+		if (!plain_file(path)) {
+			free(path);
+			continue;
+		}
 		if (url)
 			failed |= upload(r, url, de->d_name, NULL, 0, path,
 					 "Content-Type: application/octet-stream") != 0;
 		if (dst) {
 			to = xasprintf("%s/%s", dst, de->d_name);
-			if (file_read(path, 256u << 20, &text, &len, msg, sizeof(msg)) ||
+			if (file_read_untrusted(path, 256u << 20, &text, &len, msg, sizeof(msg)) ||
 			    dir_make(dst, msg, sizeof(msg)) ||
 			    file_write_atomic(to, text, len, msg, sizeof(msg))) {
 				log_error("%s", msg);
@@ -89,9 +96,25 @@ static int emit_artifacts(struct run *r, const char *id, json_t *result)
 	}
 	if (d)
 		closedir(d);
-	json_object_set_new(result, "artifacts", arts);
-	free(src);
 	free(dst);
+	return failed;
+}
+
+/*
+ * Copies or uploads the artifacts of id (its check worker's and the timing
+ * worker's); records where they went in result.
+ */
+static int emit_artifacts(struct run *r, const char *id, json_t *result)
+{
+	char *check = strcmp(id, "reference") ? xasprintf("%s/w/p-%s/art", r->work, id)
+					      : xasprintf("%s/w/reference/art", r->work);
+	char *timed = xasprintf("%s/w/time/art/%s", r->work, id);
+	json_t *arts = json_object();
+	int failed = emit_dir(r, id, check, arts) | emit_dir(r, id, timed, arts);
+
+	json_object_set_new(result, "artifacts", arts);
+	free(check);
+	free(timed);
 	return failed;
 }
 

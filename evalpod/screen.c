@@ -768,7 +768,6 @@ static const char *const option_flags[] = {
 	"-cl-std=CL1.0",
 	"-cl-std=CL1.1",
 	"-cl-std=CL1.2",
-	"-cl-std=CL2.0",
 	"-cl-std=CL3.0",
 	"-cl-single-precision-constant",
 	"-cl-denorms-are-zero",
@@ -858,6 +857,15 @@ static int screen_option(const char *tok, size_t len, const char **rest, char *m
 	for (size_t i = 0; i < ARRAY_SIZE(option_flags); i++)
 		if (strlen(option_flags[i]) == len && !memcmp(tok, option_flags[i], len))
 			return 0;
+	/*
+	 * PoCL reports no size for them (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE
+	 * is 0), so the only sure way to keep them out is to refuse the standard.
+	 */
+	if (len == 13 && !memcmp(tok, "-cl-std=CL2.0", 13))
+		return kerr_set(msg, n, KERR_INVALID,
+				"build option '-cl-std=CL2.0' is not allowed: OpenCL C 2.0 allows "
+				"program-scope global variables, which keep state from one launch "
+				"to the next (use -cl-std=CL3.0)");
 	return kerr_set(msg, n, KERR_INVALID,
 			"build option '%.*s' is not allowed (allowed: -D NAME[=VALUE], -cl-..., "
 			"-w, -Werror)",
