@@ -18,6 +18,9 @@
 #define FAULT_SLOTS      1024 /* mappings registered at once (4 worlds of MAX_BUFFERS) */
 #define FAULT_PATH_MAX   4096
 #define FAULT_STACK      (64 * 1024)
+/* Faults this far around the stack pointer are taken for stack overflows. */
+#define FAULT_SP_BELOW 4096
+#define FAULT_SP_ABOVE ((uintptr_t)1 << 30)
 
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the fault table needs lock-free atomics");
 
@@ -797,43 +800,83 @@ static const char *fault_access(int sig, const void *uc)
 	return "access";
 }
 
+/* The registered mapping holding addr, or NULL. */
+static const struct fault_slot *fault_slot_find(uintptr_t addr)
+{
+	for (size_t i = 0; i < FAULT_SLOTS; i++) {
+		const struct fault_slot *s = &fault_slots[i];
+
+		if (atomic_load(&s->state) == SLOT_LIVE && addr >= s->base &&
+		    addr - s->base < s->size)
+			return s;
+	}
+	return NULL;
+}
+
+/* The stack pointer at the fault, or 0 where it cannot be read here. */
+static uintptr_t fault_sp(const void *uc)
+{
+	const ucontext_t *u = uc;
+
+	if (!u)
+		return 0;
+#if defined(__x86_64__) && defined(REG_RSP)
+	return (uintptr_t)u->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+	return (uintptr_t)u->uc_mcontext.sp;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * A work-item whose private arrays outgrow its thread's stack moves the
+ * stack pointer far down, maybe into a buffer's reservation, and faults on
+ * addresses just below or above it: that is a stack overflow, not an
+ * access to the buffer.  A real out-of-bounds access is made from a stack
+ * pointer in the thread's own stack, which PoCL maps before any world.
+ */
+static int fault_on_stack(uintptr_t addr, uintptr_t sp)
+{
+	if (!sp)
+		return 0;
+	if (fault_slot_find(sp))
+		return 1;
+	return addr >= sp ? addr - sp < FAULT_SP_ABOVE : sp - addr <= FAULT_SP_BELOW;
+}
+
 /* Writes the note for addr when it lies in a registered mapping. */
 static void fault_note_write(int sig, uintptr_t addr, const void *uc)
 {
+	const struct fault_slot *s = fault_slot_find(addr);
 	char line[512];
 	size_t len = 0;
+	int fd;
 
-	for (size_t i = 0; i < FAULT_SLOTS; i++) {
-		const struct fault_slot *s = &fault_slots[i];
-		int fd;
-
-		if (atomic_load(&s->state) != SLOT_LIVE || addr < s->base ||
-		    addr - s->base >= s->size)
-			continue;
-		note_put(line, sizeof(line), &len, "out_of_bounds: ");
-		note_put(line, sizeof(line), &len, fault_access(sig, uc));
-		note_put(line, sizeof(line), &len, " ");
-		if (addr >= s->start + s->bytes) {
-			note_num(line, sizeof(line), &len, addr - (s->start + s->bytes));
-			note_put(line, sizeof(line), &len, " bytes past the end of buffer '");
-		} else if (addr < s->start) {
-			note_num(line, sizeof(line), &len, s->start - addr);
-			note_put(line, sizeof(line), &len, " bytes before the start of buffer '");
-		} else {
-			note_put(line, sizeof(line), &len, "at byte ");
-			note_num(line, sizeof(line), &len, addr - s->start);
-			note_put(line, sizeof(line), &len, " of buffer '");
-		}
-		note_put(line, sizeof(line), &len, s->name);
-		note_put(line, sizeof(line), &len, "'\n");
-		fd = open(fault_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			ssize_t wr = write(fd, line, len);
-
-			(void)wr;
-			close(fd);
-		}
+	if (!s || fault_on_stack(addr, fault_sp(uc)))
 		return;
+	note_put(line, sizeof(line), &len, "out_of_bounds: ");
+	note_put(line, sizeof(line), &len, fault_access(sig, uc));
+	note_put(line, sizeof(line), &len, " ");
+	if (addr >= s->start + s->bytes) {
+		note_num(line, sizeof(line), &len, addr - (s->start + s->bytes));
+		note_put(line, sizeof(line), &len, " bytes past the end of buffer '");
+	} else if (addr < s->start) {
+		note_num(line, sizeof(line), &len, s->start - addr);
+		note_put(line, sizeof(line), &len, " bytes before the start of buffer '");
+	} else {
+		note_put(line, sizeof(line), &len, "at byte ");
+		note_num(line, sizeof(line), &len, addr - s->start);
+		note_put(line, sizeof(line), &len, " of buffer '");
+	}
+	note_put(line, sizeof(line), &len, s->name);
+	note_put(line, sizeof(line), &len, "'\n");
+	fd = open(fault_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		ssize_t wr = write(fd, line, len);
+
+		(void)wr;
+		close(fd);
 	}
 }
 

@@ -103,7 +103,11 @@ void world_close(struct world *w);
  * ("past the end" counts from the first byte after the buffer, so y[n] is 0
  * bytes past it; "before the start" from the start, so y[-1] is 4 bytes
  * before it; the access is "access" where read and write cannot be told
- * apart).  Other faults leave the file alone.  Either way the handler then
+ * apart).  Other faults leave the file alone, and so does a fault within
+ * 1 GiB above or 4 KiB below the faulting thread's stack pointer, or one
+ * taken while the stack pointer itself lies in a reservation: a work-item
+ * whose private arrays outgrow its stack moves the stack pointer that far,
+ * and such a stack overflow is not an access to a buffer.  Either way the handler then
  * puts back the action that was there before the install and returns, so
  * the faulting instruction faults again and the process dies of the real
  * signal (or a sanitizer's handler sees it).  A signal sent by kill() is

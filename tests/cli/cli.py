@@ -25,6 +25,8 @@ import time
 import urllib.error
 import urllib.request
 
+import redteam  # evalpod's input generator, to recognise the check inputs
+
 RUN_TIMEOUT = 120  # the first run measures the device peaks
 SECRET = "supersecret"
 QUERY = "?X-Amz-Signature=" + SECRET
@@ -537,7 +539,7 @@ def hanging_check(under):
         i = argv.index("__worker")
         if argv[i + 1:i + 2] != ["check"] or len(argv) < i + 4:
             continue
-        progress = os.path.join(argv[i + 2], "progress", argv[i + 3])
+        progress = os.path.join(argv[i + 2], "w", "p-" + argv[i + 3], "progress")
         try:
             with open(progress, encoding="utf-8") as f:
                 if f.read().strip() == "correctness":
@@ -601,13 +603,15 @@ def sigterm_ends_workers_and_keeps_results(ctx):
 
 @test
 def kernel_that_hangs_only_when_timed(ctx):
-    # Correct through its checks, hung from its 41st launch: the timing
-    # worker stalls, and the batch is timed again without it.
+    # Correct through its checks, hung on any other input: the timing
+    # worker stalls on the fresh timing inputs, and the batch is timed
+    # again without it.
     d = ctx.fresh_dir("hangtimed")
     out_dir = os.path.join(d, "out")
     batch = make_batch()
+    known = ", ".join("0x%08xu" % redteam.first_x_bits(s) for s in batch["correctness"]["seeds"])
     batch["variants"] = [
-        {"id": "hang_timed", "source": read("hang_timed.cl"), "build_options": "-cl-std=CL2.0"},
+        {"id": "hang_timed", "source": read("hang_timed.cl").replace("@CHECK_X0@", known)},
         {"id": "good", "source": read("good.cl")},
     ]
     batch["limits"] = {"compile_timeout_s": 10, "run_timeout_s": 5, "time_timeout_s": 300}

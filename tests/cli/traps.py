@@ -21,6 +21,10 @@ EXPECT = {
     "wrong": ("incorrect", {"wrong_values"}),
     "nocompile": ("compile_error", {"compile_error"}),
     "oob_guard": ("runtime_error", {"out_of_bounds_write"}),
+    # Far past or before a buffer: each buffer lives in its own mapping between
+    # inaccessible reservations, so the write faults at once and is named.
+    "oob_far": ("crash", {"out_of_bounds"}),
+    "oob_before": ("crash", {"out_of_bounds"}),
     "segv": ("crash", {"signal"}),
     "hang": ("timeout", {"correctness"}),
     "partial": ("incorrect", {"unwritten_output"}),
