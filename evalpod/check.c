@@ -110,9 +110,8 @@ static char *code_only(const char *src)
  */
 static int source_reorderable(const char *src)
 {
-	static const char *const words[] = { "get_group_id",  "get_num_groups",
-					     "get_global_size", "get_global_offset",
-					     "get_enqueued_local_size" };
+	static const char *const words[] = { "get_group_id", "get_num_groups", "get_global_size",
+					     "get_global_offset", "get_enqueued_local_size" };
 	char *code = code_only(src);
 	int ok = 1;
 
