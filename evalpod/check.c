@@ -502,8 +502,7 @@ static int ck_open(struct ck *c, const char *work, const char *id)
 	c->dir = strcmp(id, "reference") ? worker_prog_dir(work, id) : worker_dir(work, id);
 	c->doc = json_pack("{s:s, s:s}", "id", id, "status", "running");
 	/* Before the device is opened, so that the driver's threads are confined too. */
-	rc = worker_confine(work, c->dir, (const char *const *)reads, 0, &report, c->msg,
-			    sizeof(c->msg));
+	rc = worker_confine(c->dir, (const char *const *)reads, 0, &report, c->msg, sizeof(c->msg));
 	free(reads[0]);
 	if (report)
 		json_object_set_new(c->doc, "sandbox", report);
@@ -528,6 +527,8 @@ static int ck_open(struct ck *c, const char *work, const char *id)
 	}
 	if (clrt_open(&c->rt, &c->b.device, c->msg, sizeof(c->msg)))
 		return ck_infra(c, "no_device");
+	if (worker_lock_spawn(&c->rt, json_object_get(c->doc, "sandbox"), c->msg, sizeof(c->msg)))
+		return ck_infra(c, "sandbox");
 	return CK_PASS;
 }
 

@@ -623,7 +623,7 @@ static int timer_open(struct timer *t, const char *work, const uint64_t *tseeds)
 	t->tseeds = tseeds;
 	t->dir = worker_dir(work, "time");
 	/* Before the device is opened, so that the driver's threads are confined too. */
-	rc = worker_confine(work, t->dir, (const char *const *)reads, 0, &t->sandbox, t->msg,
+	rc = worker_confine(t->dir, (const char *const *)reads, 0, &t->sandbox, t->msg,
 			    sizeof(t->msg));
 	free(reads[0]);
 	free(reads[1]);
@@ -635,7 +635,8 @@ static int timer_open(struct timer *t, const char *work, const uint64_t *tseeds)
 	if ((rc = worker_load(&t->b, work, t->msg, sizeof(t->msg))))
 		return rc;
 	t->rng = t->b.measure.order_seed;
-	if ((rc = clrt_open(&t->rt, &t->b.device, t->msg, sizeof(t->msg))))
+	if ((rc = clrt_open(&t->rt, &t->b.device, t->msg, sizeof(t->msg))) ||
+	    (rc = worker_lock_spawn(&t->rt, t->sandbox, t->msg, sizeof(t->msg))))
 		return rc;
 	if ((rc = load_ids(t)))
 		return rc;

@@ -99,8 +99,15 @@ int worker_judge_ask(struct judge_client *jc, const struct judge_req *q, struct 
  * Confines the worker (sandbox.h) to dir; call after opening the device.
  * report gets the layers that applied (new reference).  Returns 0 or KERR_*.
  */
-int worker_confine(const char *work, const char *dir, const char *const *reads, double cpu_s,
-		   json_t **report, char *msg, size_t n);
+int worker_confine(const char *dir, const char *const *reads, double cpu_s, json_t **report,
+		   char *msg, size_t n);
+
+/*
+ * Once the device is open: forbids creating processes (sandbox_lock_spawn)
+ * unless the platform is PoCL, which runs the linker for every kernel.
+ * Returns 0 or KERR_*.
+ */
+int worker_lock_spawn(const struct clrt *rt, json_t *report, char *msg, size_t n);
 
 /* Worker entry points; argv after "__worker". Return the exit status. */
 int worker_reference(const char *work, const uint64_t *tseeds);
