@@ -539,6 +539,9 @@ static int ll_add_all(struct ll_state *ll, const struct sandbox_cfg *cfg, char *
 		rc = ll_add(ll, cfg->private_dir, ~LL_PRIVATE_DENY, 1, msg, n);
 	if (!rc && cfg->linker)
 		rc = ll_add_linker(ll, cfg->linker, msg, n);
+	for (size_t i = 0; !rc && cfg->tools && cfg->tools[i]; i++)
+		if (!access(cfg->tools[i], X_OK))
+			rc = ll_add_linker(ll, cfg->tools[i], msg, n);
 	return rc;
 }
 

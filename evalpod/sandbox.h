@@ -91,6 +91,10 @@ struct sandbox_cfg {
 	/* NULL, or the program PoCL runs to link kernels (e.g. "/usr/bin/ld"):
 	   the only file (with its ELF interpreter) the worker may execute. */
 	const char *linker;
+	/* More programs the worker may execute (each with its ELF interpreter):
+	   absolute paths, NULL-terminated, may be NULL; missing ones are
+	   skipped.  The check worker runs the disassemblers of stage 5. */
+	const char *const *tools;
 	/* RLIMIT_FSIZE in bytes; 0 leaves it. */
 	unsigned long long max_file_bytes;
 	/* RLIMIT_CPU soft limit in seconds (rounded up); the hard limit is 5 s

@@ -176,6 +176,10 @@ def main():
         seeds = [s["seed"] for sh in corr.get("shapes", []) for s in sh["seeds"]]
         check(len(corr.get("shapes", [])) == 2 and len(seeds) == 6,
               "good: every shape checked with three seeds")
+        kernel = (good.get("ir") or {}).get("kernels", {}).get("affine", {})
+        check("llvm_ir" in kernel and "machine_code" in kernel,
+              "good: stage 5 read its IR and machine code inside the sandbox (got %s)"
+              % str(kernel)[:300])
         trace = os.path.join(out, "good", "trace.json")
         try:
             with open(trace, encoding="utf-8") as f:
