@@ -602,6 +602,56 @@ def sigterm_ends_workers_and_keeps_results(ctx):
 
 
 @test
+def sigkill_of_a_running_candidate_blames_it(ctx):
+    # A worker killed by a SIGKILL evalpod did not send, while the
+    # candidate's kernel runs in it, is the candidate's doing (its own kill,
+    # or the kernel's OOM killer choosing the process it bloated): blamed on
+    # it, and the batch goes on.
+    if not os.path.isdir("/proc/self"):
+        raise Skip("no /proc to find the workers in")
+    d = ctx.fresh_dir("sigkill")
+    out_dir, tmpdir = os.path.join(d, "out"), os.path.join(d, "tmp")
+    os.mkdir(tmpdir)
+    batch = make_batch()
+    batch["variants"] = [{"id": "hang", "source": read("hang.cl")},
+                         {"id": "good", "source": read("good.cl")}]
+    batch["limits"]["run_timeout_s"] = 60
+    path = write_batch(ctx, d, batch)
+    under = os.path.join(tmpdir, "evalpod-")
+    with open(os.path.join(d, "stderr"), "w+", encoding="utf-8") as errf:
+        proc = subprocess.Popen([ctx.evalpod, "run", path, "--out", out_dir],
+                                env=dict(ctx.env, TMPDIR=tmpdir),
+                                stdout=subprocess.DEVNULL, stderr=errf)
+        try:
+            work = wait_for(lambda: hanging_check(under), 60)
+            if not ctx.expect(work, "the check worker of hang runs its kernel within 60 s"):
+                return
+            for pid, argv in worker_procs(under):
+                i = argv.index("__worker")
+                if argv[i + 1:i + 2] == ["check"] and argv[i + 3:i + 4] == ["hang"]:
+                    os.kill(pid, signal.SIGKILL)
+            rc = proc.wait(timeout=600)
+            errf.seek(0)
+            expect_status(ctx, rc, 0, errf.read())
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    res = load_json(os.path.join(out_dir, "hang.json"))
+    if ctx.expect(res is not None, "hang.json written"):
+        fault = res.get("fault") or {}
+        got = (res.get("status"), fault.get("kind"), fault.get("origin"))
+        ctx.expect(got == ("crash", "signal", "candidate"),
+                   "hang is crash/signal/candidate (got %r: %s)"
+                   % (got, str(fault.get("message"))[:200]))
+        ctx.expect("did not send" in str(fault.get("message")),
+                   "the message says evalpod did not send the SIGKILL")
+    good = load_json(os.path.join(out_dir, "good.json"))
+    if ctx.expect(good is not None, "good.json written"):
+        ctx.expect(good.get("status") == "ok", "good is ok (got %r)" % good.get("status"))
+
+
+@test
 def kernel_that_hangs_only_when_timed(ctx):
     # Correct through its checks, hung on any other input: the timing
     # worker stalls on the fresh timing inputs, and the batch is timed
