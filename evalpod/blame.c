@@ -1,0 +1,1 @@
+/* blame.c - (being split out) */

@@ -1,0 +1,1 @@
+/* sandbox-landlock.c - (being split out) */

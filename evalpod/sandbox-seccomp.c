@@ -1,0 +1,1 @@
+/* sandbox-seccomp.c - (being split out) */

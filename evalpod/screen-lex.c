@@ -1,0 +1,1 @@
+/* screen-lex.c - (being split out) */

@@ -1,0 +1,1 @@
+/* world-map.c - (being split out) */
