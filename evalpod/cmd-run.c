@@ -1,12 +1,15 @@
 /*
  * cmd-run.c - `evalpod run BATCH --out DIR`: evaluates one EvalBatch.
  *
- * The parent reads and validates the batch, then drives the workers of
+ * The parent reads and validates the batch, screens the candidates'
+ * sources (screen.h), draws the timing seeds, then drives the workers of
  * worker.h: the reference first, the checks of the baseline and every
- * variant in parallel, then one timing worker for all that passed.  It
- * never opens the OpenCL device itself.  A worker that crashes or hangs
- * costs only its program (or, for the timing worker, the program it was
- * timing, which is dropped before timing is retried).
+ * variant in parallel, then one timing worker for all that passed, serving
+ * their requests to the judge (judge.h) as they come.  It never opens the
+ * OpenCL device and never runs candidate code itself.  A worker that
+ * crashes or hangs costs only its program (blame.c decides whose fault an
+ * ending was; for the timing worker, the culprit is dropped and timing
+ * starts again without it).
  */
 #include "run.h"
 #include "run-internal.h"
@@ -168,162 +171,6 @@ static char *seeds_arg(const struct run *r)
 			 (unsigned long long)r->tseeds[1], (unsigned long long)r->tseeds[2]);
 }
 
-/* The directory of the worker that judged or timed name ("reference", "time", an id). */
-static char *dir_of(struct run *r, const char *name)
-{
-	if (!strcmp(name, "reference") || !strcmp(name, "time"))
-		return worker_dir(r->work, name);
-	return worker_prog_dir(r->work, name);
-}
-
-/*
- * Loads the document a worker wrote (DIR/doc.json); NULL when absent or
- * unreadable.  Workers are untrusted: no links, a size limit.
- */
-static json_t *load_doc(struct run *r, const char *name)
-{
-	char *dir = dir_of(r, name), *path = xasprintf("%s/doc.json", dir), *text = NULL;
-	json_t *doc = NULL;
-	char msg[512];
-
-	if (!file_read_untrusted(path, 256u << 20, &text, NULL, msg, sizeof(msg)))
-		doc = json_loads(text, 0, NULL);
-	if (doc && !json_is_object(doc)) {
-		json_decref(doc);
-		doc = NULL;
-	}
-	free(text);
-	free(path);
-	free(dir);
-	return doc;
-}
-
-/* A worker's last recorded stage (or program, for "time"); "start" when none. */
-static char *read_progress(struct run *r, const char *name)
-{
-	char *dir = dir_of(r, name), *path = xasprintf("%s/progress", dir), *text = NULL;
-	char msg[256];
-
-	if (file_read_untrusted(path, 4096, &text, NULL, msg, sizeof(msg)))
-		text = xstrdup("start");
-	text[strcspn(text, "\n")] = '\0';
-	free(path);
-	free(dir);
-	return text;
-}
-
-/* What the worker's fault handler noted (an out-of-bounds access), or NULL. */
-static char *read_fault_note(struct run *r, const char *name)
-{
-	char *dir = dir_of(r, name), *path = xasprintf("%s/fault", dir), line[512];
-	int have = world_fault_note_read(path, line, sizeof(line));
-
-	free(path);
-	free(dir);
-	return have ? xstrdup(line) : NULL;
-}
-
-static void set_fault(json_t *doc, const char *status, const char *origin, const char *kind,
-		      const char *message)
-{
-	json_object_set_new(doc, "status", json_string(status));
-	json_object_set_new(
-		doc, "fault",
-		json_pack("{s:s, s:s, s:s}", "origin", origin, "kind", kind, "message", message));
-}
-
-/* The last few lines of a worker's stderr, for a crash report. */
-static const char *tail_of(const struct job *j)
-{
-	size_t len = strlen(j->tail);
-	const char *p = j->tail + (len > 1000 ? len - 1000 : 0);
-
-	return p;
-}
-
-/* Whether a check worker in stage had started running the candidate's code. */
-static int candidate_stage(const char *stage)
-{
-	return strcmp(stage, "start") != 0;
-}
-
-/*
- * Describes how a worker that left no finished document ended, and whose
- * fault it is: *origin "candidate" when it happened while the candidate's
- * code (its compiler run or its kernels) was running, else
- * "infrastructure".  Returns the status; *kind and the message are set.
- */
-static const char *death_of(struct run *r, const struct job *j, const char *name, int candidate,
-			    const char **kind, const char **origin, char **message)
-{
-	char *note = read_fault_note(r, name);
-	const char *tail = *j->tail ? tail_of(j) : "";
-	const char *status = "crash";
-
-	*origin = candidate ? "candidate" : "infrastructure";
-	if (j->mem_exceeded) {
-		*kind = "memory_limit";
-		*message =
-			xasprintf("used more than its memory limit of %llu MiB (%llu MiB resident)",
-				  j->mem_limit >> 20, j->peak_rss >> 20);
-	} else if (j->protocol_error) {
-		*kind = "protocol";
-		*message = xstrdup("broke the protocol of the judge's channel");
-	} else if (j->signal && note) {
-		*kind = "out_of_bounds";
-		*message = xasprintf("%s (%s)", note, strsignal(j->signal));
-	} else if (j->signal) {
-		*kind = "signal";
-		*message = xasprintf("the worker died of signal %d (%s)%s%s%s", j->signal,
-				     strsignal(j->signal),
-				     j->signal == SIGKILL ? ", which evalpod did not send" : "",
-				     *tail ? "; its last output: " : "", tail);
-	} else {
-		*kind = "exit";
-		*message = xasprintf("the worker exited with status %d without a verdict%s%s",
-				     j->exit_code, *tail ? "; its last output: " : "", tail);
-	}
-	free(note);
-	return status;
-}
-
-/* Turns a finished check job into its check document (a new reference). */
-static json_t *judge_job(struct run *r, struct job *j, const char *id, json_t *doc)
-{
-	const char *st = json_string_value(json_object_get(doc, "status"));
-	const char *status, *kind, *origin;
-	char *stage, *message, *why;
-
-	if (doc && st && strcmp(st, "running") && j->exited &&
-	    (j->exit_code == 0 || j->exit_code == WORKER_EXIT_INFRA ||
-	     j->exit_code == WORKER_EXIT_BAD))
-		return doc;
-	if (!doc)
-		doc = json_pack("{s:s}", "id", id);
-	stage = read_progress(r, id);
-	if (pool_interrupted() || j->aborted) {
-		message =
-			pool_interrupted()
-				? xasprintf("evalpod was interrupted by signal %d during %s",
-					    pool_interrupted(), stage)
-				: xasprintf("stopped during %s: evalpod could not run its workers",
-					    stage);
-		set_fault(doc, "infra_error", "infrastructure", "interrupted", message);
-	} else if (j->timed_out) {
-		message = xasprintf("did not finish within %.0f s; killed during %s", j->timeout_s,
-				    stage);
-		set_fault(doc, "timeout", "candidate", stage, message);
-	} else {
-		status = death_of(r, j, id, candidate_stage(stage), &kind, &origin, &why);
-		message = xasprintf("%s during %s", why, stage);
-		set_fault(doc, status, origin, kind, message);
-		free(why);
-	}
-	free(message);
-	free(stage);
-	return doc;
-}
-
 static double check_timeout(const struct batch *b)
 {
 	return b->limits.compile_timeout_s + b->limits.run_timeout_s;
@@ -355,7 +202,7 @@ static int run_reference(struct run *r)
 		job_release(&j);
 		return RUN_EXIT_INFRA;
 	}
-	doc = judge_job(r, &j, "reference", load_doc(r, "reference"));
+	doc = run_judge_job(r, &j, "reference", run_load_doc(r, "reference"));
 	st = json_string_value(json_object_get(doc, "status"));
 	why = json_string_value(json_object_get(json_object_get(doc, "fault"), "message"));
 	if (!st || strcmp(st, "ok")) {
@@ -402,7 +249,7 @@ static int screened_out(struct outcome *o)
 		return 0;
 	o->check = json_pack("{s:s, s:s, s:{s:b, s:s}}", "id", src->id, "status", "running",
 			     "compile", "ok", 0, "log", why);
-	set_fault(o->check, "compile_error", "candidate", "refused", why);
+	run_set_fault(o->check, "compile_error", "candidate", "refused", why);
 	return 1;
 }
 
@@ -449,7 +296,7 @@ static int run_checks(struct run *r)
 		const char *id = o->src->id;
 
 		if (jobs[k].started)
-			o->check = judge_job(r, &jobs[k], id, load_doc(r, id));
+			o->check = run_judge_job(r, &jobs[k], id, run_load_doc(r, id));
 		else
 			o->check = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "id", id, "status",
 					     "infra_error", "fault", "origin", "infrastructure",
@@ -465,13 +312,6 @@ static int run_checks(struct run *r)
 	return rc ? RUN_EXIT_INFRA : 0;
 }
 
-static int prog_ok(const struct outcome *o)
-{
-	const char *st = json_string_value(json_object_get(o->check, "status"));
-
-	return st && !strcmp(st, "ok");
-}
-
 /* WORK/w/time/ids.txt: the reference, then every program that passed. */
 static int write_ids(struct run *r)
 {
@@ -481,7 +321,7 @@ static int write_ids(struct run *r)
 
 	sbuf_adds(&ids, "reference\n");
 	for (size_t i = 0; i < r->nprogs; i++) {
-		if (!prog_ok(&r->progs[i]))
+		if (!run_prog_ok(&r->progs[i]))
 			continue;
 		sbuf_addf(&ids, "%s\n", r->progs[i].src->id);
 		count++;
@@ -490,63 +330,6 @@ static int write_ids(struct run *r)
 	sbuf_release(&ids);
 	free(path);
 	return rc ? -1 : count;
-}
-
-static struct outcome *find_prog(struct run *r, const char *id)
-{
-	for (size_t i = 0; i < r->nprogs; i++)
-		if (!strcmp(r->progs[i].src->id, id))
-			return &r->progs[i];
-	return NULL;
-}
-
-/*
- * Decides what a failed timing worker means.  The timing worker records
- * the program whose kernels it ran last; whatever ended the worker after
- * that (a hang, any signal evalpod did not send, an exit, too much memory,
- * a broken channel) is that program's fault when it is the baseline or a
- * variant: it is dropped (returns 0: time again, which does not count as
- * an attempt).  Running out of the phase's whole time budget, or a failure
- * while the reference or the peaks ran, is the infrastructure's (returns
- * -1, r->msg says why).
- */
-static int blame_timed(struct run *r, struct job *j)
-{
-	char *who = read_progress(r, "time"), *message = NULL, *why = NULL;
-	struct outcome *o = find_prog(r, who);
-	const char *status, *kind, *origin;
-	int rc = -1;
-
-	if (o && prog_ok(o) && !j->timed_out && !j->aborted && !pool_interrupted()) {
-		if (j->stalled) {
-			status = "timeout";
-			kind = "timing";
-			why = xasprintf("made no progress for %.0f s (compile_timeout_s + "
-					"run_timeout_s)",
-					j->stall_s);
-		} else {
-			status = death_of(r, j, "time", 1, &kind, &origin, &why);
-		}
-		message = xasprintf("%s while being timed", why);
-		set_fault(o->check, status, "candidate", kind, message);
-		log_warn("'%s' brought down the timing worker; timing again without it", who);
-		rc = 0;
-	} else {
-		snprintf(r->msg, sizeof(r->msg), "the timing worker failed during '%s': %s%s%s",
-			 who,
-			 j->stalled ? "it made no progress for compile_timeout_s + run_timeout_s"
-			 : j->timed_out         ? "the timing phase exceeded limits.time_timeout_s"
-			 : j->aborted           ? "evalpod stopped it"
-			 : j->mem_exceeded      ? "it used more than limits.memory_mb"
-			 : j->signal == SIGKILL ? "killed from outside (out of memory?)"
-			 : j->signal            ? strsignal(j->signal)
-						: "it gave up",
-			 *j->tail ? "; its last output: " : "", tail_of(j));
-	}
-	free(why);
-	free(message);
-	free(who);
-	return rc;
 }
 
 /* Applies the judge's timing verdicts to every program's entry in time.json. */
@@ -656,7 +439,7 @@ static int run_timing(struct run *r)
 		j.user = &c;
 		log_info("timing %d programs with the reference, interleaved", count);
 		prc = pool_run(&j, 1, 1, r->echo, on_judge, r, r->msg, sizeof(r->msg));
-		if (!prc && j.exited && j.exit_code == 0 && (r->tdoc = load_doc(r, "time"))) {
+		if (!prc && j.exited && j.exit_code == 0 && (r->tdoc = run_load_doc(r, "time"))) {
 			apply_timed(r);
 			combine_peaks(r);
 			job_release(&j);
@@ -664,7 +447,7 @@ static int run_timing(struct run *r)
 			rc = 0;
 			goto out;
 		}
-		prc = prc ? -1 : blame_timed(r, &j);
+		prc = prc ? -1 : run_blame_timed(r, &j);
 		stop = j.aborted || pool_interrupted();
 		job_release(&j);
 		judge_chan_close(&c);
@@ -683,9 +466,9 @@ out:
 static void mark_untimed(struct run *r)
 {
 	for (size_t i = 0; i < r->nprogs; i++)
-		if (prog_ok(&r->progs[i]))
-			set_fault(r->progs[i].check, "infra_error", "infrastructure", "timing",
-				  r->msg);
+		if (run_prog_ok(&r->progs[i]))
+			run_set_fault(r->progs[i].check, "infra_error", "infrastructure", "timing",
+				      r->msg);
 	json_decref(r->tdoc);
 	r->tdoc = NULL;
 }

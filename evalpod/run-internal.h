@@ -23,7 +23,7 @@ struct run {
 	struct outcome ref;
 	struct outcome *progs; /* baseline (if any) first, then the variants */
 	size_t nprogs;
-	json_t *tdoc; /* time.json */
+	json_t *tdoc;                        /* time.json */
 	uint64_t tseeds[WORKER_TIMING_SETS]; /* drawn afresh for this run */
 	struct judge judge;
 	struct http_opts http;
@@ -37,5 +37,35 @@ struct run {
  * RUN_EXIT_INFRA with r->msg set when something could not be stored.
  */
 int emit_all(struct run *r, double wall_ms);
+
+struct job;
+
+/*
+ * The document worker `name` ("reference", "time" or a program id) wrote,
+ * read as untrusted input (no links, at most 256 MiB); NULL when absent or
+ * not a JSON object.  New reference.
+ */
+json_t *run_load_doc(struct run *r, const char *name);
+
+/* Sets status and fault {origin, kind, message} on doc. */
+void run_set_fault(json_t *doc, const char *status, const char *origin, const char *kind,
+		   const char *message);
+
+/*
+ * The check document of a finished check or reference job: doc (taken) when
+ * the worker finished it, else a verdict on how the worker ended and whose
+ * fault that was.  New reference.
+ */
+json_t *run_judge_job(struct run *r, struct job *j, const char *id, json_t *doc);
+
+/*
+ * Decides what a failed timing job means: 0 when a candidate was blamed
+ * (its check document says so; time again without it), -1 when the
+ * failure is the infrastructure's (r->msg says why).
+ */
+int run_blame_timed(struct run *r, struct job *j);
+
+/* Whether o passed its checks. */
+int run_prog_ok(const struct outcome *o);
 
 #endif
