@@ -74,6 +74,11 @@
  * A worker built with ASan must end with _exit() (or run with
  * LSAN_OPTIONS=detect_leaks=0): LeakSanitizer's exit-time check needs
  * ptrace, which the sandbox refuses, and then reports a fatal error.
+ *
+ * Files: sandbox.c holds the entry points, the environment allowlist, the
+ * rlimits, prctl and namespace layers; sandbox-landlock.c the Landlock
+ * layer; sandbox-seccomp.c the seccomp layer; sandbox-internal.h is what
+ * they share.
  */
 #ifndef EVALPOD_SANDBOX_H
 #define EVALPOD_SANDBOX_H

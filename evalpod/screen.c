@@ -1,104 +1,23 @@
+/*
+ * screen.c - the rules of the source screen: which preprocessing directives,
+ * pragmas, attributes, builtins and identifiers a candidate source may use,
+ * the allowlist of build options, and the guard options.  The tokens come
+ * from the lexer in screen-lex.c (translation phases 1-3), through
+ * screen-internal.h.
+ */
 #include "screen.h"
+#include "screen-internal.h"
 #include "err.h"
 #include "xalloc.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/*
- * The screen reads a source as clang's preprocessor does, so that what it
- * checks is what the compiler will see.  Phases 1 and 2 (trigraphs, which
- * clang applies to OpenCL C, and line splices, backslash-blanks-newline
- * included) make a logical text in which every byte remembers its original
- * line.  Phase 3 cuts that into pp-tokens; a '#' that is the first token of
- * a line starts a directive, which runs to the next logical newline.
- *
- * Where clang and a simple reading could disagree, the screen takes the
- * reading that sees more: non-ASCII bytes separate tokens (clang treats
- * U+00A0 and friends as white space), a newline inside a block comment
- * starts a line, and text that clang reads raw (#error, #warning) is
- * screened as tokens but may not open a comment it does not close.
- */
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-enum tok_kind { TK_EOF, TK_NEWLINE, TK_IDENT, TK_NUMBER, TK_LITERAL, TK_PUNCT };
-
-enum { P_PASTE = 256, P_OTHER };
-
-struct token {
-	enum tok_kind kind;
-	size_t start, len;
-	unsigned line;
-	int punct; /* TK_PUNCT: the character ('#' for "%:"), P_PASTE or P_OTHER */
-};
-
-enum dir_kind {
-	DIR_NONE,    /* not in a directive */
-	DIR_PLAIN,   /* if, ifdef, line, ...: only the tokens are screened */
-	DIR_DEFINE,  /* define: the name, then a body */
-	DIR_UNDEF,   /* undef: the name */
-	DIR_PRAGMA,  /* pragma: the first words name it */
-	DIR_TEXT,    /* error, warning: clang reads the rest of the line raw */
-	DIR_REFUSED, /* table entries only */
-};
-
-/* The logical text after phases 1 and 2. */
-struct text {
-	char *c;
-	unsigned *line; /* the original line of each byte */
-	size_t len;
-};
-
-/* Where parentheses stand, for __attribute__((...)) and [[...]]. */
-struct nesting {
-	int depth;      /* open ( and [ */
-	int attr_depth; /* depth outside the attribute being read, or -1 */
-	int attr_want;  /* '(' still required after __attribute__ */
-	int attr_start; /* depth where that __attribute__ stood */
-	int prev;       /* the previous token's punct, 0 if not one */
-};
-
-struct screen {
-	struct text t;
-	size_t pos;
-	int bol; /* only white space since the last newline */
-	struct nesting nest, saved;
-	enum dir_kind dir;
-	int dir_words;            /* tokens read after the directive name */
-	int pragma_ns;            /* the pragma's first word is clang or GCC */
-	unsigned attr_macro_line; /* a #define body holds __attribute__ */
-	struct token loose_attr;  /* a load-time attribute name outside one */
-	char *msg;
-	size_t n;
-};
 
 struct refusal {
 	const char *name;
 	const char *why;
 	const char *what; /* what the name is, for "inline assembly ('asm')" */
-};
-
-static const char trigraphs[][2] = {
-	{ '=', '#' }, { '(', '[' }, { '/', '\\' }, { ')', ']' }, { '\'', '^' },
-	{ '<', '{' }, { '!', '|' }, { '>', '}' },  { '-', '~' },
-};
-
-/* Longest first; canonical spellings for the ones the screen cares about. */
-static const struct {
-	const char *text;
-	int punct;
-} puncts[] = {
-	{ "%:%:", P_PASTE }, { "...", P_OTHER }, { "<<=", P_OTHER }, { ">>=", P_OTHER },
-	{ "##", P_PASTE },   { "%:", '#' },      { "<:", '[' },      { ":>", ']' },
-	{ "<%", '{' },       { "%>", '}' },      { "->", P_OTHER },  { "++", P_OTHER },
-	{ "--", P_OTHER },   { "<<", P_OTHER },  { ">>", P_OTHER },  { "<=", P_OTHER },
-	{ ">=", P_OTHER },   { "==", P_OTHER },  { "!=", P_OTHER },  { "&&", P_OTHER },
-	{ "||", P_OTHER },   { "*=", P_OTHER },  { "/=", P_OTHER },  { "%=", P_OTHER },
-	{ "+=", P_OTHER },   { "-=", P_OTHER },  { "&=", P_OTHER },  { "^=", P_OTHER },
-	{ "|=", P_OTHER },
 };
 
 static const struct {
@@ -207,18 +126,11 @@ static const struct refusal pragmas[] = {
 	{ .name = "init_seg", .why = "it places code in sections" },
 };
 
-static int tok_is(const struct screen *s, const struct token *tok, const char *word)
-{
-	size_t len = strlen(word);
-
-	return tok->len == len && !memcmp(s->t.c + tok->start, word, len);
-}
-
 static int in_list(const struct screen *s, const struct token *tok, const char *const *list,
 		   size_t count)
 {
 	for (size_t i = 0; i < count; i++)
-		if (tok_is(s, tok, list[i]))
+		if (screen__tok_is(s, tok, list[i]))
 			return 1;
 	return 0;
 }
@@ -227,262 +139,9 @@ static const struct refusal *find_refusal(const struct screen *s, const struct t
 					  const struct refusal *list, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
-		if (tok_is(s, tok, list[i].name))
+		if (screen__tok_is(s, tok, list[i].name))
 			return &list[i];
 	return NULL;
-}
-
-/* Formats "line N: ..." into the caller's buffer; returns KERR_INVALID. */
-static int refuse(struct screen *s, unsigned line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int refuse(struct screen *s, unsigned line, const char *fmt, ...)
-{
-	char why[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	return kerr_set(s->msg, s->n, KERR_INVALID, "line %u: %s", line, why);
-}
-
-/* --- phases 1 and 2 --- */
-
-static int is_blank(int c)
-{
-	return c == ' ' || c == '\t' || c == '\v' || c == '\f';
-}
-
-/* The width of the newline at src[i] (\n, \r\n or a lone \r), or 0. */
-static size_t newline_width(const char *src, size_t len, size_t i)
-{
-	if (i >= len)
-		return 0;
-	if (src[i] == '\n')
-		return 1;
-	if (src[i] == '\r')
-		return i + 1 < len && src[i + 1] == '\n' ? 2 : 1;
-	return 0;
-}
-
-/* The character at src[i] after trigraph replacement; *width is 1 or 3. */
-static char source_char(const char *src, size_t len, size_t i, size_t *width)
-{
-	*width = 1;
-	if (src[i] != '?' || i + 2 >= len || src[i + 1] != '?')
-		return src[i];
-	for (size_t k = 0; k < ARRAY_SIZE(trigraphs); k++) {
-		if (src[i + 2] == trigraphs[k][0]) {
-			*width = 3;
-			return trigraphs[k][1];
-		}
-	}
-	return src[i];
-}
-
-/* The width of a line splice whose backslash (width w) is at src[i], or 0. */
-static size_t splice_width(const char *src, size_t len, size_t i, size_t w)
-{
-	size_t j = i + w, nl;
-
-	while (j < len && is_blank(src[j]))
-		j++;
-	nl = newline_width(src, len, j);
-	return nl ? j + nl - i : 0;
-}
-
-static int text_load(struct screen *s, const char *src, size_t len)
-{
-	struct text *t = &s->t;
-	unsigned line = 1;
-	size_t i = 0, w, nl, sw;
-	char c;
-
-	t->c = xmalloc(len + 1);
-	t->line = xreallocarray(NULL, len + 1, sizeof(*t->line));
-	t->len = 0;
-	while (i < len) {
-		if (src[i] == '\0')
-			return refuse(s, line, "a NUL byte is not allowed in a kernel source");
-		nl = newline_width(src, len, i);
-		c = nl ? '\n' : source_char(src, len, i, &w);
-		if (!nl && c == '\\' && (sw = splice_width(src, len, i, w))) {
-			line++;
-			i += sw;
-			continue;
-		}
-		t->c[t->len] = c;
-		t->line[t->len++] = line;
-		i += nl ? nl : w;
-		line += nl ? 1 : 0;
-	}
-	t->c[t->len] = '\0';
-	t->line[t->len] = line;
-	return 0;
-}
-
-/* --- phase 3 --- */
-
-static char peek(const struct screen *s, size_t k)
-{
-	return s->pos + k < s->t.len ? s->t.c[s->pos + k] : '\0';
-}
-
-static unsigned line_at(const struct screen *s, size_t pos)
-{
-	return s->t.line[pos < s->t.len ? pos : s->t.len];
-}
-
-static int is_ident_char(int c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_' || c == '$';
-}
-
-static int is_digit(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int skip_block_comment(struct screen *s)
-{
-	size_t start = s->pos;
-
-	for (s->pos += 2; s->pos < s->t.len; s->pos++) {
-		if (peek(s, 0) == '*' && peek(s, 1) == '/') {
-			s->pos += 2;
-			return 0;
-		}
-		if (peek(s, 0) != '\n')
-			continue;
-		if (s->dir == DIR_TEXT)
-			return refuse(
-				s, line_at(s, start),
-				"a comment opened in '#error' or '#warning' text must close on "
-				"its line: clang reads that text raw");
-		s->bol = s->dir == DIR_NONE ? 1 : s->bol;
-	}
-	return refuse(s, line_at(s, start), "unterminated comment");
-}
-
-/* Skips blanks, non-ASCII bytes and comments, up to a newline or a token. */
-static int skip_space(struct screen *s)
-{
-	int err;
-
-	for (;;) {
-		unsigned char c = (unsigned char)peek(s, 0);
-
-		if (s->pos < s->t.len && (is_blank(c) || c >= 0x80)) {
-			s->pos++;
-		} else if (c == '/' && peek(s, 1) == '/') {
-			while (s->pos < s->t.len && peek(s, 0) != '\n')
-				s->pos++;
-		} else if (c == '/' && peek(s, 1) == '*') {
-			if ((err = skip_block_comment(s)))
-				return err;
-		} else {
-			return 0;
-		}
-	}
-}
-
-static int lex_literal(struct screen *s, struct token *tok)
-{
-	char quote = peek(s, 0), c;
-
-	for (s->pos++; (c = peek(s, 0)) != quote; s->pos++) {
-		if (c == '\n' || s->pos >= s->t.len) {
-			if (s->dir == DIR_TEXT)
-				break; /* read raw by clang, to the end of the line */
-			return refuse(s, tok->line, "unterminated %s literal",
-				      quote == '"' ? "string" : "character");
-		}
-		if (c == '\\')
-			s->pos++;
-	}
-	if (c == quote)
-		s->pos++;
-	tok->kind = TK_LITERAL;
-	return 0;
-}
-
-static int is_exponent(int c)
-{
-	return c == 'e' || c == 'E' || c == 'p' || c == 'P';
-}
-
-/* A pp-number: digits, letters, '.', and a sign after an exponent letter. */
-static void lex_number(struct screen *s, struct token *tok)
-{
-	char prev = peek(s, 0), c;
-
-	for (s->pos++;; s->pos++) {
-		c = peek(s, 0);
-		if (!is_ident_char(c) && c != '.' && !((c == '+' || c == '-') && is_exponent(prev)))
-			break;
-		prev = c;
-	}
-	tok->kind = TK_NUMBER;
-}
-
-static void lex_punct(struct screen *s, struct token *tok)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(puncts); i++) {
-		size_t len = strlen(puncts[i].text);
-
-		if (s->pos + len <= s->t.len && !memcmp(s->t.c + s->pos, puncts[i].text, len)) {
-			s->pos += len;
-			tok->punct = puncts[i].punct;
-			return;
-		}
-	}
-	tok->punct = (unsigned char)peek(s, 0);
-	s->pos++;
-}
-
-/* Reads the next pp-token (or newline) into tok. */
-static int lex(struct screen *s, struct token *tok)
-{
-	int err = skip_space(s);
-	char c = peek(s, 0);
-
-	if (err)
-		return err;
-	memset(tok, 0, sizeof(*tok));
-	tok->start = s->pos;
-	tok->line = line_at(s, s->pos);
-	if (s->pos >= s->t.len) {
-		tok->kind = TK_EOF;
-	} else if (c == '\n') {
-		tok->kind = TK_NEWLINE;
-		s->pos++;
-	} else if (is_ident_char(c) && !is_digit(c)) {
-		while (is_ident_char(peek(s, 0)))
-			s->pos++;
-		tok->kind = TK_IDENT;
-		/* L"", u"", U"", u8"": clang may or may not take the prefix; both readings agree */
-		if (peek(s, 0) == '"' || peek(s, 0) == '\'') {
-			tok->len = s->pos - tok->start;
-			if (tok_is(s, tok, "L") || tok_is(s, tok, "u") || tok_is(s, tok, "U") ||
-			    tok_is(s, tok, "u8"))
-				err = lex_literal(s, tok);
-		}
-	} else if (is_digit(c) || (c == '.' && is_digit(peek(s, 1)))) {
-		lex_number(s, tok);
-	} else if (c == '"' || c == '\'') {
-		err = lex_literal(s, tok);
-	} else if (c == '\\') {
-		return refuse(s, tok->line,
-			      "a backslash outside a literal is not allowed (no universal "
-			      "character names in identifiers)");
-	} else {
-		tok->kind = TK_PUNCT;
-		lex_punct(s, tok);
-	}
-	tok->len = s->pos - tok->start;
-	return err;
 }
 
 /* --- directives --- */
@@ -490,7 +149,7 @@ static int lex(struct screen *s, struct token *tok)
 static int begin_directive(struct screen *s, const struct token *hash)
 {
 	struct token name;
-	int err = lex(s, &name);
+	int err = screen__lex(s, &name);
 
 	if (err)
 		return err;
@@ -504,15 +163,15 @@ static int begin_directive(struct screen *s, const struct token *hash)
 		return 0;
 	}
 	for (size_t i = 0; name.kind == TK_IDENT && i < ARRAY_SIZE(directives); i++) {
-		if (!tok_is(s, &name, directives[i].name))
+		if (!screen__tok_is(s, &name, directives[i].name))
 			continue;
 		if (directives[i].kind == DIR_REFUSED)
-			return refuse(s, hash->line, "'#%s' is not allowed: %s", directives[i].name,
-				      directives[i].why);
+			return screen__refuse(s, hash->line, "'#%s' is not allowed: %s",
+					      directives[i].name, directives[i].why);
 		s->dir = directives[i].kind;
 		return 0;
 	}
-	return refuse(
+	return screen__refuse(
 		s, hash->line, "'#%.*s' is not an allowed preprocessing directive (allowed: %s)",
 		(int)(name.len > 40 ? 40 : name.len), s->t.c + name.start, allowed_directives);
 }
@@ -534,9 +193,10 @@ static int screen_macro_name(struct screen *s, const struct token *tok)
 	if (tok->kind != TK_IDENT)
 		return 0; /* clang refuses it */
 	if (reserved || (tok->len >= 8 && !memcmp(s->t.c + tok->start, "EVALPOD_", 8)))
-		return refuse(s, tok->line,
-			      "'#%s %.*s' is not allowed: evalpod defines or remaps that name",
-			      verb, (int)tok->len, s->t.c + tok->start);
+		return screen__refuse(
+			s, tok->line,
+			"'#%s %.*s' is not allowed: evalpod defines or remaps that name", verb,
+			(int)tok->len, s->t.c + tok->start);
 	return 0;
 }
 
@@ -547,11 +207,12 @@ static int screen_pragma_word(struct screen *s, const struct token *tok)
 
 	if (tok->kind != TK_IDENT || s->dir_words > 1 || (s->dir_words == 1 && !s->pragma_ns))
 		return 0;
-	if (s->dir_words == 0 && (tok_is(s, tok, "clang") || tok_is(s, tok, "GCC")))
+	if (s->dir_words == 0 && (screen__tok_is(s, tok, "clang") || screen__tok_is(s, tok, "GCC")))
 		s->pragma_ns = 1;
 	r = find_refusal(s, tok, pragmas, ARRAY_SIZE(pragmas));
 	if (r)
-		return refuse(s, tok->line, "'#pragma %s' is not allowed: %s", r->name, r->why);
+		return screen__refuse(s, tok->line, "'#pragma %s' is not allowed: %s", r->name,
+				      r->why);
 	return 0;
 }
 
@@ -578,10 +239,11 @@ static int screen_attr_name(struct screen *s, const struct token *tok)
 	if (!is_load_attr(s, tok))
 		return 0;
 	if (s->nest.attr_depth >= 0 || body)
-		return refuse(s, tok->line,
-			      "attribute '%.*s' is not allowed: it runs code at load time or "
-			      "changes linkage",
-			      (int)tok->len, s->t.c + tok->start);
+		return screen__refuse(
+			s, tok->line,
+			"attribute '%.*s' is not allowed: it runs code at load time or "
+			"changes linkage",
+			(int)tok->len, s->t.c + tok->start);
 	if (!s->loose_attr.line)
 		s->loose_attr = *tok; /* a plain name, unless a macro hides __attribute__ */
 	return 0;
@@ -604,13 +266,15 @@ static int screen_pragma_op(struct screen *s, const struct token *op)
 	size_t len = 0;
 	int err;
 
-	if ((err = lex(s, &open)) || (err = lex(s, &str)) || (err = lex(s, &close)))
+	if ((err = screen__lex(s, &open)) || (err = screen__lex(s, &str)) ||
+	    (err = screen__lex(s, &close)))
 		return err;
 	if (open.kind != TK_PUNCT || open.punct != '(' || str.kind != TK_LITERAL ||
 	    s->t.c[str.start] != '"' || close.kind != TK_PUNCT || close.punct != ')')
-		return refuse(s, op->line,
-			      "'_Pragma' must be followed by (\"...\"): a pragma built from macro "
-			      "text cannot be screened");
+		return screen__refuse(
+			s, op->line,
+			"'_Pragma' must be followed by (\"...\"): a pragma built from macro "
+			"text cannot be screened");
 	text = xmalloc(str.len + 16);
 	len = (size_t)snprintf(text, 16, "#pragma ");
 	for (size_t i = str.start + 1; i + 1 < str.start + str.len; i++) {
@@ -626,7 +290,7 @@ static int screen_pragma_op(struct screen *s, const struct token *op)
 		return 0;
 	if (!strncmp(w, "line 1: ", 8))
 		w += 8;
-	return refuse(s, op->line, "in '_Pragma': %s", w);
+	return screen__refuse(s, op->line, "in '_Pragma': %s", w);
 }
 
 static int screen_ident(struct screen *s, const struct token *tok)
@@ -635,19 +299,20 @@ static int screen_ident(struct screen *s, const struct token *tok)
 	const char *p = s->t.c + tok->start;
 
 	if (r && r->what)
-		return refuse(s, tok->line, "%s ('%s') is not allowed: %s", r->what, r->name,
-			      r->why);
+		return screen__refuse(s, tok->line, "%s ('%s') is not allowed: %s", r->what,
+				      r->name, r->why);
 	if (r)
-		return refuse(s, tok->line, "'%s' is not allowed: %s", r->name, r->why);
-	if (tok_is(s, tok, "_Pragma"))
+		return screen__refuse(s, tok->line, "'%s' is not allowed: %s", r->name, r->why);
+	if (screen__tok_is(s, tok, "_Pragma"))
 		return screen_pragma_op(s, tok);
 	if (tok->len >= 10 && !memcmp(p, "__builtin_", 10) &&
 	    !in_list(s, tok, allowed_builtins, ARRAY_SIZE(allowed_builtins)))
-		return refuse(s, tok->line,
-			      "'%.*s' is not allowed: builtins outside a short list can leak host "
-			      "addresses or reach into the host",
-			      (int)(tok->len > 64 ? 64 : tok->len), p);
-	if (tok_is(s, tok, "__attribute__") || tok_is(s, tok, "__attribute")) {
+		return screen__refuse(
+			s, tok->line,
+			"'%.*s' is not allowed: builtins outside a short list can leak host "
+			"addresses or reach into the host",
+			(int)(tok->len > 64 ? 64 : tok->len), p);
+	if (screen__tok_is(s, tok, "__attribute__") || screen__tok_is(s, tok, "__attribute")) {
 		if (s->dir == DIR_DEFINE && s->dir_words > 0 && !s->attr_macro_line)
 			s->attr_macro_line = tok->line;
 		s->nest.attr_want = 2;
@@ -683,7 +348,7 @@ static int screen_token(struct screen *s, const struct token *tok)
 
 	if (s->nest.attr_want > 0 && !is_paren) {
 		if (s->dir != DIR_DEFINE)
-			return refuse(
+			return screen__refuse(
 				s, tok->line,
 				"'__attribute__' must be followed by '((' in a kernel source");
 		s->nest.attr_want = 0;
@@ -708,7 +373,7 @@ static int scan(struct screen *s)
 	int err;
 
 	s->bol = 1;
-	while (!(err = lex(s, &tok)) && tok.kind != TK_EOF) {
+	while (!(err = screen__lex(s, &tok)) && tok.kind != TK_EOF) {
 		if (tok.kind == TK_NEWLINE) {
 			end_directive(s);
 			s->bol = 1;
@@ -724,11 +389,11 @@ static int scan(struct screen *s)
 			return err;
 	}
 	if (!err && s->attr_macro_line && s->loose_attr.line)
-		err = refuse(s, s->loose_attr.line,
-			     "'%.*s' is not allowed in a source that hides '__attribute__' in a "
-			     "macro (line %u): it could name a load-time attribute",
-			     (int)s->loose_attr.len, s->t.c + s->loose_attr.start,
-			     s->attr_macro_line);
+		err = screen__refuse(
+			s, s->loose_attr.line,
+			"'%.*s' is not allowed in a source that hides '__attribute__' in a "
+			"macro (line %u): it could name a load-time attribute",
+			(int)s->loose_attr.len, s->t.c + s->loose_attr.start, s->attr_macro_line);
 	return err;
 }
 
@@ -742,13 +407,11 @@ static void screen_init(struct screen *s, char *msg, size_t n)
 
 static int screen_text(struct screen *s, const char *src, size_t len)
 {
-	int err = text_load(s, src, len);
+	int err = screen__text_load(s, src, len);
 
 	if (!err)
 		err = scan(s);
-	free(s->t.c);
-	free(s->t.line);
-	s->t = (struct text){ 0 };
+	screen__text_free(s);
 	return err;
 }
 
@@ -788,7 +451,7 @@ static const char *const option_flags[] = {
 
 static int is_value_char(int c)
 {
-	return (is_ident_char(c) && c != '$') || (c && strchr(".+*/%()<>=!&|^~,-", c));
+	return (screen__is_ident_char(c) && c != '$') || (c && strchr(".+*/%()<>=!&|^~,-", c));
 }
 
 /* NAME and VALUE of a -D: screened as the line "#define NAME VALUE" would be. */
@@ -818,7 +481,8 @@ static int screen_define(const char *opt, size_t optlen, const char *def, size_t
 	int err = 0;
 
 	for (size_t i = 0; i < namelen && !err; i++)
-		if (!is_ident_char(def[i]) || def[i] == '$' || (i == 0 && is_digit(def[0])))
+		if (!screen__is_ident_char(def[i]) || def[i] == '$' ||
+		    (i == 0 && screen__is_digit(def[0])))
 			err = kerr_set(why, sizeof(why), KERR_INVALID, "'%.*s' is not a macro name",
 				       (int)namelen, def);
 	if (!namelen)

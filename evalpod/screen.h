@@ -14,6 +14,9 @@
  * (a##b); screen_guard_options() closes that for inline assembly and the
  * dangerous builtins by defining those names as macros, so a pasted name is
  * replaced when it is rescanned and the build fails.
+ *
+ * Files: screen-lex.c reads the text (phases 1-3), screen.c holds the rules
+ * and the option allowlist; they share screen-internal.h.
  */
 #ifndef EVALPOD_SCREEN_H
 #define EVALPOD_SCREEN_H
