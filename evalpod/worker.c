@@ -195,17 +195,3 @@ char *worker_ref_path(const char *dir, size_t shape, uint64_t seed, size_t buf)
 {
 	return xasprintf("%s/ref/%zu-%llu-%zu.bin", dir, shape, (unsigned long long)seed, buf);
 }
-
-int cmd_worker(int argc, char **argv)
-{
-	uint64_t seeds[WORKER_TIMING_SETS];
-
-	if (argc >= 4 && !strcmp(argv[1], "reference") && !worker_parse_seeds(argv[3], seeds))
-		return worker_reference(argv[2], seeds);
-	if (argc >= 4 && !strcmp(argv[1], "check"))
-		return worker_check(argv[2], argv[3]);
-	if (argc >= 4 && !strcmp(argv[1], "time") && !worker_parse_seeds(argv[3], seeds))
-		return worker_time(argv[2], seeds);
-	log_error("usage: evalpod __worker reference|check|time WORK [ID|SEEDS] (internal)");
-	return 2;
-}

@@ -1,0 +1,22 @@
+/*
+ * cmd-worker.c - `evalpod __worker MODE WORK ARG` (internal): the entry of
+ * a worker process, started by the parent of `evalpod run` (worker.h).
+ */
+#include "log.h"
+#include "worker.h"
+
+#include <string.h>
+
+int cmd_worker(int argc, char **argv)
+{
+	uint64_t seeds[WORKER_TIMING_SETS];
+
+	if (argc >= 4 && !strcmp(argv[1], "reference") && !worker_parse_seeds(argv[3], seeds))
+		return worker_reference(argv[2], seeds);
+	if (argc >= 4 && !strcmp(argv[1], "check"))
+		return worker_check(argv[2], argv[3]);
+	if (argc >= 4 && !strcmp(argv[1], "time") && !worker_parse_seeds(argv[3], seeds))
+		return worker_time(argv[2], seeds);
+	log_error("usage: evalpod __worker reference|check|time WORK [ID|SEEDS] (internal)");
+	return 2;
+}
