@@ -1,9 +1,10 @@
-"""checks.py - what the storage and Kubernetes CLI tests share.
+"""checks.py - what the CLI tests share.
 
 check() records one behaviour's verdict and prints it; run() calls each
 test function, counting a test's own crash as a failure (never a skip);
 summary() prints "N passed, M failed" and gives the exit status; need_env()
 gives 77 (ctest's skip) when a peer's variables are missing.
+affine_batch() is the EvalBatch of the trap and red-team suites.
 """
 import os
 
@@ -56,3 +57,34 @@ def pod_env():
     if e.get("LSAN_OPTIONS"):
         e["LSAN_OPTIONS"] += ":detect_leaks=0"
     return e
+
+
+def affine_batch(batch_id, reference, variants, limits, baseline=None, seeds=(1, 2, 3)):
+    """The batch the trap suites share: y = 2x + 1 over n floats (x input, y
+    output), one work-item per element in groups of 64, timed at n = 65536
+    and checked at n = 1000 too.  variants are EvalBatch program objects."""
+    batch = {
+        "schema": "evalpod.batch", "version": 1, "batch_id": batch_id,
+        "problem": {
+            "name": "affine", "semantics": "y = 2x + 1",
+            "buffers": [
+                {"name": "x", "type": "float", "count": "n", "role": "input"},
+                {"name": "y", "type": "float", "count": "n", "role": "output"},
+            ],
+            "scalars": [{"name": "n", "type": "int", "value": "n"}],
+            "launch": [{"kernel": "affine", "args": ["x", "y", "n"],
+                        "global": ["round_up(n, 64)"], "local": [64]}],
+            "flops": "2*n", "bytes": "8*n",
+        },
+        "shapes": [{"name": "big", "values": {"n": 1 << 16}},
+                   {"name": "odd", "values": {"n": 1000}}],
+        "reference": {"source": reference},
+        "variants": variants,
+        "measurement": {"warmup": 1, "min_samples": 8, "min_time_ms": 20,
+                        "max_time_ms": 2000},
+        "correctness": {"atol": 1e-5, "rtol": 1e-5, "seeds": list(seeds)},
+        "limits": dict(limits),
+    }
+    if baseline:
+        batch["baseline"] = baseline
+    return batch

@@ -39,6 +39,8 @@ import subprocess
 import sys
 import tempfile
 
+import checks
+
 SEEDS = [1, 2, 3]
 M64 = (1 << 64) - 1
 
@@ -159,30 +161,10 @@ def source(data, name, secret_path):
 def make_batch(data, secret_path, only=None):
     variants = [{"id": vid, "source": source(data, name, secret_path), "build_options": opts}
                 for vid, (name, opts, _) in VARIANTS.items() if only is None or vid in only]
-    launch = [{"kernel": "affine", "args": ["x", "y", "n"], "global": ["round_up(n, 64)"],
-               "local": [64]}]
-    return {
-        "schema": "evalpod.batch", "version": 1, "batch_id": "redteam",
-        "problem": {
-            "name": "affine", "semantics": "y = 2x + 1",
-            "buffers": [
-                {"name": "x", "type": "float", "count": "n", "role": "input"},
-                {"name": "y", "type": "float", "count": "n", "role": "output"},
-            ],
-            "scalars": [{"name": "n", "type": "int", "value": "n"}],
-            "launch": launch,
-            "flops": "2*n", "bytes": "8*n",
-        },
-        "shapes": [{"name": "big", "values": {"n": 1 << 16}},
-                   {"name": "odd", "values": {"n": 1000}}],
-        "reference": {"source": read(data, "reference.cl")},
-        "baseline": {"id": "baseline", "source": read(data, "baseline.cl")},
-        "variants": variants,
-        "measurement": {"warmup": 1, "min_samples": 8, "min_time_ms": 20,
-                        "max_time_ms": 2000},
-        "correctness": {"atol": 1e-5, "rtol": 1e-5, "seeds": list(SEEDS)},
-        "limits": dict(LIMITS),
-    }
+    return checks.affine_batch("redteam", read(data, "reference.cl"), variants, LIMITS,
+                               baseline={"id": "baseline",
+                                         "source": read(data, "baseline.cl")},
+                               seeds=SEEDS)
 
 
 def run(evalpod, batch, tmp, name, env, timeout):

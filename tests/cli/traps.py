@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+import checks
+
 EXPECT = {
     # id: (status, fault kinds accepted)
     "good": ("ok", None),
@@ -71,29 +73,9 @@ def make_batch(data):
     for vid in EXPECT:
         opts = "-cl-std=CL2.0" if vid in ("lazy", "flaky", "oob_timed", "modinput_timed") else ""
         variants.append({"id": vid, "source": read(data, vid + ".cl"), "build_options": opts})
-    launch = [{"kernel": "affine", "args": ["x", "y", "n"], "global": ["round_up(n, 64)"],
-               "local": [64]}]
-    return {
-        "schema": "evalpod.batch", "version": 1, "batch_id": "traps",
-        "problem": {
-            "name": "affine", "semantics": "y = 2x + 1",
-            "buffers": [
-                {"name": "x", "type": "float", "count": "n", "role": "input"},
-                {"name": "y", "type": "float", "count": "n", "role": "output"},
-            ],
-            "scalars": [{"name": "n", "type": "int", "value": "n"}],
-            "launch": launch,
-            "flops": "2*n", "bytes": "8*n",
-        },
-        "shapes": [{"name": "big", "values": {"n": 1 << 16}},
-                   {"name": "odd", "values": {"n": 1000}}],
-        "reference": {"source": read(data, "reference.cl")},
-        "variants": variants,
-        "measurement": {"warmup": 1, "min_samples": 8, "min_time_ms": 20,
-                        "max_time_ms": 2000},
-        "correctness": {"atol": 1e-5, "rtol": 1e-5, "seeds": [1, 2, 3]},
-        "limits": {"compile_timeout_s": 20, "run_timeout_s": 4, "time_timeout_s": 300},
-    }
+    return checks.affine_batch("traps", read(data, "reference.cl"), variants,
+                               {"compile_timeout_s": 20, "run_timeout_s": 4,
+                                "time_timeout_s": 300})
 
 
 def make_twostep_batch(data):
