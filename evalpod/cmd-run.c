@@ -332,28 +332,30 @@ static int write_ids(struct run *r)
 	return rc ? -1 : count;
 }
 
-/* Applies the judge's timing verdicts to every program's entry in time.json. */
+/*
+ * Applies the judge's timing verdicts to every program's entry in
+ * time.json.  Line k of the judge's records is the k-th program of the list
+ * write_ids made, rebuilt here from the parent's own state: ids.txt lies in
+ * the timing worker's directory, where its kernels could have rewritten it.
+ */
 static void apply_timed(struct run *r)
 {
 	json_t *progs = json_object_get(r->tdoc, "programs");
-	json_t *seeds = json_array();
-	char *path = xasprintf("%s/w/time/ids.txt", r->work), *text = NULL, *save = NULL, msg[256];
+	json_t *seeds = json_array(), *e;
 	size_t line = 0;
 
-	if (!file_read(path, 1 << 20, &text, NULL, msg, sizeof(msg)))
-		for (char *id = strtok_r(text, "\n", &save); id; id = strtok_r(NULL, "\n", &save))
-			if (line < r->judge.ntrecs) {
-				json_t *e = json_object_get(progs, id);
-
-				if (json_is_object(e))
-					judge_apply_timed(&r->judge.trecs[line], e);
-				line++;
-			}
+	if (json_is_object(e = json_object_get(progs, "reference")))
+		judge_apply_timed(&r->judge.trecs[line], e);
+	for (size_t i = 0; i < r->nprogs; i++) {
+		if (!run_prog_ok(&r->progs[i]))
+			continue;
+		if (++line < r->judge.ntrecs &&
+		    json_is_object(e = json_object_get(progs, r->progs[i].src->id)))
+			judge_apply_timed(&r->judge.trecs[line], e);
+	}
 	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++)
 		json_array_append_new(seeds, json_integer((json_int_t)r->tseeds[k]));
 	json_object_set_new(r->tdoc, "timing_seeds", seeds);
-	free(text);
-	free(path);
 }
 
 static const char *str_of(json_t *o, const char *key)
