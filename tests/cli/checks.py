@@ -16,6 +16,11 @@ passes = []
 failures = []
 
 
+def read(folder, name):
+    with open(os.path.join(folder, name), encoding="utf-8") as f:
+        return f.read()
+
+
 def check(cond, what):
     (passes if cond else failures).append(what)
     print(("ok   " if cond else "FAIL ") + what, flush=True)

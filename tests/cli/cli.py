@@ -549,21 +549,29 @@ def hanging_check(under):
     return None
 
 
-@test
-def sigterm_ends_workers_and_keeps_results(ctx):
+def hang_batch(ctx, name, more):
+    """A batch whose variant `hang` never ends (plus the variants in more),
+    in a fresh folder with its own TMPDIR: (folder, --out folder, TMPDIR,
+    the prefix of its work directories, evalpod's command line).  A long
+    deadline: evalpod would wait for it, what the test does must not."""
     if not os.path.isdir("/proc/self"):
         raise Skip("no /proc to find the workers in")
-    d = ctx.fresh_dir("sigterm")
+    d = ctx.fresh_dir(name)
     out_dir, tmpdir = os.path.join(d, "out"), os.path.join(d, "tmp")
     os.mkdir(tmpdir)
     batch = make_batch()
-    batch["variants"] = [{"id": "hang", "source": read("hang.cl")}]
-    batch["limits"]["run_timeout_s"] = 60  # evalpod would wait; the signal must not
+    batch["variants"] = [{"id": "hang", "source": read("hang.cl")}] + more
+    batch["limits"]["run_timeout_s"] = 60
     path = write_batch(ctx, d, batch)
-    under = os.path.join(tmpdir, "evalpod-")
+    return (d, out_dir, tmpdir, os.path.join(tmpdir, "evalpod-"),
+            [ctx.evalpod, "run", path, "--out", out_dir])
+
+
+@test
+def sigterm_ends_workers_and_keeps_results(ctx):
+    d, out_dir, tmpdir, under, args = hang_batch(ctx, "sigterm", [])
     with open(os.path.join(d, "stderr"), "w+", encoding="utf-8") as errf:
-        proc = subprocess.Popen([ctx.evalpod, "run", path, "--out", out_dir],
-                                env=dict(ctx.env, TMPDIR=tmpdir),
+        proc = subprocess.Popen(args, env=dict(ctx.env, TMPDIR=tmpdir),
                                 stdout=subprocess.DEVNULL, stderr=errf)
         try:
             running = wait_for(lambda: hanging_check(under), 60)
@@ -607,20 +615,10 @@ def sigkill_of_a_running_candidate_blames_it(ctx):
     # candidate's kernel runs in it, is the candidate's doing (its own kill,
     # or the kernel's OOM killer choosing the process it bloated): blamed on
     # it, and the batch goes on.
-    if not os.path.isdir("/proc/self"):
-        raise Skip("no /proc to find the workers in")
-    d = ctx.fresh_dir("sigkill")
-    out_dir, tmpdir = os.path.join(d, "out"), os.path.join(d, "tmp")
-    os.mkdir(tmpdir)
-    batch = make_batch()
-    batch["variants"] = [{"id": "hang", "source": read("hang.cl")},
-                         {"id": "good", "source": read("good.cl")}]
-    batch["limits"]["run_timeout_s"] = 60
-    path = write_batch(ctx, d, batch)
-    under = os.path.join(tmpdir, "evalpod-")
+    d, out_dir, tmpdir, under, args = hang_batch(
+        ctx, "sigkill", [{"id": "good", "source": read("good.cl")}])
     with open(os.path.join(d, "stderr"), "w+", encoding="utf-8") as errf:
-        proc = subprocess.Popen([ctx.evalpod, "run", path, "--out", out_dir],
-                                env=dict(ctx.env, TMPDIR=tmpdir),
+        proc = subprocess.Popen(args, env=dict(ctx.env, TMPDIR=tmpdir),
                                 stdout=subprocess.DEVNULL, stderr=errf)
         try:
             work = wait_for(lambda: hanging_check(under), 60)

@@ -101,22 +101,10 @@ CONSTRUCT = {
 PASS_CHECKS = ("fingerprint", "old_timing_seeds", "crash_timed_a", "crash_timed_b",
                "crash_timed_c")
 
-failures = []
-passes = []
+check = checks.check
 
 
-def check(cond, what):
-    if cond:
-        print(f"ok   {what}")
-        passes.append(what)
-    else:
-        print(f"FAIL {what}")
-        failures.append(what)
-
-
-def read(data, name):
-    with open(os.path.join(data, name), encoding="utf-8") as f:
-        return f.read()
+read = checks.read
 
 
 # ---- evalpod's input generator, to fingerprint the inputs ----
@@ -389,8 +377,7 @@ def main():
         if seeds1 is not None and seeds2 is not None:
             check(seeds1 != seeds2,
                   f"the timing seeds differ between two runs of a batch ({seeds1} vs {seeds2})")
-    print(f"{len(passes)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return checks.summary()
 
 
 if __name__ == "__main__":

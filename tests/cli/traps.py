@@ -50,22 +50,10 @@ EXPECT = {
     "race": ("incorrect", {"wrong_values", "nondeterministic"}),
 }
 
-failures = []
-passes = []
+check = checks.check
 
 
-def check(cond, what):
-    if cond:
-        print(f"ok   {what}")
-        passes.append(what)
-    else:
-        print(f"FAIL {what}")
-        failures.append(what)
-
-
-def read(data, name):
-    with open(os.path.join(data, name), encoding="utf-8") as f:
-        return f.read()
+read = checks.read
 
 
 def make_batch(data):
@@ -176,8 +164,7 @@ def main():
         check("error" in nc.get("compile", {}).get("log", ""),
               "nocompile: the build log is kept")
         run_twostep(evalpod, data, tmp, env)
-    print(f"{len(passes)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return checks.summary()
 
 
 if __name__ == "__main__":
