@@ -275,7 +275,7 @@ static void record_failure(struct judge_record *r, const char *status, const cha
 /* The parent's correctness figures for (shape s, seed k): found or added. */
 static json_t *seed_entry(struct judge_record *r, const struct batch *b, size_t s, size_t k)
 {
-	json_t *sh = json_array_get(r->shapes, s), *seeds, *e;
+	json_t *sh, *seeds, *e;
 
 	while (json_array_size(r->shapes) <= s)
 		json_array_append_new(r->shapes, json_null());
@@ -330,9 +330,11 @@ static int serve_check(struct judge_chan *c, const struct judge_req *q, struct j
 		char why[sizeof(rep->message)];
 
 		strlcpy(why, rep->message, sizeof(why));
-		snprintf(rep->message, sizeof(rep->message),
-			 "the second run (work-groups in another order, other poison) differs: %s",
-			 why);
+		snprintf(
+			rep->message, sizeof(rep->message),
+			"the second run (other poison; work-groups reversed where the plan allows) "
+			"differs: %s",
+			why);
 		record_failure(r, "incorrect", "nondeterministic", rep->message);
 	} else {
 		record_failure(r, "incorrect",

@@ -114,7 +114,7 @@ static int job_start(struct job *j, char *msg, size_t n)
 	j->ctl_child = j->shm_child = -1;
 	j->fd = fds[0];
 	j->started = 1;
-	j->start_ms = j->rss_ms = clrt_now_ms();
+	j->start_ms = clrt_now_ms();
 	j->tail_len = 0;
 	j->tail[0] = '\0';
 	return 0;

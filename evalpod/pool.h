@@ -61,7 +61,7 @@ struct job {
 	/* private */
 	pid_t pid;
 	int fd;
-	double start_ms, rss_ms;
+	double start_ms;
 	size_t tail_len;
 };
 
