@@ -253,6 +253,16 @@ static int screened_out(struct outcome *o)
 	return 1;
 }
 
+/* Hands c's descriptors to job j, which owns them from now on (pool.h). */
+static void give_chan(struct job *j, struct judge_chan *c)
+{
+	j->ctl = c->ctl;
+	j->ctl_child = c->ctl_child;
+	j->shm_child = c->shm_child;
+	c->ctl = c->ctl_child = c->shm_child = -1;
+	j->user = c;
+}
+
 /* Sets up the check job of program i with its channel to the judge. */
 static int check_job(struct run *r, struct job *j, struct judge_chan *c, size_t i)
 {
@@ -266,11 +276,7 @@ static int check_job(struct run *r, struct job *j, struct judge_chan *c, size_t 
 	if (judge_chan_open(c, &r->judge, bytes, r->msg, sizeof(r->msg)))
 		return -1;
 	c->rec = &r->judge.recs[i];
-	j->ctl = c->ctl;
-	j->ctl_child = c->ctl_child;
-	j->shm_child = c->shm_child;
-	c->ctl = c->ctl_child = c->shm_child = -1; /* the job owns them now */
-	j->user = c;
+	give_chan(j, c);
 	return 0;
 }
 
@@ -281,11 +287,15 @@ static int run_checks(struct run *r)
 	size_t *map = xcalloc(r->nprogs + 1, sizeof(*map)), njobs = 0;
 	int rc = 0;
 
-	for (size_t i = 0; i < r->nprogs && !rc; i++) {
+	/* Every program gets a job, started or not, so every one gets a verdict. */
+	for (size_t i = 0; i < r->nprogs; i++) {
 		if (screened_out(&r->progs[i]))
 			continue;
 		map[njobs] = i;
-		rc = check_job(r, &jobs[njobs], &chans[njobs], i);
+		job_init(&jobs[njobs]);
+		judge_chan_init(&chans[njobs]);
+		if (!rc)
+			rc = check_job(r, &jobs[njobs], &chans[njobs], i);
 		njobs++;
 	}
 	log_info("checking %zu programs, %d at a time", njobs, r->jobs);
@@ -431,14 +441,11 @@ static int run_timing(struct run *r)
 		j.stall_s = r->b.limits.compile_timeout_s + r->b.limits.run_timeout_s;
 		if (judge_chan_open(&c, &r->judge, judge_out_bytes(&r->b, r->b.timed_shape), r->msg,
 				    sizeof(r->msg))) {
+			judge_chan_close(&c);
 			job_release(&j);
 			goto out;
 		}
-		j.ctl = c.ctl;
-		j.ctl_child = c.ctl_child;
-		j.shm_child = c.shm_child;
-		c.ctl = c.ctl_child = c.shm_child = -1;
-		j.user = &c;
+		give_chan(&j, &c);
 		log_info("timing %d programs with the reference, interleaved", count);
 		prc = pool_run(&j, 1, 1, r->echo, on_judge, r, r->msg, sizeof(r->msg));
 		if (!prc && j.exited && j.exit_code == 0 && (r->tdoc = run_load_doc(r, "time"))) {

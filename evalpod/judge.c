@@ -153,12 +153,17 @@ void judge_close(struct judge *j)
 	memset(j, 0, sizeof(*j));
 }
 
+void judge_chan_init(struct judge_chan *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->ctl = c->ctl_child = c->shm_child = -1;
+}
+
 int judge_chan_open(struct judge_chan *c, struct judge *j, size_t bytes, char *msg, size_t n)
 {
 	int sv[2], fd;
 
-	memset(c, 0, sizeof(*c));
-	c->ctl = c->ctl_child = c->shm_child = -1;
+	judge_chan_init(c);
 	c->j = j;
 	c->len = bytes ? bytes : 1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
@@ -193,8 +198,7 @@ void judge_chan_close(struct judge_chan *c)
 		close(c->ctl_child);
 	if (c->shm_child >= 0)
 		close(c->shm_child);
-	memset(c, 0, sizeof(*c));
-	c->ctl = c->ctl_child = c->shm_child = -1;
+	judge_chan_init(c);
 }
 
 static json_t *stats_json(const char *name, const struct cmp_stats *s)

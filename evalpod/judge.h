@@ -117,6 +117,8 @@ struct judge_chan {
 	struct judge_record *rec; /* checks: the program's record; timing: NULL (by line) */
 	struct judge *j;
 };
+/* An empty channel (no descriptors), safe to close. */
+void judge_chan_init(struct judge_chan *c);
 int judge_chan_open(struct judge_chan *c, struct judge *j, size_t bytes, char *msg, size_t n);
 void judge_chan_close(struct judge_chan *c);
 
