@@ -40,21 +40,28 @@ void sbuf_addch(struct sbuf *b, int c)
 	sbuf_add(b, &ch, 1);
 }
 
+void sbuf_addv(struct sbuf *b, const char *fmt, va_list ap)
+{
+	va_list again;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	if (n >= 0) {
+		sbuf_grow(b, (size_t)n);
+		vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, again);
+		b->len += (size_t)n;
+	}
+	va_end(again);
+}
+
 void sbuf_addf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	sbuf_addv(b, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	sbuf_grow(b, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
 }
 
 void sbuf_reset(struct sbuf *b)

@@ -11,6 +11,7 @@
 #ifndef KCTL_SBUF_H
 #define KCTL_SBUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 struct sbuf {
@@ -29,6 +30,8 @@ void sbuf_add(struct sbuf *b, const void *data, size_t n);
 void sbuf_adds(struct sbuf *b, const char *s);
 void sbuf_addch(struct sbuf *b, int c);
 void sbuf_addf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* sbuf_addf with a va_list (ap is consumed). */
+void sbuf_addv(struct sbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void sbuf_reset(struct sbuf *b);
 /* Hands the buffer to the caller (who frees it) and resets b. */
 char *sbuf_detach(struct sbuf *b, size_t *len);

@@ -33,15 +33,16 @@ static void show_list(json_t *vars)
 	size_t i;
 	json_t *v;
 
-	printf("%-12s %-12s %4s %-14s %9s %9s %9s  %s\n", "variant", "parent", "line", "status",
-	       "vs_ref", "vs_best", "GFLOP/s", "rationale");
+	printf("%-12s %-12s %4s %-14s %9s %9s %9s %6s %-8s  %s\n", "variant", "parent", "line",
+	       "status", "vs_ref", "vs_best", "GFLOP/s", "cv%", "quality", "rationale");
 	json_array_foreach (vars, i, v) {
 		json_t *l = json_object_get(v, "lineage");
 
-		printf("%-12s %-12s %4lld %-14s %9.2f %9.3f %9.2f  %s\n", str(v, "id"),
+		printf("%-12s %-12s %4lld %-14s %9.2f %9.3f %9.2f %6.1f %-8s  %s\n", str(v, "id"),
 		       str(v, "parent"), json_is_integer(l) ? (long long)json_integer_value(l) : -1,
 		       str(v, "status"), num(v, "speedup_ref"), num(v, "speedup_base"),
-		       num(v, "gflops"), str(v, "rationale"));
+		       num(v, "gflops"), num(v, "robust_cv") * 100, str(v, "quality"),
+		       str(v, "rationale"));
 	}
 }
 
@@ -61,9 +62,9 @@ static void show_variant(struct store *st, const char *session, json_t *v)
 		printf("fault     %s/%s: %s\n", str(fault, "origin"), str(fault, "kind"),
 		       str(fault, "message"));
 	if (json_is_object(perf))
-		printf("median    %.4f ms (robust CV %.1f%%), %.2fx vs reference, %.3fx vs the "
+		printf("median    %.4f ms (robust CV %.1f%%, %s), %.2fx vs reference, %.3fx vs the "
 		       "incumbent of its round\n",
-		       num(perf, "median_ms"), num(perf, "robust_cv") * 100,
+		       num(perf, "median_ms"), num(perf, "robust_cv") * 100, str(perf, "quality"),
 		       num(json_object_get(perf, "speedup_vs_reference"), "ratio_of_medians"),
 		       num(json_object_get(perf, "speedup_vs_baseline"), "ratio_of_medians"));
 	if (json_is_object(json_object_get(res, "roofline")))

@@ -138,3 +138,73 @@ int cmd_resume(int argc, char **argv)
 			   "usage: kctl resume SESSION [--rounds N] [--step] [--state FILE] [-v]\n",
 			   session_reopen, 0);
 }
+
+/* kctl confirm SESSION [--passes N] [--candidates K] [--state FILE] [-v] */
+int cmd_confirm(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "passes", required_argument, NULL, 'p' },
+		{ "candidates", required_argument, NULL, 'c' },
+		{ "state", required_argument, NULL, 'S' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char usage[] = "usage: kctl confirm SESSION [--passes N] [--candidates K] "
+				    "[--state FILE] [-v]\n";
+	const char *state = NULL;
+	long passes = 0, cands = 0;
+	struct session s;
+	struct store *st;
+	char msg[4096] = "", *end;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+		if (c == 'p' || c == 'c') {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < (c == 'p' ? 1 : 2) || v > (c == 'p' ? 10 : 16)) {
+				fprintf(stderr, "kctl confirm: --%s takes %s, not '%s'\n",
+					c == 'p' ? "passes" : "candidates",
+					c == 'p' ? "1 to 10" : "2 to 16", optarg);
+				return KCTL_EXIT_USAGE;
+			}
+			*(c == 'p' ? &passes : &cands) = v;
+		} else if (c == 'S') {
+			state = optarg;
+		} else if (c == 'v') {
+			log_level_current = LOG_DEBUG;
+		} else {
+			fputs(usage, stderr);
+			return KCTL_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(usage, stderr);
+		return KCTL_EXIT_USAGE;
+	}
+	if (!(st = cmd_open_store(state)))
+		return KCTL_EXIT_INFRA;
+	memset(&s, 0, sizeof(s));
+	rc = session_reopen_to_confirm(&s, st, argv[optind], msg, sizeof(msg));
+	if (rc) {
+		log_error("%s", msg);
+		rc = rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA : KCTL_EXIT_FAIL;
+	} else {
+		if (passes)
+			s.spec.confirm_passes = (int)passes;
+		else if (s.spec.confirm_passes <= 0)
+			s.spec.confirm_passes = 3;
+		if (cands)
+			s.spec.confirm_candidates = (int)cands;
+		s.interactive = isatty(STDERR_FILENO);
+		rc = session_confirm(&s, msg, sizeof(msg));
+		if (rc && rc != 130)
+			log_error("session %s: %s", s.id, msg);
+		else if (rc == 130)
+			fprintf(stderr, "interrupted; go on with: kctl confirm %s\n", s.id);
+	}
+	session_release(&s);
+	store_close(st);
+	return rc;
+}

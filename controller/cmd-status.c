@@ -27,13 +27,21 @@ static void print_one(json_t *st)
 	       json_string_value(json_object_get(st, "state")),
 	       (long long)json_integer_value(json_object_get(st, "rounds")),
 	       (long long)json_integer_value(json_object_get(st, "evaluations")));
-	if (json_is_object(best))
-		printf(" best %s %.2fx vs reference, %.1f GFLOP/s (%s)",
+	if (json_is_object(best)) {
+		char noise[64];
+
+		winner_noise(best, noise, sizeof(noise));
+		printf(" best %s %.2fx vs reference, %.1f GFLOP/s (%s), %s, %s",
 		       json_string_value(json_object_get(best, "variant")),
 		       jnum(best, "speedup_vs_reference"), jnum(best, "gflops"),
 		       json_string_value(json_object_get(best, "bottleneck"))
 			       ? json_string_value(json_object_get(best, "bottleneck"))
-			       : "-");
+			       : "-",
+		       noise,
+		       json_is_true(json_object_get(best, "settled"))	 ? "confirmed"
+		       : json_is_false(json_object_get(best, "settled")) ? "not settled within noise"
+									 : "not confirmed");
+	}
 	putchar('\n');
 	if (json_string_value(json_object_get(st, "reason")))
 		printf("  %s\n", json_string_value(json_object_get(st, "reason")));

@@ -9,6 +9,7 @@
 
 int cmd_start(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
+int cmd_confirm(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);

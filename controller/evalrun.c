@@ -68,7 +68,7 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
  * Notes in evalpod.log which variants the next evalpod run evaluates, so
  * the log tells (people, and the crash tests) what ran when.
  */
-void evalrun_note(const char *dir, const char *batch, json_t *todo)
+void evalrun_note(const char *dir, const char *batch, json_t *todo, int confirm)
 {
 	char *path = xasprintf("%s/evalpod.log", dir);
 	FILE *f = fopen(path, "a");
@@ -76,7 +76,8 @@ void evalrun_note(const char *dir, const char *batch, json_t *todo)
 	json_t *v;
 
 	if (f) {
-		fprintf(f, "kctl: evalpod run %s evaluates:", batch);
+		fprintf(f, "kctl: evalpod run %s %s:", batch,
+			confirm ? "re-times side by side (confirmation)" : "evaluates");
 		json_array_foreach (todo, i, v)
 			fprintf(f, " %s", json_string_value(json_object_get(v, "id")));
 		fputc('\n', f);

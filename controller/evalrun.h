@@ -23,8 +23,9 @@ struct session;
 pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const char *url,
 		    int lockfd, char *msg, size_t n);
 
-/* Notes in dir/evalpod.log which variants (todo) the next run of batch evaluates. */
-void evalrun_note(const char *dir, const char *batch, json_t *todo);
+/* Notes in dir/evalpod.log which variants (todo) the next run of batch
+ * evaluates, or re-times when it is a confirmation's. */
+void evalrun_note(const char *dir, const char *batch, json_t *todo, int confirm);
 
 /*
  * Waits for pid, with a progress line on a terminal; passes an

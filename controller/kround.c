@@ -735,6 +735,14 @@ int kround_evaluate(struct session *s, int round, const char *dir, char *msg, si
 	todo = round_pending(s, round, dir);
 	if (!json_array_size(todo))
 		goto out;
+	{
+		/* a confirmation's programs are timed side by side: one pod */
+		json_t *row = store_round_get(s->st, s->id, round);
+
+		if (json_is_object(json_object_get(row, "confirm")))
+			per = json_array_size(todo);
+		json_decref(row);
+	}
 	round_set_aside_infra(dir, todo);
 	w.attempt = kround_next_attempt(dir);
 	w.selector = xasprintf("kctl.dev/session=%s", label);

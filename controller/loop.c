@@ -231,7 +231,22 @@ int session_create(struct session *s, struct store *st, const char *spec_path, c
 	return store_commit(st, msg, n);
 }
 
+static int reopen(struct session *s, struct store *st, const char *id, int confirm, char *msg,
+		  size_t n);
+
 int session_reopen(struct session *s, struct store *st, const char *id, char *msg, size_t n)
+{
+	return reopen(s, st, id, 0, msg, n);
+}
+
+int session_reopen_to_confirm(struct session *s, struct store *st, const char *id, char *msg,
+			      size_t n)
+{
+	return reopen(s, st, id, 1, msg, n);
+}
+
+static int reopen(struct session *s, struct store *st, const char *id, int confirm, char *msg,
+		  size_t n)
 {
 	json_t *row = store_session_get(st, id);
 	const char *path, *want, *state;
@@ -256,7 +271,7 @@ int session_reopen(struct session *s, struct store *st, const char *id, char *ms
 				      "session for the new spec",
 				      path, id);
 	}
-	if (!rc && state && (!strcmp(state, "done") || !strcmp(state, "cancelled")))
+	if (!rc && state && ((!confirm && !strcmp(state, "done")) || !strcmp(state, "cancelled")))
 		rc = kerr_set(msg, n, KERR_INVALID, "session '%s' is %s", id, state);
 	json_decref(row);
 	return rc;
@@ -316,36 +331,51 @@ static int set_state(struct session *s, const char *state, const char *reason, c
 /* One line per finished round: what happened and what comes next. */
 static void round_line(struct session *s, int round, double round_s, int rounds_done)
 {
-	json_t *st = session_status_json(s->st, s->id), *best = json_object_get(st, "best");
-	json_t *row = store_round_get(s->st, s->id, round),
-	       *vars = store_variants_brief(s->st, s->id, round);
+	json_t *w = session_winner(s->st, s->id);
+	json_t *row = store_round_get(s->st, s->id, round), *vars = round_programs(s, round);
+	json_t *conf = json_object_get(row, "confirm");
 	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
 	double eta = rounds_done > 0 ? round_s * (max_rounds - round) : NAN;
-	size_t i, ok = 0;
-	json_t *v;
+	const char *decision = json_string_value(json_object_get(row, "decision"));
+	char noise[64];
 
-	json_array_foreach (vars, i, v) {
-		const char *vs = json_string_value(json_object_get(v, "status"));
+	winner_noise(w, noise, sizeof(noise));
+	if (json_is_object(conf)) {
+		fprintf(stderr, "[confirm %lld/%lld] %zu candidates re-timed side by side: %s; next: %s\n",
+			(long long)json_integer_value(json_object_get(conf, "pass")),
+			(long long)json_integer_value(json_object_get(conf, "passes")),
+			json_array_size(vars),
+			json_string_value(json_object_get(w, "verdict"))
+				? json_string_value(json_object_get(w, "verdict"))
+				: "no winner",
+			decision);
+	} else {
+		size_t i, ok = 0;
+		json_t *v;
 
-		ok += vs && !strcmp(vs, "ok");
+		json_array_foreach (vars, i, v) {
+			const char *vs = json_string_value(json_object_get(v, "status"));
+
+			ok += vs && !strcmp(vs, "ok");
+		}
+		fprintf(stderr, "[round %d/%d] %zu evaluated, %zu ok; total %d evaluations; ", round,
+			max_rounds, json_array_size(vars), ok, store_result_count(s->st, s->id));
+		if (w)
+			fprintf(stderr, "best %s %.2fx (%s%s); ",
+				json_string_value(json_object_get(w, "variant")),
+				json_number_value(json_object_get(w, "speedup_vs_reference")), noise,
+				json_is_true(json_object_get(w, "confirmed")) ? ", confirmed"
+									     : ", not confirmed");
+		else
+			fprintf(stderr, "no variant passed yet; ");
+		fprintf(stderr, "next: %s", decision);
+		if (isfinite(eta) && eta > 0 && strcmp(decision, "stop"))
+			fprintf(stderr, " (ETA %.0fs at most)", eta);
+		fputc('\n', stderr);
 	}
-	fprintf(stderr,
-		"[round %d/%d] %zu evaluated, %zu ok; total %lld evaluations; best %s %.2fx; "
-		"next: %s",
-		round, max_rounds, json_array_size(vars), ok,
-		(long long)json_integer_value(json_object_get(st, "evaluations")),
-		json_string_value(json_object_get(best, "variant"))
-			? json_string_value(json_object_get(best, "variant"))
-			: "-",
-		json_number_value(json_object_get(best, "speedup_vs_reference")),
-		json_string_value(json_object_get(row, "decision")));
-	if (isfinite(eta) && eta > 0 &&
-	    strcmp(json_string_value(json_object_get(row, "decision")), "stop"))
-		fprintf(stderr, " (ETA %.0fs at most)", eta);
-	fputc('\n', stderr);
 	json_decref(vars);
 	json_decref(row);
-	json_decref(st);
+	json_decref(w);
 }
 
 static int ask_to_go_on(struct session *s, int round)
@@ -361,6 +391,29 @@ static int ask_to_go_on(struct session *s, int round)
 	return line[0] != 'n' && line[0] != 'N';
 }
 
+static int round_is_confirm(struct session *s, int round)
+{
+	json_t *row = store_round_get(s->st, s->id, round);
+	int yes = json_is_object(json_object_get(row, "confirm"));
+
+	json_decref(row);
+	return yes;
+}
+
+/* Whether a search that stopped is confirmed before the session ends. */
+static int wants_confirmation(struct session *s)
+{
+	json_t *inc;
+	int yes;
+
+	if (s->spec.confirm_passes <= 0)
+		return 0;
+	inc = session_incumbent(s);
+	yes = inc != NULL;
+	json_decref(inc);
+	return yes;
+}
+
 /* Brings round r from whatever state it is in to DONE. */
 static int finish_round(struct session *s, int round, int state, int *stop, char *msg, size_t n)
 {
@@ -371,7 +424,8 @@ static int finish_round(struct session *s, int round, int state, int *stop, char
 	if (!rc && state < ROUND_COLLECTED)
 		rc = round_collect(s, round, msg, n);
 	if (!rc)
-		rc = round_rank(s, round, stop, msg, n);
+		rc = round_is_confirm(s, round) ? confirm_rank(s, round, stop, msg, n)
+						: round_rank(s, round, stop, msg, n);
 	if (!rc)
 		rc = learnings_write(s, msg, n);
 	if (!rc)
@@ -397,8 +451,14 @@ static int next_step(struct session *s, int *round, int *state, char **mode, int
 	*round = last;
 	if (*state == ROUND_DONE) {
 		const char *d = json_string_value(json_object_get(row, "decision"));
+		const char *m = json_string_value(json_object_get(row, "mode"));
 
 		*stop = d && !strcmp(d, "stop");
+		/* a search that stops is confirmed first; a confirmation that ends does not */
+		if (*stop && m && strcmp(m, "confirm") && wants_confirmation(s)) {
+			*stop = 0;
+			d = "confirm";
+		}
 		*mode = xstrdup(d && strcmp(d, "stop") ? d : "exploit");
 		*round = last + 1;
 		*state = -1;
@@ -407,9 +467,235 @@ static int next_step(struct session *s, int *round, int *state, char **mode, int
 	return 0;
 }
 
+/* Whether line (1-based) of src lies outside every EVOLVE-BLOCK body. */
+static int outside_blocks(struct session *s, const char *src, long line)
+{
+	struct blocks bl = { 0 };
+	char m[256];
+	size_t off = 0;
+	long l = 1;
+	int outside = 1;
+
+	if (!src || line < 1 ||
+	    blocks_find(src, s->spec.marker_start, s->spec.marker_end, &bl, m, sizeof(m)))
+		return 0;
+	for (; src[off] && l < line; off++)
+		l += src[off] == '\n';
+	for (size_t i = 0; i < bl.n; i++)
+		if (off >= bl.b[i].start && off < bl.b[i].end)
+			outside = 0;
+	blocks_release(&bl);
+	return outside;
+}
+
+/* The line of the first "program.cl:LINE:" in a compiler message, or 0. */
+static long error_line(const char *m)
+{
+	const char *p = m ? strstr(m, "program.cl:") : NULL;
+
+	return p ? strtol(p + 11, NULL, 10) : 0;
+}
+
+/* m with "program.cl:LINE:COL: " dropped, so messages of different sources compare. */
+static void strip_positions(const char *m, struct sbuf *b)
+{
+	while (m && *m) {
+		const char *p = strstr(m, "program.cl:");
+
+		if (!p) {
+			sbuf_adds(b, m);
+			break;
+		}
+		sbuf_add(b, m, (size_t)(p - m));
+		p += 11;
+		while ((*p >= '0' && *p <= '9') || *p == ':')
+			p++;
+		m = p + (*p == ' ');
+	}
+}
+
+/* "compile_error/refused: MESSAGE" of a stored result, positions replaced by the template's path. */
+static void describe_fault(struct session *s, json_t *res, struct sbuf *b)
+{
+	json_t *f = json_object_get(res, "fault");
+	const char *kind = json_string_value(json_object_get(f, "kind"));
+	const char *m = json_string_value(json_object_get(f, "message"));
+	char *path = xasprintf("%s:", s->spec.template_path);
+
+	sbuf_addf(b, "%s%s%s", json_string_value(json_object_get(res, "status")), kind ? "/" : "",
+		  kind ? kind : "");
+	if (m) {
+		sbuf_adds(b, ": ");
+		while (*m && b->len < 1500) {
+			const char *p = strstr(m, "program.cl:");
+			size_t len = p ? (size_t)(p - m) : strlen(m);
+
+			sbuf_add(b, m, len);
+			if (!p)
+				break;
+			sbuf_adds(b, path);
+			m = p + 11;
+		}
+	}
+	free(path);
+}
+
+/*
+ * Whether round r's outcome shows the spec is wrong: the starting template
+ * failed its own evaluation (round 0), or every variant of a search round
+ * (two or more) failed with one fault in a part no proposal changes: the
+ * build options refused, the same launch setup or geometry error, or a
+ * compile error outside the EVOLVE-BLOCKs.  Returns KERR_INVALID with msg
+ * naming the cause, or 0.
+ */
+static int spec_fault(struct session *s, int round, char *msg, size_t n)
+{
+	json_t *row = store_round_get(s->st, s->id, round), *vars = NULL, *v, *res = NULL;
+	struct sbuf first = SBUF_INIT, what = SBUF_INIT;
+	const char *kind = NULL, *status = NULL;
+	size_t i;
+	int same = 1, rc = 0;
+
+	if (!row || json_is_object(json_object_get(row, "confirm")))
+		goto out;
+	vars = store_variants_brief(s->st, s->id, round);
+	json_array_foreach (vars, i, v) {
+		const char *st = json_string_value(json_object_get(v, "status"));
+		struct sbuf sig = SBUF_INIT;
+		json_t *r;
+
+		if (!st || !strcmp(st, "ok") || !strcmp(st, "infra_error")) {
+			same = 0;
+			break;
+		}
+		r = store_result_get(s->st, s->id, json_string_value(json_object_get(v, "id")));
+		sbuf_addf(&sig, "%s/%s: ", st,
+			  json_string_value(json_object_get(json_object_get(r, "fault"), "kind")));
+		strip_positions(json_string_value(
+					json_object_get(json_object_get(r, "fault"), "message")),
+				&sig);
+		if (!res) {
+			res = json_incref(r);
+			sbuf_adds(&first, sig.buf);
+		} else if (strcmp(first.buf, sig.buf)) {
+			same = 0;
+		}
+		/* a compile error inside the blocks is the variant's, not the spec's */
+		if (same && !strcmp(st, "compile_error") &&
+		    !strcmp(json_string_value(json_object_get(json_object_get(r, "fault"),
+							      "kind")),
+			    "compile_error")) {
+			json_t *full = store_variant_get(s->st, s->id,
+							 json_string_value(json_object_get(v, "id")));
+
+			same = outside_blocks(
+				s, json_string_value(json_object_get(full, "source")),
+				error_line(json_string_value(json_object_get(
+					json_object_get(r, "fault"), "message"))));
+			json_decref(full);
+		}
+		json_decref(r);
+		sbuf_release(&sig);
+		if (!same)
+			break;
+	}
+	if (!same || !res || (round > 0 && json_array_size(vars) < 2))
+		goto out;
+	status = json_string_value(json_object_get(res, "status"));
+	kind = json_string_value(json_object_get(json_object_get(res, "fault"), "kind"));
+	if (round > 0 && !(kind && (!strcmp(kind, "refused") || !strcmp(kind, "bad_geometry") ||
+				    !strcmp(kind, "launch_setup") || !strcmp(kind, "compile_error"))))
+		goto out;
+	describe_fault(s, res, &what);
+	if (round == 0)
+		rc = kerr_set(
+			msg, n, KERR_INVALID,
+			"the starting template failed its own evaluation in round 0, so nothing "
+			"the search finds could be trusted: %s. %s (evalpod's result: "
+			"%s/rounds/r000/results/r00-start.json)",
+			what.buf,
+			!strcmp(status, "incorrect")
+				? "The template and the reference disagree: one of kernel.template "
+				  "and kernel.reference is wrong"
+			: !strcmp(status, "compile_error") ? "Fix kernel.template or kernel.build_options"
+			: kind && (!strcmp(kind, "bad_geometry") || !strcmp(kind, "launch_setup"))
+				? "Check problem.launch against the template"
+				: "Fix kernel.template",
+			s->dir);
+	else
+		rc = kerr_set(msg, n, KERR_INVALID,
+			      "every variant of round %d (%zu) failed with the same fault, in a "
+			      "part of the kernel the search does not change: %s. The spec is at "
+			      "fault: check %s",
+			      round, json_array_size(vars), what.buf,
+			      !strcmp(kind, "refused")	     ? "kernel.build_options"
+			      : !strcmp(kind, "compile_error") ? "kernel.template outside the blocks"
+							       : "problem.launch");
+out:
+	sbuf_release(&first);
+	sbuf_release(&what);
+	json_decref(res);
+	json_decref(vars);
+	json_decref(row);
+	return rc;
+}
+
+/*
+ * The session's search is over: done with the winner's verdict as its
+ * reason, or failed when no variant passed its checks.
+ */
+static int session_end(struct session *s, int exhausted, char *msg, size_t n)
+{
+	json_t *w = session_winner(s->st, s->id);
+	struct sbuf why = SBUF_INIT;
+	int rc = KCTL_EXIT_OK;
+
+	if (exhausted)
+		sbuf_adds(&why, "search space exhausted; ");
+	if (w) {
+		char noise[64];
+
+		winner_noise(w, noise, sizeof(noise));
+		sbuf_addf(&why, "winner %s, %.2fx vs reference (%s): %s",
+			  json_string_value(json_object_get(w, "variant")),
+			  json_number_value(json_object_get(w, "speedup_vs_reference")), noise,
+			  json_string_value(json_object_get(w, "verdict"))
+				  ? json_string_value(json_object_get(w, "verdict"))
+				  : "not confirmed");
+		set_state(s, "done", why.buf, msg, n);
+	} else {
+		json_t *ls = store_learnings(s->st, s->id), *l, *top = NULL;
+		size_t i;
+
+		json_array_foreach (ls, i, l)
+			if (!strcmp(json_string_value(json_object_get(l, "kind")), "F") &&
+			    (!top || json_integer_value(json_object_get(l, "count")) >
+					     json_integer_value(json_object_get(top, "count"))))
+				top = l;
+		sbuf_addf(&why, "no variant passed its checks (%d evaluated)",
+			  store_result_count(s->st, s->id));
+		if (top)
+			sbuf_addf(&why, "; most frequent failure [F%03lld]: %s",
+				  (long long)json_integer_value(json_object_get(top, "number")),
+				  json_string_value(json_object_get(top, "text")));
+		json_decref(ls);
+		set_state(s, "failed", why.buf, msg, n);
+		rc = KCTL_EXIT_FAIL;
+	}
+	learnings_write(s, msg, n);
+	report_write(s, msg, n);
+	if (w)
+		fprintf(stderr, "session %s is done: %s/report.md, best kernel in %s/best.cl\n%s\n",
+			s->id, s->dir, s->dir, why.buf);
+	kerr_set(msg, n, rc ? KERR_INVALID : KERR_OK, "%s; see %s/learnings.md", why.buf, s->dir);
+	sbuf_release(&why);
+	json_decref(w);
+	return rc;
+}
+
 static int session_drive(struct session *s, char *msg, size_t n)
 {
-	int rounds_done = 0, rc = 0;
+	int rounds_done = 0, rc = 0, exhausted = 0;
 	double t_round = 0;
 
 	set_state(s, "running", NULL, msg, n);
@@ -422,9 +708,12 @@ static int session_drive(struct session *s, char *msg, size_t n)
 			return kerr_set(msg, n, KERR_OK, "session %s was cancelled", s->id),
 			       KCTL_EXIT_OK;
 		next_step(s, &round, &state, &mode, &stop);
+		if (state < 0 && round > 0 && (rc = spec_fault(s, round - 1, msg, n))) {
+			free(mode);
+			break;
+		}
 		if (stop) {
 			free(mode);
-			set_state(s, "done", NULL, msg, n);
 			break;
 		}
 		if (state < 0 && round > 0 && rounds_done > 0 && !ask_to_go_on(s, round - 1)) {
@@ -434,16 +723,23 @@ static int session_drive(struct session *s, char *msg, size_t n)
 			return KCTL_EXIT_OK;
 		}
 		if (state < 0) {
-			rc = round_propose(s, round, mode, msg, n);
+			rc = !strcmp(mode, "confirm") ? confirm_propose(s, round, NULL, msg, n)
+						      : round_propose(s, round, mode, msg, n);
 			state = ROUND_PROPOSED;
 		}
 		free(mode);
 		if (rc == 1) {
 			fprintf(stderr, "the proposer has no new variants: the search space is "
 					"exhausted\n");
-			set_state(s, "done", "search space exhausted", msg, n);
-			rc = 0;
-			break;
+			if (wants_confirmation(s)) {
+				rc = confirm_propose(s, round, "search space exhausted", msg, n);
+				if (rc)
+					break;
+			} else {
+				exhausted = 1;
+				rc = 0;
+				break;
+			}
 		}
 		if (!rc)
 			rc = finish_round(s, round, state, &stop, msg, n);
@@ -468,61 +764,92 @@ static int session_drive(struct session *s, char *msg, size_t n)
 		       : rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA
 								    : KCTL_EXIT_FAIL;
 	}
-	learnings_write(s, msg, n);
-	report_write(s, msg, n);
-	{
-		json_t *inc = session_incumbent(s);
-
-		if (inc)
-			fprintf(stderr,
-				"session %s is done: %s/report.md, best kernel in %s/best.cl\n",
-				s->id, s->dir, s->dir);
-		else
-			fprintf(stderr,
-				"session %s is done, but no variant passed its checks: see "
-				"%s/learnings.md\n",
-				s->id, s->dir);
-		json_decref(inc);
-	}
-	return KCTL_EXIT_OK;
+	return session_end(s, exhausted, msg, n);
 }
 
 json_t *session_status_json(struct store *st, const char *id)
 {
-	json_t *row = store_session_get(st, id), *best = NULL, *lins, *l, *out;
-	const char *inc_id = NULL;
-	size_t i;
+	json_t *row = store_session_get(st, id), *w, *out;
 
 	if (!row)
 		return NULL;
-	lins = store_lineages(st, id);
-	json_array_foreach (lins, i, l)
-		if (json_integer_value(json_object_get(l, "lineage")) == 0)
-			inc_id = json_string_value(json_object_get(l, "best"));
-	best = inc_id ? store_variant_get(st, id, inc_id) : NULL;
+	w = session_winner(st, id);
 	out = json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:i, s:i}", "session", id, "state",
 			json_object_get(row, "state"), "reason", json_object_get(row, "reason"),
 			"spec", json_object_get(row, "spec_path"), "output_dir",
 			json_object_get(row, "output_dir"), "rounds", store_round_last(st, id),
 			"evaluations", store_result_count(st, id));
-	json_object_set_new(
-		out, "best",
-		best ? json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "variant",
-				 json_object_get(best, "id"), "status",
-				 json_object_get(best, "status"), "speedup_vs_reference",
-				 json_object_get(best, "speedup_ref"), "speedup_vs_baseline",
-				 json_object_get(best, "speedup_base"), "gflops",
-				 json_object_get(best, "gflops"), "gbps",
-				 json_object_get(best, "gbs"), "bottleneck",
-				 json_object_get(best, "bottleneck"))
-		     : json_null());
-	json_decref(best);
-	json_decref(lins);
+	json_object_set_new(out, "best", w ? w : json_null());
 	json_decref(row);
 	return out;
 }
 
-int session_run(struct session *s, char *msg, size_t n)
+/* kctl confirm: a confirmation now, then the session as it was. */
+static int session_confirm_locked(struct session *s, char *msg, size_t n)
+{
+	json_t *row = store_session_get(s->st, s->id), *inc = session_incumbent(s);
+	int last = store_round_last(s->st, s->id), rc = 0, stop = 0, again, exit = KCTL_EXIT_OK;
+	json_t *lrow = store_round_get(s->st, s->id, last);
+	char *state = xstrdup(json_string_value(json_object_get(row, "state")));
+	char *reason = json_string_value(json_object_get(row, "reason"))
+			       ? xstrdup(json_string_value(json_object_get(row, "reason")))
+			       : NULL;
+
+	if (!inc)
+		rc = kerr_set(msg, n, KERR_INVALID,
+			      "session %s has no variant that passed its checks: nothing to confirm",
+			      s->id);
+	else if (json_integer_value(json_object_get(lrow, "state")) != ROUND_DONE)
+		rc = kerr_set(msg, n, KERR_INVALID,
+			      "round %d of session %s is not finished: 'kctl resume %s' first", last,
+			      s->id, s->id);
+	json_decref(lrow);
+	json_decref(inc);
+	json_decref(row);
+	if (rc)
+		goto out;
+	set_state(s, "running", NULL, msg, n);
+	for (;;) {
+		time_t t0 = time(NULL);
+		int round = store_round_last(s->st, s->id) + 1;
+		const char *d;
+
+		rc = confirm_propose(s, round, NULL, msg, n);
+		if (!rc)
+			rc = finish_round(s, round, ROUND_PROPOSED, &stop, msg, n);
+		if (rc)
+			break;
+		round_line(s, round, (double)(time(NULL) - t0), 1);
+		lrow = store_round_get(s->st, s->id, round);
+		d = json_string_value(json_object_get(lrow, "decision"));
+		again = d && !strcmp(d, "confirm");
+		json_decref(lrow);
+		if (!again)
+			break;
+	}
+	if (rc) {
+		char why[4096];
+
+		strlcpy(why, msg, sizeof(why));
+		set_state(s, round_interrupted() ? "paused" : state, reason, msg, n);
+		strlcpy(msg, why, n);
+		exit = round_interrupted() ? 130 : KCTL_EXIT_FAIL;
+	} else if (!strcmp(state, "done")) {
+		exit = session_end(s, 0, msg, n);
+	} else {
+		set_state(s, state, reason, msg, n);
+		learnings_write(s, msg, n);
+		report_write(s, msg, n);
+	}
+out:
+	free(state);
+	free(reason);
+	return rc && !exit ? KCTL_EXIT_FAIL : exit;
+}
+
+/* Runs fn with the session's lock held (none other may drive it meanwhile). */
+static int with_lock(struct session *s, int (*fn)(struct session *, char *, size_t), char *msg,
+		     size_t n)
 {
 	char *path = xasprintf("%s/session.lock", s->dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644), rc;
@@ -538,7 +865,17 @@ int session_run(struct session *s, char *msg, size_t n)
 		kerr_set(msg, n, KERR_INVALID, "session %s is being driven by another kctl", s->id);
 		return KCTL_EXIT_FAIL;
 	}
-	rc = session_drive(s, msg, n);
+	rc = fn(s, msg, n);
 	close(fd);
 	return rc;
+}
+
+int session_run(struct session *s, char *msg, size_t n)
+{
+	return with_lock(s, session_drive, msg, n);
+}
+
+int session_confirm(struct session *s, char *msg, size_t n)
+{
+	return with_lock(s, session_confirm_locked, msg, n);
 }

@@ -17,6 +17,8 @@ struct command {
 static const struct command commands[] = {
 	{ "start", cmd_start, "start a session: kctl start SPEC [--rounds N] [--step]" },
 	{ "resume", cmd_resume, "go on with a stopped or killed session: kctl resume SESSION" },
+	{ "confirm", cmd_confirm,
+	  "re-time a session's top candidates side by side: kctl confirm SESSION [--passes N]" },
 	{ "status", cmd_status,
 	  "sessions and their best kernels: kctl status [SESSION] [-o json]" },
 	{ "show", cmd_show, "a session's variants, or one variant: kctl show SESSION [VARIANT]" },

@@ -14,6 +14,7 @@
  * lineages 1.. are the search lineages of the spec's batch.top_k.
  */
 #include "session.h"
+#include "pairs.h"
 #include "err.h"
 #include "fileio.h"
 #include "jsonx.h"
@@ -104,21 +105,6 @@ json_t *session_incumbent(struct session *s)
 	return inc;
 }
 
-/* The result document evalpod wrote for id in round r (new reference or NULL). */
-static json_t *round_result(struct session *s, int round, const char *id)
-{
-	char *dir = session_round_dir(s, round), *path = xasprintf("%s/results/%s.json", dir, id);
-	char *text = NULL, msg[128];
-	json_t *doc = NULL;
-
-	if (!file_read(path, 256u << 20, &text, NULL, msg, sizeof(msg)))
-		doc = json_loads(text, 0, NULL);
-	free(text);
-	free(path);
-	free(dir);
-	return doc;
-}
-
 /* "TM=8 VN=16" from the parameters, else the rationale, else the id. */
 static void describe(json_t *v, struct sbuf *b)
 {
@@ -201,9 +187,9 @@ static const char *bottleneck(struct session *s, const char *id)
 	return buf;
 }
 
-/* Records a success: better moved past old by the measured figures. */
+/* Records a success: better moved past old, evidence saying by how much. */
 static int learn_success(struct session *s, json_t *better, json_t *old, const char *what,
-			 double before, double after, int round, char *msg, size_t n)
+			 const char *evidence, int round, char *msg, size_t n)
 {
 	const char *id = json_string_value(json_object_get(better, "id"));
 	const char *oid = old ? json_string_value(json_object_get(old, "id")) : "the reference";
@@ -213,9 +199,8 @@ static int learn_success(struct session *s, json_t *better, json_t *old, const c
 
 	describe(better, &desc);
 	strlcpy(b0, old ? bottleneck(s, oid) : "?", sizeof(b0));
-	sbuf_addf(&text, "%s %s %s: %s; %.2fx -> %.2fx vs reference (%+.0f%%); bottleneck %s -> %s",
-		  id, what, oid, desc.buf, before, after,
-		  before > 0 ? (after / before - 1) * 100 : 0, b0, bottleneck(s, id));
+	sbuf_addf(&text, "%s %s %s: %s; %s; bottleneck %s -> %s", id, what, oid, desc.buf,
+		  evidence, b0, bottleneck(s, id));
 	{
 		char *key = xasprintf("%s %s", id, what);
 
@@ -251,15 +236,31 @@ static int update_incumbent(struct session *s, int round, json_t *rv, struct vca
 	if (best && inc) {
 		const char *bid = json_string_value(json_object_get(best, "id"));
 		const char *iid = json_string_value(json_object_get(inc, "id"));
-		json_t *cres = round_result(s, round, bid), *ires = round_result(s, round, iid);
+		json_t *cres = session_round_result(s, round, bid), *ires = session_round_result(s, round, iid);
 		double m = rank_margin(cres, ires);
 
 		if (best_ratio > 1 + m) {
-			sbuf_addf(note, "%s beats the incumbent %s by %.1f%% (margin %.1f%%). ",
-				  bid, iid, (best_ratio - 1) * 100, m * 100);
-			rc = learn_success(s, best, inc, "replaced the incumbent",
-					   num(vc_get(vc, iid), "speedup_ref"),
-					   num(best, "speedup_ref"), round, msg, n);
+			/* a success only where the side-by-side interval shows it */
+			struct pairs p = { 0 };
+			struct pair_verdict pv;
+			struct sbuf ev = SBUF_INIT, iv = SBUF_INIT;
+
+			pairs_add(&p, ires, cres);
+			pv = pairs_verdict(&p);
+			pairs_release(&p);
+			pairs_describe(&iv, pv);
+			sbuf_addf(&ev, "faster side by side in round %d by %s", round, iv.buf);
+			sbuf_addf(note, "%s beats the incumbent %s by %.1f%% (margin %.1f%%)", bid, iid,
+				  (best_ratio - 1) * 100, m * 100);
+			if (pairs_faster(pv)) {
+				sbuf_adds(note, ". ");
+				rc = learn_success(s, best, inc, "replaced the incumbent", ev.buf,
+						   round, msg, n);
+			} else {
+				sbuf_addf(note, ", but within the noise (%s): not a success. ", iv.buf);
+			}
+			sbuf_release(&ev);
+			sbuf_release(&iv);
 		} else {
 			sbuf_addf(note,
 				  "no candidate beats the incumbent %s by more than the "
@@ -279,6 +280,13 @@ static int update_incumbent(struct session *s, int round, json_t *rv, struct vca
 				       msg, n);
 	json_decref(inc);
 	return rc;
+}
+
+/* A quartile of a result's paired speedup over the reference; NAN when absent. */
+static double iqr_of(json_t *res, const char *key)
+{
+	return num(json_object_get(json_object_get(res, "performance"), "speedup_vs_reference"),
+		   key);
 }
 
 static int lineage_max(json_t *lins)
@@ -346,17 +354,32 @@ static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, str
 		double m = rank_margin(cres, bres), c = num(child, "speedup_ref");
 		double b = num(best, "speedup_ref");
 
+		if (c > b * (1 + m)) {
+			/* Measured in different rounds: a success only when the
+			 * quartiles of the two speedups do not overlap. */
+			double c25 = iqr_of(cres, "paired_p25"), b75 = iqr_of(bres, "paired_p75");
+			int shown = isfinite(c25) && isfinite(b75) && c25 > b75;
+			int rc = store_lineage_put(s->st, s->id, num_l, cid, 0, 1, round, msg, n);
+			struct sbuf ev = SBUF_INIT;
+
+			sbuf_addf(&ev,
+				  "%.2fx -> %.2fx vs reference, measured in rounds %lld and %d "
+				  "(quartiles %.2f-%.2f and %.2f-%.2f)",
+				  b, c, (long long)json_integer_value(json_object_get(best, "round")),
+				  round, iqr_of(bres, "paired_p25"), b75, c25,
+				  iqr_of(cres, "paired_p75"));
+			sbuf_addf(note, "lineage %d: %s improves on %s (%s)%s. ", num_l, cid, best_id,
+				  ev.buf, shown ? "" : ": within the noise, not a success");
+			if (!rc && shown)
+				rc = learn_success(s, child, best, "improved lineage of", ev.buf,
+						   round, msg, n);
+			sbuf_release(&ev);
+			json_decref(cres);
+			json_decref(bres);
+			return rc;
+		}
 		json_decref(cres);
 		json_decref(bres);
-		if (c > b * (1 + m)) {
-			sbuf_addf(note, "lineage %d: %s improves on %s (%.2fx -> %.2fx). ", num_l,
-				  cid, best_id, b, c);
-			int rc = store_lineage_put(s->st, s->id, num_l, cid, 0, 1, round, msg, n);
-
-			return rc ? rc
-				  : learn_success(s, child, best, "improved lineage of", b, c,
-						  round, msg, n);
-		}
 	}
 	return store_lineage_put(s->st, s->id, num_l, best_id, stag + 1, 1, round, msg, n);
 }
@@ -520,6 +543,57 @@ static const char *decide(struct session *s, int round, struct sbuf *why, int *s
 	return d;
 }
 
+/*
+ * The winner after search round r: the incumbent, with the figures of its
+ * measurement in this round (as a candidate or as the baseline), else the
+ * last ones recorded.  Not confirmed until a confirmation re-times it with
+ * the other top candidates.
+ */
+static int record_winner(struct session *s, int round, struct sbuf *note, char *msg, size_t n)
+{
+	json_t *inc = session_incumbent(s), *res, *row, *prev, *extra;
+	const char *id = json_string_value(json_object_get(inc, "id")), *st;
+	char noise[64];
+	int rc = 0;
+
+	if (!inc)
+		return 0;
+	res = session_round_result(s, round, id);
+	st = json_string_value(json_object_get(res, "status"));
+	row = store_session_get(s->st, s->id);
+	prev = json_object_get(row, "winner");
+	if (res && st && strcmp(st, "ok")) {
+		sbuf_addf(note, "the incumbent %s was re-timed as the baseline and ended %s (%s). ",
+			  id, st,
+			  json_string_value(json_object_get(json_object_get(res, "fault"), "kind")));
+		json_decref(res);
+		res = NULL;
+	}
+	if (!res && json_is_object(prev) &&
+	    !strcmp(json_string_value(json_object_get(prev, "variant")), id)) {
+		rc = 0; /* keep the figures it has */
+	} else {
+		int when = res ? round : (int)json_integer_value(json_object_get(inc, "round"));
+		struct sbuf v = SBUF_INIT;
+
+		if (!res)
+			res = store_result_get(s->st, s->id, id);
+		winner_noise(json_object_get(res, "performance"), noise, sizeof(noise));
+		sbuf_addf(&v,
+			  "measured in round %d (%s); not confirmed yet: the top candidates are "
+			  "re-timed side by side before the session ends",
+			  when, noise);
+		extra = json_pack("{s:s}", "verdict", v.buf);
+		rc = winner_record(s, when, inc, res, extra, msg, n);
+		json_decref(extra);
+		sbuf_release(&v);
+	}
+	json_decref(res);
+	json_decref(row);
+	json_decref(inc);
+	return rc;
+}
+
 static int rank_steps(struct session *s, int round, json_t *rv, struct vcache *vc,
 		      struct sbuf *note, char *msg, size_t n)
 {
@@ -563,6 +637,8 @@ int round_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 
 	if (!rc)
 		rc = rank_steps(s, round, rv, &vc, &note, msg, n);
+	if (!rc)
+		rc = record_winner(s, round, &note, msg, n);
 	if (!rc) {
 		decision = decide(s, round, &why, stop);
 		sbuf_addf(&note, "%s", why.buf);

@@ -305,11 +305,24 @@ static json_t *program_json(json_t *v)
 
 json_t *round_batch_json(struct session *s, int round, json_t *todo, const char *batch_id)
 {
-	json_t *b = json_object(), *inc = round > 0 ? session_incumbent(s) : NULL, *vars;
+	json_t *b = json_object(), *inc = NULL, *vars, *row = store_round_get(s->st, s->id, round);
+	json_t *conf = json_object_get(row, "confirm");
 	char *bid = xstrdup(batch_id);
 	static const char *const optional[] = { "correctness", "measurement", "limits", "device" };
 	json_t *parts[] = { s->spec.correctness, s->spec.measurement, s->spec.limits,
 			    s->spec.device };
+
+	/* A confirmation times its first program as the baseline, with its own
+	 * measurement settings; a round from 1 on, the incumbent. */
+	if (json_is_object(conf)) {
+		inc = store_variant_get(s->st, s->id,
+					json_string_value(json_array_get(
+						json_object_get(conf, "programs"), 0)));
+		if (json_is_object(json_object_get(conf, "measurement")))
+			parts[1] = json_object_get(conf, "measurement");
+	} else if (round > 0) {
+		inc = session_incumbent(s);
+	}
 
 	json_object_set_new(b, "schema", json_string("evalpod.batch"));
 	json_object_set_new(b, "version", json_integer(1));
@@ -340,14 +353,36 @@ json_t *round_batch_json(struct session *s, int round, json_t *todo, const char 
 		if (parts[i])
 			json_object_set(b, optional[i], parts[i]);
 	json_decref(inc);
+	json_decref(row);
 	free(bid);
 	return b;
+}
+
+json_t *round_programs(struct session *s, int round)
+{
+	json_t *row = store_round_get(s->st, s->id, round), *out, *id;
+	json_t *ids = json_object_get(json_object_get(row, "confirm"), "programs");
+	size_t i;
+
+	if (!json_is_array(ids)) {
+		json_decref(row);
+		return store_variants(s->st, s->id, round);
+	}
+	out = json_array();
+	json_array_foreach (ids, i, id) {
+		json_t *v = store_variant_get(s->st, s->id, json_string_value(id));
+
+		if (v)
+			json_array_append_new(out, v);
+	}
+	json_decref(row);
+	return out;
 }
 
 /* Variants of the round without a final result (new reference): see result_state. */
 json_t *round_pending(struct session *s, int round, const char *dir)
 {
-	json_t *all = store_variants(s->st, s->id, round), *todo = json_array(), *v;
+	json_t *all = round_programs(s, round), *todo = json_array(), *v;
 	size_t i;
 
 	json_array_foreach (all, i, v)
@@ -394,6 +429,20 @@ int round_pack(struct session *s, int round, char **batch_path, char *msg, size_
 	json_decref(todo);
 	free(dir);
 	return rc;
+}
+
+json_t *session_round_result(struct session *s, int round, const char *id)
+{
+	char *dir = session_round_dir(s, round), *path = xasprintf("%s/results/%s.json", dir, id);
+	char *text = NULL, msg[128];
+	json_t *doc = NULL;
+
+	if (id && !file_read(path, 256u << 20, &text, NULL, msg, sizeof(msg)))
+		doc = json_loads(text, 0, NULL);
+	free(text);
+	free(path);
+	free(dir);
+	return doc;
 }
 
 /* --- evaluate -------------------------------------------------------------- */
@@ -538,7 +587,12 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 	if ((rc = round_pack(s, round, &batch, msg, n)) ||
 	    (rc = publish_batch(s, round, batch, &url, msg, n)))
 		goto out;
-	evalrun_note(dir, batch, todo);
+	{
+		json_t *row = store_round_get(s->st, s->id, round);
+
+		evalrun_note(dir, batch, todo, json_is_object(json_object_get(row, "confirm")));
+		json_decref(row);
+	}
 	pid = evalrun_spawn(s, dir, batch, url, lockfd, msg, n);
 	forget_url(url);
 	url = NULL;
@@ -670,6 +724,8 @@ static int collect_one(struct session *s, const char *dir, json_t *v, char *msg,
 int round_collect(struct session *s, int round, char *msg, size_t n)
 {
 	char *dir = session_round_dir(s, round);
+	/* a confirmation's results stay in its folder: they re-time variants
+	 * that have their result already (confirm.c reads them from there) */
 	json_t *vars = store_variants(s->st, s->id, round), *v;
 	size_t i;
 	int rc = store_begin(s->st, msg, n);

@@ -67,6 +67,10 @@ int session_create(struct session *s, struct store *st, const char *spec_path, c
 /* Re-opens an existing session by id (reloading its spec). */
 int session_reopen(struct session *s, struct store *st, const char *id, char *msg, size_t n);
 
+/* As session_reopen, but a done session too: for `kctl confirm`. */
+int session_reopen_to_confirm(struct session *s, struct store *st, const char *id, char *msg,
+			      size_t n);
+
 void session_release(struct session *s);
 
 /*
@@ -75,6 +79,14 @@ void session_release(struct session *s);
  * KCTL_EXIT_* status; msg says why on failure.
  */
 int session_run(struct session *s, char *msg, size_t n);
+
+/*
+ * kctl confirm: re-times the session's top candidates side by side now
+ * (confirm.c), then leaves the session as it was: a done session done with
+ * the new verdict, a paused or failed one resumable.  Returns a KCTL_EXIT_*
+ * status.
+ */
+int session_confirm(struct session *s, char *msg, size_t n);
 
 /* --- internal steps (loop.c, round.c, rank.c, report.c) ------------- */
 
@@ -141,5 +153,50 @@ double rank_margin(json_t *a_result, json_t *b_result);
 
 /* The session's status as `kctl status -o json` prints it (new reference). */
 json_t *session_status_json(struct store *st, const char *id);
+
+/* The result evalpod wrote for id in round r's folder (new reference), or NULL. */
+json_t *session_round_result(struct session *s, int round, const char *id);
+/* What round r evaluates: its variants, or the variants a confirmation re-times. */
+json_t *round_programs(struct session *s, int round);
+
+/* --- the winner (winner.c) ----------------------------------------------- */
+
+/*
+ * The one record every output reads (new reference), or NULL before there
+ * is an incumbent: {variant, round (where its figures were measured),
+ * status, shape, median_ms, samples, robust_cv, quality,
+ * speedup_vs_reference, speedup_vs_reference_iqr, speedup_vs_baseline,
+ * gflops, gbps, bottleneck, device, params, build_options,
+ * best_cl_build_options, launch, confirmed, settled, verdict, runner_up,
+ * passes, candidates}.
+ */
+json_t *session_winner(struct store *st, const char *id);
+/* The figures of a result document, as in the record above. */
+json_t *winner_figures(json_t *result);
+/* Build options for best.cl: the variant's, less the -D of parameters that
+ * best.cl applies as #defines (render: options); malloc'd. */
+char *winner_best_options(const struct spec *sp, json_t *variant);
+/* Records variant (store_variant_get form) as the winner, with its figures
+ * from result (timed in round) and extra's keys on top.  In the caller's
+ * transaction, with lineage 0 already naming it. */
+int winner_record(struct session *s, int round, json_t *variant, json_t *result, json_t *extra,
+		  char *msg, size_t n);
+/* "robust CV 12.3%, unstable" for w (a winner or a figures object). */
+void winner_noise(json_t *w, char *out, size_t n);
+
+/* --- confirmation (confirm.c) --------------------------------------------- */
+
+/* The measurement settings of a confirmation's pass (a new object). */
+json_t *confirm_measurement(const struct spec *sp, int pass, int round);
+/*
+ * Creates round r as a pass of a confirmation: the next pass when round
+ * r - 1 decided "confirm", else pass 1 with the incumbent and the fastest
+ * other candidates.  why (may be NULL) is why the search stopped when no
+ * round says it (the search space exhausted).  Committed (PROPOSED).
+ */
+int confirm_propose(struct session *s, int round, const char *why, char *msg, size_t n);
+/* Ranks a confirmation round: the winner, its verdict, another pass or what
+ * follows the confirmation; *stop when the session ends. */
+int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n);
 
 #endif

@@ -101,12 +101,14 @@ struct spec {
 	} kube;
 
 	/* session */
-	int max_rounds;        /* default 10 */
-	double target_speedup; /* vs the reference; 0 = none */
-	int max_evaluations;   /* default 200 */
-	double max_minutes;    /* wall-clock budget; 0 = none */
-	int stagnation_rounds; /* stop when every lineage is this stagnant (default 3) */
-	char *output_dir;      /* resolved; default <spec dir>/runs/<name> */
+	int max_rounds;         /* default 10 */
+	double target_speedup;  /* vs the reference; 0 = none */
+	int max_evaluations;    /* default 200 */
+	double max_minutes;     /* wall-clock budget; 0 = none */
+	int stagnation_rounds;  /* stop when every lineage is this stagnant (default 3) */
+	char *output_dir;       /* resolved; default <spec dir>/runs/<name> */
+	int confirm_passes;     /* session.confirm.passes: 0 = no confirmation (default 3) */
+	int confirm_candidates; /* session.confirm.candidates: re-timed together (default 4) */
 
 	/* batch */
 	int variants_per_round;  /* default 8 */
@@ -126,8 +128,35 @@ struct spec {
  * Also checks: template and reference files exist and are readable, the
  * template's markers balance (at least one block), every expression parses,
  * the tunables' names are identifiers and each constraint parses.
+ *
+ * Last, the problem's expressions are resolved at every shape as evalpod
+ * resolves them: counts, integer scalars, flops and bytes over the shape's
+ * values; reference_launch (or launch, when there is none) for the
+ * reference; launch for the template as written and for the tunables'
+ * settings, rendered as the tuner renders them (the starting values, all
+ * first values, and each tunable through its values).  An unknown name
+ * anywhere is KERR_INVALID; any other failure (division by zero,
+ * overflow, a size that is not positive, an int scalar out of range) is
+ * KERR_RANGE, except at a tunable setting, which the constraints may
+ * exclude.  The message names the shape, e.g.
+ *   spec.yaml:18:16: problem.launch[0].global[0]: unknown name 'VTP' at column 13 at shape 'big' (known: n, LS, U)
  */
 int spec_load(struct spec *s, const char *path, char *msg, size_t n);
 void spec_release(struct spec *s);
+
+/*
+ * The launch geometry of a program (source and build options; either may
+ * be NULL): at every shape, the problem's "launch" plan resolved as evalpod
+ * resolves it (the program's #defines after its -D options, then the
+ * shape's values; common/defines.h).  Returns a new object the caller
+ * decrefs, keyed by shape name in the spec's order:
+ *   {"big": [{"kernel": "mm", "global": [256, 64], "local": [16, 1]}, ...], ...}
+ * ("local" is null where the plan leaves it to the driver), or NULL with
+ * msg naming the shape and expression, e.g.
+ *   shape 'big': problem.launch[0].global[0] 'ceil_div(N, VTP)': unknown name 'VTP' at column 13 (known: N, WX)
+ * A size that is not positive fails too, as it does in evalpod.
+ */
+json_t *spec_launch_geometry(const struct spec *s, const char *source, const char *options,
+			     char *msg, size_t n);
 
 #endif

@@ -113,6 +113,9 @@ static const char *const migrations[] = {
 	      "  round INTEGER,"
 	      "  PRIMARY KEY (session, kind, number),"
 	      "  UNIQUE (session, kind, key));",
+	/* 2: the winner every output reads, and the rounds that confirm it */
+	[2] = "ALTER TABLE sessions ADD COLUMN winner TEXT;"
+	      "ALTER TABLE rounds ADD COLUMN confirm TEXT;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION + 1,
@@ -581,16 +584,47 @@ int store_session_create(struct store *st, const char *id, const char *spec_path
 #define SESSION_COLUMNS                                                                            \
 	"SELECT id AS id, spec_path AS spec_path, spec_hash AS spec_hash,"                         \
 	" output_dir AS output_dir, state AS state, reason AS reason, created AS created,"         \
-	" updated AS updated, rng AS rng FROM sessions "
+	" updated AS updated, rng AS rng, winner AS winner FROM sessions "
+
+/* A column stored as JSON text comes back as the value it holds. */
+static int json_column_fix(json_t *row, const char *key)
+{
+	json_t *text = json_object_get(row, key), *doc;
+
+	if (!json_is_string(text))
+		return 0;
+	doc = doc_parse(json_string_value(text));
+	if (!doc)
+		return -1;
+	return json_object_set_new(row, key, doc);
+}
+
+static int session_fix(json_t *row)
+{
+	return json_column_fix(row, "winner");
+}
 
 json_t *store_session_get(struct store *st, const char *id)
 {
-	return query_one(st, NULL, SESSION_COLUMNS "WHERE id = ?1", "t", id);
+	return query_one(st, session_fix, SESSION_COLUMNS "WHERE id = ?1", "t", id);
 }
 
 json_t *store_session_list(struct store *st)
 {
-	return query_rows(st, NULL, SESSION_COLUMNS "ORDER BY created DESC, rowid DESC", "");
+	return query_rows(st, session_fix, SESSION_COLUMNS "ORDER BY created DESC, rowid DESC", "");
+}
+
+int store_session_set_winner(struct store *st, const char *id, json_t *winner, char *msg, size_t n)
+{
+	char *text = NULL;
+	int rc = winner ? doc_dump(st, winner, &text) : 0;
+
+	if (!rc)
+		rc = db_write(st, "no such session",
+			      "UPDATE sessions SET winner = ?2, updated = " NOW " WHERE id = ?1",
+			      "tt", id, text);
+	free(text);
+	return rc ? fail(st, rc, msg, n, "recording the winner of session '%s'", id) : 0;
 }
 
 int store_session_set_state(struct store *st, const char *id, const char *state, const char *reason,
@@ -633,14 +667,35 @@ int store_round_create(struct store *st, const char *session, int round, const c
 	return rc ? fail(st, rc, msg, n, "creating round %d of session '%s'", round, session) : 0;
 }
 
+static int round_fix(json_t *row)
+{
+	return json_column_fix(row, "confirm");
+}
+
 json_t *store_round_get(struct store *st, const char *session, int round)
 {
 	return query_one(
-		st, NULL,
+		st, round_fix,
 		"SELECT round AS round, state AS state, mode AS mode, decision AS decision,"
-		" reason AS reason, pid AS pid, started AS started, finished AS finished"
-		" FROM rounds WHERE session = ?1 AND round = ?2",
+		" reason AS reason, pid AS pid, started AS started, finished AS finished,"
+		" confirm AS confirm FROM rounds WHERE session = ?1 AND round = ?2",
 		"ti", session, round);
+}
+
+int store_round_set_confirm(struct store *st, const char *session, int round, json_t *confirm,
+			    char *msg, size_t n)
+{
+	char *text = NULL;
+	int rc = doc_dump(st, confirm, &text);
+
+	if (!rc)
+		rc = db_write(st, "no such round",
+			      "UPDATE rounds SET confirm = ?3 WHERE session = ?1 AND round = ?2",
+			      "tit", session, round, text);
+	free(text);
+	return rc ? fail(st, rc, msg, n, "recording the confirmation of round %d of session '%s'",
+			 round, session)
+		  : 0;
 }
 
 int store_round_last(struct store *st, const char *session)
@@ -851,7 +906,9 @@ static int variant_fix(json_t *row)
 	" v.rationale AS rationale, v.created AS created, r.status AS status,"                     \
 	" r.speedup_ref AS speedup_ref, r.speedup_base AS speedup_base, r.median_ms AS median_ms," \
 	" r.gflops AS gflops, r.gbs AS gbs, r.bottleneck AS bottleneck,"                           \
-	" json_extract(r.json, '$.fault.kind') AS fault_kind"                                      \
+	" json_extract(r.json, '$.fault.kind') AS fault_kind,"                                     \
+	" json_extract(r.json, '$.performance.robust_cv') AS robust_cv,"                           \
+	" json_extract(r.json, '$.performance.quality') AS quality"                                \
 	" FROM variants v LEFT JOIN results r ON r.session = v.session AND r.variant = v.id "
 #define VARIANT_COLUMNS VARIANT_SELECT("v.source")
 /* Sources only where there are no parameters to tell the variant by. */

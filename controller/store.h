@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_VERSION 1
+#define STORE_VERSION 2
 
 struct store;
 
@@ -70,7 +70,8 @@ void store_rollback(struct store *st);
 int store_session_create(struct store *st, const char *id, const char *spec_path,
 			 const char *spec_hash, const char *output_dir, char *msg, size_t n);
 /* Returns a new JSON object {id, spec_path, spec_hash, output_dir, state, reason,
- * created, updated, rng} or NULL when absent. */
+ * created, updated, rng, winner} or NULL when absent; winner is the object
+ * last given to store_session_set_winner, or null. */
 json_t *store_session_get(struct store *st, const char *id);
 /* All sessions, newest first: a JSON array of the objects above. */
 json_t *store_session_list(struct store *st);
@@ -81,14 +82,22 @@ int store_session_set_state(struct store *st, const char *id, const char *state,
  * (uint64_t)json_integer_value(rng) is the value saved. */
 int store_session_set_rng(struct store *st, const char *id, uint64_t rng, char *msg, size_t n);
 
+/* The winner record every output reads (session.h, session_winner); NULL
+ * clears it.  Inside the transaction that moves lineage 0. */
+int store_session_set_winner(struct store *st, const char *id, json_t *winner, char *msg, size_t n);
+
 /* --- rounds ----------------------------------------------------------- */
 /* Creates round (>= 0) in state ROUND_PROPOSED, "started" now. */
 int store_round_create(struct store *st, const char *session, int round, const char *mode,
 		       char *msg, size_t n);
-/* {round, state, mode, decision, reason, pid, started, finished} or NULL.
- * state is the enum round_state value (an integer); finished is set when
- * the round reaches ROUND_DONE. */
+/* {round, state, mode, decision, reason, pid, started, finished, confirm} or
+ * NULL.  state is the enum round_state value (an integer); finished is set
+ * when the round reaches ROUND_DONE; confirm is null but for a round that
+ * re-times candidates (mode "confirm": the object of store_round_set_confirm). */
 json_t *store_round_get(struct store *st, const char *session, int round);
+/* What a confirmation round re-times: {pass, passes, programs: [ids], measurement}. */
+int store_round_set_confirm(struct store *st, const char *session, int round, json_t *confirm,
+			    char *msg, size_t n);
 /* The highest round number of the session, 0 if none; negative on failure. */
 int store_round_last(struct store *st, const char *session);
 /* Setting the current state again is allowed (a resume may repeat a step);
@@ -118,7 +127,7 @@ int store_variant_has_hash(struct store *st, const char *session, const char *ha
  * oldest first, each with its result's status/speedups when there is one.
  * Each element: {id, hash, round, parent, lineage, source, options, params
  * (the object back), rationale, created, status, speedup_ref, speedup_base,
- * median_ms, gflops, gbs, bottleneck, fault_kind}, null where absent (all
+ * median_ms, gflops, gbs, bottleneck, fault_kind, robust_cv, quality}, null where absent (all
  * result figures are null before the result is recorded). */
 json_t *store_variants(struct store *st, const char *session, int round);
 /* One variant in the form above, or NULL. */

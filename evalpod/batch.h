@@ -206,13 +206,4 @@ const struct source_spec *batch_variant(const struct batch *b, const char *id);
 /* Finds the upload targets of id; NULL if none. */
 const struct output_url *batch_output_url(const struct batch *b, const char *id);
 
-/*
- * Collects the integer #defines of a source (object-like macros whose body
- * evaluates as an integer expression, in order, each may use the ones
- * before and the shape) and then the -DNAME=VALUE / -DNAME build options
- * (a bare -DNAME is 1) into vars, on top of the shape's values.  Macros
- * that are not integer expressions are skipped.  Always succeeds.
- */
-void batch_collect_defines(const char *source, const char *options, struct expr_vars *vars);
-
 #endif

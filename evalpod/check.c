@@ -3,6 +3,7 @@
  * (stages 1 compile, 2 correctness and 5 IR analysis).  See worker.h.
  */
 #include "worker.h"
+#include "defines.h"
 #include "err.h"
 #include "fileio.h"
 #include "ir.h"
@@ -198,7 +199,7 @@ static void program_vars(const struct batch *b, const struct source_spec *src, s
 
 	for (size_t i = 0; i < sv->nr; i++)
 		expr_vars_set(vars, sv->v[i].name, sv->v[i].value);
-	batch_collect_defines(src->source, src->options, vars);
+	defines_collect(src->source, src->options, vars);
 }
 
 /*

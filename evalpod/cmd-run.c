@@ -450,6 +450,8 @@ static int run_timing(struct run *r)
 		prc = pool_run(&j, 1, 1, r->echo, on_judge, r, r->msg, sizeof(r->msg));
 		if (!prc && j.exited && j.exit_code == 0 && (r->tdoc = run_load_doc(r, "time"))) {
 			apply_timed(r);
+			/* Before any statistic, speedup or gate is drawn from the samples. */
+			noise_apply(&r->noise, r->b.batch_id, r->tdoc);
 			combine_peaks(r);
 			job_release(&j);
 			judge_chan_close(&c);
@@ -687,6 +689,13 @@ int cmd_run(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	if ((rc = parse_args(&r, argc, argv)))
 		return rc;
+	if (noise_from_env(&r.noise, r.msg, sizeof(r.msg))) {
+		log_error("%s", r.msg);
+		return RUN_EXIT_USAGE;
+	}
+	if (r.noise.on)
+		log_warn("%s=%s: every timing will be perturbed (test mode)", NOISE_ENV,
+			 r.noise.text);
 	default_cache_dir(&r, cache, sizeof(cache));
 	r.http.ca_file = r.ca_file;
 	len = readlink("/proc/self/exe", r.exe, sizeof(r.exe) - 1);

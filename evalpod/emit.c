@@ -170,6 +170,15 @@ static void print_row(const char *id, json_t *res)
 	       cell(d, sizeof(d), 2, jget(res, "roofline", "gflops")), bn ? bn : "-");
 }
 
+/* A result whose timings were perturbed must never pass for a real one. */
+static void mark_noise(const struct run *r, json_t *res)
+{
+	json_t *warn = json_object_get(json_object_get(res, "performance"), "warnings");
+
+	if (r->noise.on && json_is_array(warn))
+		json_array_append_new(warn, noise_warning(&r->noise));
+}
+
 static json_t *summary_new(struct run *r)
 {
 	json_t *s = json_pack("{s:s, s:i, s:s, s:[]}", "schema", SUMMARY_SCHEMA, "version",
@@ -194,6 +203,8 @@ static json_t *summary_new(struct run *r)
 					      ? json_object_get(r->ref.check, "compile")
 					      : json_null(),
 				      "performance", rt ? rt : json_null()));
+	if (r->noise.on)
+		json_object_set_new(s, "test_noise", noise_json(&r->noise));
 	return s;
 }
 
@@ -225,6 +236,7 @@ int emit_all(struct run *r, double wall_ms)
 
 		o->time = progs ? json_object_get(progs, o->src->id) : NULL;
 		res = result_build(&r->b, o, &r->ref, base, r->tdoc);
+		mark_noise(r, res);
 		failed |= emit_artifacts(r, o->src->id, res);
 		failed |= emit_doc(r, o->src->id, ou ? ou->result : NULL, res);
 		print_row(o->src->id, res);

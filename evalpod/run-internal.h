@@ -8,6 +8,7 @@
 #include "batch.h"
 #include "http.h"
 #include "judge.h"
+#include "noise.h"
 #include "run.h"
 
 #include <jansson.h>
@@ -26,6 +27,7 @@ struct run {
 	json_t *tdoc;                        /* time.json */
 	uint64_t tseeds[WORKER_TIMING_SETS]; /* drawn afresh for this run */
 	struct judge judge;
+	struct noise noise; /* EVALPOD_TEST_NOISE: perturbs the timings (test mode) */
 	struct http_opts http;
 	char msg[4096];
 };

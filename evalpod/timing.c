@@ -25,6 +25,7 @@
  * and damage is repaired so that it is blamed on the kernel that did it.
  */
 #include "worker.h"
+#include "defines.h"
 #include "err.h"
 #include "fileio.h"
 #include "judge.h"
@@ -201,7 +202,7 @@ static int prepare_prog(struct timer *t, struct tprog *p)
 	}
 	for (size_t i = 0; i < sh->vars.nr; i++)
 		expr_vars_set(&vars, sh->vars.v[i].name, sh->vars.v[i].value);
-	batch_collect_defines(p->src->source, p->src->options, &vars);
+	defines_collect(p->src->source, p->src->options, &vars);
 	rc = plan_bind(&p->plan, &t->w, p->pg.program, launch, nlaunch, &vars, t->msg,
 		       sizeof(t->msg));
 	expr_vars_release(&vars);

@@ -1,0 +1,120 @@
+/*
+ * pairs.c - per-round ratios of two programs timed side by side, their
+ * median and its sign-test interval.
+ */
+#include "pairs.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void push(struct pairs *p, double r)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 64;
+		p->ratio = xreallocarray(p->ratio, p->cap, sizeof(*p->ratio));
+	}
+	p->ratio[p->n++] = r;
+}
+
+/* The sample of performance perf taken in timing round r, or NAN. */
+static double sample_in_round(json_t *perf, json_int_t r)
+{
+	json_t *samples = json_object_get(perf, "samples_ms"), *rounds = json_object_get(perf, "rounds");
+	size_t i;
+	json_t *v;
+
+	json_array_foreach (rounds, i, v)
+		if (json_integer_value(v) == r) {
+			double t = json_number_value(json_array_get(samples, i));
+
+			return json_is_number(json_array_get(samples, i)) && t > 0 && isfinite(t)
+				       ? t
+				       : NAN;
+		}
+	return NAN;
+}
+
+size_t pairs_add(struct pairs *p, json_t *a, json_t *b)
+{
+	json_t *pa = json_object_get(a, "performance"), *pb = json_object_get(b, "performance");
+	const char *ba = json_string_value(json_object_get(a, "batch_id"));
+	const char *bb = json_string_value(json_object_get(b, "batch_id"));
+	json_t *ra = json_object_get(pa, "rounds"), *sa = json_object_get(pa, "samples_ms"), *v;
+	size_t i, added = 0;
+
+	if (!ba || !bb || strcmp(ba, bb) || !json_is_array(ra) || !json_is_array(sa) ||
+	    json_array_size(ra) != json_array_size(sa))
+		return 0;
+	json_array_foreach (ra, i, v) {
+		double ta = json_number_value(json_array_get(sa, i));
+		double tb = sample_in_round(pb, json_integer_value(v));
+
+		if (!json_is_integer(v) || !(ta > 0) || !isfinite(ta) || isnan(tb))
+			continue;
+		push(p, ta / tb);
+		added++;
+	}
+	return added;
+}
+
+void pairs_release(struct pairs *p)
+{
+	free(p->ratio);
+	memset(p, 0, sizeof(*p));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+long pairs_ci_index(size_t n)
+{
+	/* [x[j], x[n-1-j]] (0-based, sorted) misses the median with probability
+	 * 2 P(B <= j), B ~ Binomial(n, 1/2): the largest j that keeps it at or
+	 * under 5%.  P is summed in log space, so large n does not underflow. */
+	double log_half_n = (double)n * log(0.5), cdf = 0;
+	long k = -1;
+
+	for (size_t j = 0; n >= 6 && j < n / 2; j++) {
+		cdf += exp(lgamma((double)n + 1) - lgamma((double)j + 1) -
+			   lgamma((double)(n - j) + 1) + log_half_n);
+		if (2 * cdf > 0.05)
+			break;
+		k = (long)j;
+	}
+	return k;
+}
+
+struct pair_verdict pairs_verdict(struct pairs *p)
+{
+	struct pair_verdict v = { p->n, NAN, NAN, NAN };
+	long k;
+
+	if (!p->n)
+		return v;
+	qsort(p->ratio, p->n, sizeof(*p->ratio), cmp_double);
+	v.median = p->n % 2 ? p->ratio[p->n / 2]
+			    : (p->ratio[p->n / 2 - 1] + p->ratio[p->n / 2]) / 2;
+	k = pairs_ci_index(p->n);
+	if (k >= 0) {
+		v.lo = p->ratio[k];
+		v.hi = p->ratio[p->n - 1 - (size_t)k];
+	}
+	return v;
+}
+
+void pairs_describe(struct sbuf *b, struct pair_verdict v)
+{
+	sbuf_addf(b, "%+.1f%%", (v.median - 1) * 100);
+	if (isfinite(v.lo))
+		sbuf_addf(b, " (95%% CI %+.1f%% to %+.1f%%, %zu paired samples)", (v.lo - 1) * 100,
+			  (v.hi - 1) * 100, v.n);
+	else
+		sbuf_addf(b, " (%zu paired samples: too few for an interval)", v.n);
+}

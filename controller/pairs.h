@@ -1,0 +1,63 @@
+/*
+ * pairs.h - is one kernel faster than another, and how sure is that?
+ *
+ * evalpod times the programs of a batch in rounds, each program at most one
+ * sample per round, in an order that changes from round to round.  Two
+ * programs' samples from the same round saw the same machine, so their
+ * ratio cancels load that comes and goes more slowly than a round.  A
+ * comparison gathers those per-round ratios (from one or several evalpod
+ * processes, never pairing samples of different processes) and gives their
+ * median with a distribution-free 95% confidence interval: the interval of
+ * order statistics the sign test gives, which assumes nothing about the
+ * shape of the noise.
+ */
+#ifndef KCTL_PAIRS_H
+#define KCTL_PAIRS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* Ratios a/b of per-round times of two programs: above 1, b is faster. */
+struct pairs {
+	double *ratio;
+	size_t n, cap;
+};
+
+/* What the pairs say about "b is faster than a" (speedup of b over a). */
+struct pair_verdict {
+	size_t n;      /* pairs */
+	double median; /* of the ratios; NAN without pairs */
+	double lo, hi; /* 95% interval of the median; NAN when n < 6 (too few to say) */
+};
+
+/*
+ * Adds the per-round ratios of two evalpod result documents (performance.
+ * samples_ms and .rounds): time of a / time of b, for each round that holds
+ * a sample of both.  Nothing is added when the two were not timed in the
+ * same evalpod process (batch_id differs) or either lacks samples.
+ * Returns how many were added.
+ */
+size_t pairs_add(struct pairs *p, json_t *a, json_t *b);
+void pairs_release(struct pairs *p);
+
+/* The median of the ratios and its 95% interval (p is reordered). */
+struct pair_verdict pairs_verdict(struct pairs *p);
+
+/*
+ * The 95% interval of a median from n sorted values by order statistics:
+ * [x[k], x[n-1-k]] with the largest k whose two-sided sign-test level is at
+ * most 5%.  Returns k, or -1 when n is too small for any interval (n < 6).
+ */
+long pairs_ci_index(size_t n);
+
+/* "+8.1% (95% CI +3.0% to +12.4%, 60 paired samples)": v as a speed difference. */
+struct sbuf;
+void pairs_describe(struct sbuf *b, struct pair_verdict v);
+
+/* Whether v shows a speedup with 95% confidence. */
+static inline int pairs_faster(struct pair_verdict v)
+{
+	return v.lo == v.lo && v.lo > 1; /* NAN fails */
+}
+
+#endif
