@@ -11,10 +11,11 @@
  * ratios of all passes so far are pooled (pairs.h) and each pair of
  * candidates that passed gets a median speedup with its 95% interval.
  *
- * The incumbent keeps its place unless a candidate is faster with 95%
- * confidence.  The ordering is settled when the winner is faster than every
- * other candidate with 95% confidence, or equal to it within 1% (the whole
- * interval inside 1/1.01..1.01).  While it is not, and passes are left, the
+ * The incumbent keeps its place unless a candidate is faster by more than
+ * 1% with 95% confidence (the interval's lower end above 1.01).  The
+ * ordering is settled when the winner is so faster than every other
+ * candidate, or equal to it within 1% (the whole interval inside
+ * 1/1.01..1.01).  While it is not, and passes are left, the
  * next pass re-times the winner and the candidates it is not separated
  * from, with twice the samples, twice the sampling time and samples twice
  * as long.  Nothing is recorded as a success that the interval does not
@@ -32,7 +33,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define TIE 0.01 /* candidates within 1% of each other are equally fast */
+#define TIE PAIRS_MIN_GAIN
 
 static int64_t mint(json_t *m, const char *key, int64_t dflt)
 {
@@ -195,12 +196,12 @@ static struct pair_verdict compare(struct confirmation *cf, size_t a, size_t b)
 
 static int faster_for_sure(struct pair_verdict v)
 {
-	return isfinite(v.lo) && v.lo > 1;
+	return pairs_faster(v);
 }
 
 static int equal_for_sure(struct pair_verdict v)
 {
-	return isfinite(v.lo) && v.lo >= 1 / (1 + TIE) && v.hi <= 1 + TIE;
+	return pairs_equal(v);
 }
 
 static void load(struct confirmation *cf, json_t *programs)

@@ -54,10 +54,19 @@ long pairs_ci_index(size_t n);
 struct sbuf;
 void pairs_describe(struct sbuf *b, struct pair_verdict v);
 
-/* Whether v shows a speedup with 95% confidence. */
+/* Differences within 1% are not improvements: kernels that close are equally fast. */
+#define PAIRS_MIN_GAIN 0.01
+
+/* Whether v shows a speedup of more than PAIRS_MIN_GAIN with 95% confidence. */
 static inline int pairs_faster(struct pair_verdict v)
 {
-	return v.lo == v.lo && v.lo > 1; /* NAN fails */
+	return v.lo == v.lo && v.lo > 1 + PAIRS_MIN_GAIN; /* NAN fails */
+}
+
+/* Whether v shows, with 95% confidence, that the two are within PAIRS_MIN_GAIN. */
+static inline int pairs_equal(struct pair_verdict v)
+{
+	return v.lo == v.lo && v.lo >= 1 / (1 + PAIRS_MIN_GAIN) && v.hi <= 1 + PAIRS_MIN_GAIN;
 }
 
 #endif

@@ -7,6 +7,7 @@
  * NULL to delete), so each case shows exactly what is wrong with it.
  */
 #include "batch.h"
+#include "defines.h"
 #include "err.h"
 #include "xalloc.h"
 
@@ -588,7 +589,7 @@ TEST(message_buffer_optional)
 	free(text);
 }
 
-/* ---- batch_collect_defines ---- */
+/* ---- defines_collect (common/defines.c, as evalpod uses it) ---- */
 
 static const struct define_case {
 	const char *source;
@@ -640,7 +641,7 @@ TEST(collect_defines)
 		int found;
 
 		expr_vars_set(&vars, "M", 512);
-		batch_collect_defines(c->source, c->options, &vars);
+		defines_collect(c->source, c->options, &vars);
 		found = expr_vars_get(&vars, c->name, &v) == 0;
 		if (found != c->found || (found && v != c->value))
 			fprintf(stderr, "define case %zu (%s): found %d value %lld\n", i, c->name,

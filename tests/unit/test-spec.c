@@ -27,6 +27,7 @@
 static char tmpdir[] = "/tmp/test-spec-XXXXXX";
 static char *tmpreal; /* realpath of tmpdir: the folder spec_load reports */
 static const char *matmul_path;
+static char *root_dir; /* the repository, for the specs it ships */
 
 static const char tmpl_src[] =
 	"// a template\n"
@@ -37,10 +38,14 @@ static const char tmpl_src[] =
 
 static const char marked_src[] = "/* BEGIN-EVOLVE tile */\n"
 				 "#define TM 4\n"
+				 "#define VN 8\n"
+				 "#define WX 16\n"
 				 "/* END-EVOLVE */\n"
 				 "__kernel void mm(void) {}\n";
 
-static const char ref_src[] = "__kernel void mm_ref(__global const float *A) {}\n";
+/* The base spec's reference runs its launch plan, whose local size is WX. */
+static const char ref_src[] = "#define WX 1\n"
+			      "__kernel void mm_ref(__global const float *A) {}\n";
 
 /* Writes text to tmpdir/name; returns the malloc'd path. */
 static char *put(const char *name, const char *text)
@@ -130,7 +135,7 @@ static const char full_spec[] =
 	"  - {name: 512, values: {M: 512, N: 512, K: 512}}\n"
 	"  - values: {M: 1024, N: 1024, K: 1024}\n"
 	"    timed: true\n"
-	"  - {name: odd.1, values: {M: -1, N: 3, K: 5}, timed: false}\n"
+	"  - {name: odd.1, values: {M: 1, N: 3, K: 5, D: -1}, timed: false}\n"
 	"tunables:\n"
 	"  params:\n"
 	"    TM: [1, 2, 4, 8]\n"
@@ -206,7 +211,7 @@ static const char full_problem[] =
 static const char full_shapes[] =
 	"[{'name': '512', 'values': {'M': 512, 'N': 512, 'K': 512}},"
 	" {'name': '1024x1024x1024', 'values': {'M': 1024, 'N': 1024, 'K': 1024}, 'timed': true},"
-	" {'name': 'odd.1', 'values': {'M': -1, 'N': 3, 'K': 5}, 'timed': false}]";
+	" {'name': 'odd.1', 'values': {'M': 1, 'N': 3, 'K': 5, 'D': -1}, 'timed': false}]";
 
 static void check_full_tunables(const struct spec *s)
 {
@@ -610,6 +615,285 @@ TEST(malformed)
 	}
 }
 
+/* ---- expressions resolved at load, as evalpod resolves them ---- */
+
+/* Tunables with #ifndef defaults; PER does not evaluate when U is 4. */
+static const char ex_src[] =
+	"// EVOLVE-BLOCK-START\n"
+	"#ifndef LS\n"
+	"#define LS 64\n"
+	"#endif\n"
+	"#ifndef U\n"
+	"#define U 1\n"
+	"#endif\n"
+	"#define PER (64 / (4 - U))\n"
+	"__kernel void ex(__global const float *x, __global float *y, int n) {}\n"
+	"// EVOLVE-BLOCK-END\n";
+
+static const char ex_ref_src[] = "__kernel void ex_ref(__global const float *x) {}\n";
+
+static const char expr_spec[] = "kernel:\n"
+				"  name: ex\n"
+				"  template: ex.cl\n"
+				"  reference: ex_ref.cl\n"
+				"problem:\n"
+				"  buffers:\n"
+				"    x: {type: float, count: n}\n"
+				"    y: {type: float, count: n, role: output}\n"
+				"  scalars:\n"
+				"    n: {type: int, value: n}\n"
+				"  launch:\n"
+				"    - kernel: ex\n"
+				"      args: [x, y, n, {local: LS*4}]\n"
+				"      global: [\"round_up(ceil_div(n, U), LS)\"]\n"
+				"      local: [LS]\n"
+				"  reference_launch:\n"
+				"    - {kernel: ex_ref, args: [x, y, n], global: [n]}\n"
+				"  flops: 2*n\n"
+				"shapes:\n"
+				"  - {name: big, timed: true, values: {n: 4096}}\n"
+				"  - {name: odd, values: {n: 1000}}\n"
+				"tunables:\n"
+				"  params:\n"
+				"    LS: [16, 32, 64]\n"
+				"    U: [1, 2, 4]\n"
+				"  render: options\n";
+
+static const struct expr_case {
+	const char *find[2], *repl[2]; /* edits of expr_spec (a NULL find: none) */
+	const char *where;             /* "LINE:COLUMN: key.path"; NULL: the spec loads */
+	int code;
+	const char *why; /* a substring of the reason */
+} expr_cases[] = {
+	{ { NULL }, { NULL }, NULL, 0, NULL },
+	{ { "ceil_div(n, U)" },
+	  { "ceil_div(n, VTP)" },
+	  "14:16: problem.launch[0].global[0]",
+	  KERR_INVALID,
+	  "unknown name 'VTP' at column 22 at shape 'big' (known: n, LS, U, PER)" },
+	{ { "local: [LS]" },
+	  { "local: [LSS]" },
+	  "15:15: problem.launch[0].local[0]",
+	  KERR_INVALID,
+	  "unknown name 'LSS' at column 1 at shape 'big' (known: n, LS, U, PER)" },
+	{ { "global: [n]}" },
+	  { "global: [N]}" },
+	  "17:50: problem.reference_launch[0].global[0]",
+	  KERR_INVALID,
+	  "unknown name 'N' at column 1 at shape 'big' for the reference (known: n)" },
+	{ { "count: n}" },
+	  { "count: nn}" },
+	  "7:29: problem.buffers.x.count",
+	  KERR_INVALID,
+	  "unknown name 'nn' at column 1 at shape 'big' (known: n)" },
+	{ { "{local: LS*4}" },
+	  { "{local: LS*W}" },
+	  "13:31: problem.launch[0].args[3].local",
+	  KERR_INVALID,
+	  "unknown name 'W' at column 4 at shape 'big'" },
+	/* counts, scalars, flops and bytes see the shape's values alone */
+	{ { "flops: 2*n" },
+	  { "flops: 2*LS" },
+	  "18:10: problem.flops",
+	  KERR_INVALID,
+	  "unknown name 'LS' at column 3 at shape 'big' (known: n)" },
+	{ { "value: n}" },
+	  { "value: U}" },
+	  "10:27: problem.scalars.n.value",
+	  KERR_INVALID,
+	  "unknown name 'U' at column 1 at shape 'big' (known: n)" },
+	{ { "count: n}" },
+	  { "count: n - 2000}" },
+	  "7:29: problem.buffers.x.count",
+	  KERR_RANGE,
+	  "'n - 2000' = -1000 is not positive at shape 'odd'" },
+	{ { "value: n}" },
+	  { "value: n * 0x1000000}" },
+	  "10:27: problem.scalars.n.value",
+	  KERR_RANGE,
+	  "= 68719476736 does not fit in int at shape 'big'" },
+	/* arithmetic fails for the template as written (U is 1) ... */
+	{ { "local: [LS]" },
+	  { "local: [\"LS / (U - 1)\"]" },
+	  "15:15: problem.launch[0].local[0]",
+	  KERR_RANGE,
+	  "division by zero at column 4 at shape 'big'" },
+	{ { "local: [LS]" },
+	  { "local: [\"LS - 64\"]" },
+	  "15:15: problem.launch[0].local[0]",
+	  KERR_RANGE,
+	  "'LS - 64' = 0 is not positive at shape 'big'" },
+	/* ... but not when only another setting makes it fail */
+	{ { "local: [LS]" }, { "local: [\"LS / (U != 2)\"]" }, NULL, 0, NULL },
+	{ { "local: [LS]" }, { "local: [\"LS - 32\"]" }, NULL, 0, NULL },
+	/* a name unknown at one setting fails whatever the constraints say */
+	{ { "local: [LS]" },
+	  { "local: [PER]" },
+	  "15:15: problem.launch[0].local[0]",
+	  KERR_INVALID,
+	  "unknown name 'PER' at column 1 at shape 'big' with LS=64 U=4 (known: n, LS, U)" },
+	/* names from build options, render: define */
+	{ { "  reference: ex_ref.cl\n", "{local: LS*4}" },
+	  { "  reference: ex_ref.cl\n  build_options: -DW=4\n", "{local: LS*W}" },
+	  NULL,
+	  0,
+	  NULL },
+	{ { "render: options" }, { "render: define" }, NULL, 0, NULL },
+	/*
+	 * A tunable the template does not define (render: define adds it to the
+	 * variants) is fine until the launch plan uses it: round 0 runs the
+	 * template as written.
+	 */
+	{ { "render: options", "U: [1, 2, 4]\n" },
+	  { "render: define", "U: [1, 2, 4]\n    V: [1, 2]\n" },
+	  NULL,
+	  0,
+	  NULL },
+	{ { "local: [LS]", "U: [1, 2, 4]\n" },
+	  { "local: [V]", "U: [1, 2, 4]\n    V: [1, 2]\n" },
+	  "15:15: problem.launch[0].local[0]",
+	  KERR_INVALID,
+	  "unknown name 'V' at column 1 at shape 'big' (known: n, LS, U, PER)" },
+	/* without reference_launch the reference runs launch */
+	{ { "  reference_launch:\n    - {kernel: ex_ref, args: [x, y, n], global: [n]}\n" },
+	  { "" },
+	  "13:31: problem.launch[0].args[3].local",
+	  KERR_INVALID,
+	  "unknown name 'LS' at column 1 at shape 'big' for the reference (known: n)" },
+};
+
+/* expr_spec with c's edits (each of the first occurrence), malloc'd; NULL if one is missing. */
+static char *expr_edit(const struct expr_case *c)
+{
+	char *text = xstrdup(expr_spec);
+
+	for (size_t i = 0; i < 2 && c->find[i]; i++) {
+		struct sbuf out = SBUF_INIT;
+		const char *at = strstr(text, c->find[i]);
+
+		if (!at) {
+			fprintf(stderr, "expr edit '%s' not found\n", c->find[i]);
+			free(text);
+			return NULL;
+		}
+		sbuf_add(&out, text, (size_t)(at - text));
+		sbuf_adds(&out, c->repl[i]);
+		sbuf_adds(&out, at + strlen(c->find[i]));
+		sbuf_addch(&out, '\0');
+		free(text);
+		text = sbuf_detach(&out, NULL);
+	}
+	return text;
+}
+
+TEST(expr_checks)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(expr_cases); i++) {
+		const struct expr_case *c = &expr_cases[i];
+		struct spec s;
+		char msg[1024] = "";
+		char *text = expr_edit(c), *path, *prefix = NULL;
+		int rc, ok;
+
+		CHECK(text != NULL);
+		if (!text)
+			continue;
+		path = put("ex.yaml", text);
+		rc = spec_load(&s, path, msg, sizeof(msg));
+		if (c->where) {
+			prefix = xasprintf("%s:%s: ", path, c->where);
+			ok = rc == c->code && !strncmp(msg, prefix, strlen(prefix)) &&
+			     strstr(msg + strlen(prefix), c->why);
+		} else {
+			ok = rc == 0 && !msg[0];
+		}
+		if (!ok)
+			fprintf(stderr,
+				"expr case %zu: rc %d (want %d)\n  got  %s\n  want %s...%s\n", i,
+				rc, c->code, msg, prefix ? prefix : "", c->why ? c->why : "");
+		CHECK(ok);
+		spec_release(&s);
+		free(prefix);
+		free(path);
+		free(text);
+	}
+}
+
+TEST(launch_geometry)
+{
+	static const struct {
+		const char *spec, *source, *options;
+		const char *want; /* JSON; NULL: fails with why */
+		const char *why;
+	} cases[] = {
+		{ expr_spec, ex_src, "",
+		  "{'big': [{'kernel': 'ex', 'global': [4096], 'local': [64]}],"
+		  " 'odd': [{'kernel': 'ex', 'global': [1024], 'local': [64]}]}",
+		  NULL },
+		/* -D options win over the #defines */
+		{ expr_spec, ex_src, "-cl-mad-enable -DU=4 -D LS=32",
+		  "{'big': [{'kernel': 'ex', 'global': [1024], 'local': [32]}],"
+		  " 'odd': [{'kernel': 'ex', 'global': [256], 'local': [32]}]}",
+		  NULL },
+		{ expr_spec, "#define U 2\n#define LS (U * 8)\n", NULL,
+		  "{'big': [{'kernel': 'ex', 'global': [2048], 'local': [16]}],"
+		  " 'odd': [{'kernel': 'ex', 'global': [512], 'local': [16]}]}",
+		  NULL },
+		{ min_spec, NULL, NULL, "{'4': [{'kernel': 'mm', 'global': [4], 'local': null}]}",
+		  NULL },
+		{ expr_spec, "#define LS 64\n", NULL, NULL,
+		  "shape 'big': problem.launch[0].global[0] 'round_up(ceil_div(n, U), LS)': "
+		  "unknown name 'U' at column 22 (known: n, LS)" },
+		{ expr_spec, ex_src, "-DLS=0", NULL,
+		  "shape 'big': problem.launch[0].global[0] 'round_up(ceil_div(n, U), LS)': "
+		  "division by zero in 'round_up' at column 1" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct spec s;
+		char msg[1024] = "";
+		char *path = put("geo.yaml", cases[i].spec);
+		json_t *g = NULL;
+
+		CHECK(spec_load(&s, path, msg, sizeof(msg)) == 0);
+		CHECK_STR(msg, "");
+		g = spec_launch_geometry(&s, cases[i].source, cases[i].options, msg, sizeof(msg));
+		if (cases[i].want) {
+			CHECK(same_json(g, cases[i].want));
+		} else {
+			CHECK(g == NULL);
+			CHECK_STR(msg, cases[i].why);
+		}
+		json_decref(g);
+		spec_release(&s);
+		free(path);
+	}
+}
+
+/* The specs the project ships load. */
+TEST(shipped_specs)
+{
+	static const char *const specs[] = {
+		"examples/matmul.yaml",
+		"examples/gmm_fp8_blockwise.yaml",
+		"examples/chunk_gla.yaml",
+		"tests/data/kctl/affine.yaml",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct spec s;
+		char msg[1024] = "";
+		char *path = xasprintf("%s/%s", root_dir, specs[i]);
+		int rc = spec_load(&s, path, msg, sizeof(msg));
+
+		if (rc)
+			fprintf(stderr, "%s: %s\n", specs[i], msg);
+		CHECK(rc == 0);
+		spec_release(&s);
+		free(path);
+	}
+}
+
 static void setup(void)
 {
 	char *p;
@@ -628,6 +912,21 @@ static void setup(void)
 		fprintf(stderr, "cannot make %s\n", p);
 	free(p);
 	free(put("src/tmpl.cl", marked_src));
+	free(put("ex.cl", ex_src));
+	free(put("ex_ref.cl", ex_ref_src));
+}
+
+/* The repository: two folders up from examples/matmul.yaml. */
+static char *repo_root(const char *matmul)
+{
+	const char *end = matmul + strlen(matmul);
+	int slashes = 0;
+
+	while (end > matmul && slashes < 2)
+		slashes += *--end == '/';
+	if (slashes < 2)
+		return xstrdup(slashes ? "." : "..");
+	return end == matmul ? xstrdup("/") : xstrndup(matmul, (size_t)(end - matmul));
 }
 
 int main(int argc, char **argv)
@@ -645,6 +944,7 @@ int main(int argc, char **argv)
 				  slash ? __FILE__ : ".");
 		matmul_path = guess;
 	}
+	root_dir = repo_root(matmul_path);
 	setup();
 	RUN(full_spec);
 	RUN(defaults);
@@ -653,9 +953,13 @@ int main(int argc, char **argv)
 	RUN(matmul_example);
 	RUN(missing_spec_file);
 	RUN(malformed);
+	RUN(expr_checks);
+	RUN(launch_geometry);
+	RUN(shipped_specs);
 	printf("%zu malformed specs checked\n", ARRAY_SIZE(bads));
 	dir_remove_tree(tmpdir);
 	free(tmpreal);
+	free(root_dir);
 	free(guess);
 	return test_summary();
 }
