@@ -90,7 +90,8 @@ def clean_env(tmp):
                NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
     # Loopback only, and the system trust store must not learn our CA.
     for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
-                 "ALL_PROXY", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"):
+                 "ALL_PROXY", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR",
+                 "EVALPOD_TEST_NOISE"):
         env.pop(name, None)
     return env
 
@@ -311,6 +312,20 @@ def no_output_anywhere_is_a_usage_error(ctx):
     ctx.expect("--out" in err, "stderr says to give --out (got %r)" % err[:300])
 
 
+@test
+def invalid_test_noise_is_a_usage_error(ctx):
+    d = ctx.fresh_dir("badnoise")
+    path = write_batch(ctx, d, make_batch())
+    for value in ("7", "x:0.3", "7:abc", "7:0.3x", "7:10.5", "7:-1", " 7:0.3"):
+        out_dir = os.path.join(d, "out")
+        rc, out, err = ctx.evalpod_run(["run", path, "--out", out_dir],
+                                       env=dict(ctx.env, EVALPOD_TEST_NOISE=value))
+        expect_status(ctx, rc, 2, err)
+        ctx.expect("invalid EVALPOD_TEST_NOISE '%s'" % value in err,
+                   "stderr names the variable and %r (got %r)" % (value, err[:300]))
+        ctx.expect(not os.path.exists(out_dir), "nothing written for %r" % value)
+
+
 # -- the batch at fault ------------------------------------------------------
 
 @test
@@ -503,6 +518,77 @@ def failed_upload_keeps_local_results(ctx):
     ctx.expect(load_json(os.path.join(out_dir, "summary.json")) is not None,
                "--out still has summary.json")
     no_secret(ctx, out, err)
+
+
+def perturbation(raw, got):
+    """Per sample, the factor between the timing worker's own figures (raw)
+    and the published ones (got), on both clocks: [(round, event, host)]."""
+    rounds = got.get("rounds") or []
+    pairs = zip(rounds, raw.get("samples_ms") or [], got.get("samples_ms") or [],
+                raw.get("host_ms") or [], got.get("host_ms") or [])
+    return [(r, e1 / e0, h1 / h0) for r, e0, e1, h0, h1 in pairs if e0 > 0 and h0 > 0]
+
+
+@test
+def test_noise_perturbs_every_sample_and_says_so(ctx):
+    # EVALPOD_TEST_NOISE=3:0.5: every sample is the timing worker's own
+    # (kept in the work directory) times (1 + 0.5 u) (1 + 0.25 u'), the same
+    # on both clocks, the first factor shared by the programs of a round;
+    # the statistics are the perturbed samples'; and every result and the
+    # summary say the run was perturbed.
+    d = ctx.fresh_dir("noise")
+    out_dir, tmpdir = os.path.join(d, "out"), os.path.join(d, "tmp")
+    os.mkdir(tmpdir)
+    batch = make_batch()
+    batch["measurement"]["min_samples"] = 10
+    rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir,
+                                    "--keep-work"],
+                                   env=dict(ctx.env, EVALPOD_TEST_NOISE="3:0.5", TMPDIR=tmpdir))
+    expect_status(ctx, rc, 0, err)
+    ctx.expect("EVALPOD_TEST_NOISE=3:0.5" in err and "test mode" in err,
+               "stderr says the timings are perturbed (got %r)" % err[-600:])
+    warning = "timings perturbed by EVALPOD_TEST_NOISE=3:0.5 (test mode)"
+    summary = load_json(os.path.join(out_dir, "summary.json")) or {}
+    ctx.expect(summary.get("test_noise") == {"seed": 3, "amplitude": 0.5},
+               "summary.json has test_noise (got %r)" % summary.get("test_noise"))
+    res = load_json(os.path.join(out_dir, "good.json")) or {}
+    perf = res.get("performance") or {}
+    ctx.expect(res.get("status") == "ok", "good is ok (got %r: %s)"
+               % (res.get("status"), str(res.get("fault"))[:300]))
+    ctx.expect(perf.get("warnings", [])[-1:] == [warning],
+               "good.json's warnings end with the test-mode warning (got %r)"
+               % perf.get("warnings"))
+    ctx.expect([e.get("performance", {}).get("warnings") for e in summary.get("results", [])]
+               == [perf.get("warnings")], "the summary's entry has the same warnings")
+    works = [n for n in os.listdir(tmpdir) if n.startswith("evalpod-")]
+    if not ctx.expect(len(works) == 1, "one work directory kept (found %r)" % works):
+        return
+    raw = (load_json(os.path.join(tmpdir, works[0], "w", "time", "doc.json")) or {}).get(
+        "programs") or {}
+    ref = (summary.get("reference") or {}).get("performance") or {}
+    factors = {}
+    for name, got in (("good", perf), ("reference", ref)):
+        f = perturbation(raw.get(name) or {}, got)
+        factors[name] = {r: e for r, e, _ in f}
+        ctx.expect(len(f) >= 10 and len(f) == len(got.get("samples_ms") or []),
+                   "%s: every sample has its worker's original (%d of %d)"
+                   % (name, len(f), len(got.get("samples_ms") or [])))
+        ctx.expect(all(1 - 1e-8 <= e < 1.5 * 1.25 + 1e-8 and abs(h / e - 1) < 1e-6
+                       for _, e, h in f),
+                   "%s: each factor is in [1, 1.875), the same on both clocks (got %r)"
+                   % (name, f))
+        ctx.expect(max((e for _, e, _ in f), default=1) > 1.05,
+                   "%s: the samples were perturbed (factors %r)" % (name, f))
+        samples, stats = got.get("samples_ms") or [], got.get("stats") or {}
+        ctx.expect(samples and (stats.get("n"), stats.get("min"), stats.get("max")) ==
+                   (len(samples), min(samples), max(samples)),
+                   "%s: the stats are the perturbed samples' (n, min, max %r; samples %r)"
+                   % (name, (stats.get("n"), stats.get("min"), stats.get("max")), samples))
+    shared = set(factors["good"]) & set(factors["reference"])
+    ratios = [factors["good"][r] / factors["reference"][r] for r in shared]
+    ctx.expect(shared and all(1 / 1.25 - 1e-8 < q < 1.25 + 1e-8 for q in ratios),
+               "in a round the two programs differ only by their jitters (got %r)" % ratios)
+    shutil.rmtree(os.path.join(tmpdir, works[0]), ignore_errors=True)
 
 
 # -- hangs and interrupts -----------------------------------------------------
