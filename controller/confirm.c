@@ -194,14 +194,63 @@ static struct pair_verdict compare(struct confirmation *cf, size_t a, size_t b)
 	return v;
 }
 
-static int faster_for_sure(struct pair_verdict v)
+/* The verdict of pass k alone on a over b. */
+static struct pair_verdict compare_pass(struct confirmation *cf, int k, size_t a, size_t b)
 {
-	return pairs_faster(v);
+	struct pairs p = { 0 };
+	struct pair_verdict v;
+
+	if (cf->c[a].history[k] && cf->c[b].history[k])
+		pairs_add(&p, cf->c[b].history[k], cf->c[a].history[k]);
+	v = pairs_verdict(&p);
+	pairs_release(&p);
+	return v;
 }
 
-static int equal_for_sure(struct pair_verdict v)
+/*
+ * Whether a is faster than b by more than 1% for sure.  One process can be
+ * off by more than that (pairs.h), so it takes two passes or more, each
+ * showing it on its own (its 95% interval above 1.01), and their medians'
+ * t-interval above 1.01 as well.
+ */
+static int faster_for_sure(struct confirmation *cf, size_t a, size_t b)
 {
-	return pairs_equal(v);
+	double sum = 0, sum2 = 0, mean, sd;
+	int k, npass = 0;
+
+	for (k = 0; k < cf->npass; k++) {
+		struct pair_verdict v = compare_pass(cf, k, a, b);
+
+		if (!v.n)
+			continue;
+		if (!pairs_faster(v))
+			return 0;
+		npass++;
+		sum += log(v.median);
+		sum2 += log(v.median) * log(v.median);
+	}
+	if (npass < 2)
+		return 0;
+	mean = sum / npass;
+	sd = sqrt(fmax(0, (sum2 - npass * mean * mean) / (npass - 1)));
+	return mean - pairs_t975(npass - 1) * sd / sqrt(npass) > log(1 + PAIRS_MIN_GAIN);
+}
+
+/* Whether a and b are within 1% for sure: in two passes or more, each on its own. */
+static int equal_for_sure(struct confirmation *cf, size_t a, size_t b)
+{
+	int npass = 0;
+
+	for (int k = 0; k < cf->npass; k++) {
+		struct pair_verdict v = compare_pass(cf, k, a, b);
+
+		if (!v.n)
+			continue;
+		if (!pairs_equal(v))
+			return 0;
+		npass++;
+	}
+	return npass >= 2;
 }
 
 static void load(struct confirmation *cf, json_t *programs)
@@ -355,12 +404,13 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 		for (size_t i = 0; i < cf.nc; i++) {
 			struct pair_verdict v;
 
-			if (i == w || !cf.c[i].ok || !faster_for_sure(v = compare(&cf, i, w)))
+			if (i == w || !cf.c[i].ok || !faster_for_sure(&cf, i, w))
 				continue;
 			if (i == lead) {
 				beat = i;
 				break;
 			}
+			v = compare(&cf, i, w);
 			if (v.median > best) {
 				best = v.median;
 				beat = i;
@@ -381,7 +431,9 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 			if (i == w || !cf.c[i].ok)
 				continue;
 			v = compare(&cf, w, i);
-			how = faster_for_sure(v) ? "slower" : equal_for_sure(v) ? "equal" : "unsettled";
+			how = faster_for_sure(&cf, w, i) ? "slower"
+			      : equal_for_sure(&cf, w, i) ? "equal"
+							  : "unsettled";
 			if (!strcmp(how, "unsettled")) {
 				unsettled++;
 				json_array_append_new(next, json_string(cf.c[i].id));
@@ -420,7 +472,7 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 		struct pair_verdict rv = compare(&cf, w, runner);
 
 		sbuf_addf(&verdict, "%s: %s ", settled ? "confirmed" : "not settled", cf.c[w].id);
-		if (settled && faster_for_sure(rv)) {
+		if (settled && faster_for_sure(&cf, w, runner)) {
 			sbuf_addf(&verdict, "is faster side by side than every other candidate, "
 					    "than the closest, %s, by ",
 				  cf.c[runner].id);

@@ -581,7 +581,7 @@ static int spec_fault(struct session *s, int round, char *msg, size_t n)
 			same = 0;
 		}
 		/* a compile error inside the blocks is the variant's, not the spec's */
-		if (same && !strcmp(st, "compile_error") &&
+		if (same && round > 0 && !strcmp(st, "compile_error") &&
 		    !strcmp(json_string_value(json_object_get(json_object_get(r, "fault"),
 							      "kind")),
 			    "compile_error")) {

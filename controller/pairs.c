@@ -118,3 +118,11 @@ void pairs_describe(struct sbuf *b, struct pair_verdict v)
 	else
 		sbuf_addf(b, " (%zu paired samples: too few for an interval)", v.n);
 }
+
+double pairs_t975(int df)
+{
+	static const double t[] = { 0, 12.706, 4.303, 3.182, 2.776, 2.571,
+				    2.447, 2.365, 2.306, 2.262, 2.228 };
+
+	return df < 1 ? INFINITY : df <= 10 ? t[df] : 1.96 + 2.5 / df;
+}

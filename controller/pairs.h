@@ -57,6 +57,16 @@ void pairs_describe(struct sbuf *b, struct pair_verdict v);
 /* Differences within 1% are not improvements: kernels that close are equally fast. */
 #define PAIRS_MIN_GAIN 0.01
 
+/*
+ * One evalpod process can time a program up to about 10% off its true
+ * speed relative to the others it times (measured on PoCL between
+ * identical kernels: where each program's code lands in memory differs
+ * from process to process).  Paired ratios cannot cancel that, so a
+ * comparison from one process proves a gain only beyond this allowance;
+ * below it, only the agreement of several processes does (confirm.c).
+ */
+#define PAIRS_PROCESS_BIAS 0.15
+
 /* Whether v shows a speedup of more than PAIRS_MIN_GAIN with 95% confidence. */
 static inline int pairs_faster(struct pair_verdict v)
 {
@@ -68,5 +78,14 @@ static inline int pairs_equal(struct pair_verdict v)
 {
 	return v.lo == v.lo && v.lo >= 1 / (1 + PAIRS_MIN_GAIN) && v.hi <= 1 + PAIRS_MIN_GAIN;
 }
+
+/* Whether v, measured in one process, shows a gain beyond that process's own bias. */
+static inline int pairs_faster_alone(struct pair_verdict v)
+{
+	return v.lo == v.lo && v.lo > 1 + PAIRS_PROCESS_BIAS;
+}
+
+/* The 97.5% quantile of Student's t with df degrees of freedom (df >= 1). */
+double pairs_t975(int df);
 
 #endif

@@ -252,12 +252,15 @@ static int update_incumbent(struct session *s, int round, json_t *rv, struct vca
 			sbuf_addf(&ev, "faster side by side in round %d by %s", round, iv.buf);
 			sbuf_addf(note, "%s beats the incumbent %s by %.1f%% (margin %.1f%%)", bid, iid,
 				  (best_ratio - 1) * 100, m * 100);
-			if (pairs_faster(pv)) {
+			if (pairs_faster_alone(pv)) {
 				sbuf_adds(note, ". ");
 				rc = learn_success(s, best, inc, "replaced the incumbent", ev.buf,
 						   round, msg, n);
 			} else {
-				sbuf_addf(note, ", but within the noise (%s): not a success. ", iv.buf);
+				sbuf_addf(note,
+					  ", but not beyond what one process can be off by (%s; "
+					  "%.0f%% allowed): not a success. ",
+					  iv.buf, PAIRS_PROCESS_BIAS * 100);
 			}
 			sbuf_release(&ev);
 			sbuf_release(&iv);
@@ -356,9 +359,11 @@ static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, str
 
 		if (c > b * (1 + m)) {
 			/* Measured in different rounds: a success only when the
-			 * quartiles of the two speedups do not overlap. */
+			 * quartiles of the two speedups stay apart by more than
+			 * what one process can be off by. */
 			double c25 = iqr_of(cres, "paired_p25"), b75 = iqr_of(bres, "paired_p75");
-			int shown = isfinite(c25) && isfinite(b75) && c25 > b75;
+			int shown = isfinite(c25) && isfinite(b75) &&
+				    c25 > b75 * (1 + PAIRS_PROCESS_BIAS);
 			int rc = store_lineage_put(s->st, s->id, num_l, cid, 0, 1, round, msg, n);
 			struct sbuf ev = SBUF_INIT;
 

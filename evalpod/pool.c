@@ -139,6 +139,8 @@ static void tail_add(struct job *j, const char *buf, size_t len)
 
 enum { REAP_EXITED, REAP_DEADLINE, REAP_STALLED, REAP_ABORT, REAP_MEMORY, REAP_PROTOCOL };
 
+static void job_finish(struct job *j, int status);
+
 static void job_reap(struct job *j, int why)
 {
 	int status = 0;
@@ -154,7 +156,32 @@ static void job_reap(struct job *j, int why)
 	}
 	while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
 		;
-	close(j->fd);
+	job_finish(j, status);
+}
+
+/*
+ * Reaps j if it has exited, without waiting; returns 1 when it did.  A
+ * child whose output reached its end may still be alive (and waiting on
+ * the judge), so the pool never blocks on it: it keeps serving its
+ * channel and its limits until it really exits.
+ */
+static int job_try_reap(struct job *j)
+{
+	int status = 0;
+	pid_t got;
+
+	while ((got = waitpid(j->pid, &status, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (got == 0)
+		return 0;
+	job_finish(j, status);
+	return 1;
+}
+
+static void job_finish(struct job *j, int status)
+{
+	if (j->fd >= 0)
+		close(j->fd);
 	j->fd = -1;
 	if (j->ctl >= 0)
 		close(j->ctl);
@@ -245,6 +272,11 @@ static size_t reap_overdue(struct job *jobs, size_t started, double *wait_ms)
 		if (why != REAP_EXITED) {
 			job_reap(j, why);
 			reaped++;
+		} else if (j->fd < 0) {
+			/* its output ended: look again soon whether it has exited */
+			reaped += (size_t)job_try_reap(j);
+			if (*wait_ms > POOL_MEM_POLL_MS)
+				*wait_ms = POOL_MEM_POLL_MS;
 		}
 	}
 	return reaped;
@@ -265,9 +297,11 @@ static size_t watch(struct job *jobs, size_t started, struct pollfd *pfd, size_t
 	for (size_t i = 0; i < started; i++) {
 		if (!jobs[i].started || !jobs[i].pid)
 			continue;
-		pfd[np].fd = jobs[i].fd;
-		pfd[np].events = POLLIN;
-		map[np++] = i;
+		if (jobs[i].fd >= 0) {
+			pfd[np].fd = jobs[i].fd;
+			pfd[np].events = POLLIN;
+			map[np++] = i;
+		}
 		if (jobs[i].ctl < 0)
 			continue;
 		pfd[np].fd = jobs[i].ctl;
@@ -297,8 +331,9 @@ static int serve(struct job *j, const struct pollfd *p, int echo, pool_msg_fn *o
 		return 0;
 	}
 	if (job_drain(j, echo)) {
-		job_reap(j, REAP_EXITED);
-		return 1;
+		close(j->fd);
+		j->fd = -1;
+		return job_try_reap(j);
 	}
 	return 0;
 }
@@ -331,7 +366,7 @@ int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn
 		}
 		running -= reap_overdue(jobs, next, &wait_ms);
 		np = watch(jobs, next, pfd, map);
-		if (!np)
+		if (!np && !running)
 			continue;
 		if (poll(pfd, np, (int)wait_ms + 1) < 0) {
 			if (errno != EINTR)

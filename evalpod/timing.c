@@ -44,6 +44,8 @@
 
 #define MAX_REPS          1000
 #define TRACE_MAX_SAMPLES 64 /* a program's trace keeps its first 64 samples */
+#define CALIBRATION_RUNS  3  /* warm-up runs at least: the fastest sets the repetitions */
+#define SHARED_REPS_SPAN  16 /* programs whose samples stay under 16 x sample_min_ms share R */
 
 struct tprog {
 	char *id;
@@ -54,6 +56,7 @@ struct tprog {
 	int active; /* still sampling */
 	int failed; /* excluded; status/fault in doc */
 	int reps;
+	double cal_ms; /* fastest warm-up run: what its repetitions are set from */
 	double *samples, *host;
 	size_t *round_of;
 	size_t nsamples;
@@ -481,28 +484,68 @@ static int load_timing_sets(struct timer *t)
 	return 0;
 }
 
+/* Runs of the plan per sample for a plan that takes ms: until sample_min_ms. */
+static int reps_for(const struct timer *t, double ms)
+{
+	double r = ms > 0 ? ceil(t->b.measure.sample_min_ms / ms) : 1;
+
+	return r < 1 ? 1 : r > MAX_REPS ? MAX_REPS : (int)r;
+}
+
+/*
+ * Warms p up and calibrates its repetitions from its fastest warm-up run
+ * (a load spike only ever slows a run down, so the fastest is the least
+ * disturbed).
+ */
 static void warm_up(struct timer *t, struct tprog *p)
 {
 	double ms = 0, host = 0, t0 = clrt_now_ms();
-	int warm = t->b.measure.warmup > 0 ? t->b.measure.warmup : 1;
+	int warm = t->b.measure.warmup > CALIBRATION_RUNS ? t->b.measure.warmup : CALIBRATION_RUNS;
 
+	p->cal_ms = INFINITY;
 	for (int i = 0; i < warm && !p->failed; i++) {
 		double h0 = clrt_now_ms();
 
 		take_sample(t, p, 1, &ms, &host, 0);
 		if (i == 0)
 			p->first_launch_ms = clrt_now_ms() - h0 - ms;
+		if (ms > 0 && ms < p->cal_ms)
+			p->cal_ms = ms;
 	}
 	if (!p->failed)
 		verify_memory(t, p, 0, 1);
 	if (p->failed)
 		return;
-	p->reps = ms > 0 ? (int)ceil(t->b.measure.sample_min_ms / ms) : 1;
-	if (p->reps < 1)
-		p->reps = 1;
-	if (p->reps > MAX_REPS)
-		p->reps = MAX_REPS;
+	p->reps = reps_for(t, isfinite(p->cal_ms) ? p->cal_ms : 0);
 	json_object_set_new(p->doc, "warmup_ms", json_real(clrt_now_ms() - t0));
+}
+
+/*
+ * Every sample starts after a cache flush, so its first run is cold and
+ * weighs 1/R in the sample.  Two programs of similar speed with different
+ * R would differ by that alone (measured: 10 to 19% between identical
+ * kernels timed with R = 1 and R = 13).  So every program whose samples
+ * stay within SHARED_REPS_SPAN x sample_min_ms at the R of the fastest
+ * program takes that R; only much slower ones keep their own.
+ */
+static void share_reps(struct timer *t)
+{
+	double fastest = INFINITY, span = SHARED_REPS_SPAN * t->b.measure.sample_min_ms;
+	int r0;
+
+	for (size_t i = 0; i < t->nprogs; i++)
+		if (!t->progs[i].failed && t->progs[i].cal_ms > 0 &&
+		    t->progs[i].cal_ms < fastest)
+			fastest = t->progs[i].cal_ms;
+	if (!isfinite(fastest))
+		return;
+	r0 = reps_for(t, fastest);
+	for (size_t i = 0; i < t->nprogs; i++) {
+		struct tprog *p = &t->progs[i];
+
+		if (!p->failed && isfinite(p->cal_ms) && p->cal_ms * r0 <= span)
+			p->reps = r0;
+	}
 }
 
 static int is_done(const struct timer *t, const struct tprog *p)
@@ -734,6 +777,7 @@ int worker_time(const char *work, const uint64_t *tseeds)
 			warm_up(&t, &t.progs[i]);
 	}
 	if (!rc) {
+		share_reps(&t);
 		order = xcalloc(t.nprogs + 1, sizeof(*order));
 		while (run_round(&t, rounds, order))
 			rounds++;
