@@ -163,7 +163,8 @@ int cmd_confirm(int argc, char **argv)
 		if (c == 'p' || c == 'c') {
 			long v = strtol(optarg, &end, 10);
 
-			if (*end || end == optarg || v < (c == 'p' ? 1 : 2) || v > (c == 'p' ? 10 : 16)) {
+			if (*end || end == optarg || v < (c == 'p' ? 1 : 2) ||
+			    v > (c == 'p' ? 10 : 16)) {
 				fprintf(stderr, "kctl confirm: --%s takes %s, not '%s'\n",
 					c == 'p' ? "passes" : "candidates",
 					c == 'p' ? "1 to 10" : "2 to 16", optarg);

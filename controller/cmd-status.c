@@ -38,9 +38,10 @@ static void print_one(json_t *st)
 			       ? json_string_value(json_object_get(best, "bottleneck"))
 			       : "-",
 		       noise,
-		       json_is_true(json_object_get(best, "settled"))	 ? "confirmed"
-		       : json_is_false(json_object_get(best, "settled")) ? "not settled within noise"
-									 : "not confirmed");
+		       json_is_true(json_object_get(best, "settled")) ? "confirmed"
+		       : json_is_false(json_object_get(best, "settled"))
+			       ? "not settled within noise"
+			       : "not confirmed");
 	}
 	putchar('\n');
 	if (json_string_value(json_object_get(st, "reason")))

@@ -69,12 +69,13 @@ json_t *confirm_measurement(const struct spec *sp, int pass, int round)
 
 	json_object_set_new(m, "warmup", json_integer(imax(mint(m, "warmup", 2), 2)));
 	json_object_set_new(m, "min_samples", json_integer(min_samples));
-	json_object_set_new(m, "max_samples",
-			    json_integer(imin(1000000, imax(mint(m, "max_samples", 200),
-							    min_samples))));
+	json_object_set_new(
+		m, "max_samples",
+		json_integer(imin(1000000, imax(mint(m, "max_samples", 200), min_samples))));
 	json_object_set_new(m, "min_time_ms", json_real(min_time));
-	json_object_set_new(m, "max_time_ms",
-			    json_real(fmin(3600000, fmax(mnum(m, "max_time_ms", 10000), min_time))));
+	json_object_set_new(
+		m, "max_time_ms",
+		json_real(fmin(3600000, fmax(mnum(m, "max_time_ms", 10000), min_time))));
 	json_object_set_new(m, "sample_min_ms", json_real(sample_min));
 	/* a fresh interleaving order for every pass */
 	json_object_set_new(m, "order_seed",
@@ -364,7 +365,8 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 				  : "",
 			  json_string_value(json_object_get(f, "message")) ? " - " : "");
 		if (json_string_value(json_object_get(f, "message")))
-			sbuf_addf(&note, "%.200s. ", json_string_value(json_object_get(f, "message")));
+			sbuf_addf(&note, "%.200s. ",
+				  json_string_value(json_object_get(f, "message")));
 	}
 	/* the leader: most pairwise wins by median, then the larger product of medians */
 	{
@@ -431,7 +433,7 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 			if (i == w || !cf.c[i].ok)
 				continue;
 			v = compare(&cf, w, i);
-			how = faster_for_sure(&cf, w, i) ? "slower"
+			how = faster_for_sure(&cf, w, i)  ? "slower"
 			      : equal_for_sure(&cf, w, i) ? "equal"
 							  : "unsettled";
 			if (!strcmp(how, "unsettled")) {
@@ -473,26 +475,28 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 
 		sbuf_addf(&verdict, "%s: %s ", settled ? "confirmed" : "not settled", cf.c[w].id);
 		if (settled && faster_for_sure(&cf, w, runner)) {
-			sbuf_addf(&verdict, "is faster side by side than every other candidate, "
-					    "than the closest, %s, by ",
+			sbuf_addf(&verdict,
+				  "is faster side by side than every other candidate, "
+				  "than the closest, %s, by ",
 				  cf.c[runner].id);
 			pairs_describe(&verdict, rv);
 		} else if (settled) {
-			sbuf_addf(&verdict, "and %s run equally fast within %.0f%%: ",
-				  cf.c[runner].id, TIE * 100);
+			sbuf_addf(&verdict,
+				  "and %s run equally fast within %.0f%%: ", cf.c[runner].id,
+				  TIE * 100);
 			pairs_describe(&verdict, rv);
 		} else {
-			sbuf_addf(&verdict,
-				  "could not be separated from %s within the noise: ",
+			sbuf_addf(&verdict, "could not be separated from %s within the noise: ",
 				  cf.c[runner].id);
 			pairs_describe(&verdict, rv);
 		}
 		sbuf_addf(&verdict, "; %zu candidates, %d pass%s, robust CV %.1f%% to %.1f%%", nok,
 			  cf.pass, cf.pass == 1 ? "" : "es", cv_lo * 100, cv_hi * 100);
 		if (!settled)
-			sbuf_addf(&verdict, more ? "; re-timing with more and longer samples"
-						 : "; best.cl holds %s, the incumbent unless a "
-						   "candidate was faster for sure",
+			sbuf_addf(&verdict,
+				  more ? "; re-timing with more and longer samples"
+				       : "; best.cl holds %s, the incumbent unless a "
+					 "candidate was faster for sure",
 				  cf.c[w].id);
 	}
 	sbuf_addf(&note, "confirmation pass %d of %d: %s. ", cf.pass, passes, verdict.buf);
@@ -509,7 +513,8 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 		if (!rc && old != SIZE_MAX) {
 			struct pair_verdict v = compare(&cf, w, old);
 			struct sbuf t = SBUF_INIT;
-			char *key = xasprintf("%s replaced the incumbent (confirmation)", cf.c[w].id);
+			char *key =
+				xasprintf("%s replaced the incumbent (confirmation)", cf.c[w].id);
 
 			sbuf_addf(&t,
 				  "%s replaced the incumbent %s in the confirmation (round %d): "
@@ -525,8 +530,9 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 	}
 	if (!rc && w != SIZE_MAX) {
 		json_t *v = store_variant_get(s->st, s->id, cf.c[w].id), *extra;
-		struct pair_verdict rv = runner != SIZE_MAX ? compare(&cf, w, runner)
-							    : (struct pair_verdict){ 0, NAN, NAN, NAN };
+		struct pair_verdict rv = runner != SIZE_MAX
+						 ? compare(&cf, w, runner)
+						 : (struct pair_verdict){ 0, NAN, NAN, NAN };
 
 		extra = json_pack("{s:b, s:b, s:s, s:i, s:o, s:o}", "confirmed", settled, "settled",
 				  settled, "verdict", verdict.buf, "passes", cf.pass, "candidates",
@@ -536,8 +542,9 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 					  : json_pack("{s:s, s:f, s:o, s:i}", "variant",
 						      cf.c[runner].id, "winner_speedup",
 						      isfinite(rv.median) ? rv.median : 0.0, "ci",
-						      isfinite(rv.lo) ? json_pack("[f, f]", rv.lo, rv.hi)
-								      : json_null(),
+						      isfinite(rv.lo)
+							      ? json_pack("[f, f]", rv.lo, rv.hi)
+							      : json_null(),
 						      "pairs", (int)rv.n));
 		rc = winner_record(s, round, v, cf.c[w].res, extra, msg, n);
 		json_decref(extra);
@@ -552,8 +559,10 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 	}
 	if (!rc)
 		rc = store_round_set_decision(s->st, s->id, round,
-					      more ? "confirm" : then ? then : "stop", note.buf, msg,
-					      n);
+					      more   ? "confirm"
+					      : then ? then
+						     : "stop",
+					      note.buf, msg, n);
 	if (!rc)
 		rc = store_round_set_state(s->st, s->id, round, ROUND_DONE, msg, n);
 	if (rc)

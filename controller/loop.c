@@ -341,7 +341,8 @@ static void round_line(struct session *s, int round, double round_s, int rounds_
 
 	winner_noise(w, noise, sizeof(noise));
 	if (json_is_object(conf)) {
-		fprintf(stderr, "[confirm %lld/%lld] %zu candidates re-timed side by side: %s; next: %s\n",
+		fprintf(stderr,
+			"[confirm %lld/%lld] %zu candidates re-timed side by side: %s; next: %s\n",
 			(long long)json_integer_value(json_object_get(conf, "pass")),
 			(long long)json_integer_value(json_object_get(conf, "passes")),
 			json_array_size(vars),
@@ -358,14 +359,16 @@ static void round_line(struct session *s, int round, double round_s, int rounds_
 
 			ok += vs && !strcmp(vs, "ok");
 		}
-		fprintf(stderr, "[round %d/%d] %zu evaluated, %zu ok; total %d evaluations; ", round,
-			max_rounds, json_array_size(vars), ok, store_result_count(s->st, s->id));
+		fprintf(stderr, "[round %d/%d] %zu evaluated, %zu ok; total %d evaluations; ",
+			round, max_rounds, json_array_size(vars), ok,
+			store_result_count(s->st, s->id));
 		if (w)
 			fprintf(stderr, "best %s %.2fx (%s%s); ",
 				json_string_value(json_object_get(w, "variant")),
-				json_number_value(json_object_get(w, "speedup_vs_reference")), noise,
+				json_number_value(json_object_get(w, "speedup_vs_reference")),
+				noise,
 				json_is_true(json_object_get(w, "confirmed")) ? ", confirmed"
-									     : ", not confirmed");
+									      : ", not confirmed");
 		else
 			fprintf(stderr, "no variant passed yet; ");
 		fprintf(stderr, "next: %s", decision);
@@ -571,9 +574,9 @@ static int spec_fault(struct session *s, int round, char *msg, size_t n)
 		r = store_result_get(s->st, s->id, json_string_value(json_object_get(v, "id")));
 		sbuf_addf(&sig, "%s/%s: ", st,
 			  json_string_value(json_object_get(json_object_get(r, "fault"), "kind")));
-		strip_positions(json_string_value(
-					json_object_get(json_object_get(r, "fault"), "message")),
-				&sig);
+		strip_positions(
+			json_string_value(json_object_get(json_object_get(r, "fault"), "message")),
+			&sig);
 		if (!res) {
 			res = json_incref(r);
 			sbuf_adds(&first, sig.buf);
@@ -582,16 +585,14 @@ static int spec_fault(struct session *s, int round, char *msg, size_t n)
 		}
 		/* a compile error inside the blocks is the variant's, not the spec's */
 		if (same && round > 0 && !strcmp(st, "compile_error") &&
-		    !strcmp(json_string_value(json_object_get(json_object_get(r, "fault"),
-							      "kind")),
+		    !strcmp(json_string_value(json_object_get(json_object_get(r, "fault"), "kind")),
 			    "compile_error")) {
-			json_t *full = store_variant_get(s->st, s->id,
-							 json_string_value(json_object_get(v, "id")));
+			json_t *full = store_variant_get(
+				s->st, s->id, json_string_value(json_object_get(v, "id")));
 
-			same = outside_blocks(
-				s, json_string_value(json_object_get(full, "source")),
-				error_line(json_string_value(json_object_get(
-					json_object_get(r, "fault"), "message"))));
+			same = outside_blocks(s, json_string_value(json_object_get(full, "source")),
+					      error_line(json_string_value(json_object_get(
+						      json_object_get(r, "fault"), "message"))));
 			json_decref(full);
 		}
 		json_decref(r);
@@ -603,8 +604,9 @@ static int spec_fault(struct session *s, int round, char *msg, size_t n)
 		goto out;
 	status = json_string_value(json_object_get(res, "status"));
 	kind = json_string_value(json_object_get(json_object_get(res, "fault"), "kind"));
-	if (round > 0 && !(kind && (!strcmp(kind, "refused") || !strcmp(kind, "bad_geometry") ||
-				    !strcmp(kind, "launch_setup") || !strcmp(kind, "compile_error"))))
+	if (round > 0 &&
+	    !(kind && (!strcmp(kind, "refused") || !strcmp(kind, "bad_geometry") ||
+		       !strcmp(kind, "launch_setup") || !strcmp(kind, "compile_error"))))
 		goto out;
 	describe_fault(s, res, &what);
 	if (round == 0)
@@ -617,7 +619,8 @@ static int spec_fault(struct session *s, int round, char *msg, size_t n)
 			!strcmp(status, "incorrect")
 				? "The template and the reference disagree: one of kernel.template "
 				  "and kernel.reference is wrong"
-			: !strcmp(status, "compile_error") ? "Fix kernel.template or kernel.build_options"
+			: !strcmp(status, "compile_error")
+				? "Fix kernel.template or kernel.build_options"
 			: kind && (!strcmp(kind, "bad_geometry") || !strcmp(kind, "launch_setup"))
 				? "Check problem.launch against the template"
 				: "Fix kernel.template",
@@ -628,9 +631,10 @@ static int spec_fault(struct session *s, int round, char *msg, size_t n)
 			      "part of the kernel the search does not change: %s. The spec is at "
 			      "fault: check %s",
 			      round, json_array_size(vars), what.buf,
-			      !strcmp(kind, "refused")	     ? "kernel.build_options"
-			      : !strcmp(kind, "compile_error") ? "kernel.template outside the blocks"
-							       : "problem.launch");
+			      !strcmp(kind, "refused") ? "kernel.build_options"
+			      : !strcmp(kind, "compile_error")
+				      ? "kernel.template outside the blocks"
+				      : "problem.launch");
 out:
 	sbuf_release(&first);
 	sbuf_release(&what);
@@ -796,13 +800,14 @@ static int session_confirm_locked(struct session *s, char *msg, size_t n)
 			       : NULL;
 
 	if (!inc)
-		rc = kerr_set(msg, n, KERR_INVALID,
-			      "session %s has no variant that passed its checks: nothing to confirm",
-			      s->id);
+		rc = kerr_set(
+			msg, n, KERR_INVALID,
+			"session %s has no variant that passed its checks: nothing to confirm",
+			s->id);
 	else if (json_integer_value(json_object_get(lrow, "state")) != ROUND_DONE)
 		rc = kerr_set(msg, n, KERR_INVALID,
-			      "round %d of session %s is not finished: 'kctl resume %s' first", last,
-			      s->id, s->id);
+			      "round %d of session %s is not finished: 'kctl resume %s' first",
+			      last, s->id, s->id);
 	json_decref(lrow);
 	json_decref(inc);
 	json_decref(row);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void push(struct pairs *p, double r)
+void pairs_add_ratio(struct pairs *p, double r)
 {
 	if (p->n == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 64;
@@ -22,7 +22,8 @@ static void push(struct pairs *p, double r)
 /* The sample of performance perf taken in timing round r, or NAN. */
 static double sample_in_round(json_t *perf, json_int_t r)
 {
-	json_t *samples = json_object_get(perf, "samples_ms"), *rounds = json_object_get(perf, "rounds");
+	json_t *samples = json_object_get(perf, "samples_ms"),
+	       *rounds = json_object_get(perf, "rounds");
 	size_t i;
 	json_t *v;
 
@@ -54,7 +55,7 @@ size_t pairs_add(struct pairs *p, json_t *a, json_t *b)
 
 		if (!json_is_integer(v) || !(ta > 0) || !isfinite(ta) || isnan(tb))
 			continue;
-		push(p, ta / tb);
+		pairs_add_ratio(p, ta / tb);
 		added++;
 	}
 	return added;
@@ -99,8 +100,8 @@ struct pair_verdict pairs_verdict(struct pairs *p)
 	if (!p->n)
 		return v;
 	qsort(p->ratio, p->n, sizeof(*p->ratio), cmp_double);
-	v.median = p->n % 2 ? p->ratio[p->n / 2]
-			    : (p->ratio[p->n / 2 - 1] + p->ratio[p->n / 2]) / 2;
+	v.median =
+		p->n % 2 ? p->ratio[p->n / 2] : (p->ratio[p->n / 2 - 1] + p->ratio[p->n / 2]) / 2;
 	k = pairs_ci_index(p->n);
 	if (k >= 0) {
 		v.lo = p->ratio[k];
@@ -121,8 +122,8 @@ void pairs_describe(struct sbuf *b, struct pair_verdict v)
 
 double pairs_t975(int df)
 {
-	static const double t[] = { 0, 12.706, 4.303, 3.182, 2.776, 2.571,
-				    2.447, 2.365, 2.306, 2.262, 2.228 };
+	static const double t[] = { 0,     12.706, 4.303, 3.182, 2.776, 2.571,
+				    2.447, 2.365,  2.306, 2.262, 2.228 };
 
 	return df < 1 ? INFINITY : df <= 10 ? t[df] : 1.96 + 2.5 / df;
 }

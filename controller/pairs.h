@@ -38,6 +38,8 @@ struct pair_verdict {
  * Returns how many were added.
  */
 size_t pairs_add(struct pairs *p, json_t *a, json_t *b);
+/* Adds one ratio. */
+void pairs_add_ratio(struct pairs *p, double r);
 void pairs_release(struct pairs *p);
 
 /* The median of the ratios and its 95% interval (p is reordered). */

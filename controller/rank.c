@@ -199,8 +199,8 @@ static int learn_success(struct session *s, json_t *better, json_t *old, const c
 
 	describe(better, &desc);
 	strlcpy(b0, old ? bottleneck(s, oid) : "?", sizeof(b0));
-	sbuf_addf(&text, "%s %s %s: %s; %s; bottleneck %s -> %s", id, what, oid, desc.buf,
-		  evidence, b0, bottleneck(s, id));
+	sbuf_addf(&text, "%s %s %s: %s; %s; bottleneck %s -> %s", id, what, oid, desc.buf, evidence,
+		  b0, bottleneck(s, id));
 	{
 		char *key = xasprintf("%s %s", id, what);
 
@@ -236,7 +236,8 @@ static int update_incumbent(struct session *s, int round, json_t *rv, struct vca
 	if (best && inc) {
 		const char *bid = json_string_value(json_object_get(best, "id"));
 		const char *iid = json_string_value(json_object_get(inc, "id"));
-		json_t *cres = session_round_result(s, round, bid), *ires = session_round_result(s, round, iid);
+		json_t *cres = session_round_result(s, round, bid),
+		       *ires = session_round_result(s, round, iid);
 		double m = rank_margin(cres, ires);
 
 		if (best_ratio > 1 + m) {
@@ -250,8 +251,8 @@ static int update_incumbent(struct session *s, int round, json_t *rv, struct vca
 			pairs_release(&p);
 			pairs_describe(&iv, pv);
 			sbuf_addf(&ev, "faster side by side in round %d by %s", round, iv.buf);
-			sbuf_addf(note, "%s beats the incumbent %s by %.1f%% (margin %.1f%%)", bid, iid,
-				  (best_ratio - 1) * 100, m * 100);
+			sbuf_addf(note, "%s beats the incumbent %s by %.1f%% (margin %.1f%%)", bid,
+				  iid, (best_ratio - 1) * 100, m * 100);
 			if (pairs_faster_alone(pv)) {
 				sbuf_adds(note, ". ");
 				rc = learn_success(s, best, inc, "replaced the incumbent", ev.buf,
@@ -370,11 +371,13 @@ static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, str
 			sbuf_addf(&ev,
 				  "%.2fx -> %.2fx vs reference, measured in rounds %lld and %d "
 				  "(quartiles %.2f-%.2f and %.2f-%.2f)",
-				  b, c, (long long)json_integer_value(json_object_get(best, "round")),
+				  b, c,
+				  (long long)json_integer_value(json_object_get(best, "round")),
 				  round, iqr_of(bres, "paired_p25"), b75, c25,
 				  iqr_of(cres, "paired_p75"));
-			sbuf_addf(note, "lineage %d: %s improves on %s (%s)%s. ", num_l, cid, best_id,
-				  ev.buf, shown ? "" : ": within the noise, not a success");
+			sbuf_addf(note, "lineage %d: %s improves on %s (%s)%s. ", num_l, cid,
+				  best_id, ev.buf,
+				  shown ? "" : ": within the noise, not a success");
 			if (!rc && shown)
 				rc = learn_success(s, child, best, "improved lineage of", ev.buf,
 						   round, msg, n);
@@ -568,9 +571,10 @@ static int record_winner(struct session *s, int round, struct sbuf *note, char *
 	row = store_session_get(s->st, s->id);
 	prev = json_object_get(row, "winner");
 	if (res && st && strcmp(st, "ok")) {
-		sbuf_addf(note, "the incumbent %s was re-timed as the baseline and ended %s (%s). ",
-			  id, st,
-			  json_string_value(json_object_get(json_object_get(res, "fault"), "kind")));
+		sbuf_addf(
+			note, "the incumbent %s was re-timed as the baseline and ended %s (%s). ",
+			id, st,
+			json_string_value(json_object_get(json_object_get(res, "fault"), "kind")));
 		json_decref(res);
 		res = NULL;
 	}

@@ -64,8 +64,8 @@ int learnings_write(struct session *s, char *msg, size_t n)
 		if (w)
 			sbuf_addf(&b, "%s, %.2fx vs reference (%s, round %lld): %s.\n",
 				  json_string_value(json_object_get(w, "variant")),
-				  json_number_value(json_object_get(w, "speedup_vs_reference")), noise,
-				  (long long)json_integer_value(json_object_get(w, "round")),
+				  json_number_value(json_object_get(w, "speedup_vs_reference")),
+				  noise, (long long)json_integer_value(json_object_get(w, "round")),
 				  json_string_value(json_object_get(w, "verdict"))
 					  ? json_string_value(json_object_get(w, "verdict"))
 					  : "not confirmed");
@@ -104,7 +104,8 @@ static const char *text(json_t *o, const char *key, const char *dflt)
 }
 
 /* One line of a C comment: "*" "/" inside the text cannot end it early. */
-static void comment_line(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void comment_line(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void comment_line(struct sbuf *b, const char *fmt, ...)
 {
 	struct sbuf t = SBUF_INIT;
@@ -275,8 +276,9 @@ static void best_row(struct sbuf *b, json_t *v, const char *vs_ref_note, json_t 
 	sbuf_addf(b, "| %s | %.2fx%s | %.2f | %s | %s | %s | `%s` | %s |\n", id,
 		  fig(v, json_object_get(v, "speedup_ref") ? "speedup_ref" : "speedup_vs_reference",
 		      NULL),
-		  vs_ref_note, fig(v, "gflops", NULL), noise.buf, vs.buf, text(v, "bottleneck", "-"),
-		  text(v, "options", text(v, "build_options", "")), text(v, "rationale", ""));
+		  vs_ref_note, fig(v, "gflops", NULL), noise.buf, vs.buf,
+		  text(v, "bottleneck", "-"), text(v, "options", text(v, "build_options", "")),
+		  text(v, "rationale", ""));
 	sbuf_release(&noise);
 	sbuf_release(&vs);
 }
@@ -297,9 +299,10 @@ static void report_best(struct session *s, json_t *w, struct sbuf *b)
 	}
 	qsort(ok, n, sizeof(*ok), by_speedup);
 	sbuf_adds(b, "\n## Best variants\n\nThe winner first, with its figures from round ");
-	sbuf_addf(b, "%lld; the others by the figures of their own rounds, which were measured "
-		     "apart and differ by their noise. `winner vs it` is the winner's speedup over "
-		     "the variant timed side by side in the confirmation, with its 95%% interval.\n\n",
+	sbuf_addf(b,
+		  "%lld; the others by the figures of their own rounds, which were measured "
+		  "apart and differ by their noise. `winner vs it` is the winner's speedup over "
+		  "the variant timed side by side in the confirmation, with its 95%% interval.\n\n",
 		  (long long)json_integer_value(json_object_get(w, "round")));
 	sbuf_adds(b, "| variant | vs reference | GFLOP/s | noise (robust CV) | winner vs it | "
 		     "bottleneck | options | rationale |\n|---|---|---|---|---|---|---|---|\n");
@@ -333,8 +336,9 @@ static void report_winner(json_t *w, struct sbuf *b)
 		return;
 	}
 	winner_noise(w, noise, sizeof(noise));
-	sbuf_addf(b, "**%s**: %.2fx vs the reference, %.2f GFLOP/s, %.2f GB/s (%s), %s, "
-		     "measured in round %lld.\n\n",
+	sbuf_addf(b,
+		  "**%s**: %.2fx vs the reference, %.2f GFLOP/s, %.2f GB/s (%s), %s, "
+		  "measured in round %lld.\n\n",
 		  text(w, "variant", "?"), fig(w, "speedup_vs_reference", NULL),
 		  fig(w, "gflops", NULL), fig(w, "gbps", NULL), text(w, "bottleneck", "-"), noise,
 		  (long long)json_integer_value(json_object_get(w, "round")));

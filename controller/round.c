@@ -315,9 +315,9 @@ json_t *round_batch_json(struct session *s, int round, json_t *todo, const char 
 	/* A confirmation times its first program as the baseline, with its own
 	 * measurement settings; a round from 1 on, the incumbent. */
 	if (json_is_object(conf)) {
-		inc = store_variant_get(s->st, s->id,
-					json_string_value(json_array_get(
-						json_object_get(conf, "programs"), 0)));
+		inc = store_variant_get(
+			s->st, s->id,
+			json_string_value(json_array_get(json_object_get(conf, "programs"), 0)));
 		if (json_is_object(json_object_get(conf, "measurement")))
 			parts[1] = json_object_get(conf, "measurement");
 	} else if (round > 0) {

@@ -57,8 +57,8 @@ json_t *winner_figures(json_t *result)
 	json_object_set(w, "device", get2(result, "device", "name"));
 	/* JSON null for what is absent, never a missing key */
 	{
-		const char *keys[] = { "status", "shape", "samples", "quality", "bottleneck",
-				       "device" };
+		const char *keys[] = { "status",  "shape",      "samples",
+				       "quality", "bottleneck", "device" };
 
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 			if (!json_object_get(w, keys[i]))
@@ -121,9 +121,9 @@ int winner_record(struct session *s, int round, json_t *variant, json_t *result,
 	json_object_set_new(w, "best_cl_build_options", json_string(best_opts));
 	if (!json_object_get(w, "params"))
 		json_object_set_new(w, "params", json_null());
-	launch = spec_launch_geometry(&s->spec, json_string_value(json_object_get(variant, "source")),
-				      json_string_value(json_object_get(variant, "options")), why,
-				      sizeof(why));
+	launch = spec_launch_geometry(
+		&s->spec, json_string_value(json_object_get(variant, "source")),
+		json_string_value(json_object_get(variant, "options")), why, sizeof(why));
 	if (!launch)
 		log_warn("the launch geometry of %s: %s", id, why);
 	json_object_set_new(w, "launch", launch ? launch : json_null());
@@ -151,13 +151,13 @@ json_t *session_winner(struct store *st, const char *id)
 		if (json_integer_value(json_object_get(l, "lineage")) == 0)
 			inc_id = json_string_value(json_object_get(l, "best"));
 	w = json_object_get(row, "winner");
-	if (inc_id && json_is_object(w) &&
-	    json_string_value(json_object_get(w, "variant")) &&
+	if (inc_id && json_is_object(w) && json_string_value(json_object_get(w, "variant")) &&
 	    !strcmp(json_string_value(json_object_get(w, "variant")), inc_id)) {
 		json_incref(w);
 	} else if (inc_id) {
 		/* a session from before the winner record: its own round's figures */
-		json_t *res = store_result_get(st, id, inc_id), *v = store_variant_get(st, id, inc_id);
+		json_t *res = store_result_get(st, id, inc_id),
+		       *v = store_variant_get(st, id, inc_id);
 
 		w = winner_figures(res);
 		json_object_set_new(w, "variant", json_string(inc_id));

@@ -534,8 +534,7 @@ static void share_reps(struct timer *t)
 	int r0;
 
 	for (size_t i = 0; i < t->nprogs; i++)
-		if (!t->progs[i].failed && t->progs[i].cal_ms > 0 &&
-		    t->progs[i].cal_ms < fastest)
+		if (!t->progs[i].failed && t->progs[i].cal_ms > 0 && t->progs[i].cal_ms < fastest)
 			fastest = t->progs[i].cal_ms;
 	if (!isfinite(fastest))
 		return;

@@ -104,6 +104,18 @@ def verify(kctl, env, tmp, label):
                      f"{twice} ({len(aside)} set aside)")
     check(sorted(set(seen)) == sorted(variants),
           f"{label}: every variant evaluated ({len(set(seen))} of {len(variants)})")
+    # the confirmation (round 4 here) ran, and every output names its winner
+    best = status.get("best") if isinstance(status.get("best"), dict) else {}
+    header = ""
+    try:
+        with open(os.path.join(tmp, "runs", sid, "best.cl"), encoding="utf-8") as f:
+            header = f.read().split("*/", 1)[0]
+    except OSError:
+        pass
+    check(isinstance(best.get("passes"), int) and best.get("passes") >= 1
+          and f": {best.get('variant')}\n" in header,
+          f"{label}: the confirmation ran and best.cl names the winner status names "
+          f"({best.get('variant')}, passes {best.get('passes')})")
 
 
 def crash_then_resume(kctl, data, point):
@@ -157,7 +169,7 @@ def random_kills(kctl, data, seed, kills):
 def main():
     kctl, data = sys.argv[1], sys.argv[2]
     for point in ("proposed:1", "packed:1", "spawned:1", "collected:2", "ranked:0",
-                  "ranked:3"):
+                  "ranked:3", "spawned:4", "ranked:4"):
         crash_then_resume(kctl, data, point)
     random_kills(kctl, data, 7, 4)
     print(f"{len(passes)} passed, {len(failures)} failed")
