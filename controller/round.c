@@ -546,6 +546,27 @@ static void forget_url(char *url)
 	}
 }
 
+/*
+ * evalpod's message with "program.cl:" replaced by the file it came from,
+ * when the message says whose it is: the reference's failures end a run.
+ */
+static void name_sources(struct session *s, const char *tail, struct sbuf *b)
+{
+	const char *path = strstr(tail, "the reference") ? s->spec.reference_path : NULL;
+
+	while (*tail) {
+		const char *p = path ? strstr(tail, "program.cl:") : NULL;
+
+		if (!p) {
+			sbuf_adds(b, tail);
+			break;
+		}
+		sbuf_add(b, tail, (size_t)(p - tail));
+		sbuf_addf(b, "%s:", path);
+		tail = p + strlen("program.cl:");
+	}
+}
+
 /* One attempt on the Kubernetes backend; 0 ok, 1 retry, <0 fatal (msg). */
 static int evaluate_kube(struct session *s, int round, const char *dir, char *msg, size_t n)
 {
@@ -631,8 +652,12 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 				 json_array_size(left), round);
 		json_decref(left);
 	} else if (WIFEXITED(status) && (WEXITSTATUS(status) == 1 || WEXITSTATUS(status) == 2)) {
+		struct sbuf why = SBUF_INIT;
+
+		name_sources(s, tail, &why);
 		rc = kerr_set(msg, n, KERR_INVALID, "evalpod refused round %d's batch %s:\n%s",
-			      round, batch, tail);
+			      round, batch, why.buf);
+		sbuf_release(&why);
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 		rc = kerr_set(msg, n, KERR_NOTFOUND, "evalpod could not be started:\n%s", tail);
 	} else {

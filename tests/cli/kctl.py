@@ -487,6 +487,15 @@ def spec_errors(kctl, evalpod, data):
               f"a wrong reference: exit 1 after round 0, naming incorrect and "
               f"kernel.reference ({tail(res)}; evaluations {st.get('evaluations')})")
 
+        # a reference that does not compile: evalpod refuses the batch, the file named
+        sc.write("bad_ref.cl", sc.read(sc.tmp, "affine_ref.cl").replace("y[i] =", "y[i] = oops"))
+        spec = sc.derive("badref.yaml", [("reference: affine_ref.cl", "reference: bad_ref.cl")])
+        res = sc.run(["start", spec])
+        check(res.returncode == 1 and "the reference does not compile" in res.stderr
+              and "bad_ref.cl:" in res.stderr,
+              f"a reference that does not compile: exit 1 naming bad_ref.cl and its line "
+              f"({tail(res)})")
+
         # every variant fails the same way outside the blocks: stops after round 1
         sc.write("guarded.cl", GUARDED_TEMPLATE)
         spec = sc.derive("guarded.yaml", [
@@ -535,7 +544,7 @@ def noise_never_a_success(kctl, evalpod, data):
     with Scenario(kctl, evalpod, data, "noise") as sc:
         spec = sc.derive("same.yaml", [("U: [1, 2, 4]", "U: [1]\n    UNUSED: [1, 2, 3, 4, 5, 6]"),
                                        ("LS: [16, 32, 64, 128]", "LS: [64]")])
-        res = sc.run(["start", spec], env={"EVALPOD_TEST_NOISE": NOISE})
+        res = sc.run(["start", spec], env=dict(sc.env, EVALPOD_TEST_NOISE=NOISE))
         sid = first_line(res.stdout)
         st = sc.status(sid) or {}
         best = st.get("best") if isinstance(st.get("best"), dict) else {}
