@@ -134,6 +134,10 @@ int confirm_propose(struct session *s, int round, const char *why, char *msg, si
 		programs = json_deep_copy(json_object_get(pconf, "next"));
 		why = json_string_value(json_object_get(pconf, "why"));
 	} else {
+		programs = NULL;
+	}
+	if (!json_is_array(programs) || !json_array_size(programs)) {
+		json_decref(programs);
 		programs = choose_candidates(s, s->spec.confirm_candidates);
 	}
 	conf = json_pack("{s:i, s:i, s:o, s:o, s:s, s:s?}", "pass", pass, "passes", passes,
