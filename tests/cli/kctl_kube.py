@@ -125,7 +125,7 @@ class Scenario:
                             f"    image: {image}\n    gpus: 0\n    variants_per_pod: 2\n"
                             + kspec + "session:\n", 1)
         # the confirmation (docs/kctl.md) is exercised by kctl.py and kctl_s3.py
-        text = text.replace("session:\n", "session:\n  confirm_passes: 0\n", 1)
+        text = text.replace("confirm_passes: 2\n", "confirm_passes: 0\n", 1)
         self.spec = os.path.join(self.tmp, "kube.yaml")
         with open(self.spec, "w", encoding="utf-8") as f:
             f.write(text)

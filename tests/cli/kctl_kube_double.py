@@ -145,7 +145,7 @@ class Scenario:
                             f"  kubernetes:\n    kubeconfig: {kc}\n    image: evalpod:test\n"
                             "    variants_per_pod: 1\n" + extra + "session:\n", 1)
         # the confirmation (docs/kctl.md) is exercised by kctl.py and kctl_s3.py
-        text = text.replace("session:\n", "session:\n  confirm_passes: 0\n", 1)
+        text = text.replace("confirm_passes: 2\n", "confirm_passes: 0\n", 1)
         self.spec = os.path.join(self.tmp, "kube.yaml")
         with open(self.spec, "w") as f:
             f.write(text)

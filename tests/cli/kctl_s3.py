@@ -50,7 +50,7 @@ class Scenario:
                             f"  s3: {{endpoint: \"{self.endpoint}\", addressing: path}}\n"
                             "session:\n", 1)
         # one confirmation pass per session: through the store, as the rounds
-        text = text.replace("session:\n", "session:\n  confirm_passes: 1\n", 1)
+        text = text.replace("confirm_passes: 2\n", "confirm_passes: 1\n", 1)
         self.spec = os.path.join(self.tmp, "s3.yaml")
         with open(self.spec, "w", encoding="utf-8") as f:
             f.write(text)
