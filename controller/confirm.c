@@ -152,17 +152,8 @@ int confirm_propose(struct session *s, int round, const char *why, char *msg, si
 	rc = store_round_create(s->st, s->id, round, "confirm", msg, n);
 	if (!rc)
 		rc = store_round_set_confirm(s->st, s->id, round, conf, msg, n);
-	if (!rc)
-		rc = store_round_set_state(s->st, s->id, round, ROUND_PROPOSED, msg, n);
 	json_decref(conf);
-	if (rc) {
-		store_rollback(s->st);
-		return rc;
-	}
-	rc = store_commit(s->st, msg, n);
-	if (!rc)
-		crash_point("proposed", round);
-	return rc;
+	return round_step_end(s, round, ROUND_PROPOSED, "proposed", rc, msg, n);
 }
 
 /* --- the verdict ----------------------------------------------------------- */
@@ -489,6 +480,13 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 				  "and %s run equally fast within %.0f%%: ", cf.c[runner].id,
 				  TIE * 100);
 			pairs_describe(&verdict, rv);
+		} else if (cf.npass < 2) {
+			/* one process can be off by more than this shows (pairs.h) */
+			sbuf_addf(&verdict,
+				  "was compared with %s in one evalpod run only, which a "
+				  "second must confirm: ",
+				  cf.c[runner].id);
+			pairs_describe(&verdict, rv);
 		} else {
 			sbuf_addf(&verdict, "could not be separated from %s within the noise: ",
 				  cf.c[runner].id);
@@ -568,15 +566,8 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 						     : "stop",
 					      note.buf, msg, n);
 	if (!rc)
-		rc = store_round_set_state(s->st, s->id, round, ROUND_DONE, msg, n);
-	if (rc)
-		store_rollback(s->st);
-	else
-		rc = store_commit(s->st, msg, n);
-	if (!rc) {
 		log_info("round %d: %s", round, note.buf);
-		crash_point("ranked", round);
-	}
+	rc = round_step_end(s, round, ROUND_DONE, "ranked", rc, msg, n);
 	*stop = !more && (!then || !strcmp(then, "stop"));
 	release(&cf);
 	sbuf_release(&verdict);

@@ -654,15 +654,8 @@ int round_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 		rc = store_round_set_decision(s->st, s->id, round, decision, note.buf, msg, n);
 	}
 	if (!rc)
-		rc = store_round_set_state(s->st, s->id, round, ROUND_DONE, msg, n);
-	if (rc)
-		store_rollback(s->st);
-	else
-		rc = store_commit(s->st, msg, n);
-	if (!rc) {
 		log_info("round %d: %s", round, note.buf);
-		crash_point("ranked", round);
-	}
+	rc = round_step_end(s, round, ROUND_DONE, "ranked", rc, msg, n);
 	sbuf_release(&note);
 	sbuf_release(&why);
 	json_decref(rv);

@@ -234,15 +234,20 @@ int round_propose(struct session *s, int round, const char *mode, char *msg, siz
 					       msg, n);
 	if (!rc)
 		rc = store_session_set_rng(s->st, s->id, s->rng, msg, n);
+	return round_step_end(s, round, ROUND_PROPOSED, "proposed", rc, msg, n);
+}
+
+int round_step_end(struct session *s, int round, enum round_state state, const char *point, int rc,
+		   char *msg, size_t n)
+{
 	if (!rc)
-		rc = store_round_set_state(s->st, s->id, round, ROUND_PROPOSED, msg, n);
-	if (rc) {
+		rc = store_round_set_state(s->st, s->id, round, state, msg, n);
+	if (rc)
 		store_rollback(s->st);
-		return rc;
-	}
-	rc = store_commit(s->st, msg, n);
+	else
+		rc = store_commit(s->st, msg, n);
 	if (!rc)
-		crash_point("proposed", round);
+		crash_point(point, round);
 	return rc;
 }
 

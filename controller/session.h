@@ -96,6 +96,14 @@ char *session_round_dir(const struct session *s, int round);
 /* Variant id of the k-th proposal of a round: "r03-v002"; round 0: "r00-start". */
 char *session_variant_id(int round, size_t k);
 
+/*
+ * Ends the transaction of one step of round r: when rc is 0, moves the
+ * round to state and commits, then passes the crash point; otherwise rolls
+ * back.  Returns rc or the commit's error.
+ */
+int round_step_end(struct session *s, int round, enum round_state state, const char *point, int rc,
+		   char *msg, size_t n);
+
 /* Chooses and records the variants of round r (state PROPOSED). */
 int round_propose(struct session *s, int round, const char *mode, char *msg, size_t n);
 /* Writes the EvalBatch for the variants of round r without results (PACKED). */
