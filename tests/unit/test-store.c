@@ -133,6 +133,52 @@ TEST(open_create_reopen)
 	free(path);
 }
 
+/* Runs sql on the file behind the store's back. */
+static void raw_sql(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+}
+
+TEST(version_1_migrates_to_the_winner_and_confirm_columns)
+{
+	char *path = NULL;
+	struct store *st = open_with_session(&path);
+	json_t *w = json_pack("{s:s, s:b}", "variant", "v1", "confirmed", 1), *row, *conf;
+
+	store_close(st);
+	/* what a version-1 file looked like */
+	raw_sql(path, "ALTER TABLE sessions DROP COLUMN winner; ALTER TABLE rounds DROP COLUMN "
+		      "confirm; PRAGMA user_version = 1;");
+	CHECK(user_version(path, -1) == 1);
+	st = open_ok(path);
+	CHECK(user_version(path, -1) == STORE_VERSION);
+	row = store_session_get(st, "s");
+	CHECK(row && json_is_null(json_object_get(row, "winner")));
+	json_decref(row);
+
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(store_session_set_winner(st, "s", w, msg, sizeof(msg)) == 0);
+	CHECK(store_round_create(st, "s", 0, "confirm", msg, sizeof(msg)) == 0);
+	conf = json_pack("{s:i, s:[s]}", "pass", 2, "programs", "v1");
+	CHECK(store_round_set_confirm(st, "s", 0, conf, msg, sizeof(msg)) == 0);
+	CHECK(store_session_set_winner(st, "nope", w, msg, sizeof(msg)) == KERR_NOTFOUND);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+	row = store_session_get(st, "s");
+	CHECK(json_equal(json_object_get(row, "winner"), w));
+	json_decref(row);
+	row = store_round_get(st, "s", 0);
+	CHECK(json_equal(json_object_get(row, "confirm"), conf));
+	json_decref(row);
+	json_decref(conf);
+	json_decref(w);
+	store_close(st);
+	free(path);
+}
+
 TEST(newer_version_refused)
 {
 	char *path = db_path();
@@ -657,6 +703,7 @@ int main(void)
 		return 1;
 	}
 	RUN(open_create_reopen);
+	RUN(version_1_migrates_to_the_winner_and_confirm_columns);
 	RUN(newer_version_refused);
 	RUN(not_a_database);
 	RUN(sessions);
