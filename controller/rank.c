@@ -59,17 +59,6 @@ static int is_ok(json_t *v)
 	return st && !strcmp(st, "ok") && isfinite(num(v, "speedup_ref"));
 }
 
-static json_t *lineage_row(json_t *lins, int number)
-{
-	size_t i;
-	json_t *l;
-
-	json_array_foreach (lins, i, l)
-		if (json_integer_value(json_object_get(l, "lineage")) == number)
-			return l;
-	return NULL;
-}
-
 /*
  * Variants looked up by id during one ranking, fetched from the store on
  * first use: ranking touches the round's variants and the few lineage
@@ -91,18 +80,6 @@ static json_t *vc_get(struct vcache *vc, const char *id)
 	if (!v && (v = store_variant_get(vc->s->st, vc->s->id, id)))
 		json_object_set_new(vc->map, id, v);
 	return v;
-}
-
-json_t *session_incumbent(struct session *s)
-{
-	json_t *lins = store_lineages(s->st, s->id), *inc = NULL;
-	json_t *row = lineage_row(lins, INCUMBENT_LINE);
-	const char *id = json_string_value(json_object_get(row, "best"));
-
-	if (id)
-		inc = store_variant_get(s->st, s->id, id);
-	json_decref(lins);
-	return inc;
 }
 
 /* "TM=8 VN=16" from the parameters, else the rationale, else the id. */

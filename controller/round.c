@@ -16,7 +16,6 @@
 #include "xalloc.h"
 
 #include <errno.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -27,20 +26,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#define EVALPOD_ATTEMPTS 3
-
-char *session_round_dir(const struct session *s, int round)
-{
-	return xasprintf("%s/rounds/r%03d", s->dir, round);
-}
-
-char *session_variant_id(int round, size_t k)
-{
-	if (round == 0)
-		return xstrdup("r00-start");
-	return xasprintf("r%02d-v%03zu", round, k + 1);
-}
 
 /* --- propose ---------------------------------------------------------- */
 
@@ -237,165 +222,7 @@ int round_propose(struct session *s, int round, const char *mode, char *msg, siz
 	return round_step_end(s, round, ROUND_PROPOSED, "proposed", rc, msg, n);
 }
 
-int round_step_end(struct session *s, int round, enum round_state state, const char *point, int rc,
-		   char *msg, size_t n)
-{
-	if (!rc)
-		rc = store_round_set_state(s->st, s->id, round, state, msg, n);
-	if (rc)
-		store_rollback(s->st);
-	else
-		rc = store_commit(s->st, msg, n);
-	if (!rc)
-		crash_point(point, round);
-	return rc;
-}
-
 /* --- pack ----------------------------------------------------------------- */
-
-enum { RESULT_NONE, RESULT_FINAL, RESULT_RETRY };
-
-/* How many times id's evaluation failed for the infrastructure's reasons. */
-static int infra_attempts(const char *dir, const char *id)
-{
-	char *pat = xasprintf("%s/results/%s.infra-", dir, id);
-	char *base = strrchr(pat, '/') + 1;
-	char *rdir = xasprintf("%s/results", dir);
-	DIR *d = opendir(rdir);
-	struct dirent *de;
-	int count = 0;
-
-	while (d && (de = readdir(d)))
-		count += !strncmp(de->d_name, base, strlen(base));
-	if (d)
-		closedir(d);
-	free(rdir);
-	free(pat);
-	return count;
-}
-
-/*
- * Whether id has a result: none yet, a final one (the kernel's outcome), or
- * one that only says the infrastructure failed, which is evaluated again
- * (by this kctl or a resumed one) until EVALPOD_ATTEMPTS such failures.
- */
-static int result_state(const char *dir, const char *id)
-{
-	char *path = xasprintf("%s/results/%s.json", dir, id), *text = NULL, m[128];
-	json_t *res = NULL;
-	int state = RESULT_NONE;
-
-	if (!file_read(path, 256u << 20, &text, NULL, m, sizeof(m)) &&
-	    (res = json_loads(text, 0, NULL))) {
-		const char *st = json_string_value(json_object_get(res, "status"));
-
-		state = st && !strcmp(st, "infra_error") &&
-					infra_attempts(dir, id) + 1 < EVALPOD_ATTEMPTS
-				? RESULT_RETRY
-				: RESULT_FINAL;
-	}
-	json_decref(res);
-	free(text);
-	free(path);
-	return state;
-}
-
-static json_t *program_json(json_t *v)
-{
-	return json_pack("{s:O, s:O, s:O, s:O?, s:O?}", "id", json_object_get(v, "id"), "source",
-			 json_object_get(v, "source"), "build_options",
-			 json_object_get(v, "options"), "parent", json_object_get(v, "parent"),
-			 "rationale", json_object_get(v, "rationale"));
-}
-
-json_t *round_batch_json(struct session *s, int round, json_t *todo, const char *batch_id)
-{
-	json_t *b = json_object(), *inc = NULL, *vars, *row = store_round_get(s->st, s->id, round);
-	json_t *conf = json_object_get(row, "confirm");
-	char *bid = xstrdup(batch_id);
-	static const char *const optional[] = { "correctness", "measurement", "limits", "device" };
-	json_t *parts[] = { s->spec.correctness, s->spec.measurement, s->spec.limits,
-			    s->spec.device };
-
-	/* A confirmation times its first program as the baseline, with its own
-	 * measurement settings; a round from 1 on, the incumbent. */
-	if (json_is_object(conf)) {
-		inc = store_variant_get(
-			s->st, s->id,
-			json_string_value(json_array_get(json_object_get(conf, "programs"), 0)));
-		if (json_is_object(json_object_get(conf, "measurement")))
-			parts[1] = json_object_get(conf, "measurement");
-	} else if (round > 0) {
-		inc = session_incumbent(s);
-	}
-
-	json_object_set_new(b, "schema", json_string("evalpod.batch"));
-	json_object_set_new(b, "version", json_integer(1));
-	json_object_set_new(b, "batch_id", json_string(bid));
-	json_object_set(b, "problem", s->spec.problem);
-	json_object_set(b, "shapes", s->spec.shapes);
-	json_object_set_new(b, "reference",
-			    json_pack("{s:s, s:s}", "source", s->spec.reference_src,
-				      "build_options", s->spec.build_options));
-	if (inc) {
-		json_t *base = program_json(inc);
-
-		json_object_del(base, "rationale");
-		json_object_set_new(b, "baseline", base);
-	}
-	vars = json_array();
-	for (size_t i = 0; i < json_array_size(todo); i++) {
-		json_t *p = program_json(json_array_get(todo, i));
-
-		if (inc && !strcmp(json_string_value(json_object_get(p, "id")),
-				   json_string_value(json_object_get(inc, "id"))))
-			json_decref(p); /* already there as the baseline */
-		else
-			json_array_append_new(vars, p);
-	}
-	json_object_set_new(b, "variants", vars);
-	for (size_t i = 0; i < 4; i++)
-		if (parts[i])
-			json_object_set(b, optional[i], parts[i]);
-	json_decref(inc);
-	json_decref(row);
-	free(bid);
-	return b;
-}
-
-json_t *round_programs(struct session *s, int round)
-{
-	json_t *row = store_round_get(s->st, s->id, round), *out, *id;
-	json_t *ids = json_object_get(json_object_get(row, "confirm"), "programs");
-	size_t i;
-
-	if (!json_is_array(ids)) {
-		json_decref(row);
-		return store_variants(s->st, s->id, round);
-	}
-	out = json_array();
-	json_array_foreach (ids, i, id) {
-		json_t *v = store_variant_get(s->st, s->id, json_string_value(id));
-
-		if (v)
-			json_array_append_new(out, v);
-	}
-	json_decref(row);
-	return out;
-}
-
-/* Variants of the round without a final result (new reference): see result_state. */
-json_t *round_pending(struct session *s, int round, const char *dir)
-{
-	json_t *all = round_programs(s, round), *todo = json_array(), *v;
-	size_t i;
-
-	json_array_foreach (all, i, v)
-		if (result_state(dir, json_string_value(json_object_get(v, "id"))) != RESULT_FINAL)
-			json_array_append(todo, v);
-	json_decref(all);
-	return todo;
-}
 
 int round_pack(struct session *s, int round, char **batch_path, char *msg, size_t n)
 {
@@ -436,58 +263,7 @@ int round_pack(struct session *s, int round, char **batch_path, char *msg, size_
 	return rc;
 }
 
-json_t *session_round_result(struct session *s, int round, const char *id)
-{
-	char *dir = session_round_dir(s, round), *path = xasprintf("%s/results/%s.json", dir, id);
-	char *text = NULL, msg[128];
-	json_t *doc = NULL;
-
-	if (id && !file_read(path, 256u << 20, &text, NULL, msg, sizeof(msg)))
-		doc = json_loads(text, 0, NULL);
-	free(text);
-	free(path);
-	free(dir);
-	return doc;
-}
-
 /* --- evaluate -------------------------------------------------------------- */
-
-static volatile sig_atomic_t kctl_signal;
-
-int round_interrupted(void)
-{
-	return kctl_signal;
-}
-
-static void on_signal(int sig)
-{
-	kctl_signal = sig;
-}
-
-/*
- * Results that say the infrastructure failed are not evidence about a
- * kernel: before a variant is evaluated again, its earlier result is set
- * aside (renamed ID.infra-N.json, kept for the record).
- */
-void round_set_aside_infra(const char *dir, json_t *vars)
-{
-	size_t i;
-	json_t *v;
-
-	json_array_foreach (vars, i, v) {
-		const char *id = json_string_value(json_object_get(v, "id"));
-		char *path, *to;
-
-		if (result_state(dir, id) != RESULT_RETRY)
-			continue;
-		path = xasprintf("%s/results/%s.json", dir, id);
-		to = xasprintf("%s/results/%s.infra-%d.json", dir, id, infra_attempts(dir, id) + 1);
-		if (rename(path, to))
-			log_warn("cannot set aside '%s': %s", path, strerror(errno));
-		free(to);
-		free(path);
-	}
-}
 
 static int open_round_lock(const char *dir, int round, char *msg, size_t n)
 {
@@ -500,9 +276,9 @@ static int open_round_lock(const char *dir, int round, char *msg, size_t n)
 		log_warn("round %d: an evalpod started before is still evaluating it; waiting for "
 			 "it",
 			 round);
-		while (flock(fd, LOCK_EX) && errno == EINTR && !kctl_signal)
+		while (flock(fd, LOCK_EX) && errno == EINTR && !round_interrupted())
 			;
-		if (kctl_signal) {
+		if (round_interrupted()) {
 			close(fd);
 			fd = -1;
 			kerr_set(msg, n, KERR_CHILD, "interrupted");
@@ -510,19 +286,6 @@ static int open_round_lock(const char *dir, int round, char *msg, size_t n)
 	}
 	free(path);
 	return fd;
-}
-
-/*
- * With object storage: brings into the round's results/ what evalpods
- * uploaded (a kctl that died before fetching left it there).
- */
-int round_fetch(struct session *s, const char *dir, int round, char *msg, size_t n)
-{
-	char *res = xasprintf("%s/results", dir);
-	int rc = s->s3 ? handoff_fetch(s, round, res, msg, n) : 0;
-
-	free(res);
-	return rc;
 }
 
 /* With object storage: uploads the batch written at path; *url gets its GET URL. */
@@ -636,7 +399,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 	crash_point("spawned", round);
 	status = evalrun_wait(s, round, ntodo, pid);
 	evalrun_log_tail(dir, tail, sizeof(tail));
-	if (!kctl_signal && (rc = round_fetch(s, dir, round, msg, n))) {
+	if (!round_interrupted() && (rc = round_fetch(s, dir, round, msg, n))) {
 		/* what evalpod uploaded stays in the store; a resume fetches it */
 		char why[1024];
 
@@ -645,8 +408,8 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 			 "round %d: results not read back (they stay in the store; "
 			 "'kctl resume' fetches them): %s",
 			 round, why);
-	} else if (kctl_signal) {
-		rc = kerr_set(msg, n, KERR_CHILD, "interrupted by signal %d", (int)kctl_signal);
+	} else if (round_interrupted()) {
+		rc = kerr_set(msg, n, KERR_CHILD, "interrupted by signal %d", round_interrupted());
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		json_t *left = round_pending(s, round, dir);
 
@@ -690,14 +453,14 @@ int round_evaluate(struct session *s, int round, char *msg, size_t n)
 	int fd, rc = 0;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
+	sa.sa_handler = session_note_signal;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	if ((rc = dir_make(res, msg, n)))
 		goto out;
 	fd = open_round_lock(dir, round, msg, n);
 	if (fd < 0) {
-		rc = kctl_signal ? KERR_CHILD : KERR_IO;
+		rc = round_interrupted() ? KERR_CHILD : KERR_IO;
 		goto out;
 	}
 	for (int attempt = 0; attempt < EVALPOD_ATTEMPTS; attempt++) {

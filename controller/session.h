@@ -124,6 +124,11 @@ json_t *round_batch_json(struct session *s, int round, json_t *todo, const char 
 int round_fetch(struct session *s, const char *dir, int round, char *msg, size_t n);
 /* The signal (SIGINT/SIGTERM) that interrupted an evaluation, or 0. */
 int round_interrupted(void);
+/* The handler that records it (async-signal-safe). */
+void session_note_signal(int sig);
+
+/* evalpod runs per round and kctl run; infra_error results per variant. */
+#define EVALPOD_ATTEMPTS 3
 
 /* Records the results of round r (COLLECTED). */
 int round_collect(struct session *s, int round, char *msg, size_t n);
@@ -147,6 +152,14 @@ int round_rank(struct session *s, int round, int *stop, char *msg, size_t n);
  * collected, ranked.
  */
 void crash_point(const char *point, int round);
+
+/*
+ * Whether round r's outcome shows the spec is wrong (specfault.c): the
+ * starting template failed its own evaluation (round 0), or every variant
+ * of a search round failed with one fault no proposal changes.  Returns
+ * KERR_INVALID with msg naming the cause, or 0.
+ */
+int spec_fault(struct session *s, int round, char *msg, size_t n);
 
 /* Whether `kctl cancel` has marked the session cancelled. */
 int session_cancelled(struct session *s);

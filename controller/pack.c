@@ -1,0 +1,178 @@
+/*
+ * pack.c - what a round hands to evalpod, on either backend: the programs
+ * still without a final result, the EvalBatch for them, the infrastructure
+ * failures set aside before a retry, and (object storage) the results the
+ * evalpods uploaded.  round.c (local) and kround.c (Kubernetes) both build
+ * on it.
+ */
+#include "session.h"
+#include "handoff.h"
+#include "fileio.h"
+#include "log.h"
+#include "xalloc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { RESULT_NONE, RESULT_FINAL, RESULT_RETRY };
+
+/* How many times id's evaluation failed for the infrastructure's reasons. */
+static int infra_attempts(const char *dir, const char *id)
+{
+	char *pat = xasprintf("%s/results/%s.infra-", dir, id);
+	char *base = strrchr(pat, '/') + 1;
+	char *rdir = xasprintf("%s/results", dir);
+	DIR *d = opendir(rdir);
+	struct dirent *de;
+	int count = 0;
+
+	while (d && (de = readdir(d)))
+		count += !strncmp(de->d_name, base, strlen(base));
+	if (d)
+		closedir(d);
+	free(rdir);
+	free(pat);
+	return count;
+}
+
+/*
+ * Whether id has a result: none yet, a final one (the kernel's outcome), or
+ * one that only says the infrastructure failed, which is evaluated again
+ * (by this kctl or a resumed one) until EVALPOD_ATTEMPTS such failures.
+ */
+static int result_state(const char *dir, const char *id)
+{
+	char *path = xasprintf("%s/results/%s.json", dir, id), *text = NULL, m[128];
+	json_t *res = NULL;
+	int state = RESULT_NONE;
+
+	if (!file_read(path, 256u << 20, &text, NULL, m, sizeof(m)) &&
+	    (res = json_loads(text, 0, NULL))) {
+		const char *st = json_string_value(json_object_get(res, "status"));
+
+		state = st && !strcmp(st, "infra_error") &&
+					infra_attempts(dir, id) + 1 < EVALPOD_ATTEMPTS
+				? RESULT_RETRY
+				: RESULT_FINAL;
+	}
+	json_decref(res);
+	free(text);
+	free(path);
+	return state;
+}
+
+static json_t *program_json(json_t *v)
+{
+	return json_pack("{s:O, s:O, s:O, s:O?, s:O?}", "id", json_object_get(v, "id"), "source",
+			 json_object_get(v, "source"), "build_options",
+			 json_object_get(v, "options"), "parent", json_object_get(v, "parent"),
+			 "rationale", json_object_get(v, "rationale"));
+}
+
+json_t *round_batch_json(struct session *s, int round, json_t *todo, const char *batch_id)
+{
+	json_t *b = json_object(), *inc = NULL, *vars, *row = store_round_get(s->st, s->id, round);
+	json_t *conf = json_object_get(row, "confirm");
+	char *bid = xstrdup(batch_id);
+	static const char *const optional[] = { "correctness", "measurement", "limits", "device" };
+	json_t *parts[] = { s->spec.correctness, s->spec.measurement, s->spec.limits,
+			    s->spec.device };
+
+	/* A confirmation times its first program as the baseline, with its own
+	 * measurement settings; a round from 1 on, the incumbent. */
+	if (json_is_object(conf)) {
+		inc = store_variant_get(
+			s->st, s->id,
+			json_string_value(json_array_get(json_object_get(conf, "programs"), 0)));
+		if (json_is_object(json_object_get(conf, "measurement")))
+			parts[1] = json_object_get(conf, "measurement");
+	} else if (round > 0) {
+		inc = session_incumbent(s);
+	}
+
+	json_object_set_new(b, "schema", json_string("evalpod.batch"));
+	json_object_set_new(b, "version", json_integer(1));
+	json_object_set_new(b, "batch_id", json_string(bid));
+	json_object_set(b, "problem", s->spec.problem);
+	json_object_set(b, "shapes", s->spec.shapes);
+	json_object_set_new(b, "reference",
+			    json_pack("{s:s, s:s}", "source", s->spec.reference_src,
+				      "build_options", s->spec.build_options));
+	if (inc) {
+		json_t *base = program_json(inc);
+
+		json_object_del(base, "rationale");
+		json_object_set_new(b, "baseline", base);
+	}
+	vars = json_array();
+	for (size_t i = 0; i < json_array_size(todo); i++) {
+		json_t *p = program_json(json_array_get(todo, i));
+
+		if (inc && !strcmp(json_string_value(json_object_get(p, "id")),
+				   json_string_value(json_object_get(inc, "id"))))
+			json_decref(p); /* already there as the baseline */
+		else
+			json_array_append_new(vars, p);
+	}
+	json_object_set_new(b, "variants", vars);
+	for (size_t i = 0; i < 4; i++)
+		if (parts[i])
+			json_object_set(b, optional[i], parts[i]);
+	json_decref(inc);
+	json_decref(row);
+	free(bid);
+	return b;
+}
+
+/* Variants of the round without a final result (new reference): see result_state. */
+json_t *round_pending(struct session *s, int round, const char *dir)
+{
+	json_t *all = round_programs(s, round), *todo = json_array(), *v;
+	size_t i;
+
+	json_array_foreach (all, i, v)
+		if (result_state(dir, json_string_value(json_object_get(v, "id"))) != RESULT_FINAL)
+			json_array_append(todo, v);
+	json_decref(all);
+	return todo;
+}
+
+/*
+ * Results that say the infrastructure failed are not evidence about a
+ * kernel: before a variant is evaluated again, its earlier result is set
+ * aside (renamed ID.infra-N.json, kept for the record).
+ */
+void round_set_aside_infra(const char *dir, json_t *vars)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach (vars, i, v) {
+		const char *id = json_string_value(json_object_get(v, "id"));
+		char *path, *to;
+
+		if (result_state(dir, id) != RESULT_RETRY)
+			continue;
+		path = xasprintf("%s/results/%s.json", dir, id);
+		to = xasprintf("%s/results/%s.infra-%d.json", dir, id, infra_attempts(dir, id) + 1);
+		if (rename(path, to))
+			log_warn("cannot set aside '%s': %s", path, strerror(errno));
+		free(to);
+		free(path);
+	}
+}
+
+/*
+ * With object storage: brings into the round's results/ what evalpods
+ * uploaded (a kctl that died before fetching left it there).
+ */
+int round_fetch(struct session *s, const char *dir, int round, char *msg, size_t n)
+{
+	char *res = xasprintf("%s/results", dir);
+	int rc = s->s3 ? handoff_fetch(s, round, res, msg, n) : 0;
+
+	free(res);
+	return rc;
+}
