@@ -158,6 +158,13 @@ int confirm_propose(struct session *s, int round, const char *why, char *msg, si
 
 /* --- the verdict ----------------------------------------------------------- */
 
+/* What the passes say of candidate a against candidate b. */
+struct duel {
+	struct pair_verdict pooled; /* a over b from every pass that timed both */
+	int faster;                 /* a is faster than b by more than 1%, for sure */
+	int equal;                  /* a and b are within 1% of each other, for sure */
+};
+
 struct rival {
 	const char *id;
 	json_t *res;      /* this pass's result, NULL when none */
@@ -171,82 +178,69 @@ struct confirmation {
 	int *rounds; /* the rounds of passes 1..pass */
 	struct rival *c;
 	size_t nc;
+	struct duel *duels; /* nc x nc, by judge_all */
 };
 
-/* Speedup of a over b from every pass that timed both (a over b > 1: a faster). */
-static struct pair_verdict compare(struct confirmation *cf, size_t a, size_t b)
+/*
+ * One process can be off by more than 1% (pairs.h), so "for sure" takes two
+ * passes or more that each show it on their own: faster, each pass's 95%
+ * interval above 1.01 and the t-interval of their medians too; equal, each
+ * pass's interval within 1%.
+ */
+static struct duel duel_of(struct confirmation *cf, size_t a, size_t b)
 {
-	struct pairs p = { 0 };
-	struct pair_verdict v;
+	struct pairs all = { 0 };
+	struct duel d = { .faster = 1, .equal = 1 };
+	double sum = 0, sum2 = 0;
+	int timed = 0;
 
 	for (int k = 0; k < cf->npass; k++) {
 		json_t *ra = cf->c[a].history[k], *rb = cf->c[b].history[k];
+		struct pairs p = { 0 };
+		struct pair_verdict v;
 
-		if (ra && rb)
-			pairs_add(&p, rb, ra); /* time of b / time of a */
-	}
-	v = pairs_verdict(&p);
-	pairs_release(&p);
-	return v;
-}
-
-/* The verdict of pass k alone on a over b. */
-static struct pair_verdict compare_pass(struct confirmation *cf, int k, size_t a, size_t b)
-{
-	struct pairs p = { 0 };
-	struct pair_verdict v;
-
-	if (cf->c[a].history[k] && cf->c[b].history[k])
-		pairs_add(&p, cf->c[b].history[k], cf->c[a].history[k]);
-	v = pairs_verdict(&p);
-	pairs_release(&p);
-	return v;
-}
-
-/*
- * Whether a is faster than b by more than 1% for sure.  One process can be
- * off by more than that (pairs.h), so it takes two passes or more, each
- * showing it on its own (its 95% interval above 1.01), and their medians'
- * t-interval above 1.01 as well.
- */
-static int faster_for_sure(struct confirmation *cf, size_t a, size_t b)
-{
-	double sum = 0, sum2 = 0, mean, sd;
-	int k, npass = 0;
-
-	for (k = 0; k < cf->npass; k++) {
-		struct pair_verdict v = compare_pass(cf, k, a, b);
-
+		if (!ra || !rb)
+			continue;
+		pairs_add(&p, rb, ra); /* time of b / time of a */
+		v = pairs_verdict(&p);
+		for (size_t i = 0; i < p.n; i++)
+			pairs_add_ratio(&all, p.ratio[i]);
+		pairs_release(&p);
 		if (!v.n)
 			continue;
-		if (!pairs_faster(v))
-			return 0;
-		npass++;
+		timed++;
+		d.faster &= pairs_faster(v);
+		d.equal &= pairs_equal(v);
 		sum += log(v.median);
 		sum2 += log(v.median) * log(v.median);
 	}
-	if (npass < 2)
-		return 0;
-	mean = sum / npass;
-	sd = sqrt(fmax(0, (sum2 - npass * mean * mean) / (npass - 1)));
-	return mean - pairs_t975(npass - 1) * sd / sqrt(npass) > log(1 + PAIRS_MIN_GAIN);
+	d.pooled = pairs_verdict(&all);
+	pairs_release(&all);
+	d.equal &= timed >= 2;
+	d.faster &= timed >= 2;
+	if (d.faster) {
+		double mean = sum / timed,
+		       sd = sqrt(fmax(0, (sum2 - timed * mean * mean) / (timed - 1)));
+
+		d.faster =
+			mean - pairs_t975(timed - 1) * sd / sqrt(timed) > log(1 + PAIRS_MIN_GAIN);
+	}
+	return d;
 }
 
-/* Whether a and b are within 1% for sure: in two passes or more, each on its own. */
-static int equal_for_sure(struct confirmation *cf, size_t a, size_t b)
+/* Every ordered pair of candidates that passed, judged once. */
+static void judge_all(struct confirmation *cf)
 {
-	int npass = 0;
+	cf->duels = xcalloc(cf->nc * cf->nc + 1, sizeof(*cf->duels));
+	for (size_t a = 0; a < cf->nc; a++)
+		for (size_t b = 0; b < cf->nc; b++)
+			if (a != b && cf->c[a].ok && cf->c[b].ok)
+				cf->duels[a * cf->nc + b] = duel_of(cf, a, b);
+}
 
-	for (int k = 0; k < cf->npass; k++) {
-		struct pair_verdict v = compare_pass(cf, k, a, b);
-
-		if (!v.n)
-			continue;
-		if (!pairs_equal(v))
-			return 0;
-		npass++;
-	}
-	return npass >= 2;
+static const struct duel *duel(const struct confirmation *cf, size_t a, size_t b)
+{
+	return &cf->duels[a * cf->nc + b];
 }
 
 static void load(struct confirmation *cf, json_t *programs)
@@ -263,8 +257,12 @@ static void load(struct confirmation *cf, json_t *programs)
 
 		c->id = json_string_value(id);
 		c->history = xcalloc((size_t)cf->npass + 1, sizeof(*c->history));
+		/* the last pass is this round: its result is kept whole, for its fault */
+		c->res = session_round_result(s, cf->round, c->id);
 		for (int k = 0; k < cf->npass; k++) {
-			json_t *r = session_round_result(s, cf->rounds[k], c->id);
+			json_t *r = k == cf->npass - 1
+					    ? json_incref(c->res)
+					    : session_round_result(s, cf->rounds[k], c->id);
 
 			st = json_string_value(json_object_get(r, "status"));
 			if (r && (!st || strcmp(st, "ok") ||
@@ -274,9 +272,7 @@ static void load(struct confirmation *cf, json_t *programs)
 			}
 			c->history[k] = r;
 		}
-		c->res = session_round_result(s, cf->round, c->id);
-		st = json_string_value(json_object_get(c->res, "status"));
-		c->ok = st && !strcmp(st, "ok") && cf->c[i].history[cf->npass - 1];
+		c->ok = cf->c[i].history[cf->npass - 1] != NULL;
 	}
 }
 
@@ -290,6 +286,7 @@ static void release(struct confirmation *cf)
 	}
 	free(cf->c);
 	free(cf->rounds);
+	free(cf->duels);
 }
 
 /* The rounds of this confirmation, pass 1 first. */
@@ -338,6 +335,7 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 
 	find_passes(&cf, conf);
 	load(&cf, json_object_get(conf, "programs"));
+	judge_all(&cf);
 
 	/* who failed the re-check */
 	for (size_t i = 0; i < cf.nc; i++) {
@@ -379,7 +377,7 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 
 				if (b == a || !cf.c[b].ok)
 					continue;
-				v = compare(&cf, a, b);
+				v = duel(&cf, a, b)->pooled;
 				wins += v.median > 1;
 				score += isfinite(v.median) ? log(v.median) : 0;
 			}
@@ -401,13 +399,13 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 		for (size_t i = 0; i < cf.nc; i++) {
 			struct pair_verdict v;
 
-			if (i == w || !cf.c[i].ok || !faster_for_sure(&cf, i, w))
+			if (i == w || !cf.c[i].ok || !duel(&cf, i, w)->faster)
 				continue;
 			if (i == lead) {
 				beat = i;
 				break;
 			}
-			v = compare(&cf, i, w);
+			v = duel(&cf, i, w)->pooled;
 			if (v.median > best) {
 				best = v.median;
 				beat = i;
@@ -427,10 +425,10 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 
 			if (i == w || !cf.c[i].ok)
 				continue;
-			v = compare(&cf, w, i);
-			how = faster_for_sure(&cf, w, i)  ? "slower"
-			      : equal_for_sure(&cf, w, i) ? "equal"
-							  : "unsettled";
+			v = duel(&cf, w, i)->pooled;
+			how = duel(&cf, w, i)->faster  ? "slower"
+			      : duel(&cf, w, i)->equal ? "equal"
+						       : "unsettled";
 			if (!strcmp(how, "unsettled")) {
 				unsettled++;
 				json_array_append_new(next, json_string(cf.c[i].id));
@@ -438,7 +436,7 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 			/* the runner-up: the closest of those not separated, else of all */
 			if (runner == SIZE_MAX || (!strcmp(how, "unsettled") && !runner_open) ||
 			    ((!strcmp(how, "unsettled") || !runner_open) &&
-			     v.median < compare(&cf, w, runner).median)) {
+			     v.median < duel(&cf, w, runner)->pooled.median)) {
 				runner = i;
 				runner_open = !strcmp(how, "unsettled");
 			}
@@ -466,10 +464,10 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 			  "no other candidate passed",
 			  cf.c[w].id, cv_of(cf.c[w].res) * 100);
 	} else {
-		struct pair_verdict rv = compare(&cf, w, runner);
+		struct pair_verdict rv = duel(&cf, w, runner)->pooled;
 
 		sbuf_addf(&verdict, "%s: %s ", settled ? "confirmed" : "not settled", cf.c[w].id);
-		if (settled && faster_for_sure(&cf, w, runner)) {
+		if (settled && duel(&cf, w, runner)->faster) {
 			sbuf_addf(&verdict,
 				  "is faster side by side than every other candidate, "
 				  "than the closest, %s, by ",
@@ -513,7 +511,7 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 				old = i;
 		rc = store_lineage_put(s->st, s->id, 0, cf.c[w].id, 0, 1, round, msg, n);
 		if (!rc && old != SIZE_MAX) {
-			struct pair_verdict v = compare(&cf, w, old);
+			struct pair_verdict v = duel(&cf, w, old)->pooled;
 			struct sbuf t = SBUF_INIT;
 			char *key =
 				xasprintf("%s replaced the incumbent (confirmation)", cf.c[w].id);
@@ -533,7 +531,7 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 	if (!rc && w != SIZE_MAX) {
 		json_t *v = store_variant_get(s->st, s->id, cf.c[w].id), *extra;
 		struct pair_verdict rv = runner != SIZE_MAX
-						 ? compare(&cf, w, runner)
+						 ? duel(&cf, w, runner)->pooled
 						 : (struct pair_verdict){ 0, NAN, NAN, NAN };
 
 		extra = json_pack("{s:b, s:b, s:s, s:i, s:o, s:o}", "confirmed", settled, "settled",

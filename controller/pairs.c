@@ -19,45 +19,67 @@ void pairs_add_ratio(struct pairs *p, double r)
 	p->ratio[p->n++] = r;
 }
 
-/* The sample of performance perf taken in timing round r, or NAN. */
-static double sample_in_round(json_t *perf, json_int_t r)
+/* One timed sample: the timing round it was taken in, and its time. */
+struct sample {
+	json_int_t round;
+	double ms;
+};
+
+static int by_round(const void *a, const void *b)
 {
-	json_t *samples = json_object_get(perf, "samples_ms"),
-	       *rounds = json_object_get(perf, "rounds");
+	json_int_t x = ((const struct sample *)a)->round, y = ((const struct sample *)b)->round;
+
+	return (x > y) - (x < y);
+}
+
+/* perf's usable samples sorted by round (malloc'd); *n their count. */
+static struct sample *samples_of(json_t *perf, size_t *n)
+{
+	json_t *rounds = json_object_get(perf, "rounds"), *ms = json_object_get(perf, "samples_ms");
+	struct sample *out;
 	size_t i;
-	json_t *v;
+	json_t *r;
 
-	json_array_foreach (rounds, i, v)
-		if (json_integer_value(v) == r) {
-			double t = json_number_value(json_array_get(samples, i));
+	*n = 0;
+	if (!json_is_array(rounds) || !json_is_array(ms) ||
+	    json_array_size(rounds) != json_array_size(ms))
+		return NULL;
+	out = xcalloc(json_array_size(rounds) + 1, sizeof(*out));
+	json_array_foreach (rounds, i, r) {
+		double t = json_number_value(json_array_get(ms, i));
 
-			return json_is_number(json_array_get(samples, i)) && t > 0 && isfinite(t)
-				       ? t
-				       : NAN;
-		}
-	return NAN;
+		if (json_is_integer(r) && json_is_number(json_array_get(ms, i)) && t > 0 &&
+		    isfinite(t))
+			out[(*n)++] = (struct sample){ json_integer_value(r), t };
+	}
+	qsort(out, *n, sizeof(*out), by_round);
+	return out;
 }
 
 size_t pairs_add(struct pairs *p, json_t *a, json_t *b)
 {
-	json_t *pa = json_object_get(a, "performance"), *pb = json_object_get(b, "performance");
 	const char *ba = json_string_value(json_object_get(a, "batch_id"));
 	const char *bb = json_string_value(json_object_get(b, "batch_id"));
-	json_t *ra = json_object_get(pa, "rounds"), *sa = json_object_get(pa, "samples_ms"), *v;
-	size_t i, added = 0;
+	struct sample *sa, *sb;
+	size_t na, nb, i = 0, j = 0, added = 0;
 
-	if (!ba || !bb || strcmp(ba, bb) || !json_is_array(ra) || !json_is_array(sa) ||
-	    json_array_size(ra) != json_array_size(sa))
+	if (!ba || !bb || strcmp(ba, bb))
 		return 0;
-	json_array_foreach (ra, i, v) {
-		double ta = json_number_value(json_array_get(sa, i));
-		double tb = sample_in_round(pb, json_integer_value(v));
-
-		if (!json_is_integer(v) || !(ta > 0) || !isfinite(ta) || isnan(tb))
-			continue;
-		pairs_add_ratio(p, ta / tb);
-		added++;
+	sa = samples_of(json_object_get(a, "performance"), &na);
+	sb = samples_of(json_object_get(b, "performance"), &nb);
+	/* both sorted by round: one sample of each per round, matched in one sweep */
+	while (i < na && j < nb) {
+		if (sa[i].round < sb[j].round) {
+			i++;
+		} else if (sa[i].round > sb[j].round) {
+			j++;
+		} else {
+			pairs_add_ratio(p, sa[i++].ms / sb[j++].ms);
+			added++;
+		}
 	}
+	free(sa);
+	free(sb);
 	return added;
 }
 
