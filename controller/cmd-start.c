@@ -76,20 +76,31 @@ struct store *cmd_open_store(const char *state_path)
 	return st;
 }
 
+/* The exit status of a session that could not be opened; says why. */
+static int open_failed(int rc, const char *msg)
+{
+	log_error("%s", msg);
+	return rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA : KCTL_EXIT_FAIL;
+}
+
+/* Says how a run of session s ended (rc, msg); again is the command that goes on. */
+static int ended(struct session *s, int rc, const char *msg, const char *again)
+{
+	if (rc && rc != 130)
+		log_error("session %s: %s", s->id, msg);
+	else if (rc == 130)
+		fprintf(stderr, "interrupted; go on with: kctl %s %s\n", again, s->id);
+	return rc;
+}
+
 static int drive(struct session *s, const struct run_opts *o)
 {
 	char msg[4096] = "";
-	int rc;
 
 	s->step = o->step;
 	s->rounds_cap = o->rounds;
 	s->interactive = isatty(STDERR_FILENO);
-	rc = session_run(s, msg, sizeof(msg));
-	if (rc && rc != 130)
-		log_error("session %s: %s", s->id, msg);
-	else if (rc == 130)
-		fprintf(stderr, "interrupted; go on with: kctl resume %s\n", s->id);
-	return rc;
+	return ended(s, session_run(s, msg, sizeof(msg)), msg, "resume");
 }
 
 typedef int (*open_fn)(struct session *s, struct store *st, const char *arg, char *msg, size_t n);
@@ -110,8 +121,7 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 	memset(&s, 0, sizeof(s));
 	rc = open(&s, st, argv[optind], msg, sizeof(msg));
 	if (rc) {
-		log_error("%s", msg);
-		rc = rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA : KCTL_EXIT_FAIL;
+		rc = open_failed(rc, msg);
 	} else {
 		if (created) {
 			fprintf(stderr, "session %s: output in %s\n", s.id, s.dir);
@@ -189,8 +199,7 @@ int cmd_confirm(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	rc = session_reopen_to_confirm(&s, st, argv[optind], msg, sizeof(msg));
 	if (rc) {
-		log_error("%s", msg);
-		rc = rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA : KCTL_EXIT_FAIL;
+		rc = open_failed(rc, msg);
 	} else {
 		if (passes)
 			s.spec.confirm_passes = (int)passes;
@@ -199,11 +208,7 @@ int cmd_confirm(int argc, char **argv)
 		if (cands)
 			s.spec.confirm_candidates = (int)cands;
 		s.interactive = isatty(STDERR_FILENO);
-		rc = session_confirm(&s, msg, sizeof(msg));
-		if (rc && rc != 130)
-			log_error("session %s: %s", s.id, msg);
-		else if (rc == 130)
-			fprintf(stderr, "interrupted; go on with: kctl confirm %s\n", s.id);
+		rc = ended(&s, session_confirm(&s, msg, sizeof(msg)), msg, "confirm");
 	}
 	session_release(&s);
 	store_close(st);
