@@ -60,10 +60,12 @@ void pairs_describe(struct sbuf *b, struct pair_verdict v);
 #define PAIRS_MIN_GAIN 0.01
 
 /*
- * One evalpod process can time a program up to about 10% off its true
- * speed relative to the others it times (measured on PoCL between
- * identical kernels: where each program's code lands in memory differs
- * from process to process).  Paired ratios cannot cancel that, so a
+ * One evalpod process can time a program several percent off the others
+ * it times: on PoCL, identical kernels timed with the same repetitions in
+ * one process came out 5 to 11% apart with narrow intervals, and apart the
+ * other way in another process (the cause is not pinned down; where each
+ * program's code lands is the likely one).  Paired ratios cannot cancel
+ * that, so a
  * comparison from one process proves a gain only beyond this allowance;
  * below it, only the agreement of several processes does (confirm.c).
  */

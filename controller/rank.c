@@ -194,8 +194,8 @@ static int learn_success(struct session *s, json_t *better, json_t *old, const c
  * re-timed incumbent, if it beats it by more than the margin.  With no
  * incumbent yet, the fastest candidate against the reference.
  */
-static int update_incumbent(struct session *s, int round, json_t *rv, struct vcache *vc,
-			    struct sbuf *note, char *msg, size_t n)
+static int update_incumbent(struct session *s, int round, json_t *rv, struct sbuf *note, char *msg,
+			    size_t n)
 {
 	json_t *inc = session_incumbent(s), *best = NULL, *v;
 	double best_ratio = 0;
@@ -591,7 +591,7 @@ static int rank_steps(struct session *s, int round, json_t *rv, struct vcache *v
 		if (!rc)
 			rc = learn_failure(s, v, round, msg, n);
 	if (!rc)
-		rc = update_incumbent(s, round, rv, vc, note, msg, n);
+		rc = update_incumbent(s, round, rv, note, msg, n);
 	json_array_foreach (lins, i, l)
 		have |= json_integer_value(json_object_get(l, "lineage")) != INCUMBENT_LINE;
 	if (!rc && !have && round >= 1) {

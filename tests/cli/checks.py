@@ -64,23 +64,29 @@ def pod_env():
     return e
 
 
+def affine_problem():
+    """y = 2x + 1 over n floats (x input, y output), one work-item per element
+    in groups of 64."""
+    return {
+        "name": "affine", "semantics": "y = 2x + 1",
+        "buffers": [
+            {"name": "x", "type": "float", "count": "n", "role": "input"},
+            {"name": "y", "type": "float", "count": "n", "role": "output"},
+        ],
+        "scalars": [{"name": "n", "type": "int", "value": "n"}],
+        "launch": [{"kernel": "affine", "args": ["x", "y", "n"],
+                    "global": ["round_up(n, 64)"], "local": [64]}],
+        "flops": "2*n", "bytes": "8*n",
+    }
+
+
 def affine_batch(batch_id, reference, variants, limits, baseline=None, seeds=(1, 2, 3)):
     """The batch the trap suites share: y = 2x + 1 over n floats (x input, y
     output), one work-item per element in groups of 64, timed at n = 65536
     and checked at n = 1000 too.  variants are EvalBatch program objects."""
     batch = {
         "schema": "evalpod.batch", "version": 1, "batch_id": batch_id,
-        "problem": {
-            "name": "affine", "semantics": "y = 2x + 1",
-            "buffers": [
-                {"name": "x", "type": "float", "count": "n", "role": "input"},
-                {"name": "y", "type": "float", "count": "n", "role": "output"},
-            ],
-            "scalars": [{"name": "n", "type": "int", "value": "n"}],
-            "launch": [{"kernel": "affine", "args": ["x", "y", "n"],
-                        "global": ["round_up(n, 64)"], "local": [64]}],
-            "flops": "2*n", "bytes": "8*n",
-        },
+        "problem": affine_problem(),
         "shapes": [{"name": "big", "values": {"n": 1 << 16}},
                    {"name": "odd", "values": {"n": 1000}}],
         "reference": {"source": reference},

@@ -12,6 +12,7 @@ travel through loopback HTTP and HTTPS peers (a throwaway CA made with
 openssl); presigned-style URLs carry a fake signature that must never show
 in evalpod's output.  Device peaks are measured into a temporary cache.
 """
+import contextlib
 import json
 import os
 import re
@@ -26,6 +27,7 @@ import urllib.error
 import urllib.request
 
 import redteam  # evalpod's input generator, to recognise the check inputs
+from checks import affine_problem
 
 RUN_TIMEOUT = 120  # the first run measures the device peaks
 SECRET = "supersecret"
@@ -102,20 +104,9 @@ def read(name):
 
 
 def make_batch(outputs=None, reference=None):
-    launch = [{"kernel": "affine", "args": ["x", "y", "n"], "global": ["round_up(n, 64)"],
-               "local": [64]}]
     batch = {
         "schema": "evalpod.batch", "version": 1, "batch_id": "cli",
-        "problem": {
-            "name": "affine", "semantics": "y = 2x + 1",
-            "buffers": [
-                {"name": "x", "type": "float", "count": "n", "role": "input"},
-                {"name": "y", "type": "float", "count": "n", "role": "output"},
-            ],
-            "scalars": [{"name": "n", "type": "int", "value": "n"}],
-            "launch": launch,
-            "flops": "2*n", "bytes": "8*n",
-        },
+        "problem": affine_problem(),
         "shapes": [{"name": "small", "values": {"n": 4096}}],
         "reference": {"source": reference if reference is not None else read("reference.cl")},
         "variants": [{"id": "good", "source": read("good.cl")}],
@@ -653,12 +644,25 @@ def hang_batch(ctx, name, more):
             [ctx.evalpod, "run", path, "--out", out_dir])
 
 
-@test
-def sigterm_ends_workers_and_keeps_results(ctx):
-    d, out_dir, tmpdir, under, args = hang_batch(ctx, "sigterm", [])
+@contextlib.contextmanager
+def running(ctx, d, tmpdir, args):
+    """evalpod started on args with its own TMPDIR and stderr in d/stderr:
+    (process, stderr file); killed on the way out if it still runs."""
     with open(os.path.join(d, "stderr"), "w+", encoding="utf-8") as errf:
         proc = subprocess.Popen(args, env=dict(ctx.env, TMPDIR=tmpdir),
                                 stdout=subprocess.DEVNULL, stderr=errf)
+        try:
+            yield proc, errf
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+@test
+def sigterm_ends_workers_and_keeps_results(ctx):
+    d, out_dir, tmpdir, under, args = hang_batch(ctx, "sigterm", [])
+    with running(ctx, d, tmpdir, args) as (proc, errf):
         try:
             running = wait_for(lambda: hanging_check(under), 60)
             if not ctx.expect(running, "the check worker of hang runs its kernel within 60 s"):
@@ -677,9 +681,8 @@ def sigterm_ends_workers_and_keeps_results(ctx):
             ctx.expect(left, "no worker is left running (found %r)"
                        % [" ".join(a) for _, a in worker_procs(under)])
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            proc.kill()
+            proc.wait()
             for pid, _ in worker_procs(under):
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -703,24 +706,17 @@ def sigkill_of_a_running_candidate_blames_it(ctx):
     # it, and the batch goes on.
     d, out_dir, tmpdir, under, args = hang_batch(
         ctx, "sigkill", [{"id": "good", "source": read("good.cl")}])
-    with open(os.path.join(d, "stderr"), "w+", encoding="utf-8") as errf:
-        proc = subprocess.Popen(args, env=dict(ctx.env, TMPDIR=tmpdir),
-                                stdout=subprocess.DEVNULL, stderr=errf)
-        try:
-            work = wait_for(lambda: hanging_check(under), 60)
-            if not ctx.expect(work, "the check worker of hang runs its kernel within 60 s"):
-                return
-            for pid, argv in worker_procs(under):
-                i = argv.index("__worker")
-                if argv[i + 1:i + 2] == ["check"] and argv[i + 3:i + 4] == ["hang"]:
-                    os.kill(pid, signal.SIGKILL)
-            rc = proc.wait(timeout=600)
-            errf.seek(0)
-            expect_status(ctx, rc, 0, errf.read())
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    with running(ctx, d, tmpdir, args) as (proc, errf):
+        work = wait_for(lambda: hanging_check(under), 60)
+        if not ctx.expect(work, "the check worker of hang runs its kernel within 60 s"):
+            return
+        for pid, argv in worker_procs(under):
+            i = argv.index("__worker")
+            if argv[i + 1:i + 2] == ["check"] and argv[i + 3:i + 4] == ["hang"]:
+                os.kill(pid, signal.SIGKILL)
+        rc = proc.wait(timeout=600)
+        errf.seek(0)
+        expect_status(ctx, rc, 0, errf.read())
     res = load_json(os.path.join(out_dir, "hang.json"))
     if ctx.expect(res is not None, "hang.json written"):
         fault = res.get("fault") or {}
