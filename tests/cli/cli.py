@@ -645,7 +645,7 @@ def hang_batch(ctx, name, more):
 
 
 @contextlib.contextmanager
-def running(ctx, d, tmpdir, args):
+def evalpod_running(ctx, d, tmpdir, args):
     """evalpod started on args with its own TMPDIR and stderr in d/stderr:
     (process, stderr file); killed on the way out if it still runs."""
     with open(os.path.join(d, "stderr"), "w+", encoding="utf-8") as errf:
@@ -662,7 +662,7 @@ def running(ctx, d, tmpdir, args):
 @test
 def sigterm_ends_workers_and_keeps_results(ctx):
     d, out_dir, tmpdir, under, args = hang_batch(ctx, "sigterm", [])
-    with running(ctx, d, tmpdir, args) as (proc, errf):
+    with evalpod_running(ctx, d, tmpdir, args) as (proc, errf):
         try:
             running = wait_for(lambda: hanging_check(under), 60)
             if not ctx.expect(running, "the check worker of hang runs its kernel within 60 s"):
@@ -706,7 +706,7 @@ def sigkill_of_a_running_candidate_blames_it(ctx):
     # it, and the batch goes on.
     d, out_dir, tmpdir, under, args = hang_batch(
         ctx, "sigkill", [{"id": "good", "source": read("good.cl")}])
-    with running(ctx, d, tmpdir, args) as (proc, errf):
+    with evalpod_running(ctx, d, tmpdir, args) as (proc, errf):
         work = wait_for(lambda: hanging_check(under), 60)
         if not ctx.expect(work, "the check worker of hang runs its kernel within 60 s"):
             return
