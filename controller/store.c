@@ -12,6 +12,7 @@
  *   recording variant 'r01-v002': UNIQUE constraint failed: variants.session, variants.hash
  */
 #include "store.h"
+#include "store-internal.h"
 #include "err.h"
 #include "jsonx.h"
 #include "xalloc.h"
@@ -25,17 +26,6 @@
 
 /* How long a writer waits for another connection's lock before failing. */
 #define STORE_BUSY_MS 10000
-/* Largest JSON text (a result document, a params object) stored or read back. */
-#define STORE_DOC_MAX (64u << 20)
-
-/* SQL expression for the current time, ISO-8601 UTC with milliseconds. */
-#define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
-
-struct store {
-	sqlite3 *db;
-	char *path;
-	char err[512]; /* the reason of the last failure, see note_db() */
-};
 
 /*
  * The schema, one entry per version: migrations[v] takes a file from
@@ -116,6 +106,45 @@ static const char *const migrations[] = {
 	/* 2: the winner every output reads, and the rounds that confirm it */
 	[2] = "ALTER TABLE sessions ADD COLUMN winner TEXT;"
 	      "ALTER TABLE rounds ADD COLUMN confirm TEXT;",
+	/* 3: the model proposer: where a variant came from, its own tunables,
+	 * how a round's slots were shared, model learnings, every exchange */
+	[3] = "ALTER TABLE variants ADD COLUMN origin TEXT;"
+	      "ALTER TABLE variants ADD COLUMN tunables TEXT;"
+	      "ALTER TABLE rounds ADD COLUMN plan TEXT;"
+	      "CREATE TABLE learnings3 ("
+	      "  session TEXT NOT NULL REFERENCES sessions(id),"
+	      "  kind TEXT NOT NULL CHECK (kind IN ('F', 'S', 'M')),"
+	      "  number INTEGER NOT NULL CHECK (number >= 1),"
+	      "  key TEXT NOT NULL,"
+	      "  grp TEXT,"
+	      "  text TEXT NOT NULL,"
+	      "  count INTEGER NOT NULL,"
+	      "  round INTEGER,"
+	      "  PRIMARY KEY (session, kind, number),"
+	      "  UNIQUE (session, kind, key));"
+	      "INSERT INTO learnings3 SELECT session, kind, number, key, grp, text, count, round"
+	      "  FROM learnings;"
+	      "DROP TABLE learnings;"
+	      "ALTER TABLE learnings3 RENAME TO learnings;"
+	      "CREATE TABLE llm_calls ("
+	      "  session TEXT NOT NULL REFERENCES sessions(id),"
+	      "  round INTEGER NOT NULL CHECK (round >= 0),"
+	      "  seq INTEGER NOT NULL CHECK (seq >= 1),"
+	      "  purpose TEXT NOT NULL CHECK (purpose IN ('propose', 'retry', 'reflect')),"
+	      "  asked TEXT NOT NULL,"
+	      "  prompt_sha TEXT NOT NULL,"
+	      "  prompt TEXT NOT NULL,"
+	      "  answer TEXT,"
+	      "  status TEXT NOT NULL CHECK (status IN ('ok', 'error')),"
+	      "  error TEXT,"
+	      "  input_tokens INTEGER,"
+	      "  output_tokens INTEGER,"
+	      "  cost REAL,"
+	      "  ms REAL,"
+	      "  attempts INTEGER,"
+	      "  meta TEXT,"
+	      "  created TEXT NOT NULL,"
+	      "  PRIMARY KEY (session, round, seq));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION + 1,
@@ -133,7 +162,7 @@ static const char *const round_state_names[] = {
 
 /* Records the connection's last error; returns KERR_INVALID for a violated
  * constraint (the caller's data is wrong), KERR_IO for anything else. */
-static int note_db(struct store *st)
+int sq_note_db(struct store *st)
 {
 	int code = sqlite3_extended_errcode(st->db) & 0xff;
 
@@ -142,9 +171,7 @@ static int note_db(struct store *st)
 }
 
 /* Records our own reason for a failure and returns code. */
-static int note(struct store *st, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int note(struct store *st, int code, const char *fmt, ...)
+int sq_note(struct store *st, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -155,9 +182,7 @@ static int note(struct store *st, int code, const char *fmt, ...)
 }
 
 /* Formats "<what>: <recorded reason>" into msg and returns code. */
-static int fail(struct store *st, int code, char *msg, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static int fail(struct store *st, int code, char *msg, size_t n, const char *fmt, ...)
+int sq_fail(struct store *st, int code, char *msg, size_t n, const char *fmt, ...)
 {
 	char what[512];
 	va_list ap;
@@ -176,10 +201,11 @@ static int fail(struct store *st, int code, char *msg, size_t n, const char *fmt
  *   i  int
  *   I  int64_t
  *   n  const int64_t *   NULL binds NULL
+ *   D  const double *    NULL or not finite binds NULL
  * Returns 0 with *out to finalize, or a code with the reason noted and
  * *out NULL.
  */
-static int prepare_va(struct store *st, sqlite3_stmt **out, const char *sql, const char *fmt,
+int sq_prepare_va(struct store *st, sqlite3_stmt **out, const char *sql, const char *fmt,
 		      va_list ap)
 {
 	sqlite3_stmt *s = NULL;
@@ -187,10 +213,11 @@ static int prepare_va(struct store *st, sqlite3_stmt **out, const char *sql, con
 
 	*out = NULL;
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
-		return note_db(st);
+		return sq_note_db(st);
 	for (int i = 0; fmt[i] && rc == SQLITE_OK; i++) {
 		const char *t;
 		const int64_t *pn;
+		const double *pd;
 
 		switch (fmt[i]) {
 		case 't':
@@ -204,12 +231,17 @@ static int prepare_va(struct store *st, sqlite3_stmt **out, const char *sql, con
 			pn = va_arg(ap, const int64_t *);
 			rc = pn ? sqlite3_bind_int64(s, i + 1, *pn) : sqlite3_bind_null(s, i + 1);
 			break;
+		case 'D':
+			pd = va_arg(ap, const double *);
+			rc = pd && isfinite(*pd) ? sqlite3_bind_double(s, i + 1, *pd)
+						 : sqlite3_bind_null(s, i + 1);
+			break;
 		default: rc = SQLITE_MISUSE; break;
 		}
 	}
 	if (rc != SQLITE_OK) {
-		code = rc == SQLITE_MISUSE ? note(st, KERR_IO, "internal: bad parameter format")
-					   : note_db(st);
+		code = rc == SQLITE_MISUSE ? sq_note(st, KERR_IO, "internal: bad parameter format")
+					   : sq_note_db(st);
 		sqlite3_finalize(s);
 		return code;
 	}
@@ -217,13 +249,13 @@ static int prepare_va(struct store *st, sqlite3_stmt **out, const char *sql, con
 	return 0;
 }
 
-static int prepare(struct store *st, sqlite3_stmt **out, const char *sql, const char *fmt, ...)
+int sq_prepare(struct store *st, sqlite3_stmt **out, const char *sql, const char *fmt, ...)
 {
 	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
-	rc = prepare_va(st, out, sql, fmt, ap);
+	rc = sq_prepare_va(st, out, sql, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -235,36 +267,36 @@ static int prepare(struct store *st, sqlite3_stmt **out, const char *sql, const 
  * When row is not NULL, the first column of the row the statement returns
  * (its RETURNING clause) is stored there.  Returns 0 or a code with the reason noted.
  */
-static int step_write(struct store *st, sqlite3_stmt *s, const char *absent, int64_t *row)
+int sq_step_write(struct store *st, sqlite3_stmt *s, const char *absent, int64_t *row)
 {
 	int rc;
 
 	if (sqlite3_get_autocommit(st->db))
-		return note(st, KERR_INVALID,
+		return sq_note(st, KERR_INVALID,
 			    "no transaction is open (writes go between store_begin and "
 			    "store_commit)");
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		if (row)
 			*row = sqlite3_column_int64(s, 0);
 	if (rc != SQLITE_DONE)
-		return note_db(st);
+		return sq_note_db(st);
 	if (absent && sqlite3_changes(st->db) == 0)
-		return note(st, KERR_NOTFOUND, "%s", absent);
+		return sq_note(st, KERR_NOTFOUND, "%s", absent);
 	return 0;
 }
 
 /* Prepares, binds, steps and finalizes one writing statement; see step_write. */
-static int db_write(struct store *st, const char *absent, const char *sql, const char *fmt, ...)
+int sq_db_write(struct store *st, const char *absent, const char *sql, const char *fmt, ...)
 {
 	sqlite3_stmt *s = NULL;
 	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
-	rc = prepare_va(st, &s, sql, fmt, ap);
+	rc = sq_prepare_va(st, &s, sql, fmt, ap);
 	va_end(ap);
 	if (!rc)
-		rc = step_write(st, s, absent, NULL);
+		rc = sq_step_write(st, s, absent, NULL);
 	sqlite3_finalize(s);
 	return rc;
 }
@@ -273,14 +305,14 @@ static int db_write(struct store *st, const char *absent, const char *sql, const
  * Runs a query whose first column is an integer.  Returns 1 with *out set
  * when there is a row, 0 when there is none, a negative code on failure.
  */
-static int query_int(struct store *st, int64_t *out, const char *sql, const char *fmt, ...)
+int sq_query_int(struct store *st, int64_t *out, const char *sql, const char *fmt, ...)
 {
 	sqlite3_stmt *s = NULL;
 	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
-	rc = prepare_va(st, &s, sql, fmt, ap);
+	rc = sq_prepare_va(st, &s, sql, fmt, ap);
 	va_end(ap);
 	if (rc)
 		return rc;
@@ -291,7 +323,7 @@ static int query_int(struct store *st, int64_t *out, const char *sql, const char
 	} else if (rc == SQLITE_DONE) {
 		rc = 0;
 	} else {
-		rc = note_db(st);
+		rc = sq_note_db(st);
 	}
 	sqlite3_finalize(s);
 	return rc;
@@ -300,7 +332,7 @@ static int query_int(struct store *st, int64_t *out, const char *sql, const char
 /* --- rows as JSON ------------------------------------------------------ */
 
 /* A row's column as a new JSON value; NULL for text that is not UTF-8 or a blob. */
-static json_t *column_json(sqlite3_stmt *s, int i)
+static json_t *sq_column_json(sqlite3_stmt *s, int i)
 {
 	const char *text;
 	double d;
@@ -319,17 +351,15 @@ static json_t *column_json(sqlite3_stmt *s, int i)
 	}
 }
 
-/* Rewrites columns that SQLite cannot type for us; returns 0 or -1. */
-typedef int (*row_fix)(json_t *row);
 
 /* The current row as a new object keyed by the column names, or NULL. */
-static json_t *row_json(sqlite3_stmt *s, row_fix fix)
+static json_t *sq_row_json(sqlite3_stmt *s, row_fix fix)
 {
 	json_t *row = json_object();
 	int ncol = sqlite3_column_count(s);
 
 	for (int i = 0; i < ncol; i++) {
-		json_t *v = column_json(s, i);
+		json_t *v = sq_column_json(s, i);
 
 		if (!v || json_object_set_new(row, sqlite3_column_name(s, i), v)) {
 			json_decref(row);
@@ -343,25 +373,25 @@ static json_t *row_json(sqlite3_stmt *s, row_fix fix)
 	return row;
 }
 
-static json_t *query_rows_va(struct store *st, row_fix fix, const char *sql, const char *fmt,
+static json_t *sq_query_rows_va(struct store *st, row_fix fix, const char *sql, const char *fmt,
 			     va_list ap)
 {
 	sqlite3_stmt *s = NULL;
 	json_t *rows = NULL, *row;
 	int rc;
 
-	if (prepare_va(st, &s, sql, fmt, ap))
+	if (sq_prepare_va(st, &s, sql, fmt, ap))
 		return NULL;
 	rows = json_array();
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		row = row_json(s, fix);
+		row = sq_row_json(s, fix);
 		if (!row)
 			break;
 		json_array_append_new(rows, row);
 	}
 	if (rc != SQLITE_DONE) {
 		if (rc != SQLITE_ROW)
-			note_db(st);
+			sq_note_db(st);
 		json_decref(rows);
 		rows = NULL;
 	}
@@ -370,25 +400,25 @@ static json_t *query_rows_va(struct store *st, row_fix fix, const char *sql, con
 }
 
 /* Every row of a query as a new JSON array of objects; NULL on failure. */
-static json_t *query_rows(struct store *st, row_fix fix, const char *sql, const char *fmt, ...)
+json_t *sq_query_rows(struct store *st, row_fix fix, const char *sql, const char *fmt, ...)
 {
 	va_list ap;
 	json_t *rows;
 
 	va_start(ap, fmt);
-	rows = query_rows_va(st, fix, sql, fmt, ap);
+	rows = sq_query_rows_va(st, fix, sql, fmt, ap);
 	va_end(ap);
 	return rows;
 }
 
 /* The first row of a query as a new object; NULL when none or on failure. */
-static json_t *query_one(struct store *st, row_fix fix, const char *sql, const char *fmt, ...)
+json_t *sq_query_one(struct store *st, row_fix fix, const char *sql, const char *fmt, ...)
 {
 	va_list ap;
 	json_t *rows, *row;
 
 	va_start(ap, fmt);
-	rows = query_rows_va(st, fix, sql, fmt, ap);
+	rows = sq_query_rows_va(st, fix, sql, fmt, ap);
 	va_end(ap);
 	row = json_incref(json_array_get(rows, 0));
 	json_decref(rows);
@@ -396,7 +426,7 @@ static json_t *query_one(struct store *st, row_fix fix, const char *sql, const c
 }
 
 /* Parses JSON text read back from the store; NULL when unreadable or too large. */
-static json_t *doc_parse(const char *text)
+json_t *sq_doc_parse(const char *text)
 {
 	size_t len = text ? strlen(text) : 0;
 
@@ -407,16 +437,16 @@ static json_t *doc_parse(const char *text)
 
 /* Dumps v for storing (compact, sorted keys) into *out, malloc'd.  Fails,
  * noted, when v cannot be serialised or is larger than STORE_DOC_MAX. */
-static int doc_dump(struct store *st, const json_t *v, char **out)
+int sq_doc_dump(struct store *st, const json_t *v, char **out)
 {
 	char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 
 	*out = NULL;
 	if (!text)
-		return note(st, KERR_INVALID, "cannot serialise the JSON value");
+		return sq_note(st, KERR_INVALID, "cannot serialise the JSON value");
 	if (strlen(text) > STORE_DOC_MAX) {
 		free(text);
-		return note(st, KERR_LIMIT, "the JSON text is larger than the limit of %u bytes",
+		return sq_note(st, KERR_LIMIT, "the JSON text is larger than the limit of %u bytes",
 			    STORE_DOC_MAX);
 	}
 	*out = text;
@@ -426,9 +456,9 @@ static int doc_dump(struct store *st, const json_t *v, char **out)
 /* --- open, close, transactions ----------------------------------------- */
 
 /* Runs one parameterless statement (PRAGMA, BEGIN...); returns 0 or a code. */
-static int db_exec(struct store *st, const char *sql)
+int sq_db_exec(struct store *st, const char *sql)
 {
-	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : note_db(st);
+	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : sq_note_db(st);
 }
 
 /* The connection settings: WAL so readers never block the writer, FULL
@@ -440,20 +470,20 @@ static int configure(struct store *st)
 
 	sqlite3_extended_result_codes(st->db, 1);
 	if (sqlite3_busy_timeout(st->db, STORE_BUSY_MS) != SQLITE_OK)
-		return note_db(st);
-	rc = prepare(st, &s, "PRAGMA journal_mode = WAL", "");
+		return sq_note_db(st);
+	rc = sq_prepare(st, &s, "PRAGMA journal_mode = WAL", "");
 	if (!rc) {
 		if (sqlite3_step(s) != SQLITE_ROW)
-			rc = note_db(st);
+			rc = sq_note_db(st);
 		else if (strcmp((const char *)sqlite3_column_text(s, 0), "wal"))
-			rc = note(st, KERR_IO, "cannot use WAL mode (journal mode is '%s')",
+			rc = sq_note(st, KERR_IO, "cannot use WAL mode (journal mode is '%s')",
 				  (const char *)sqlite3_column_text(s, 0));
 	}
 	sqlite3_finalize(s);
 	if (!rc)
-		rc = db_exec(st, "PRAGMA synchronous = FULL");
+		rc = sq_db_exec(st, "PRAGMA synchronous = FULL");
 	if (!rc)
-		rc = db_exec(st, "PRAGMA foreign_keys = ON");
+		rc = sq_db_exec(st, "PRAGMA foreign_keys = ON");
 	return rc;
 }
 
@@ -464,36 +494,36 @@ static int migrate_locked(struct store *st)
 	char sql[64];
 	int rc;
 
-	rc = query_int(st, &version, "PRAGMA user_version", "");
+	rc = sq_query_int(st, &version, "PRAGMA user_version", "");
 	if (rc < 0)
 		return rc;
 	if (version > STORE_VERSION)
-		return note(st, KERR_INVALID,
+		return sq_note(st, KERR_INVALID,
 			    "schema version %lld is newer than this kctl's %d; use a newer kctl",
 			    (long long)version, STORE_VERSION);
 	if (version < 0)
-		return note(st, KERR_INVALID, "unknown schema version %lld", (long long)version);
+		return sq_note(st, KERR_INVALID, "unknown schema version %lld", (long long)version);
 	if (version == STORE_VERSION)
 		return 0;
 	for (int64_t v = version + 1; v <= STORE_VERSION; v++) {
-		rc = db_exec(st, migrations[v]);
+		rc = sq_db_exec(st, migrations[v]);
 		if (rc)
-			return note(st, rc, "migrating to version %lld: %.400s", (long long)v,
+			return sq_note(st, rc, "migrating to version %lld: %.400s", (long long)v,
 				    sqlite3_errmsg(st->db));
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_VERSION);
-	return db_exec(st, sql);
+	return sq_db_exec(st, sql);
 }
 
 static int migrate(struct store *st)
 {
-	int rc = db_exec(st, "BEGIN IMMEDIATE");
+	int rc = sq_db_exec(st, "BEGIN IMMEDIATE");
 
 	if (rc)
 		return rc;
 	rc = migrate_locked(st);
 	if (!rc)
-		rc = db_exec(st, "COMMIT");
+		rc = sq_db_exec(st, "COMMIT");
 	if (rc)
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
@@ -508,13 +538,13 @@ int store_open(const char *path, struct store **out, char *msg, size_t n)
 	st->path = xstrdup(path);
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
 	    SQLITE_OK)
-		rc = st->db ? note_db(st) : note(st, KERR_IO, "out of memory");
+		rc = st->db ? sq_note_db(st) : sq_note(st, KERR_IO, "out of memory");
 	if (!rc)
 		rc = configure(st);
 	if (!rc)
 		rc = migrate(st);
 	if (rc) {
-		fail(st, rc, msg, n, "opening store '%s'", path);
+		sq_fail(st, rc, msg, n, "opening store '%s'", path);
 		store_close(st);
 		return rc;
 	}
@@ -533,16 +563,16 @@ void store_close(struct store *st)
 
 int store_begin(struct store *st, char *msg, size_t n)
 {
-	int rc = db_exec(st, "BEGIN IMMEDIATE");
+	int rc = sq_db_exec(st, "BEGIN IMMEDIATE");
 
-	return rc ? fail(st, rc, msg, n, "beginning a transaction in '%s'", st->path) : 0;
+	return rc ? sq_fail(st, rc, msg, n, "beginning a transaction in '%s'", st->path) : 0;
 }
 
 int store_commit(struct store *st, char *msg, size_t n)
 {
-	int rc = db_exec(st, "COMMIT");
+	int rc = sq_db_exec(st, "COMMIT");
 
-	return rc ? fail(st, rc, msg, n, "committing to '%s'", st->path) : 0;
+	return rc ? sq_fail(st, rc, msg, n, "committing to '%s'", st->path) : 0;
 }
 
 void store_rollback(struct store *st)
@@ -571,14 +601,14 @@ int store_session_create(struct store *st, const char *id, const char *spec_path
 		return kerr_set(msg, n, KERR_INVALID, "creating a session: empty id");
 	if (!utf8_valid(id) || !utf8_valid(spec_path) || !utf8_valid(spec_hash) ||
 	    !utf8_valid(output_dir))
-		rc = note(st, KERR_INVALID, "text is not valid UTF-8");
+		rc = sq_note(st, KERR_INVALID, "text is not valid UTF-8");
 	if (!rc)
-		rc = db_write(st, NULL,
+		rc = sq_db_write(st, NULL,
 			      "INSERT INTO sessions (id, spec_path, spec_hash, output_dir, state,"
 			      " created, updated) VALUES (?1, ?2, ?3, ?4, 'running', " NOW ", " NOW
 			      ")",
 			      "tttt", id, spec_path, spec_hash, output_dir);
-	return rc ? fail(st, rc, msg, n, "creating session '%s'", id) : 0;
+	return rc ? sq_fail(st, rc, msg, n, "creating session '%s'", id) : 0;
 }
 
 #define SESSION_COLUMNS                                                                            \
@@ -593,7 +623,7 @@ static int json_column_fix(json_t *row, const char *key)
 
 	if (!json_is_string(text))
 		return 0;
-	doc = doc_parse(json_string_value(text));
+	doc = sq_doc_parse(json_string_value(text));
 	if (!doc)
 		return -1;
 	return json_object_set_new(row, key, doc);
@@ -606,25 +636,25 @@ static int session_fix(json_t *row)
 
 json_t *store_session_get(struct store *st, const char *id)
 {
-	return query_one(st, session_fix, SESSION_COLUMNS "WHERE id = ?1", "t", id);
+	return sq_query_one(st, session_fix, SESSION_COLUMNS "WHERE id = ?1", "t", id);
 }
 
 json_t *store_session_list(struct store *st)
 {
-	return query_rows(st, session_fix, SESSION_COLUMNS "ORDER BY created DESC, rowid DESC", "");
+	return sq_query_rows(st, session_fix, SESSION_COLUMNS "ORDER BY created DESC, rowid DESC", "");
 }
 
 int store_session_set_winner(struct store *st, const char *id, json_t *winner, char *msg, size_t n)
 {
 	char *text = NULL;
-	int rc = winner ? doc_dump(st, winner, &text) : 0;
+	int rc = winner ? sq_doc_dump(st, winner, &text) : 0;
 
 	if (!rc)
-		rc = db_write(st, "no such session",
+		rc = sq_db_write(st, "no such session",
 			      "UPDATE sessions SET winner = ?2, updated = " NOW " WHERE id = ?1",
 			      "tt", id, text);
 	free(text);
-	return rc ? fail(st, rc, msg, n, "recording the winner of session '%s'", id) : 0;
+	return rc ? sq_fail(st, rc, msg, n, "recording the winner of session '%s'", id) : 0;
 }
 
 int store_session_set_state(struct store *st, const char *id, const char *state, const char *reason,
@@ -635,23 +665,23 @@ int store_session_set_state(struct store *st, const char *id, const char *state,
 	for (size_t i = 0; state && session_states[i]; i++)
 		known |= !strcmp(state, session_states[i]);
 	if (!known)
-		rc = note(st, KERR_INVALID, "unknown state '%s'", state ? state : "(null)");
+		rc = sq_note(st, KERR_INVALID, "unknown state '%s'", state ? state : "(null)");
 	else
-		rc = db_write(st, "no such session",
+		rc = sq_db_write(st, "no such session",
 			      "UPDATE sessions SET state = ?2, reason = ?3, updated = " NOW
 			      " WHERE id = ?1",
 			      "ttt", id, state, reason);
-	return rc ? fail(st, rc, msg, n, "setting the state of session '%s'", id) : 0;
+	return rc ? sq_fail(st, rc, msg, n, "setting the state of session '%s'", id) : 0;
 }
 
 int store_session_set_rng(struct store *st, const char *id, uint64_t rng, char *msg, size_t n)
 {
 	/* SQLite integers are signed: the bits are kept, the sign is the top bit. */
-	int rc = db_write(st, "no such session",
+	int rc = sq_db_write(st, "no such session",
 			  "UPDATE sessions SET rng = ?2, updated = " NOW " WHERE id = ?1", "tI", id,
 			  (int64_t)rng);
 
-	return rc ? fail(st, rc, msg, n, "saving the random state of session '%s'", id) : 0;
+	return rc ? sq_fail(st, rc, msg, n, "saving the random state of session '%s'", id) : 0;
 }
 
 /* --- rounds ------------------------------------------------------------ */
@@ -659,26 +689,26 @@ int store_session_set_rng(struct store *st, const char *id, uint64_t rng, char *
 int store_round_create(struct store *st, const char *session, int round, const char *mode,
 		       char *msg, size_t n)
 {
-	int rc = db_write(st, NULL,
+	int rc = sq_db_write(st, NULL,
 			  "INSERT INTO rounds (session, round, state, mode, started)"
 			  " VALUES (?1, ?2, ?3, ?4, " NOW ")",
 			  "tiit", session, round, (int)ROUND_PROPOSED, mode);
 
-	return rc ? fail(st, rc, msg, n, "creating round %d of session '%s'", round, session) : 0;
+	return rc ? sq_fail(st, rc, msg, n, "creating round %d of session '%s'", round, session) : 0;
 }
 
 static int round_fix(json_t *row)
 {
-	return json_column_fix(row, "confirm");
+	return json_column_fix(row, "confirm") || json_column_fix(row, "plan") ? -1 : 0;
 }
 
 json_t *store_round_get(struct store *st, const char *session, int round)
 {
-	return query_one(
+	return sq_query_one(
 		st, round_fix,
 		"SELECT round AS round, state AS state, mode AS mode, decision AS decision,"
 		" reason AS reason, pid AS pid, started AS started, finished AS finished,"
-		" confirm AS confirm FROM rounds WHERE session = ?1 AND round = ?2",
+		" confirm AS confirm, plan AS plan FROM rounds WHERE session = ?1 AND round = ?2",
 		"ti", session, round);
 }
 
@@ -686,22 +716,38 @@ int store_round_set_confirm(struct store *st, const char *session, int round, js
 			    char *msg, size_t n)
 {
 	char *text = NULL;
-	int rc = doc_dump(st, confirm, &text);
+	int rc = sq_doc_dump(st, confirm, &text);
 
 	if (!rc)
-		rc = db_write(st, "no such round",
+		rc = sq_db_write(st, "no such round",
 			      "UPDATE rounds SET confirm = ?3 WHERE session = ?1 AND round = ?2",
 			      "tit", session, round, text);
 	free(text);
-	return rc ? fail(st, rc, msg, n, "recording the confirmation of round %d of session '%s'",
+	return rc ? sq_fail(st, rc, msg, n, "recording the confirmation of round %d of session '%s'",
 			 round, session)
+		  : 0;
+}
+
+int store_round_set_plan(struct store *st, const char *session, int round, json_t *plan,
+			 char *msg, size_t n)
+{
+	char *text = NULL;
+	int rc = sq_doc_dump(st, plan, &text);
+
+	if (!rc)
+		rc = sq_db_write(st, "no such round",
+				 "UPDATE rounds SET plan = ?3 WHERE session = ?1 AND round = ?2",
+				 "tit", session, round, text);
+	free(text);
+	return rc ? sq_fail(st, rc, msg, n, "recording the plan of round %d of session '%s'", round,
+			    session)
 		  : 0;
 }
 
 int store_round_last(struct store *st, const char *session)
 {
 	int64_t last = 0;
-	int rc = query_int(st, &last,
+	int rc = sq_query_int(st, &last,
 			   "SELECT COALESCE(MAX(round), 0) FROM rounds WHERE session = ?1", "t",
 			   session);
 
@@ -717,18 +763,18 @@ static int round_advance(struct store *st, const char *session, int round, enum 
 	int rc;
 
 	if ((int)state < ROUND_PROPOSED || state > ROUND_DONE)
-		return note(st, KERR_INVALID, "unknown round state %d", (int)state);
-	rc = query_int(st, &cur, "SELECT state FROM rounds WHERE session = ?1 AND round = ?2", "ti",
+		return sq_note(st, KERR_INVALID, "unknown round state %d", (int)state);
+	rc = sq_query_int(st, &cur, "SELECT state FROM rounds WHERE session = ?1 AND round = ?2", "ti",
 		       session, round);
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
-		return note(st, KERR_NOTFOUND, "no such round");
+		return sq_note(st, KERR_NOTFOUND, "no such round");
 	if (cur > (int64_t)state)
-		return note(
+		return sq_note(
 			st, KERR_INVALID, "the round is already '%s', it cannot go back to '%s'",
 			cur <= ROUND_DONE ? round_state_names[cur] : "?", round_state_names[state]);
-	return db_write(st, "no such round",
+	return sq_db_write(st, "no such round",
 			"UPDATE rounds SET state = ?3, finished = CASE WHEN ?3 = 4"
 			" THEN COALESCE(finished, " NOW ") ELSE finished END"
 			" WHERE session = ?1 AND round = ?2",
@@ -740,7 +786,7 @@ int store_round_set_state(struct store *st, const char *session, int round, enum
 {
 	int rc = round_advance(st, session, round, state);
 
-	return rc ? fail(st, rc, msg, n, "setting the state of round %d of session '%s'", round,
+	return rc ? sq_fail(st, rc, msg, n, "setting the state of round %d of session '%s'", round,
 			 session)
 		  : 0;
 }
@@ -748,11 +794,11 @@ int store_round_set_state(struct store *st, const char *session, int round, enum
 int store_round_set_pid(struct store *st, const char *session, int round, long pid, char *msg,
 			size_t n)
 {
-	int rc = db_write(st, "no such round",
+	int rc = sq_db_write(st, "no such round",
 			  "UPDATE rounds SET pid = ?3 WHERE session = ?1 AND round = ?2", "tiI",
 			  session, round, (int64_t)pid);
 
-	return rc ? fail(st, rc, msg, n, "recording the pid of round %d of session '%s'", round,
+	return rc ? sq_fail(st, rc, msg, n, "recording the pid of round %d of session '%s'", round,
 			 session)
 		  : 0;
 }
@@ -760,12 +806,12 @@ int store_round_set_pid(struct store *st, const char *session, int round, long p
 int store_round_set_decision(struct store *st, const char *session, int round, const char *decision,
 			     const char *reason, char *msg, size_t n)
 {
-	int rc = db_write(st, "no such round",
+	int rc = sq_db_write(st, "no such round",
 			  "UPDATE rounds SET decision = ?3, reason = ?4"
 			  " WHERE session = ?1 AND round = ?2",
 			  "titt", session, round, decision, reason);
 
-	return rc ? fail(st, rc, msg, n, "recording the decision of round %d of session '%s'",
+	return rc ? sq_fail(st, rc, msg, n, "recording the decision of round %d of session '%s'",
 			 round, session)
 		  : 0;
 }
@@ -780,6 +826,7 @@ static int opt_member(json_t *v, const char *key, int want, json_t **out, char *
 		[JSON_STRING] = "a string",
 		[JSON_INTEGER] = "an integer",
 		[JSON_OBJECT] = "an object",
+		[JSON_ARRAY] = "an array",
 	};
 
 	*out = NULL;
@@ -795,6 +842,7 @@ static int opt_member(json_t *v, const char *key, int want, json_t **out, char *
 /* The checked members of a variant object, borrowed from it. */
 struct variant_in {
 	json_t *id, *hash, *round, *parent, *lineage, *source, *options, *params, *rationale;
+	json_t *origin, *tunables;
 };
 
 static int variant_read(json_t *v, struct variant_in *in, char *msg, size_t n)
@@ -813,6 +861,8 @@ static int variant_read(json_t *v, struct variant_in *in, char *msg, size_t n)
 		{ "options", JSON_STRING, 0, &in->options },
 		{ "params", JSON_OBJECT, 0, &in->params },
 		{ "rationale", JSON_STRING, 0, &in->rationale },
+		{ "origin", JSON_STRING, 0, &in->origin },
+		{ "tunables", JSON_ARRAY, 0, &in->tunables },
 	};
 	const size_t nmembers = sizeof(members) / sizeof(members[0]);
 	const char *key;
@@ -845,21 +895,27 @@ static int variant_read(json_t *v, struct variant_in *in, char *msg, size_t n)
 static int variant_insert(struct store *st, const char *session, const struct variant_in *in)
 {
 	int64_t lineage = json_integer_value(in->lineage);
-	char *params = NULL;
+	char *params = NULL, *tunables = NULL;
 	int rc = 0;
 
-	if (in->params && (rc = doc_dump(st, in->params, &params)))
+	if (in->params && (rc = sq_doc_dump(st, in->params, &params)))
 		return rc;
-	rc = db_write(st, NULL,
-		      "INSERT INTO variants (session, id, hash, round, parent, lineage, source,"
-		      " options, params, rationale, created)"
-		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, " NOW ")",
-		      "tttItntttt", session, json_string_value(in->id), json_string_value(in->hash),
-		      (int64_t)json_integer_value(in->round), json_string_value(in->parent),
-		      in->lineage ? &lineage : NULL, json_string_value(in->source),
-		      in->options ? json_string_value(in->options) : "", params,
-		      json_string_value(in->rationale));
+	if (in->tunables && (rc = sq_doc_dump(st, in->tunables, &tunables))) {
+		free(params);
+		return rc;
+	}
+	rc = sq_db_write(st, NULL,
+			 "INSERT INTO variants (session, id, hash, round, parent, lineage, source,"
+			 " options, params, rationale, origin, tunables, created)"
+			 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, " NOW ")",
+			 "tttItntttttt", session, json_string_value(in->id),
+			 json_string_value(in->hash), (int64_t)json_integer_value(in->round),
+			 json_string_value(in->parent), in->lineage ? &lineage : NULL,
+			 json_string_value(in->source),
+			 in->options ? json_string_value(in->options) : "", params,
+			 json_string_value(in->rationale), json_string_value(in->origin), tunables);
 	free(params);
+	free(tunables);
 	return rc;
 }
 
@@ -876,34 +932,39 @@ int store_variant_add(struct store *st, const char *session, json_t *v, char *ms
 		return kerr_set(msg, n, rc, "recording a variant: %s", why);
 	}
 	rc = variant_insert(st, session, &in);
-	return rc ? fail(st, rc, msg, n, "recording variant '%s'", json_string_value(in.id)) : 0;
+	return rc ? sq_fail(st, rc, msg, n, "recording variant '%s'", json_string_value(in.id)) : 0;
 }
 
 int store_variant_has_hash(struct store *st, const char *session, const char *hash)
 {
 	int64_t one = 0;
 
-	return query_int(st, &one, "SELECT 1 FROM variants WHERE session = ?1 AND hash = ?2", "tt",
+	return sq_query_int(st, &one, "SELECT 1 FROM variants WHERE session = ?1 AND hash = ?2", "tt",
 			 session, hash);
 }
 
 /* params is stored as JSON text; callers get the object back. */
 static int variant_fix(json_t *row)
 {
-	json_t *text = json_object_get(row, "params"), *params;
+	static const char *const docs[] = { "params", "tunables" };
 
-	if (!json_is_string(text))
-		return 0;
-	params = doc_parse(json_string_value(text));
-	if (!params)
-		return -1;
-	return json_object_set_new(row, "params", params);
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		json_t *text = json_object_get(row, docs[i]), *doc;
+
+		if (!json_is_string(text))
+			continue;
+		doc = sq_doc_parse(json_string_value(text));
+		if (!doc || json_object_set_new(row, docs[i], doc))
+			return -1;
+	}
+	return 0;
 }
 
 #define VARIANT_SELECT(source)                                                                     \
 	"SELECT v.id AS id, v.hash AS hash, v.round AS round, v.parent AS parent,"                 \
 	" v.lineage AS lineage, " source " AS source, v.options AS options, v.params AS params,"   \
-	" v.rationale AS rationale, v.created AS created, r.status AS status,"                     \
+	" v.rationale AS rationale, v.origin AS origin, v.tunables AS tunables,"                   \
+	" v.created AS created, r.status AS status,"                                               \
 	" r.speedup_ref AS speedup_ref, r.speedup_base AS speedup_base, r.median_ms AS median_ms," \
 	" r.gflops AS gflops, r.gbs AS gbs, r.bottleneck AS bottleneck,"                           \
 	" json_extract(r.json, '$.fault.kind') AS fault_kind,"                                     \
@@ -916,7 +977,7 @@ static int variant_fix(json_t *row)
 
 json_t *store_variants(struct store *st, const char *session, int round)
 {
-	return query_rows(st, variant_fix,
+	return sq_query_rows(st, variant_fix,
 			  VARIANT_COLUMNS "WHERE v.session = ?1 AND (?2 < 0 OR v.round = ?2)"
 					  " ORDER BY v.round, v.rowid",
 			  "ti", session, round);
@@ -924,7 +985,7 @@ json_t *store_variants(struct store *st, const char *session, int round)
 
 json_t *store_variants_brief(struct store *st, const char *session, int round)
 {
-	return query_rows(st, variant_fix,
+	return sq_query_rows(st, variant_fix,
 			  VARIANT_BRIEF "WHERE v.session = ?1 AND (?2 < 0 OR v.round = ?2)"
 					" ORDER BY v.round, v.rowid",
 			  "ti", session, round);
@@ -932,18 +993,18 @@ json_t *store_variants_brief(struct store *st, const char *session, int round)
 
 json_t *store_variant_get(struct store *st, const char *session, const char *id)
 {
-	return query_one(st, variant_fix, VARIANT_COLUMNS "WHERE v.session = ?1 AND v.id = ?2",
+	return sq_query_one(st, variant_fix, VARIANT_COLUMNS "WHERE v.session = ?1 AND v.id = ?2",
 			 "tt", session, id);
 }
 
 int store_variant_set_lineage(struct store *st, const char *session, const char *id, int lineage,
 			      char *msg, size_t n)
 {
-	int rc = db_write(st, "no such variant",
+	int rc = sq_db_write(st, "no such variant",
 			  "UPDATE variants SET lineage = ?3 WHERE session = ?1 AND id = ?2", "tti",
 			  session, id, lineage);
 
-	return rc ? fail(st, rc, msg, n, "setting the lineage of variant '%s'", id) : 0;
+	return rc ? sq_fail(st, rc, msg, n, "setting the lineage of variant '%s'", id) : 0;
 }
 
 /* --- results ----------------------------------------------------------- */
@@ -976,7 +1037,7 @@ static int figure_bind(struct store *st, sqlite3_stmt *s, int idx, json_t *doc,
 
 	for (size_t i = 0; f->keys[i] && v && !json_is_null(v); i++) {
 		if (!json_is_object(v))
-			return note(st, KERR_PARSE, "$.%s: expected an object on the way, got %s",
+			return sq_note(st, KERR_PARSE, "$.%s: expected an object on the way, got %s",
 				    f->path, jx_type_name(v));
 		v = json_object_get(v, f->keys[i]);
 	}
@@ -987,9 +1048,9 @@ static int figure_bind(struct store *st, sqlite3_stmt *s, int idx, json_t *doc,
 	else if (!f->text && json_is_number(v))
 		rc = sqlite3_bind_double(s, idx, json_number_value(v));
 	else
-		return note(st, KERR_PARSE, "$.%s: expected %s, got %s", f->path,
+		return sq_note(st, KERR_PARSE, "$.%s: expected %s, got %s", f->path,
 			    f->text ? "a string" : "a number", jx_type_name(v));
-	return rc == SQLITE_OK ? 0 : note_db(st);
+	return rc == SQLITE_OK ? 0 : sq_note_db(st);
 }
 
 static int result_insert(struct store *st, const char *session, const char *id, json_t *result)
@@ -999,12 +1060,12 @@ static int result_insert(struct store *st, const char *session, const char *id, 
 	int rc;
 
 	if (!json_is_object(result))
-		return note(st, KERR_PARSE, "$: expected an object, got %s",
+		return sq_note(st, KERR_PARSE, "$: expected an object, got %s",
 			    result ? jx_type_name(result) : "nothing");
-	rc = doc_dump(st, result, &text);
+	rc = sq_doc_dump(st, result, &text);
 	if (rc)
 		return rc;
-	rc = prepare(st, &s,
+	rc = sq_prepare(st, &s,
 		     "INSERT INTO results (session, variant, status, speedup_ref, speedup_base,"
 		     " median_ms, gflops, gbs, bottleneck, json)"
 		     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -1012,9 +1073,9 @@ static int result_insert(struct store *st, const char *session, const char *id, 
 	for (size_t i = 0; !rc && i < sizeof(figures) / sizeof(figures[0]); i++)
 		rc = figure_bind(st, s, (int)i + 3, result, &figures[i]);
 	if (!rc && sqlite3_bind_text(s, 10, text, -1, SQLITE_TRANSIENT) != SQLITE_OK)
-		rc = note_db(st);
+		rc = sq_note_db(st);
 	if (!rc)
-		rc = step_write(st, s, NULL, NULL);
+		rc = sq_step_write(st, s, NULL, NULL);
 	sqlite3_finalize(s);
 	free(text);
 	return rc;
@@ -1025,12 +1086,12 @@ int store_result_add(struct store *st, const char *session, const char *id, json
 {
 	int rc = result_insert(st, session, id, result);
 
-	return rc ? fail(st, rc, msg, n, "recording the result of variant '%s'", id) : 0;
+	return rc ? sq_fail(st, rc, msg, n, "recording the result of variant '%s'", id) : 0;
 }
 
 static int result_fix(json_t *row)
 {
-	json_t *doc = doc_parse(json_string_value(json_object_get(row, "json")));
+	json_t *doc = sq_doc_parse(json_string_value(json_object_get(row, "json")));
 
 	if (!doc)
 		return -1;
@@ -1040,7 +1101,7 @@ static int result_fix(json_t *row)
 json_t *store_result_get(struct store *st, const char *session, const char *id)
 {
 	json_t *row =
-		query_one(st, result_fix,
+		sq_query_one(st, result_fix,
 			  "SELECT json AS json FROM results WHERE session = ?1 AND variant = ?2",
 			  "tt", session, id);
 	json_t *doc = json_incref(json_object_get(row, "json"));
@@ -1052,7 +1113,7 @@ json_t *store_result_get(struct store *st, const char *session, const char *id)
 int store_result_count(struct store *st, const char *session)
 {
 	int64_t count = 0;
-	int rc = query_int(st, &count, "SELECT COUNT(*) FROM results WHERE session = ?1", "t",
+	int rc = sq_query_int(st, &count, "SELECT COUNT(*) FROM results WHERE session = ?1", "t",
 			   session);
 
 	if (rc < 0)
@@ -1071,7 +1132,7 @@ static int lineage_fix(json_t *row)
 
 json_t *store_lineages(struct store *st, const char *session)
 {
-	return query_rows(st, lineage_fix,
+	return sq_query_rows(st, lineage_fix,
 			  "SELECT lineage AS lineage, best AS best, stagnation AS stagnation,"
 			  " active AS active, created_round AS created_round FROM lineages"
 			  " WHERE session = ?1 ORDER BY lineage",
@@ -1081,70 +1142,13 @@ json_t *store_lineages(struct store *st, const char *session)
 int store_lineage_put(struct store *st, const char *session, int lineage, const char *best,
 		      int stagnation, int active, int round, char *msg, size_t n)
 {
-	int rc = db_write(st, NULL,
+	int rc = sq_db_write(st, NULL,
 			  "INSERT INTO lineages (session, lineage, best, stagnation, active,"
 			  " created_round) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 			  " ON CONFLICT (session, lineage) DO UPDATE SET best = excluded.best,"
 			  " stagnation = excluded.stagnation, active = excluded.active",
 			  "titiii", session, lineage, best, stagnation, active ? 1 : 0, round);
 
-	return rc ? fail(st, rc, msg, n, "recording lineage %d of session '%s'", lineage, session)
+	return rc ? sq_fail(st, rc, msg, n, "recording lineage %d of session '%s'", lineage, session)
 		  : 0;
-}
-
-/* --- learnings --------------------------------------------------------- */
-
-/*
- * One statement: a new key takes the kind's next number (numbers are never
- * reused: nothing deletes learnings), a known key keeps its number.
- */
-static int learning_upsert(struct store *st, const char *session, const char *kind, const char *key,
-			   const char *group, const char *text, int round, int64_t *number)
-{
-	sqlite3_stmt *s = NULL;
-	int rc = prepare(
-		st, &s,
-		"INSERT INTO learnings (session, kind, number, key, grp, text, count, round)"
-		" SELECT ?1, ?2, COALESCE(MAX(number), 0) + 1, ?3, ?4, ?5, 1, ?6"
-		" FROM learnings WHERE session = ?1 AND kind = ?2"
-		" ON CONFLICT (session, kind, key) DO UPDATE SET count = count + 1"
-		" RETURNING number",
-		"tttttI", session, kind, key, group, text, (int64_t)round);
-
-	if (!rc)
-		rc = step_write(st, s, NULL, number);
-	sqlite3_finalize(s);
-	return rc;
-}
-
-int store_learning_add(struct store *st, const char *session, char kind, const char *key,
-		       const char *group, const char *text, int round, char *msg, size_t n)
-{
-	char kind_text[2] = { kind, '\0' };
-	int64_t number = 0;
-	int rc = 0;
-
-	if (kind != 'F' && kind != 'S')
-		rc = note(st, KERR_INVALID, "unknown kind '%c' (expected 'F' or 'S')", kind);
-	else if (!key || !*key)
-		rc = note(st, KERR_INVALID, "empty key");
-	else if (!text)
-		rc = note(st, KERR_INVALID, "no text");
-	if (!rc)
-		rc = learning_upsert(st, session, kind_text, key, group, text, round, &number);
-	if (!rc && (number < 1 || number > INT_MAX))
-		rc = note(st, KERR_RANGE, "learning number %lld out of range", (long long)number);
-	if (rc)
-		return fail(st, rc, msg, n, "recording learning '%s' of session '%s'",
-			    key ? key : "(null)", session);
-	return (int)number;
-}
-
-json_t *store_learnings(struct store *st, const char *session)
-{
-	return query_rows(st, NULL,
-			  "SELECT kind AS kind, number AS number, key AS key, grp AS \"group\","
-			  " text AS text, count AS count, round AS round"
-			  " FROM learnings WHERE session = ?1 ORDER BY kind, number",
-			  "t", session);
 }

@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_VERSION 2
+#define STORE_VERSION 3
 
 struct store;
 
@@ -90,7 +90,7 @@ int store_session_set_winner(struct store *st, const char *id, json_t *winner, c
 /* Creates round (>= 0) in state ROUND_PROPOSED, "started" now. */
 int store_round_create(struct store *st, const char *session, int round, const char *mode,
 		       char *msg, size_t n);
-/* {round, state, mode, decision, reason, pid, started, finished, confirm} or
+/* {round, state, mode, decision, reason, pid, started, finished, confirm, plan} or
  * NULL.  state is the enum round_state value (an integer); finished is set
  * when the round reaches ROUND_DONE; confirm is null but for a round that
  * re-times candidates (mode "confirm": the object of store_round_set_confirm). */
@@ -98,6 +98,10 @@ json_t *store_round_get(struct store *st, const char *session, int round);
 /* What a confirmation round re-times: {pass, passes, programs: [ids], measurement}. */
 int store_round_set_confirm(struct store *st, const char *session, int round, json_t *confirm,
 			    char *msg, size_t n);
+/* How the proposers shared round's slots and why (mix.c): {slots: {model,
+ * tune, sweep}, why}; comes back as "plan" of store_round_get. */
+int store_round_set_plan(struct store *st, const char *session, int round, json_t *plan,
+			 char *msg, size_t n);
 /* The highest round number of the session, 0 if none; negative on failure. */
 int store_round_last(struct store *st, const char *session);
 /* Setting the current state again is allowed (a resume may repeat a step);
@@ -111,11 +115,14 @@ int store_round_set_decision(struct store *st, const char *session, int round, c
 
 /* --- variants --------------------------------------------------------- */
 /*
- * v: {id, hash, round, parent, lineage, source, options, params, rationale}.
+ * v: {id, hash, round, parent, lineage, source, options, params, rationale,
+ * origin, tunables}.  origin says which proposer wrote it ("tune", "sweep",
+ * "model", "start"); tunables (an array) are a model variant's own
+ * [{name, values}], which the tuner may sweep.
  * Fails with KERR_INVALID when the session already has that hash (the same
  * variant is never evaluated twice) or that id.
  * id, hash, round (>= 0) and source are required; parent, lineage,
- * options (default ""), params (an object) and rationale may be absent or
+ * options (default ""), params (an object), rationale, origin and tunables may be absent or
  * null.  A parent must be a variant of the session already recorded.  Other
  * keys or wrong types fail with KERR_PARSE and the JSON path.  v is not
  * modified or stolen.
@@ -126,7 +133,7 @@ int store_variant_has_hash(struct store *st, const char *session, const char *ha
 /* Variants of a round (round 0 = the starting template), or all when round < 0,
  * oldest first, each with its result's status/speedups when there is one.
  * Each element: {id, hash, round, parent, lineage, source, options, params
- * (the object back), rationale, created, status, speedup_ref, speedup_base,
+ * (the object back), rationale, origin, tunables, created, status, speedup_ref, speedup_base,
  * median_ms, gflops, gbs, bottleneck, fault_kind, robust_cv, quality}, null where absent (all
  * result figures are null before the result is recorded). */
 json_t *store_variants(struct store *st, const char *session, int round);
@@ -162,8 +169,8 @@ json_t *store_lineages(struct store *st, const char *session);
 int store_lineage_put(struct store *st, const char *session, int lineage, const char *best,
 		      int stagnation, int active, int round, char *msg, size_t n);
 
-/* --- learnings -------------------------------------------------------- */
-/* kind "F" or "S"; numbers are allocated per kind and never reused. Returns
+/* --- learnings (store-llm.c) ----------------------------------------- */
+/* kind "F" (failure), "S" (success) or "M" (the model's reflection); numbers are allocated per kind and never reused. Returns
  * the number (>= 1) or a negative error. key dedups (same key -> same entry,
  * its count incremented); text, group and round stay those of the first
  * occurrence, which the text describes. */
@@ -171,5 +178,28 @@ int store_learning_add(struct store *st, const char *session, char kind, const c
 		       const char *group, const char *text, int round, char *msg, size_t n);
 /* [{kind, number, key, group, text, count, round}], by kind then number. */
 json_t *store_learnings(struct store *st, const char *session);
+
+/* --- the model's exchanges (store-llm.c) ------------------------------- */
+/*
+ * c: {round, seq (>= 1, per round), purpose ("propose", "retry",
+ * "reflect"), asked (who answered: "openai gpt-4o", "command 'x'",
+ * "replay DIR"), prompt_sha, prompt, answer (may be null), status ("ok" or
+ * "error"), error, input_tokens, output_tokens, cost, ms, attempts, meta
+ * (an object: the parent, the directions asked, the outcome counts...)}.
+ * Inserts, or replaces the row of the same round and seq.
+ */
+int store_llm_call_put(struct store *st, const char *session, json_t *c, char *msg, size_t n);
+/* The exchange (form above, meta an object), or NULL. */
+json_t *store_llm_call_get(struct store *st, const char *session, int round, int seq);
+/* Every exchange of a round (round < 0: of the session) without prompt
+ * and answer texts, oldest first. */
+json_t *store_llm_calls(struct store *st, const char *session, int round);
+/*
+ * The session's totals: {calls, errors, input_tokens, output_tokens, cost,
+ * ms, outcomes: {accepted, malformed, not_applied, outside_blocks,
+ * duplicate, ...}} (outcomes summed over the calls' meta.outcomes), or
+ * NULL on failure.
+ */
+json_t *store_llm_totals(struct store *st, const char *session);
 
 #endif

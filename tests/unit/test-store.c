@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -143,6 +144,17 @@ static void raw_sql(const char *path, const char *sql)
 	sqlite3_close(db);
 }
 
+/* What version 3 added, taken away again (a version-2 file). */
+#define V3_UNDO                                                                                    \
+	"ALTER TABLE variants DROP COLUMN origin; ALTER TABLE variants DROP COLUMN tunables;"     \
+	"ALTER TABLE rounds DROP COLUMN plan; DROP TABLE llm_calls;"                               \
+	"CREATE TABLE l2 (session TEXT NOT NULL REFERENCES sessions(id),"                          \
+	" kind TEXT NOT NULL CHECK (kind IN ('F', 'S')), number INTEGER NOT NULL,"                 \
+	" key TEXT NOT NULL, grp TEXT, text TEXT NOT NULL, count INTEGER NOT NULL,"                \
+	" round INTEGER, PRIMARY KEY (session, kind, number), UNIQUE (session, kind, key));"      \
+	"INSERT INTO l2 SELECT * FROM learnings; DROP TABLE learnings;"                            \
+	"ALTER TABLE l2 RENAME TO learnings;"
+
 TEST(version_1_migrates_to_the_winner_and_confirm_columns)
 {
 	char *path = NULL;
@@ -152,7 +164,7 @@ TEST(version_1_migrates_to_the_winner_and_confirm_columns)
 	store_close(st);
 	/* what a version-1 file looked like */
 	raw_sql(path, "ALTER TABLE sessions DROP COLUMN winner; ALTER TABLE rounds DROP COLUMN "
-		      "confirm; PRAGMA user_version = 1;");
+		      "confirm; " V3_UNDO "PRAGMA user_version = 1;");
 	CHECK(user_version(path, -1) == 1);
 	st = open_ok(path);
 	CHECK(user_version(path, -1) == STORE_VERSION);
@@ -175,6 +187,64 @@ TEST(version_1_migrates_to_the_winner_and_confirm_columns)
 	json_decref(row);
 	json_decref(conf);
 	json_decref(w);
+	store_close(st);
+	free(path);
+}
+
+TEST(version_2_migrates_to_model_exchanges_and_learnings)
+{
+	char *path = NULL;
+	struct store *st = open_with_session(&path);
+	json_t *c, *row, *tot, *calls;
+
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(store_learning_add(st, "s", 'F', "k1", NULL, "a failure", 1, msg, sizeof(msg)) == 1);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+	store_close(st);
+	raw_sql(path, V3_UNDO "PRAGMA user_version = 2;");
+	st = open_ok(path);
+	CHECK(user_version(path, -1) == STORE_VERSION);
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	/* the old learning kept its number; the model's kind is allowed now */
+	CHECK(store_learning_add(st, "s", 'F', "k1", NULL, "a failure", 1, msg, sizeof(msg)) == 1);
+	CHECK(store_learning_add(st, "s", 'M', "m1", NULL, "tiles help", 2, msg, sizeof(msg)) == 1);
+	CHECK(store_learning_add(st, "s", 'X', "x", NULL, "no", 2, msg, sizeof(msg)) ==
+	      KERR_INVALID);
+	c = json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:i, "
+		      "s:{s:s, s:{s:i, s:i}}}",
+		      "round", 2, "seq", 1, "purpose", "propose", "asked", "openai m", "prompt_sha",
+		      "abc", "prompt", "the prompt", "answer", "the answer", "status", "ok",
+		      "input_tokens", 1200, "output_tokens", 300, "cost", 0.25, "ms", 1500.0,
+		      "attempts", 2, "meta", "parent", "r01-v001", "outcomes", "accepted", 3,
+		      "malformed", 1);
+	CHECK(store_llm_call_put(st, "s", c, msg, sizeof(msg)) == 0);
+	json_object_set_new(c, "seq", json_integer(2));
+	json_object_set_new(c, "status", json_string("error"));
+	CHECK(store_llm_call_put(st, "s", c, msg, sizeof(msg)) == 0);
+	/* the same round and seq again replaces the row */
+	CHECK(store_llm_call_put(st, "s", c, msg, sizeof(msg)) == 0);
+	json_object_del(c, "prompt");
+	CHECK(store_llm_call_put(st, "s", c, msg, sizeof(msg)) == KERR_PARSE);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+	row = store_llm_call_get(st, "s", 2, 1);
+	CHECK(row && !strcmp(json_string_value(json_object_get(row, "answer")), "the answer"));
+	CHECK(json_integer_value(json_object_get(json_object_get(json_object_get(row, "meta"),
+								 "outcomes"),
+						 "accepted")) == 3);
+	json_decref(row);
+	CHECK(store_llm_call_get(st, "s", 2, 3) == NULL);
+	calls = store_llm_calls(st, "s", -1);
+	CHECK(json_array_size(calls) == 2 && !json_object_get(json_array_get(calls, 0), "prompt"));
+	json_decref(calls);
+	tot = store_llm_totals(st, "s");
+	CHECK(tot && json_integer_value(json_object_get(tot, "calls")) == 2);
+	CHECK(json_integer_value(json_object_get(tot, "errors")) == 1);
+	CHECK(json_integer_value(json_object_get(tot, "input_tokens")) == 2400);
+	CHECK(fabs(json_number_value(json_object_get(tot, "cost")) - 0.5) < 1e-9);
+	CHECK(json_integer_value(json_object_get(json_object_get(tot, "outcomes"), "accepted")) ==
+	      6);
+	json_decref(tot);
+	json_decref(c);
 	store_close(st);
 	free(path);
 }
@@ -704,6 +774,7 @@ int main(void)
 	}
 	RUN(open_create_reopen);
 	RUN(version_1_migrates_to_the_winner_and_confirm_columns);
+	RUN(version_2_migrates_to_model_exchanges_and_learnings);
 	RUN(newer_version_refused);
 	RUN(not_a_database);
 	RUN(sessions);
