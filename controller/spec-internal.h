@@ -9,6 +9,8 @@
 #include "spec.h"
 #include "yamlx.h"
 
+#include <stdint.h>
+
 #define WHY_LEN 512
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -34,5 +36,91 @@ const yaml_node_t *mark_find(const struct ld *ld, const char *path);
  * with FILE:LINE:COLUMN of the expression (spec-exprs.c).
  */
 int check_exprs(struct ld *ld);
+
+/* What a text value must look like (spec.c's check_rule). */
+enum rule { R_ANY, R_TEXT, R_IDENT, R_ID, R_NAME, R_MARKER };
+
+/* ---- field tables: one entry per key of a mapping ---- */
+
+enum fkind {
+	F_INT,    /* integer in [ilo, ihi] -> JSON integer */
+	F_NUM,    /* number in [lo, hi] -> JSON real */
+	F_BOOL,   /* -> JSON boolean */
+	F_TEXT,   /* string obeying rule -> JSON string */
+	F_ENUM,   /* one of names -> JSON string */
+	F_PATH,   /* non-empty path, resolved against the spec's folder -> JSON string */
+	F_URL,    /* storage URL -> JSON string */
+	F_EXPR,   /* non-negative integer expression -> JSON string */
+	F_CUSTOM, /* a known key the caller reads itself */
+};
+
+struct field {
+	const char *key;
+	enum fkind kind;
+	int required;
+	int64_t ilo, ihi;
+	double lo, hi;
+	enum rule rule;
+	const char *const *names;
+};
+
+#define FINT(k, a, b)                                                                              \
+	{                                                                                          \
+		.key = k, .kind = F_INT, .ilo = a, .ihi = b                                        \
+	}
+#define FNUM(k, a, b)                                                                              \
+	{                                                                                          \
+		.key = k, .kind = F_NUM, .lo = a, .hi = b                                          \
+	}
+#define FBOOL(k)                                                                                   \
+	{                                                                                          \
+		.key = k, .kind = F_BOOL                                                           \
+	}
+#define FTEXT(k, req, r)                                                                           \
+	{                                                                                          \
+		.key = k, .kind = F_TEXT, .required = req, .rule = r                               \
+	}
+#define FENUM(k, req, n)                                                                           \
+	{                                                                                          \
+		.key = k, .kind = F_ENUM, .required = req, .names = n                              \
+	}
+#define FPATH(k, req)                                                                              \
+	{                                                                                          \
+		.key = k, .kind = F_PATH, .required = req                                          \
+	}
+#define FURL(k)                                                                                    \
+	{                                                                                          \
+		.key = k, .kind = F_URL                                                            \
+	}
+#define FEXPR(k, req)                                                                              \
+	{                                                                                          \
+		.key = k, .kind = F_EXPR, .required = req                                          \
+	}
+#define FCUSTOM(k, req)                                                                            \
+	{                                                                                          \
+		.key = k, .kind = F_CUSTOM, .required = req                                        \
+	}
+
+/* Fails at the first key of map (at path) that is not in f[0..nf). */
+int fld_known(struct ld *ld, const yaml_node_t *map, const char *path, const struct field *f,
+	      size_t nf);
+/* Reads the fields of map present in f[0..nf) into out (absent keys are left out). */
+int fld_read(struct ld *ld, const yaml_node_t *map, const char *path, const struct field *f,
+	     size_t nf, json_t *out);
+/* yamlx_need_map + fld_known + fld_read into the new object *out (caller decrefs, even on failure). */
+int fld_load(struct ld *ld, const yaml_node_t *map, const char *path, const struct field *f,
+	     size_t nf, json_t **out);
+/* The value of o.key read by the functions above, or def when absent. */
+int64_t fld_int(const json_t *o, const char *key, int64_t def);
+double fld_num(const json_t *o, const char *key, double def);
+/* Replaces *dst with a copy of o.key when present. */
+void fld_text(const json_t *o, const char *key, char **dst);
+int fld_enum(const json_t *o, const char *key, const char *const *names, int def);
+
+/* The proposer section (spec-proposer.c). */
+int read_proposer(struct ld *ld, const yaml_node_t *nd, const char *path);
+/* Its defaults, and what spec_release frees of it. */
+void proposer_defaults(struct spec *s);
+void proposer_release(struct spec *s);
 
 #endif

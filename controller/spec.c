@@ -86,8 +86,6 @@ static json_t *jstr(const char *s)
 
 /* ---- names, ids, paths, URLs ---- */
 
-enum rule { R_ANY, R_TEXT, R_IDENT, R_ID, R_NAME, R_MARKER };
-
 static const char *const rule_what[] = {
 	[R_ANY] = "a string",
 	[R_TEXT] = "a non-empty string",
@@ -197,69 +195,10 @@ static int read_expr(struct ld *ld, const yaml_node_t *nd, const char *path, int
 	return 0;
 }
 
-/* ---- field tables ---- */
-
-enum fkind {
-	F_INT,    /* integer in [ilo, ihi] -> JSON integer */
-	F_NUM,    /* number in [lo, hi] -> JSON real */
-	F_BOOL,   /* -> JSON boolean */
-	F_TEXT,   /* string obeying rule -> JSON string */
-	F_ENUM,   /* one of names -> JSON string */
-	F_PATH,   /* non-empty path, resolved against the spec's folder -> JSON string */
-	F_URL,    /* storage URL -> JSON string */
-	F_EXPR,   /* non-negative integer expression -> JSON string */
-	F_CUSTOM, /* a known key the caller reads itself */
-};
-
-struct field {
-	const char *key;
-	enum fkind kind;
-	int required;
-	int64_t ilo, ihi;
-	double lo, hi;
-	enum rule rule;
-	const char *const *names;
-};
-
-#define FINT(k, a, b)                                                                              \
-	{                                                                                          \
-		.key = k, .kind = F_INT, .ilo = a, .ihi = b                                        \
-	}
-#define FNUM(k, a, b)                                                                              \
-	{                                                                                          \
-		.key = k, .kind = F_NUM, .lo = a, .hi = b                                          \
-	}
-#define FBOOL(k)                                                                                   \
-	{                                                                                          \
-		.key = k, .kind = F_BOOL                                                           \
-	}
-#define FTEXT(k, req, r)                                                                           \
-	{                                                                                          \
-		.key = k, .kind = F_TEXT, .required = req, .rule = r                               \
-	}
-#define FENUM(k, req, n)                                                                           \
-	{                                                                                          \
-		.key = k, .kind = F_ENUM, .required = req, .names = n                              \
-	}
-#define FPATH(k, req)                                                                              \
-	{                                                                                          \
-		.key = k, .kind = F_PATH, .required = req                                          \
-	}
-#define FURL(k)                                                                                    \
-	{                                                                                          \
-		.key = k, .kind = F_URL                                                            \
-	}
-#define FEXPR(k, req)                                                                              \
-	{                                                                                          \
-		.key = k, .kind = F_EXPR, .required = req                                          \
-	}
-#define FCUSTOM(k, req)                                                                            \
-	{                                                                                          \
-		.key = k, .kind = F_CUSTOM, .required = req                                        \
-	}
+/* ---- field tables (spec-internal.h) ---- */
 
 /* Fails at the first key of map (at path) that is not in f[0..nf). */
-static int fields_known(struct ld *ld, const yaml_node_t *map, const char *path,
+int fld_known(struct ld *ld, const yaml_node_t *map, const char *path,
 			const struct field *f, size_t nf)
 {
 	const char **keys = xcalloc(nf, sizeof(*keys));
@@ -323,7 +262,7 @@ static int field_read(struct ld *ld, const yaml_node_t *v, const char *path, con
 }
 
 /* Reads the fields of map present in f[0..nf) into out (absent keys are left out). */
-static int fields_read(struct ld *ld, const yaml_node_t *map, const char *path,
+int fld_read(struct ld *ld, const yaml_node_t *map, const char *path,
 		       const struct field *f, size_t nf, json_t *out)
 {
 	char kpath[YAMLX_PATH_LEN];
@@ -346,27 +285,27 @@ static int fields_read(struct ld *ld, const yaml_node_t *map, const char *path,
 }
 
 /* yamlx_need_map + fields_known + fields_read into the new object *out (caller decrefs, even on failure). */
-static int fields_load(struct ld *ld, const yaml_node_t *map, const char *path,
+int fld_load(struct ld *ld, const yaml_node_t *map, const char *path,
 		       const struct field *f, size_t nf, json_t **out)
 {
 	int rc = yamlx_need_map(&ld->y, map, path, 0, YAMLX_MAX_MAP_KEYS);
 
 	*out = json_object();
 	if (!rc)
-		rc = fields_known(ld, map, path, f, nf);
+		rc = fld_known(ld, map, path, f, nf);
 	if (!rc)
-		rc = fields_read(ld, map, path, f, nf, *out);
+		rc = fld_read(ld, map, path, f, nf, *out);
 	return rc;
 }
 
-static int64_t jint(const json_t *o, const char *key, int64_t def)
+int64_t fld_int(const json_t *o, const char *key, int64_t def)
 {
 	json_t *v = json_object_get(o, key);
 
 	return v ? (int64_t)json_integer_value(v) : def;
 }
 
-static double jnum(const json_t *o, const char *key, double def)
+double fld_num(const json_t *o, const char *key, double def)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -374,7 +313,7 @@ static double jnum(const json_t *o, const char *key, double def)
 }
 
 /* Replaces *dst with a copy of o.key when present. */
-static void jtext(const json_t *o, const char *key, char **dst)
+void fld_text(const json_t *o, const char *key, char **dst)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -384,7 +323,7 @@ static void jtext(const json_t *o, const char *key, char **dst)
 	*dst = xstrdup(json_string_value(v));
 }
 
-static int jenum(const json_t *o, const char *key, const char *const *names, int def)
+int fld_enum(const json_t *o, const char *key, const char *const *names, int def)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -413,11 +352,11 @@ static int read_markers(struct ld *ld, const yaml_node_t *nd)
 {
 	const char *P = "kernel.markers";
 	json_t *o = NULL;
-	int rc = fields_load(ld, nd, P, marker_fields, ARRAY_SIZE(marker_fields), &o);
+	int rc = fld_load(ld, nd, P, marker_fields, ARRAY_SIZE(marker_fields), &o);
 
 	if (!rc) {
-		jtext(o, "start", &ld->s->marker_start);
-		jtext(o, "end", &ld->s->marker_end);
+		fld_text(o, "start", &ld->s->marker_start);
+		fld_text(o, "end", &ld->s->marker_end);
 	}
 	if (!rc && !strcmp(ld->s->marker_start, ld->s->marker_end))
 		rc = yamlx_fail(&ld->y, nd, KERR_INVALID, P, "start and end are both '%.40s'",
@@ -462,13 +401,13 @@ static int read_kernel(struct ld *ld, const yaml_node_t *nd, const char *path)
 	struct spec *s = ld->s;
 	const yaml_node_t *markers;
 	json_t *o = NULL;
-	int rc = fields_load(ld, nd, path, kernel_fields, ARRAY_SIZE(kernel_fields), &o);
+	int rc = fld_load(ld, nd, path, kernel_fields, ARRAY_SIZE(kernel_fields), &o);
 
 	if (!rc) {
-		jtext(o, "name", &s->name);
-		jtext(o, "template", &s->template_path);
-		jtext(o, "reference", &s->reference_path);
-		jtext(o, "build_options", &s->build_options);
+		fld_text(o, "name", &s->name);
+		fld_text(o, "template", &s->template_path);
+		fld_text(o, "reference", &s->reference_path);
+		fld_text(o, "build_options", &s->build_options);
 		markers = yamlx_map_get(&ld->y, nd, "markers");
 		if (markers)
 			rc = read_markers(ld, markers);
@@ -528,7 +467,7 @@ static int check_init_order(struct ld *ld, const yaml_node_t *nd, const char *pa
 			    const struct initdist *d, const json_t *o)
 {
 	char kpath[YAMLX_PATH_LEN];
-	double a = jnum(o, d->key_a, d->def_a), b = jnum(o, d->key_b, d->def_b);
+	double a = fld_num(o, d->key_a, d->def_a), b = fld_num(o, d->key_b, d->def_b);
 	const yaml_node_t *at = yamlx_map_get(&ld->y, nd, d->key_b);
 
 	if (!d->ordered || b >= a)
@@ -572,7 +511,7 @@ static int read_init(struct ld *ld, const yaml_node_t *nd, const char *path, int
 	if (initdists[dist].key_b)
 		f[nf++] =
 			init_field(initdists[dist].key_b, 0, integral, initdists[dist].b_nonneg, e);
-	rc = fields_load(ld, nd, path, f, nf, out);
+	rc = fld_load(ld, nd, path, f, nf, out);
 	if (!rc && initdists[dist].key_b)
 		rc = check_init_order(ld, nd, path, &initdists[dist], *out);
 	return rc;
@@ -600,9 +539,9 @@ static int read_buffer(struct ld *ld, const yaml_node_t *nd, const char *path, c
 	json_object_set_new(*out, "name", json_string(name));
 	rc = yamlx_need_map(&ld->y, nd, path, 0, YAMLX_MAX_MAP_KEYS);
 	if (!rc)
-		rc = fields_known(ld, nd, path, buffer_fields, ARRAY_SIZE(buffer_fields));
+		rc = fld_known(ld, nd, path, buffer_fields, ARRAY_SIZE(buffer_fields));
 	if (!rc)
-		rc = fields_read(ld, nd, path, buffer_fields, ARRAY_SIZE(buffer_fields), *out);
+		rc = fld_read(ld, nd, path, buffer_fields, ARRAY_SIZE(buffer_fields), *out);
 	if (rc)
 		return rc;
 	if (!json_object_get(*out, "role"))
@@ -611,7 +550,7 @@ static int read_buffer(struct ld *ld, const yaml_node_t *nd, const char *path, c
 	if (!in)
 		return 0;
 	yamlx_path_key(ipath, path, "init");
-	rc = read_init(ld, in, ipath, jenum(*out, "type", type_names, 0), &init);
+	rc = read_init(ld, in, ipath, fld_enum(*out, "type", type_names, 0), &init);
 	if (!rc)
 		json_object_set(*out, "init", init);
 	json_decref(init);
@@ -676,12 +615,12 @@ static int read_scalar(struct ld *ld, const yaml_node_t *nd, const char *path, c
 
 	json_object_set_new(s, "name", json_string(name));
 	if (!rc)
-		rc = fields_known(ld, nd, path, scalar_fields, ARRAY_SIZE(scalar_fields));
+		rc = fld_known(ld, nd, path, scalar_fields, ARRAY_SIZE(scalar_fields));
 	if (!rc)
-		rc = fields_read(ld, nd, path, scalar_fields, ARRAY_SIZE(scalar_fields), s);
+		rc = fld_read(ld, nd, path, scalar_fields, ARRAY_SIZE(scalar_fields), s);
 	if (rc)
 		return rc;
-	type = jenum(s, "type", type_names, 0);
+	type = fld_enum(s, "type", type_names, 0);
 	vn = yamlx_map_get(&ld->y, nd, "value");
 	yamlx_path_key(vpath, path, "value");
 	if (elems[type].is_float) {
@@ -736,7 +675,7 @@ static int read_arg(struct ld *ld, const yaml_node_t *nd, const char *path, cons
 
 	*out = NULL;
 	if (t == YAMLX_MAP)
-		return fields_load(ld, nd, path, local_arg_fields, ARRAY_SIZE(local_arg_fields),
+		return fld_load(ld, nd, path, local_arg_fields, ARRAY_SIZE(local_arg_fields),
 				   out);
 	if (t != YAMLX_STR && t != YAMLX_INT && t != YAMLX_NUM)
 		return yamlx_want(&ld->y, nd, path, "a buffer or scalar name or {local: BYTES}");
@@ -795,7 +734,7 @@ static int read_step(struct ld *ld, const yaml_node_t *nd, const char *path, con
 	char kpath[YAMLX_PATH_LEN];
 	const yaml_node_t *local;
 	json_t *g = NULL, *l = NULL;
-	int rc = fields_load(ld, nd, path, step_fields, ARRAY_SIZE(step_fields), out);
+	int rc = fld_load(ld, nd, path, step_fields, ARRAY_SIZE(step_fields), out);
 
 	yamlx_path_key(kpath, path, "args");
 	if (!rc)
@@ -850,12 +789,12 @@ static int read_problem(struct ld *ld, const yaml_node_t *nd, const char *path)
 	struct spec *s = ld->s;
 	const yaml_node_t *v;
 	json_t *p = NULL;
-	int rc = fields_load(ld, nd, path, problem_fields, ARRAY_SIZE(problem_fields), &p);
+	int rc = fld_load(ld, nd, path, problem_fields, ARRAY_SIZE(problem_fields), &p);
 
 	s->problem = p;
 	json_object_set_new(p, "name", json_string(s->name));
 	if (!rc)
-		jtext(p, "semantics", &s->semantics);
+		fld_text(p, "semantics", &s->semantics);
 	if (!rc)
 		rc = read_buffers(ld, yamlx_map_get(&ld->y, nd, "buffers"), p);
 	v = rc ? NULL : yamlx_map_get(&ld->y, nd, "scalars");
@@ -935,7 +874,7 @@ static int read_shape(struct ld *ld, const yaml_node_t *nd, const char *path, js
 	struct sbuf dflt = SBUF_INIT;
 	char vpath[YAMLX_PATH_LEN];
 	json_t *values = NULL;
-	int rc = fields_load(ld, nd, path, shape_fields, ARRAY_SIZE(shape_fields), out);
+	int rc = fld_load(ld, nd, path, shape_fields, ARRAY_SIZE(shape_fields), out);
 
 	yamlx_path_key(vpath, path, "values");
 	if (!rc)
@@ -1063,10 +1002,10 @@ static int read_tunables(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
 	const yaml_node_t *c;
 	json_t *o = NULL;
-	int rc = fields_load(ld, nd, path, tunable_fields, ARRAY_SIZE(tunable_fields), &o);
+	int rc = fld_load(ld, nd, path, tunable_fields, ARRAY_SIZE(tunable_fields), &o);
 
 	if (!rc)
-		ld->s->render = jenum(o, "render", render_names, RENDER_DEFINE);
+		ld->s->render = fld_enum(o, "render", render_names, RENDER_DEFINE);
 	if (!rc)
 		rc = read_params(ld, yamlx_map_get(&ld->y, nd, "params"));
 	c = rc ? NULL : yamlx_map_get(&ld->y, nd, "constraints");
@@ -1112,7 +1051,7 @@ static int read_seeds(struct ld *ld, const yaml_node_t *nd, json_t *c)
 static int read_correctness(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
 	const yaml_node_t *seeds;
-	int rc = fields_load(ld, nd, path, correct_fields, ARRAY_SIZE(correct_fields),
+	int rc = fld_load(ld, nd, path, correct_fields, ARRAY_SIZE(correct_fields),
 			     &ld->s->correctness);
 
 	seeds = rc ? NULL : yamlx_map_get(&ld->y, nd, "seeds");
@@ -1138,7 +1077,7 @@ static int check_order(struct ld *ld, const yaml_node_t *nd, const char *min_key
 		       const char *max_key, double max_def)
 {
 	const json_t *o = ld->s->measurement;
-	double lo = jnum(o, min_key, min_def), hi = jnum(o, max_key, max_def);
+	double lo = fld_num(o, min_key, min_def), hi = fld_num(o, max_key, max_def);
 	const yaml_node_t *at = yamlx_map_get(&ld->y, nd, min_key);
 	char path[YAMLX_PATH_LEN];
 
@@ -1155,7 +1094,7 @@ static int check_order(struct ld *ld, const yaml_node_t *nd, const char *min_key
 
 static int read_measurement(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
-	int rc = fields_load(ld, nd, path, measure_fields, ARRAY_SIZE(measure_fields),
+	int rc = fld_load(ld, nd, path, measure_fields, ARRAY_SIZE(measure_fields),
 			     &ld->s->measurement);
 
 	if (!rc)
@@ -1175,7 +1114,7 @@ static const struct field limit_fields[] = {
 
 static int read_limits(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
-	return fields_load(ld, nd, path, limit_fields, ARRAY_SIZE(limit_fields), &ld->s->limits);
+	return fld_load(ld, nd, path, limit_fields, ARRAY_SIZE(limit_fields), &ld->s->limits);
 }
 
 static const char *const device_type_names[] = { "any", "gpu", "cpu", "accelerator", NULL };
@@ -1189,7 +1128,7 @@ static const struct field device_fields[] = {
 
 static int read_device(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
-	return fields_load(ld, nd, path, device_fields, ARRAY_SIZE(device_fields), &ld->s->device);
+	return fld_load(ld, nd, path, device_fields, ARRAY_SIZE(device_fields), &ld->s->device);
 }
 
 /* ---- evaluator, session, batch, proposer ---- */
@@ -1281,7 +1220,7 @@ static int read_kube(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
 	struct spec_kube *k = &ld->s->kube;
 	json_t *o = NULL;
-	int rc = fields_load(ld, nd, path, kube_fields, ARRAY_SIZE(kube_fields), &o);
+	int rc = fld_load(ld, nd, path, kube_fields, ARRAY_SIZE(kube_fields), &o);
 	static const char *const texts[] = { "kubeconfig",      "context",
 					     "namespace",       "job_template",
 					     "image",           "image_pull_policy",
@@ -1296,14 +1235,14 @@ static int read_kube(struct ld *ld, const yaml_node_t *nd, const char *path)
 		rc = read_kube_structs(ld, nd, k);
 	if (!rc) {
 		for (size_t i = 0; i < ARRAY_SIZE(texts); i++)
-			jtext(o, texts[i], dst[i]);
-		k->gpus = (int)jint(o, "gpus", 1);
-		k->parallelism = (int)jint(o, "parallelism", 0);
-		k->variants_per_pod = (int)jint(o, "variants_per_pod", 8);
-		k->active_deadline_s = (int)jint(o, "active_deadline_s", 0);
-		k->backoff_limit = (int)jint(o, "backoff_limit", 1);
-		k->ttl_s = (int)jint(o, "ttl_s", 3600);
-		k->pending_timeout_s = (int)jint(o, "pending_timeout_s", 600);
+			fld_text(o, texts[i], dst[i]);
+		k->gpus = (int)fld_int(o, "gpus", 1);
+		k->parallelism = (int)fld_int(o, "parallelism", 0);
+		k->variants_per_pod = (int)fld_int(o, "variants_per_pod", 8);
+		k->active_deadline_s = (int)fld_int(o, "active_deadline_s", 0);
+		k->backoff_limit = (int)fld_int(o, "backoff_limit", 1);
+		k->ttl_s = (int)fld_int(o, "ttl_s", 3600);
+		k->pending_timeout_s = (int)fld_int(o, "pending_timeout_s", 600);
 	}
 	json_decref(o);
 	return rc;
@@ -1313,19 +1252,19 @@ static int read_s3(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
 	struct spec_s3 *c = &ld->s->s3;
 	json_t *o = NULL;
-	int rc = fields_load(ld, nd, path, s3_fields, ARRAY_SIZE(s3_fields), &o);
+	int rc = fld_load(ld, nd, path, s3_fields, ARRAY_SIZE(s3_fields), &o);
 	const char *ep = json_string_value(json_object_get(o, "endpoint"));
 
 	if (!rc && ep && strncmp(ep, "http://", 7) && strncmp(ep, "https://", 8))
 		rc = yamlx_fail(&ld->y, yamlx_map_get(&ld->y, nd, "endpoint"), KERR_INVALID,
 				"evaluator.s3.endpoint", "'%.80s' is not an http(s):// URL", ep);
 	if (!rc) {
-		jtext(o, "endpoint", &c->endpoint);
-		jtext(o, "region", &c->region);
-		jtext(o, "profile", &c->profile);
-		jtext(o, "ca_file", &c->ca_file);
-		c->addressing = jenum(o, "addressing", addressing_names, 0);
-		c->url_margin_s = (int)jint(o, "url_margin_s", 900);
+		fld_text(o, "endpoint", &c->endpoint);
+		fld_text(o, "region", &c->region);
+		fld_text(o, "profile", &c->profile);
+		fld_text(o, "ca_file", &c->ca_file);
+		c->addressing = fld_enum(o, "addressing", addressing_names, 0);
+		c->url_margin_s = (int)fld_int(o, "url_margin_s", 900);
 	}
 	json_decref(o);
 	return rc;
@@ -1335,13 +1274,13 @@ static int read_evaluator(struct ld *ld, const yaml_node_t *nd, const char *path
 {
 	struct spec *s = ld->s;
 	json_t *o = NULL;
-	int rc = fields_load(ld, nd, path, evaluator_fields, ARRAY_SIZE(evaluator_fields), &o);
+	int rc = fld_load(ld, nd, path, evaluator_fields, ARRAY_SIZE(evaluator_fields), &o);
 
 	if (!rc) {
-		s->backend = jenum(o, "backend", backend_names, BACKEND_LOCAL);
-		jtext(o, "evalpod", &s->evalpod);
-		s->jobs = (int)jint(o, "jobs", 0);
-		jtext(o, "storage", &s->storage);
+		s->backend = fld_enum(o, "backend", backend_names, BACKEND_LOCAL);
+		fld_text(o, "evalpod", &s->evalpod);
+		s->jobs = (int)fld_int(o, "jobs", 0);
+		fld_text(o, "storage", &s->storage);
 	}
 	s->s3.url_margin_s = 900;
 	if (!rc && yamlx_map_get(&ld->y, nd, "s3"))
@@ -1368,17 +1307,17 @@ static int read_session(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
 	struct spec *s = ld->s;
 	json_t *o = NULL;
-	int rc = fields_load(ld, nd, path, session_fields, ARRAY_SIZE(session_fields), &o);
+	int rc = fld_load(ld, nd, path, session_fields, ARRAY_SIZE(session_fields), &o);
 
 	if (!rc) {
-		s->max_rounds = (int)jint(o, "max_rounds", s->max_rounds);
-		s->target_speedup = jnum(o, "target_speedup", s->target_speedup);
-		s->max_evaluations = (int)jint(o, "max_evaluations", s->max_evaluations);
-		s->max_minutes = jnum(o, "max_minutes", s->max_minutes);
-		s->stagnation_rounds = (int)jint(o, "stagnation_rounds", s->stagnation_rounds);
-		jtext(o, "output_dir", &s->output_dir);
-		s->confirm_passes = (int)jint(o, "confirm_passes", s->confirm_passes);
-		s->confirm_candidates = (int)jint(o, "confirm_candidates", s->confirm_candidates);
+		s->max_rounds = (int)fld_int(o, "max_rounds", s->max_rounds);
+		s->target_speedup = fld_num(o, "target_speedup", s->target_speedup);
+		s->max_evaluations = (int)fld_int(o, "max_evaluations", s->max_evaluations);
+		s->max_minutes = fld_num(o, "max_minutes", s->max_minutes);
+		s->stagnation_rounds = (int)fld_int(o, "stagnation_rounds", s->stagnation_rounds);
+		fld_text(o, "output_dir", &s->output_dir);
+		s->confirm_passes = (int)fld_int(o, "confirm_passes", s->confirm_passes);
+		s->confirm_candidates = (int)fld_int(o, "confirm_candidates", s->confirm_candidates);
 	}
 	json_decref(o);
 	return rc;
@@ -1394,52 +1333,14 @@ static int read_batch(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
 	struct spec *s = ld->s;
 	json_t *o = NULL;
-	int rc = fields_load(ld, nd, path, batch_fields, ARRAY_SIZE(batch_fields), &o);
+	int rc = fld_load(ld, nd, path, batch_fields, ARRAY_SIZE(batch_fields), &o);
 
 	if (!rc) {
-		s->variants_per_round = (int)jint(o, "variants_per_round", s->variants_per_round);
-		s->top_k = (int)jint(o, "top_k", s->top_k);
+		s->variants_per_round = (int)fld_int(o, "variants_per_round", s->variants_per_round);
+		s->top_k = (int)fld_int(o, "top_k", s->top_k);
 		s->max_active_lineages =
-			(int)jint(o, "max_active_lineages", s->max_active_lineages);
+			(int)fld_int(o, "max_active_lineages", s->max_active_lineages);
 	}
-	json_decref(o);
-	return rc;
-}
-
-static const char *const proposer_names[] = { "tune", "llm", "command", NULL };
-
-static const struct field proposer_fields[] = {
-	FENUM("kind", 0, proposer_names),
-	FINT("seed", 0, INT64_MAX),
-};
-
-static int read_proposer(struct ld *ld, const yaml_node_t *nd, const char *path)
-{
-	struct spec *s = ld->s;
-	json_t *o = json_object(), *conf = NULL;
-	int rc = yamlx_need_map(&ld->y, nd, path, 0, YAMLX_MAX_MAP_KEYS);
-
-	if (!rc)
-		rc = fields_read(ld, nd, path, proposer_fields, ARRAY_SIZE(proposer_fields), o);
-	if (!rc) {
-		s->proposer = jenum(o, "kind", proposer_names, PROPOSER_TUNE);
-		s->seed = (uint64_t)jint(o, "seed", (int64_t)s->seed);
-	}
-	/* Only the proposers that read more settings take more keys. */
-	if (!rc && s->proposer == PROPOSER_TUNE)
-		rc = fields_known(ld, nd, path, proposer_fields, ARRAY_SIZE(proposer_fields));
-	if (!rc && s->proposer != PROPOSER_TUNE)
-		rc = yamlx_to_json(&ld->y, nd, path, &conf);
-	if (!rc) {
-		if (!conf)
-			conf = json_object();
-		json_object_set_new(conf, "kind", json_string(proposer_names[s->proposer]));
-		json_object_set_new(conf, "seed", json_integer((json_int_t)s->seed));
-		json_decref(s->proposer_conf);
-		s->proposer_conf = conf;
-		conf = NULL;
-	}
-	json_decref(conf);
 	json_decref(o);
 	return rc;
 }
@@ -1477,9 +1378,9 @@ static int read_document(struct ld *ld, const yaml_node_t *root)
 		return yamlx_want(&ld->y, root, "", SPEC_ROOT);
 	rc = yamlx_check(&ld->y, root);
 	if (!rc)
-		rc = fields_known(ld, root, "", keys, ARRAY_SIZE(keys));
+		rc = fld_known(ld, root, "", keys, ARRAY_SIZE(keys));
 	if (!rc)
-		rc = fields_read(ld, root, "", keys, ARRAY_SIZE(keys), NULL);
+		rc = fld_read(ld, root, "", keys, ARRAY_SIZE(keys), NULL);
 	for (size_t i = 0; !rc && i < ARRAY_SIZE(sections); i++) {
 		const yaml_node_t *v = yamlx_map_get(&ld->y, root, sections[i].key);
 
@@ -1528,6 +1429,7 @@ static void spec_defaults(struct spec *s)
 	s->proposer = PROPOSER_TUNE;
 	s->seed = 1;
 	s->proposer_conf = json_pack("{s:s, s:i}", "kind", "tune", "seed", 1);
+	proposer_defaults(s);
 }
 
 int spec_load(struct spec *s, const char *path, char *msg, size_t n)
@@ -1605,5 +1507,6 @@ void spec_release(struct spec *s)
 	for (size_t i = 0; i < s->nconstraints; i++)
 		free(s->constraints[i]);
 	free(s->constraints);
+	proposer_release(s);
 	memset(s, 0, sizeof(*s));
 }

@@ -118,7 +118,34 @@ struct spec {
 	/* proposer */
 	enum spec_proposer proposer;
 	uint64_t seed;         /* proposer.seed, default 1 */
-	json_t *proposer_conf; /* the whole proposer object, for later proposers */
+	json_t *proposer_conf; /* the whole proposer object as written */
+	struct spec_model {
+		/* proposer.llm */
+		int provider;      /* enum llm_provider (llm.h) */
+		char *model;       /* required for kind llm (unless replaying) */
+		char *base_url;    /* NULL: the provider's */
+		char *api_key_env; /* the NAME of the variable holding the key; NULL: no key */
+		char *ca_file;     /* resolved; NULL: the system store */
+		int stream;        /* default 1 */
+		double temperature, top_p; /* NAN: not sent */
+		long max_output_tokens;    /* default 8192 */
+		int timeout_s;             /* one request, default 600 */
+		int attempts;              /* default 5 */
+		double price_in, price_out; /* per million tokens; NAN: no price table */
+		/* proposer.command */
+		char **argv;       /* NULL-terminated; NULL when none */
+		int command_timeout_s; /* default 600 */
+		char **pass_env;   /* NULL-terminated names; NULL when none */
+		/* both */
+		int directions;          /* asked per request, default 4 */
+		int answer_retries;      /* re-asks of one request, default 2 */
+		long max_prompt_bytes;   /* default 60000 */
+		int reflect;             /* ask for learnings after each round, default 0 */
+		int64_t max_tokens;      /* budget (in + out); 0: none */
+		double max_cost;         /* budget in the price table's unit; 0: none */
+		char *replay;            /* a recorded session's folder (resolved); NULL: ask */
+		double weight_model, weight_tune; /* proposer.mix */
+	} m;
 };
 
 /*
