@@ -6,6 +6,7 @@
  */
 #include "spec-internal.h"
 #include "llm.h"
+#include "http.h"
 #include "err.h"
 #include "jsonx.h"
 #include "xalloc.h"
@@ -42,7 +43,7 @@ static const char *const model_keys[] = { "llm",	    "command",	   "mix",
 static const struct field llm_fields[] = {
 	FENUM("provider", 1, provider_names),
 	FTEXT("model", 1, R_MARKER),
-	FURL("base_url"),
+	FTEXT("base_url", 0, R_MARKER),
 	FCUSTOM("api_key_env", 0),
 	FCUSTOM("api_key", 0),
 	FPATH("ca_file", 0),
@@ -195,6 +196,13 @@ static int read_llm(struct ld *ld, const yaml_node_t *nd, const char *path)
 			m->price_in = fld_num(p, "input_per_mtok", 0);
 			m->price_out = fld_num(p, "output_per_mtok", 0);
 		}
+	}
+	if (!rc && (v = yamlx_map_get(&ld->y, nd, "base_url")) &&
+	    !http_is_url(json_string_value(json_object_get(o, "base_url")))) {
+		yamlx_path_key(kpath, path, "base_url");
+		rc = yamlx_fail(&ld->y, v, KERR_INVALID, kpath,
+				"expected an http:// or https:// URL, e.g. "
+				"http://localhost:8000/v1");
 	}
 	if (!rc) {
 		m->provider = fld_enum(o, "provider", provider_names, LLM_OPENAI);

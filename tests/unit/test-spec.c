@@ -11,6 +11,7 @@
  *   test-spec [examples/matmul.yaml]
  */
 #include "spec.h"
+#include "llm.h"
 #include "err.h"
 #include "fileio.h"
 #include "sbuf.h"
@@ -20,6 +21,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -173,10 +175,18 @@ static const char full_spec[] =
 	"proposer:\n"
 	"  kind: llm\n"
 	"  seed: 0\n"
-	"  model: some-model\n"
-	"  base_url: http://localhost:8080/v1\n"
-	"  temperature: 0.7\n"
-	"  extra: {retries: 3, stop: [a, b], flag: true, none: ~}\n";
+	"  llm:\n"
+	"    provider: anthropic\n"
+	"    model: some-model\n"
+	"    base_url: http://localhost:8080/v1\n"
+	"    api_key_env: MY_KEY\n"
+	"    temperature: 0.7\n"
+	"    stream: false\n"
+	"    price: {input_per_mtok: 3, output_per_mtok: 15}\n"
+	"  mix: {model: 2, tune: 1}\n"
+	"  directions: 3\n"
+	"  max_cost: 2.5\n"
+	"  reflect: true\n";
 
 static const char full_problem[] =
 	"{'name': 'full.mm-1', 'semantics': 'C = A*B',"
@@ -254,11 +264,21 @@ static void check_full_settings(const struct spec *s)
 	CHECK(s->max_active_lineages == 2);
 	CHECK(s->proposer == PROPOSER_LLM);
 	CHECK(s->seed == 0);
-	CHECK(same_json(
-		s->proposer_conf,
-		"{'kind': 'llm', 'seed': 0, 'model': 'some-model',"
-		" 'base_url': 'http://localhost:8080/v1', 'temperature': 0.7,"
-		" 'extra': {'retries': 3, 'stop': ['a', 'b'], 'flag': true, 'none': null}}"));
+	CHECK(s->m.provider == LLM_ANTHROPIC && !s->m.stream && s->m.reflect);
+	CHECK_STR(s->m.model, "some-model");
+	CHECK_STR(s->m.base_url, "http://localhost:8080/v1");
+	CHECK_STR(s->m.api_key_env, "MY_KEY");
+	CHECK(s->m.temperature == 0.7 && isnan(s->m.top_p));
+	CHECK(s->m.price_in == 3 && s->m.price_out == 15 && s->m.max_cost == 2.5);
+	CHECK(s->m.weight_model == 2 && s->m.weight_tune == 1 && s->m.directions == 3);
+	CHECK(s->m.max_output_tokens == 8192 && s->m.answer_retries == 2 && !s->m.replay);
+	CHECK(same_json(s->proposer_conf,
+			"{'kind': 'llm', 'seed': 0, 'llm': {'provider': 'anthropic',"
+			" 'model': 'some-model', 'base_url': 'http://localhost:8080/v1',"
+			" 'api_key_env': 'MY_KEY', 'temperature': 0.7, 'stream': false,"
+			" 'price': {'input_per_mtok': 3, 'output_per_mtok': 15}},"
+			" 'mix': {'model': 2, 'tune': 1}, 'directions': 3, 'max_cost': 2.5,"
+			" 'reflect': true}"));
 }
 
 TEST(full_spec)
@@ -376,7 +396,7 @@ TEST(defaults)
 TEST(proposer_kinds)
 {
 	static const char *const tails[] = {
-		"proposer: {kind: command, run: ./propose.sh, args: [-v]}\n",
+		"proposer: {kind: command, command: {run: [./propose.sh, -v], env: [TOK]}}\n",
 		"proposer: {kind: tune, seed: 9}\n",
 	};
 	struct spec s;
@@ -386,8 +406,12 @@ TEST(proposer_kinds)
 
 	CHECK(spec_load(&s, path, msg, sizeof(msg)) == 0);
 	CHECK(s.proposer == PROPOSER_COMMAND);
-	CHECK(same_json(s.proposer_conf,
-			"{'kind': 'command', 'seed': 1, 'run': './propose.sh', 'args': ['-v']}"));
+	CHECK(same_json(s.proposer_conf, "{'kind': 'command', 'seed': 1, 'command':"
+					 " {'run': ['./propose.sh', '-v'], 'env': ['TOK']}}"));
+	CHECK(s.m.argv && !strcmp(s.m.argv[0], "./propose.sh") && !strcmp(s.m.argv[1], "-v") &&
+	      !s.m.argv[2]);
+	CHECK(s.m.pass_env && !strcmp(s.m.pass_env[0], "TOK") && !s.m.pass_env[1]);
+	CHECK(s.m.weight_model == 3 && s.m.weight_tune == 1);
 	spec_release(&s);
 	free(path);
 	free(text);
@@ -546,7 +570,33 @@ static const struct bad {
 	  "'mm-x' is not a C identifier" },
 	{ "batch:\n  variants_per_round: 8\n",
 	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: tune\n  model: x\n",
-	  "29:3: proposer.model", KERR_PARSE, "unknown key (expected one of kind, seed)" },
+	  "29:3: proposer.model", KERR_PARSE, "unknown key (expected one of kind, seed, llm," },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: tune\n  llm: {model: x}\n",
+	  "29:8: proposer.llm", KERR_INVALID, "a setting of the model proposers, but the kind is" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: llm\n",
+	  "28:3: proposer", KERR_PARSE, "kind 'llm' needs an 'llm' map" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: llm\n  llm: {provider: openai,"
+	  " model: m, api_key: sk-abc}\n",
+	  "29:46: proposer.llm.api_key", KERR_INVALID, "does not belong in the spec" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: llm\n  llm: {provider: openai,"
+	  " model: m, api_key_env: sk-proj-abc123}\n",
+	  "29:50: proposer.llm.api_key_env", KERR_INVALID, "not the key itself" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: llm\n  llm: {provider: openai,"
+	  " model: m}\n  max_cost: 3\n",
+	  "28:3: proposer", KERR_INVALID, "max_cost needs a price table" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: command\n  command: {run: [x],"
+	  " env: [A-B]}\n",
+	  "29:29: proposer.command.env[0]", KERR_INVALID, "not an environment variable's name" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: llm\n  llm: {provider: grok,"
+	  " model: m}\n",
+	  "29:19: proposer.llm.provider", KERR_INVALID, "openai" },
 	{ "batch:\n  variants_per_round: 8\n",
 	  "batch:\n  variants_per_round: 8\nevaluator:\n  storage: http://x/y\n",
 	  "28:12: evaluator.storage", KERR_INVALID, "is not a file://PATH or s3://BUCKET" },
@@ -562,8 +612,9 @@ static const struct bad {
 	{ "variants_per_round: 8", "variants_per_round: \"8\"", "26:23: batch.variants_per_round",
 	  KERR_PARSE, "expected an integer, got string '8'" },
 	{ "batch:\n  variants_per_round: 8\n",
-	  "batch:\n  variants_per_round: 8\nproposer: {kind: llm, x: &a [*a]}\n",
-	  "27:26: proposer.x[0]", KERR_PARSE, "an alias refers to a node that contains it" },
+	  "batch:\n  variants_per_round: 8\nevaluator: {kubernetes: {tolerations: &a [*a]}}\n",
+	  "27:39: evaluator.kubernetes.tolerations[0]", KERR_PARSE,
+	  "an alias refers to a node that contains it" },
 };
 
 static char *apply(const struct bad *b)
