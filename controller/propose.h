@@ -9,8 +9,8 @@
  * blocks byte-identical to the template, not evaluated before) before it
  * is evaluated, so a proposer cannot smuggle changes past the blocks.
  *
- * "tune" is built in (tune.c); the LLM and external-command proposers of
- * later issues implement the same table entry.
+ * "tune" is built in (tune.c); a model ("llm" or "command", model.c) is
+ * always mixed with the tuner (mix.c), which proposer_open sets up.
  */
 #ifndef KCTL_PROPOSE_H
 #define KCTL_PROPOSE_H
@@ -38,7 +38,12 @@ struct cand {
 	const char *fault_kind; /* may be NULL */
 	double speedup;         /* vs the reference; NAN unless status is "ok" */
 	int lineage;            /* lineage number, -1 for none */
+	int round;
+	const char *origin;     /* "start", "tune", "sweep", "model"; NULL for older sessions */
+	json_t *tunables;       /* a model variant's own [{name, values}], may be NULL */
 };
+
+struct session;
 
 struct propose_ctx {
 	const struct spec *spec;
@@ -54,6 +59,8 @@ struct propose_ctx {
 	size_t budget_left;    /* evaluations left in the session */
 	uint64_t *rng;         /* the session's random state (advance it) */
 	const char *learnings; /* the learnings file's text, may be NULL */
+	struct session *session; /* for the model proposer's context and records */
+	json_t *plan;            /* the mix records here how it shared the round (owned by the caller) */
 };
 
 struct proposal {
@@ -62,6 +69,8 @@ struct proposal {
 	char *parent;    /* id of the parent variant, may be NULL */
 	char *rationale; /* one line for humans */
 	json_t *params;  /* owned reference, may be NULL */
+	const char *origin; /* static: "tune", "sweep" or "model" */
+	json_t *tunables;   /* owned reference, may be NULL: a model variant's own */
 };
 
 struct proposer {
@@ -85,6 +94,14 @@ void proposals_free(struct proposal *p, size_t n);
 
 /* The built-in tuner (tune.c). */
 int tune_open(struct proposer *p, const struct spec *s, char *msg, size_t n);
+/* The language model or the command, live or replayed (model.c). */
+int model_open(struct proposer *p, const struct spec *s, char *msg, size_t n);
+/*
+ * The mix (mix.c): the model, the tuner on the spec's tunables and the
+ * sweep of the model's own tunables, sharing each round's slots as the
+ * navigator decides from what was measured.  Opens the others itself.
+ */
+int mix_open(struct proposer *p, const struct spec *s, char *msg, size_t n);
 
 /*
  * Renders a parameter vector into a variant of the template the way the

@@ -479,6 +479,7 @@ static const char *decide(struct session *s, int round, struct sbuf *why, int *s
 	size_t i, evaluated = 0, active = 0, stagnant = 0, unimproved = 0, founded = 0;
 	double minutes = minutes_since(json_string_value(json_object_get(row, "created")));
 	const char *d = "exploit";
+	char spent[256];
 
 	evaluated = (size_t)store_result_count(s->st, s->id);
 	json_array_foreach (lins, i, l) {
@@ -504,6 +505,8 @@ static const char *decide(struct session *s, int round, struct sbuf *why, int *s
 	else if (s->spec.max_minutes > 0 && minutes >= s->spec.max_minutes)
 		sbuf_addf(why, "time budget spent (%.1f of %.1f minutes)", minutes,
 			  s->spec.max_minutes);
+	else if (model_budget_spent(s, spent, sizeof(spent)))
+		sbuf_adds(why, spent);
 	else if (active && stagnant == active)
 		sbuf_addf(why, "every lineage stagnant for %d rounds", s->spec.stagnation_rounds);
 	else

@@ -53,6 +53,11 @@ static void fill_cand(struct cand *c, json_t *v)
 	c->fault_kind = json_string_value(json_object_get(v, "fault_kind"));
 	c->speedup = jnumber(v, "speedup_ref");
 	c->lineage = json_is_integer(lin) ? (int)json_integer_value(lin) : -1;
+	c->round = (int)json_integer_value(json_object_get(v, "round"));
+	c->origin = json_string_value(json_object_get(v, "origin"));
+	c->tunables = json_object_get(v, "tunables");
+	if (!json_is_array(c->tunables))
+		c->tunables = NULL;
 }
 
 /* The active lineages' bests (or the incumbent), best first, as candidates. */
@@ -122,10 +127,11 @@ static int admit(struct session *s, int round, size_t *k, struct proposal *p,
 		return 1;
 	json_object_set_new(seen, hash, json_true());
 	id = session_variant_id(round, (*k)++);
-	v = json_pack("{s:s, s:s, s:i, s:s?, s:i, s:s, s:s, s:O?, s:s?}", "id", id, "hash", hash,
-		      "round", round, "parent", p->parent, "lineage",
+	v = json_pack("{s:s, s:s, s:i, s:s?, s:i, s:s, s:s, s:O?, s:s?, s:s?, s:O?}", "id", id,
+		      "hash", hash, "round", round, "parent", p->parent, "lineage",
 		      parent_lineage(all, nall, p->parent), "source", p->source, "options",
-		      p->options, "params", p->params, "rationale", p->rationale);
+		      p->options, "params", p->params, "rationale", p->rationale, "origin",
+		      p->origin, "tunables", p->tunables);
 	rc = store_variant_add(s->st, s->id, v, msg, n);
 	json_decref(v);
 	free(id);
@@ -139,48 +145,76 @@ static int propose_start(struct session *s, char *msg, size_t n)
 	int rc;
 
 	variant_hash(s->spec.template_src, s->spec.build_options, hash);
-	v = json_pack("{s:s, s:s, s:i, s:i, s:s, s:s, s:s}", "id", "r00-start", "hash", hash,
+	v = json_pack("{s:s, s:s, s:i, s:i, s:s, s:s, s:s, s:s}", "id", "r00-start", "hash", hash,
 		      "round", 0, "lineage", -1, "source", s->spec.template_src, "options",
-		      s->spec.build_options, "rationale", "the starting template");
+		      s->spec.build_options, "rationale", "the starting template", "origin",
+		      "start");
 	rc = store_variant_add(s->st, s->id, v, msg, n);
 	json_decref(v);
 	return rc;
 }
 
-/*
- * Asks the proposer for the round's variants and records them.  Returns 0,
- * 1 when the proposer had nothing new (nothing recorded), or an error.
- */
-static int propose_more(struct session *s, int round, enum nav_mode mode, char *msg, size_t n)
+/* What the proposers offered for a round, before any of it is recorded. */
+struct offer {
+	json_t *history; /* store_variants_brief: what all[] points into */
+	struct cand *all;
+	size_t nall;
+	struct proposal *props;
+	size_t nprops;
+	json_t *plan; /* how the mix shared the round, may be NULL */
+};
+
+static void offer_release(struct offer *o)
 {
-	json_t *history = store_variants_brief(s->st, s->id, -1), *seen = json_object();
-	size_t nh = json_array_size(history), np, nprop = 0, k = 0;
-	struct cand *all = xcalloc(nh + 1, sizeof(*all));
-	const struct cand **parents = xcalloc(nh + 1, sizeof(*parents));
-	struct proposal *props = NULL;
+	proposals_free(o->props, o->nprops);
+	free(o->all);
+	json_decref(o->history);
+	json_decref(o->plan);
+	memset(o, 0, sizeof(*o));
+}
+
+/*
+ * Asks the proposer for the round's variants, outside any transaction: a
+ * model's exchanges are committed one by one as they happen (model.c), so
+ * that a kctl killed while it waits for an answer never asks again for
+ * what was answered.  Returns 0 or an error.
+ */
+static int propose_gather(struct session *s, int round, enum nav_mode mode, struct offer *o,
+			  char *msg, size_t n)
+{
+	size_t nh, np;
+	const struct cand **parents;
 	struct propose_ctx ctx;
 	char *learnings = NULL;
-	int evaluated = (int)nh, rc;
+	int rc;
 
+	memset(o, 0, sizeof(*o));
+	o->history = store_variants_brief(s->st, s->id, -1);
+	nh = json_array_size(o->history);
+	o->all = xcalloc(nh + 1, sizeof(*o->all));
+	o->nall = nh;
+	parents = xcalloc(nh + 1, sizeof(*parents));
 	for (size_t i = 0; i < nh; i++)
-		fill_cand(&all[i], json_array_get(history, i));
-	np = gather_parents(s, history, all, parents, nh);
+		fill_cand(&o->all[i], json_array_get(o->history, i));
+	np = gather_parents(s, o->history, o->all, parents, nh);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.spec = &s->spec;
 	ctx.blocks = &s->blocks;
 	ctx.round = round;
 	ctx.mode = mode;
-	ctx.history = all;
+	ctx.history = o->all;
 	ctx.nhistory = nh;
 	ctx.parents = parents;
 	ctx.nparents = np;
-	ctx.budget_left = s->spec.max_evaluations > evaluated
-				  ? (size_t)(s->spec.max_evaluations - evaluated)
+	ctx.budget_left = s->spec.max_evaluations > (int)nh
+				  ? (size_t)(s->spec.max_evaluations - (int)nh)
 				  : 0;
 	ctx.want = (size_t)s->spec.variants_per_round < ctx.budget_left
 			   ? (size_t)s->spec.variants_per_round
 			   : ctx.budget_left;
 	ctx.rng = &s->rng;
+	ctx.session = s;
+	ctx.plan = json_object();
 	{
 		char *path = xasprintf("%s/learnings.md", s->dir), m[128];
 
@@ -189,36 +223,56 @@ static int propose_more(struct session *s, int round, enum nav_mode mode, char *
 		ctx.learnings = learnings;
 		free(path);
 	}
-	rc = ctx.want ? s->prop.propose(&s->prop, &ctx, &props, &nprop, msg, n) : 0;
-	for (size_t i = 0; i < nprop && rc == 0; i++)
-		rc = admit(s, round, &k, &props[i], all, nh, seen, msg, n) < 0 ? -1 : 0;
+	rc = ctx.want ? s->prop.propose(&s->prop, &ctx, &o->props, &o->nprops, msg, n) : 0;
+	if (json_object_size(ctx.plan))
+		o->plan = json_incref(ctx.plan);
+	json_decref(ctx.plan);
+	free(learnings);
+	free(parents);
+	return rc;
+}
+
+/* Records what was offered; 1 when nothing new was (nothing recorded). */
+static int propose_admit(struct session *s, int round, struct offer *o, char *msg, size_t n)
+{
+	json_t *seen = json_object();
+	size_t k = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < o->nprops && rc == 0; i++)
+		rc = admit(s, round, &k, &o->props[i], o->all, o->nall, seen, msg, n) < 0 ? -1 : 0;
 	if (rc < 0 && !*msg)
 		kerr_set(msg, n, KERR_INVALID, "recording the proposals of round %d failed", round);
 	if (rc == 0 && k == 0)
 		rc = 1;
-	proposals_free(props, nprop);
-	free(learnings);
-	free(parents);
-	free(all);
+	if (rc == 0 && o->plan)
+		rc = store_round_set_plan(s->st, s->id, round, o->plan, msg, n);
 	json_decref(seen);
-	json_decref(history);
 	return rc;
 }
 
 int round_propose(struct session *s, int round, const char *mode, char *msg, size_t n)
 {
-	int rc;
+	struct offer o = { 0 };
+	int rc = 0;
 
-	if ((rc = store_begin(s->st, msg, n)))
+	if (round > 0)
+		rc = propose_gather(s, round, strcmp(mode, "explore") ? NAV_EXPLOIT : NAV_EXPLORE,
+				    &o, msg, n);
+	if (rc) {
+		offer_release(&o);
+		return rc < 0 ? rc : KERR_INVALID;
+	}
+	if ((rc = store_begin(s->st, msg, n))) {
+		offer_release(&o);
 		return rc;
+	}
 	rc = store_round_create(s->st, s->id, round, mode, msg, n);
 	if (!rc)
-		rc = round == 0 ? propose_start(s, msg, n)
-				: propose_more(s, round,
-					       strcmp(mode, "explore") ? NAV_EXPLOIT : NAV_EXPLORE,
-					       msg, n);
+		rc = round == 0 ? propose_start(s, msg, n) : propose_admit(s, round, &o, msg, n);
 	if (!rc)
 		rc = store_session_set_rng(s->st, s->id, s->rng, msg, n);
+	offer_release(&o);
 	return round_step_end(s, round, ROUND_PROPOSED, "proposed", rc, msg, n);
 }
 

@@ -180,6 +180,12 @@ json_t *session_round_result(struct session *s, int round, const char *id);
 /* What round r evaluates: its variants, or the variants a confirmation re-times. */
 json_t *round_programs(struct session *s, int round);
 
+/* --- the model proposer (model.c) ----------------------------------------- */
+
+/* Whether the model's budget (proposer.max_tokens, max_cost) is spent;
+ * why says so when it is. */
+int model_budget_spent(struct session *s, char *why, size_t n);
+
 /* --- the winner (winner.c) ----------------------------------------------- */
 
 /*

@@ -684,7 +684,8 @@ static int offer(struct run *r, const uint32_t *v, const char *parent, char *why
 					    .options = opt,
 					    .parent = parent ? xstrdup(parent) : NULL,
 					    .rationale = why,
-					    .params = params };
+					    .params = params,
+					    .origin = "tune" };
 	src = opt = why = NULL;
 	params = NULL;
 	rc = 1;
@@ -1094,8 +1095,8 @@ static const struct {
 	int (*open)(struct proposer *p, const struct spec *s, char *msg, size_t n);
 } proposer_table[] = {
 	{ PROPOSER_TUNE, "tune", tune_open },
-	{ PROPOSER_LLM, "llm", NULL },
-	{ PROPOSER_COMMAND, "command", NULL },
+	{ PROPOSER_LLM, "llm", mix_open },
+	{ PROPOSER_COMMAND, "command", mix_open },
 };
 
 int proposer_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
@@ -1130,6 +1131,7 @@ void proposals_free(struct proposal *p, size_t n)
 		free(p[i].parent);
 		free(p[i].rationale);
 		json_decref(p[i].params);
+		json_decref(p[i].tunables);
 	}
 	free(p);
 }

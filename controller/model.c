@@ -1,0 +1,755 @@
+/*
+ * model.c - the model proposer: a language model (llm.c) or an external
+ * command (llmcmd.c) rewrites the EVOLVE-BLOCK code, live or replayed
+ * from a recorded session.
+ *
+ * One round asks one request per parent (the lineages' bests, best first)
+ * for up to proposer.directions directions each.  A request is one or
+ * more exchanges: the prompt (prompt.c, from context.c's document), the
+ * answer, parsed strictly (answer.c); what cannot be used (a malformed
+ * answer, an edit that does not apply, a change outside the blocks, a
+ * duplicate) is counted and asked again with the precise errors, at most
+ * proposer.answer_retries times.
+ *
+ * Every exchange is written to rounds/rNNN/llm/ (NNN-prompt.txt,
+ * NNN-answer.txt, NNN.json) and to the store's llm_calls, each committed
+ * on its own as soon as the answer is in: the round's proposals are
+ * recorded later, so a kctl killed in between finds the answer on resume
+ * (same round, same number, same prompt) and does not ask again.
+ * Replaying reads the answers of another session's folder in the same
+ * order, with no network, and records them as this session's own.
+ */
+#include "session.h"
+#include "answer.h"
+#include "context.h"
+#include "llm.h"
+#include "prompt.h"
+#include "err.h"
+#include "fileio.h"
+#include "jsonx.h"
+#include "log.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Other lineages' bests shown to the model with its parent. */
+#define INSPIRATIONS_MAX 3
+/* Largest answer file a replay reads. */
+#define REPLAY_ANSWER_MAX (4u << 20)
+
+enum ask { ASK_LLM, ASK_COMMAND, ASK_REPLAY };
+
+struct model {
+	const struct spec *sp;
+	enum ask how;
+	struct llm_conf llm;
+	char *key; /* the API key: only ever handed to llm_complete */
+	struct llmcmd_conf cmd;
+	char *label; /* "openai gpt-4o", "command 'x -p'", "replay DIR" */
+	int round;   /* the round seq counts in */
+	int seq;     /* the last exchange's number in that round */
+};
+
+/* What a round has accepted so far, across requests. */
+struct take {
+	struct proposal *p;
+	size_t n;
+	char (*hash)[65];
+};
+
+static void sha256_hex(const char *a, const char *b, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+
+	if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ||
+	    !EVP_DigestUpdate(c, a, strlen(a) + 1) || !EVP_DigestUpdate(c, b, strlen(b)) ||
+	    !EVP_DigestFinal_ex(c, md, &len))
+		abort();
+	EVP_MD_CTX_free(c);
+	for (unsigned i = 0; i < len && i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* --- budgets ------------------------------------------------------------ */
+
+int model_budget_spent(struct session *s, char *why, size_t n)
+{
+	const struct spec_model *m = &s->spec.m;
+	json_t *t;
+	double tokens, cost;
+	int spent = 0;
+
+	if (s->spec.proposer == PROPOSER_TUNE || (!m->max_tokens && !(m->max_cost > 0)))
+		return 0;
+	t = store_llm_totals(s->st, s->id);
+	tokens = json_number_value(json_object_get(t, "input_tokens")) +
+		 json_number_value(json_object_get(t, "output_tokens"));
+	cost = json_number_value(json_object_get(t, "cost"));
+	if (m->max_tokens && tokens >= (double)m->max_tokens) {
+		snprintf(why, n, "the model's token budget is spent (%.0f of %lld tokens)", tokens,
+			 (long long)m->max_tokens);
+		spent = 1;
+	} else if (m->max_cost > 0 && cost >= m->max_cost) {
+		snprintf(why, n, "the model's cost budget is spent (%.4g of %.4g)", cost,
+			 m->max_cost);
+		spent = 1;
+	}
+	json_decref(t);
+	return spent;
+}
+
+/* --- one exchange --------------------------------------------------------------- */
+
+static char *llm_dir(struct session *s, int round)
+{
+	char *rd = session_round_dir(s, round), *d = xasprintf("%s/llm", rd);
+
+	free(rd);
+	return d;
+}
+
+/* The record's files: NNN-prompt.txt, NNN-answer.txt, NNN.json. */
+static int write_files(struct session *s, int round, json_t *rec, char *msg, size_t n)
+{
+	char *dir = llm_dir(s, round), *path, *text;
+	int seq = (int)json_integer_value(json_object_get(rec, "seq"));
+	const char *prompt = json_string_value(json_object_get(rec, "prompt"));
+	const char *answer = json_string_value(json_object_get(rec, "answer"));
+	json_t *meta = json_deep_copy(rec);
+	int rc = dir_make(dir, msg, n);
+
+	json_object_del(meta, "prompt");
+	json_object_del(meta, "answer");
+	if (!rc) {
+		path = xasprintf("%s/%03d-prompt.txt", dir, seq);
+		rc = file_write_atomic(path, prompt, strlen(prompt), msg, n);
+		free(path);
+	}
+	if (!rc && answer) {
+		path = xasprintf("%s/%03d-answer.txt", dir, seq);
+		rc = file_write_atomic(path, answer, strlen(answer), msg, n);
+		free(path);
+	}
+	if (!rc) {
+		path = xasprintf("%s/%03d.json", dir, seq);
+		text = jx_dump(meta);
+		rc = file_write_atomic(path, text, strlen(text), msg, n);
+		free(text);
+		free(path);
+	}
+	json_decref(meta);
+	free(dir);
+	return rc;
+}
+
+/* Writes rec to the folder, then commits it to the store on its own. */
+static int record(struct session *s, int round, json_t *rec, char *msg, size_t n)
+{
+	int rc = write_files(s, round, rec, msg, n);
+
+	if (!rc)
+		rc = store_begin(s->st, msg, n);
+	if (!rc) {
+		rc = store_llm_call_put(s->st, s->id, rec, msg, n);
+		if (rc)
+			store_rollback(s->st);
+		else
+			rc = store_commit(s->st, msg, n);
+	}
+	return rc;
+}
+
+/* What the command reads besides its prompt: the context document. */
+static int ask_command(struct model *m, struct session *s, int round, int seq, const char *prompt,
+		       json_t *context, json_t *rec, char **answer, char *msg, size_t n)
+{
+	char *dir = llm_dir(s, round), *path = xasprintf("%s/%03d-context.json", dir, seq);
+	char *text = jx_dump(context), *input;
+	struct llmcmd_out o = { 0 };
+	int rc = dir_make(dir, msg, n);
+
+	if (!rc)
+		rc = file_write_atomic(path, text, strlen(text), msg, n);
+	input = xasprintf("%s\n\n%s", prompt_system(), prompt);
+	if (!rc)
+		rc = llmcmd_run(&m->cmd, input, path, &o, msg, n);
+	jx_set_real(rec, "ms", o.ms);
+	json_object_set_new(rec, "attempts", json_integer(1));
+	if (!rc && o.err && *o.err)
+		json_object_set_new(json_object_get(rec, "meta"), "stderr", json_string(o.err));
+	if (!rc)
+		*answer = xstrdup(o.out ? o.out : "");
+	llmcmd_out_release(&o);
+	free(input);
+	free(text);
+	free(path);
+	free(dir);
+	return rc;
+}
+
+static int ask_llm(struct model *m, const char *prompt, json_t *rec, char **answer, char *msg,
+		   size_t n)
+{
+	struct llm_reply r = { 0 };
+	int rc = llm_complete(&m->llm, prompt_system(), prompt, &r, msg, n);
+	const struct spec_model *sm = &m->sp->m;
+
+	jx_set_real(rec, "ms", r.ms);
+	json_object_set_new(rec, "attempts", json_integer(r.attempts));
+	if (r.input_tokens >= 0)
+		json_object_set_new(rec, "input_tokens", json_integer(r.input_tokens));
+	if (r.output_tokens >= 0)
+		json_object_set_new(rec, "output_tokens", json_integer(r.output_tokens));
+	if (!isnan(sm->price_in) && r.input_tokens >= 0 && r.output_tokens >= 0)
+		jx_set_real(rec, "cost",
+			    (r.input_tokens * sm->price_in + r.output_tokens * sm->price_out) / 1e6);
+	if (r.finish)
+		json_object_set_new(json_object_get(rec, "meta"), "finish", json_string(r.finish));
+	if (r.model)
+		json_object_set_new(json_object_get(rec, "meta"), "model", json_string(r.model));
+	if (!rc)
+		*answer = xstrdup(r.text ? r.text : "");
+	llm_reply_release(&r);
+	return rc;
+}
+
+/* The recorded exchange seq of round r of the replayed session: its answer and meta. */
+static int ask_replay(struct model *m, int round, int seq, json_t *rec, char **answer, char *msg,
+		      size_t n)
+{
+	char *path = xasprintf("%s/rounds/r%03d/llm/%03d-answer.txt", m->sp->m.replay, round, seq);
+	int rc = file_read(path, REPLAY_ANSWER_MAX, answer, NULL, msg, n);
+
+	if (rc)
+		kerr_set(msg, n, KERR_NOTFOUND,
+			 "replay: %s has no answer for exchange %d of round %d (%s)",
+			 m->sp->m.replay, seq, round, path);
+	json_object_set_new(rec, "attempts", json_integer(0));
+	free(path);
+	return rc;
+}
+
+/* The meta of exchange seq of round r of the replayed session (new), or NULL. */
+static json_t *replay_meta(struct model *m, int round, int seq)
+{
+	char *path = xasprintf("%s/rounds/r%03d/llm/%03d.json", m->sp->m.replay, round, seq);
+	json_t *doc = json_load_file(path, 0, NULL), *meta = json_incref(json_object_get(doc, "meta"));
+
+	if (meta)
+		json_object_set(meta, "purpose", json_object_get(doc, "purpose"));
+	json_decref(doc);
+	free(path);
+	return meta;
+}
+
+/*
+ * Exchange number seq of ctx's round: the answer recorded for this very
+ * prompt when there is one, else a new answer (asked, or replayed),
+ * recorded before it is returned.  *answer is malloc'd.
+ */
+static int exchange(struct model *m, const struct propose_ctx *ctx, int seq, const char *purpose,
+		    const char *prompt, json_t *context, json_t *meta, char **answer, char *msg,
+		    size_t n)
+{
+	struct session *s = ctx->session;
+	json_t *old = store_llm_call_get(s->st, s->id, ctx->round, seq), *rec;
+	char sha[65], why[512];
+	double t0 = now_ms();
+	int rc;
+
+	*answer = NULL;
+	sha256_hex(prompt_system(), prompt, sha);
+	if (old && !strcmp(json_string_value(json_object_get(old, "status")), "ok") &&
+	    !strcmp(json_string_value(json_object_get(old, "prompt_sha")), sha) &&
+	    json_is_string(json_object_get(old, "answer"))) {
+		*answer = xstrdup(json_string_value(json_object_get(old, "answer")));
+		log_info("round %d: exchange %d was answered before kctl stopped: using the "
+			 "recorded answer",
+			 ctx->round, seq);
+		json_decref(old);
+		return 0;
+	}
+	json_decref(old);
+	if (m->how != ASK_REPLAY && model_budget_spent(s, why, sizeof(why)))
+		return kerr_set(msg, n, KERR_LIMIT, "%s", why);
+	rec = json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:O}", "round", ctx->round, "seq", seq,
+			"purpose", purpose, "asked", m->label, "prompt_sha", sha, "prompt", prompt,
+			"meta", meta);
+	switch (m->how) {
+	case ASK_LLM: rc = ask_llm(m, prompt, rec, answer, msg, n); break;
+	case ASK_COMMAND:
+		rc = ask_command(m, s, ctx->round, seq, prompt, context, rec, answer, msg, n);
+		break;
+	default: rc = ask_replay(m, ctx->round, seq, rec, answer, msg, n); break;
+	}
+	if (!json_object_get(rec, "ms"))
+		jx_set_real(rec, "ms", now_ms() - t0);
+	json_object_set_new(rec, "status", json_string(rc ? "error" : "ok"));
+	if (rc)
+		json_object_set_new(rec, "error", json_string(msg));
+	else
+		json_object_set_new(rec, "answer", json_string(*answer));
+	{
+		char m2[512];
+		int rc2 = record(s, ctx->round, rec, m2, sizeof(m2));
+
+		if (rc2 && !rc) {
+			snprintf(msg, n, "%s", m2);
+			rc = rc2;
+		}
+	}
+	json_decref(rec);
+	if (rc) {
+		free(*answer);
+		*answer = NULL;
+	}
+	return rc;
+}
+
+/* Adds what the answer of exchange seq came to, to its record. */
+static void record_outcome(struct session *s, int round, int seq, json_t *outcomes,
+			   const char *errors)
+{
+	json_t *rec = store_llm_call_get(s->st, s->id, round, seq), *meta;
+	char msg[512];
+
+	if (!rec)
+		return;
+	meta = json_object_get(rec, "meta");
+	if (!json_is_object(meta)) {
+		meta = json_object();
+		json_object_set_new(rec, "meta", meta);
+	}
+	json_object_set(meta, "outcomes", outcomes);
+	if (errors && *errors)
+		json_object_set_new(meta, "errors", json_string(errors));
+	json_object_del(rec, "created");
+	if (record(s, round, rec, msg, sizeof(msg)))
+		log_warn("round %d: recording what exchange %d came to: %s", round, seq, msg);
+	json_decref(rec);
+}
+
+/* --- answers into proposals ----------------------------------------------------- */
+
+static const struct cand *cand_by_id(const struct propose_ctx *ctx, const char *id)
+{
+	for (size_t i = 0; id && i < ctx->nhistory; i++)
+		if (!strcmp(ctx->history[i].id, id))
+			return &ctx->history[i];
+	return NULL;
+}
+
+/* The id of a known variant (or a proposal of this round) with this hash. */
+static const char *known_hash(const struct propose_ctx *ctx, const struct take *t,
+			      const char *hash)
+{
+	for (size_t i = 0; i < ctx->nhistory; i++)
+		if (ctx->history[i].hash && !strcmp(ctx->history[i].hash, hash))
+			return ctx->history[i].id;
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->hash[i], hash))
+			return "another direction of this round";
+	return NULL;
+}
+
+static void count(json_t *outcomes, const char *what)
+{
+	json_object_set_new(outcomes, what,
+			    json_integer(json_integer_value(json_object_get(outcomes, what)) + 1));
+}
+
+static json_t *tunables_json(const struct direction *d)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < d->ntunables; i++) {
+		json_t *vals = json_array();
+
+		for (size_t j = 0; j < d->tunables[i].nvalues; j++)
+			json_array_append_new(vals, json_integer(d->tunables[i].values[j]));
+		json_array_append_new(a, json_pack("{s:s, s:o}", "name", d->tunables[i].name,
+						   "values", vals));
+	}
+	return a;
+}
+
+/*
+ * Turns an answer into proposals appended to t: parent is the request's
+ * parent, offered the ids a direction may name as its own.  Counts every
+ * direction's outcome in outcomes and says what went wrong in errors.
+ * Returns the number accepted.
+ */
+static size_t digest(struct model *m, const struct propose_ctx *ctx, const char *answer,
+		     const char *parent, json_t *offered, size_t want, struct take *t,
+		     json_t *outcomes, struct sbuf *errors)
+{
+	const struct spec *sp = m->sp;
+	struct answer a = { 0 };
+	char why[1024];
+	size_t got = 0;
+
+	if (answer_parse(answer, want, &a, why, sizeof(why))) {
+		count(outcomes, "malformed");
+		sbuf_addf(errors, "the answer could not be parsed: %s\n", why);
+		answer_release(&a);
+		return 0;
+	}
+	for (size_t i = 0; i < a.n; i++) {
+		const struct direction *d = &a.d[i];
+		const char *from = parent, *dup;
+		json_t *pv;
+		char *src, hash[65];
+		const char *opts;
+		int ok_parent = !d->parent;
+
+		for (size_t k = 0; d->parent && k < json_array_size(offered); k++)
+			ok_parent |= !strcmp(json_string_value(json_array_get(offered, k)), d->parent);
+		if (!ok_parent) {
+			count(outcomes, "not_applied");
+			sbuf_addf(errors,
+				  "direction %zu (line %zu): PARENT %s is not one of the variants "
+				  "offered\n",
+				  i + 1, d->line, d->parent);
+			continue;
+		}
+		if (d->parent)
+			from = d->parent;
+		pv = from ? store_variant_get(ctx->session->st, ctx->session->id, from) : NULL;
+		src = answer_apply(d, pv ? json_string_value(json_object_get(pv, "source"))
+					 : sp->template_src,
+				   sp->marker_start, sp->marker_end, why, sizeof(why));
+		if (!src) {
+			count(outcomes, "not_applied");
+			sbuf_addf(errors, "direction %zu (line %zu): %s\n", i + 1, d->line, why);
+			json_decref(pv);
+			continue;
+		}
+		if (blocks_verify(sp->template_src, ctx->blocks, src, sp->marker_start,
+				  sp->marker_end, why, sizeof(why))) {
+			count(outcomes, "outside_blocks");
+			sbuf_addf(errors, "direction %zu (line %zu): it changes code outside the "
+					  "blocks: %s\n",
+				  i + 1, d->line, why);
+			free(src);
+			json_decref(pv);
+			continue;
+		}
+		opts = pv ? json_string_value(json_object_get(pv, "options")) : NULL;
+		if (!opts)
+			opts = sp->build_options ? sp->build_options : "";
+		variant_hash(src, opts, hash);
+		if ((dup = known_hash(ctx, t, hash))) {
+			count(outcomes, "duplicate");
+			sbuf_addf(errors,
+				  "direction %zu (line %zu): the result is identical to %s; propose "
+				  "something that has not been tried\n",
+				  i + 1, d->line, dup);
+			free(src);
+			json_decref(pv);
+			continue;
+		}
+		count(outcomes, "accepted");
+		t->p = xreallocarray(t->p, t->n + 1, sizeof(*t->p));
+		t->hash = xreallocarray(t->hash, t->n + 1, sizeof(*t->hash));
+		memcpy(t->hash[t->n], hash, sizeof(hash));
+		t->p[t->n++] = (struct proposal){
+			.source = src,
+			.options = xstrdup(opts),
+			.parent = from ? xstrdup(from) : NULL,
+			.rationale = xasprintf("model: %s", d->rationale),
+			.origin = "model",
+			.tunables = d->ntunables ? tunables_json(d) : NULL,
+		};
+		got++;
+		json_decref(pv);
+	}
+	answer_release(&a);
+	return got;
+}
+
+/* The prompt that asks again: the first prompt, the answer, what was wrong. */
+static char *retry_prompt(const char *prompt, const char *answer, const char *errors,
+			  size_t want)
+{
+	char *r = prompt_retry(errors);
+	char *p = xasprintf("%s\n\n=== YOUR PREVIOUS ANSWER\n%s\n=== END OF YOUR PREVIOUS "
+			    "ANSWER\n\n%s\nGive %zu direction%s now.\n",
+			    prompt, answer, r, want, want == 1 ? "" : "s");
+
+	free(r);
+	return p;
+}
+
+/* --- requests --------------------------------------------------------------------- */
+
+/*
+ * One request: the parent and up to want directions, asked again while
+ * answers cannot be used.  Returns 0 or an error (a provider that failed,
+ * the budget, a recording that failed).
+ */
+static int request(struct model *m, const struct propose_ctx *ctx, const struct cand *parent,
+		   size_t want, struct take *t, char *msg, size_t n)
+{
+	const char *insp[INSPIRATIONS_MAX];
+	size_t ninsp = 0;
+	json_t *offered = json_array(), *doc, *trimmed = NULL;
+	struct prompt_opts po = { .max_bytes = (size_t)m->sp->m.max_prompt_bytes };
+	char *prompt0, *prompt;
+	int rc = 0;
+
+	for (size_t i = 0; i < ctx->nparents && ninsp < INSPIRATIONS_MAX; i++)
+		if (ctx->parents[i] != parent)
+			insp[ninsp++] = ctx->parents[i]->id;
+	if (parent)
+		json_array_append_new(offered, json_string(parent->id));
+	for (size_t i = 0; i < ninsp; i++)
+		json_array_append_new(offered, json_string(insp[i]));
+	doc = context_build(ctx, parent ? parent->id : NULL, insp, ninsp, want);
+	prompt0 = prompt_build(doc, &po, &trimmed, msg, n);
+	if (!prompt0) {
+		json_decref(doc);
+		json_decref(offered);
+		return KERR_LIMIT;
+	}
+	prompt = xstrdup(prompt0);
+	for (int attempt = 0; attempt <= m->sp->m.answer_retries && want; attempt++) {
+		json_t *meta = json_pack("{s:s?, s:I, s:O, s:i}", "parent",
+					 parent ? parent->id : NULL, "directions", (json_int_t)want,
+					 "offered", offered, "attempt", attempt);
+		json_t *outcomes = json_object();
+		struct sbuf errors = SBUF_INIT;
+		char *answer = NULL;
+		int seq = ++m->seq;
+		size_t got;
+
+		if (json_array_size(trimmed))
+			json_object_set(meta, "trimmed", trimmed);
+		rc = exchange(m, ctx, seq, attempt ? "retry" : "propose", prompt, doc, meta, &answer,
+			      msg, n);
+		json_decref(meta);
+		if (rc) {
+			json_decref(outcomes);
+			break;
+		}
+		got = digest(m, ctx, answer, parent ? parent->id : NULL, offered, want, t, outcomes,
+			     &errors);
+		record_outcome(ctx->session, ctx->round, seq, outcomes, errors.buf);
+		log_info("round %d: %s answered exchange %d (%s, %zu direction%s asked): %zu "
+			 "accepted%s%s",
+			 ctx->round, m->label, seq, parent ? parent->id : "the template", want,
+			 want == 1 ? "" : "s", got, errors.len ? "; " : "",
+			 errors.len ? "asking again" : "");
+		want -= got < want ? got : want;
+		if (errors.len && want && attempt < m->sp->m.answer_retries) {
+			char *next = retry_prompt(prompt0, answer, errors.buf, want);
+
+			free(prompt);
+			prompt = next;
+		} else {
+			want = 0;
+		}
+		sbuf_release(&errors);
+		json_decref(outcomes);
+		free(answer);
+	}
+	free(prompt);
+	free(prompt0);
+	json_decref(trimmed);
+	json_decref(doc);
+	json_decref(offered);
+	return rc;
+}
+
+/* Replays the recorded requests of ctx's round, in their order. */
+static int replay_round(struct model *m, const struct propose_ctx *ctx, struct take *t, char *msg,
+			size_t n)
+{
+	int rc = 0;
+
+	for (;;) {
+		int seq = m->seq + 1;
+		json_t *meta = replay_meta(m, ctx->round, seq), *outcomes;
+		const char *pid = json_string_value(json_object_get(meta, "parent"));
+		const struct cand *parent = cand_by_id(ctx, pid);
+		size_t want = (size_t)json_integer_value(json_object_get(meta, "directions"));
+		struct sbuf errors = SBUF_INIT;
+		char *answer = NULL;
+		json_t *clean;
+
+		if (!meta)
+			break;
+		if (pid && !parent) {
+			json_decref(meta);
+			return kerr_set(msg, n, KERR_INVALID,
+					"replay: exchange %d of round %d answered for %s, which this "
+					"session does not have (the replayed session went another way)",
+					seq, ctx->round, pid);
+		}
+		m->seq = seq;
+		clean = json_pack("{s:s?, s:I, s:O}", "parent", pid, "directions",
+				  (json_int_t)want, "offered", json_object_get(meta, "offered"));
+		rc = exchange(m, ctx, seq,
+			      json_string_value(json_object_get(meta, "purpose"))
+				      ? json_string_value(json_object_get(meta, "purpose"))
+				      : "propose",
+			      "(replayed)", NULL, clean, &answer, msg, n);
+		json_decref(clean);
+		if (rc) {
+			json_decref(meta);
+			break;
+		}
+		outcomes = json_object();
+		digest(m, ctx, answer, pid, json_object_get(meta, "offered"), want, t, outcomes,
+		       &errors);
+		record_outcome(ctx->session, ctx->round, seq, outcomes, errors.buf);
+		sbuf_release(&errors);
+		json_decref(outcomes);
+		json_decref(meta);
+		free(answer);
+	}
+	return rc;
+}
+
+static int model_propose(struct proposer *p, const struct propose_ctx *ctx, struct proposal **out,
+			 size_t *n, char *msg, size_t mlen)
+{
+	struct model *m = p->state;
+	struct take t = { 0 };
+	size_t per = (size_t)m->sp->m.directions, nreq;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (m->round != ctx->round) {
+		m->round = ctx->round;
+		m->seq = 0;
+	}
+	if (m->how == ASK_REPLAY) {
+		rc = replay_round(m, ctx, &t, msg, mlen);
+	} else {
+		nreq = (ctx->want + per - 1) / per;
+		for (size_t r = 0; r < nreq && t.n < ctx->want && !rc; r++) {
+			const struct cand *parent = ctx->nparents ? ctx->parents[r % ctx->nparents]
+								  : NULL;
+			size_t want = ctx->want - t.n < per ? ctx->want - t.n : per;
+
+			rc = request(m, ctx, parent, want, &t, msg, mlen);
+		}
+		/* a spent budget ends the asking, not the round */
+		if (rc == KERR_LIMIT && strstr(msg, "budget is spent")) {
+			log_info("round %d: %s", ctx->round, msg);
+			rc = 0;
+		}
+	}
+	free(t.hash);
+	if (rc) {
+		proposals_free(t.p, t.n);
+		return rc;
+	}
+	*out = t.p;
+	*n = t.n;
+	return 0;
+}
+
+/* --- opening ----------------------------------------------------------------------- */
+
+static void model_release(struct proposer *p)
+{
+	struct model *m = p->state;
+
+	if (!m)
+		return;
+	if (m->key) {
+		/* the key leaves no copy behind in freed memory */
+		OPENSSL_cleanse(m->key, strlen(m->key));
+		free(m->key);
+	}
+	free(m->label);
+	free(m);
+	p->state = NULL;
+}
+
+int model_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
+{
+	const struct spec_model *sm = &s->m;
+	struct model *m = xcalloc(1, sizeof(*m));
+
+	memset(p, 0, sizeof(*p));
+	m->sp = s;
+	if (sm->replay) {
+		char *probe = xasprintf("%s/rounds", sm->replay);
+		int ok = access(probe, F_OK) == 0;
+
+		free(probe);
+		if (!ok) {
+			free(m);
+			return kerr_set(msg, n, KERR_NOTFOUND,
+					"proposer.replay: '%s' is not a session folder (it has no "
+					"rounds/)",
+					sm->replay);
+		}
+		m->how = ASK_REPLAY;
+		m->label = xasprintf("replay %s", sm->replay);
+	} else if (s->proposer == PROPOSER_COMMAND) {
+		struct sbuf b = SBUF_INIT;
+
+		for (size_t i = 0; sm->argv[i]; i++)
+			sbuf_addf(&b, "%s%s", i ? " " : "", sm->argv[i]);
+		m->how = ASK_COMMAND;
+		m->label = xasprintf("proposer command '%s'", b.buf);
+		sbuf_release(&b);
+		m->cmd.argv = (const char *const *)sm->argv;
+		m->cmd.label = m->label;
+		m->cmd.timeout_ms = sm->command_timeout_s * 1000L;
+		m->cmd.pass_env = (const char *const *)sm->pass_env;
+	} else {
+		m->how = ASK_LLM;
+		if (sm->api_key_env) {
+			const char *k = getenv(sm->api_key_env);
+
+			if (!k || !*k) {
+				free(m);
+				return kerr_set(msg, n, KERR_INVALID,
+						"proposer.llm.api_key_env: the environment variable "
+						"%s is not set",
+						sm->api_key_env);
+			}
+			m->key = xstrdup(k);
+		}
+		m->label = xasprintf("%s %s", llm_provider_name((enum llm_provider)sm->provider),
+				     sm->model);
+		m->llm.provider = (enum llm_provider)sm->provider;
+		m->llm.model = sm->model;
+		m->llm.base_url = sm->base_url;
+		m->llm.api_key = m->key;
+		m->llm.ca_file = sm->ca_file;
+		m->llm.stream = sm->stream;
+		m->llm.temperature = sm->temperature;
+		m->llm.top_p = sm->top_p;
+		m->llm.max_output_tokens = sm->max_output_tokens;
+		m->llm.timeout_ms = sm->timeout_s * 1000L;
+		m->llm.max_attempts = sm->attempts;
+	}
+	p->name = "model";
+	p->propose = model_propose;
+	p->release = model_release;
+	p->state = m;
+	return 0;
+}
