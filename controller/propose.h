@@ -83,6 +83,12 @@ struct proposer {
 	int (*propose)(struct proposer *p, const struct propose_ctx *ctx, struct proposal **out,
 		       size_t *n, char *msg, size_t mlen);
 	void (*release)(struct proposer *p);
+	/*
+	 * Optional: turns round's evidence into learnings ([Mnnn]), once per
+	 * round however often it is called (a resume calls it again).
+	 * Returns 0 or a KERR_* code with msg.
+	 */
+	int (*reflect)(struct proposer *p, struct session *s, int round, char *msg, size_t n);
 	void *state;
 };
 

@@ -50,8 +50,8 @@ int learnings_write(struct session *s, char *msg, size_t n)
 
 	sbuf_addf(&b, "# Learnings of session %s\n\n", s->id);
 	sbuf_addf(&b,
-		  "Kernel `%s`. Failure patterns are numbered [Fnnn], successes [Snnn]; "
-		  "numbers never change.\n\n## Failure patterns\n",
+		  "Kernel `%s`. Failure patterns are numbered [Fnnn], successes [Snnn], the "
+		  "model's reflections [Mnnn]; numbers never change.\n\n## Failure patterns\n",
 		  s->spec.name);
 	for (i = 0; failure_groups[i]; i++)
 		learnings_group(ls, failure_groups[i], &b);
@@ -81,6 +81,22 @@ int learnings_write(struct session *s, char *msg, size_t n)
 			sbuf_addf(&b, "- [S%03lld] %s\n",
 				  (long long)json_integer_value(json_object_get(l, "number")),
 				  json_string_value(json_object_get(l, "text")));
+	{
+		size_t nm = 0;
+
+		json_array_foreach (ls, i, l)
+			nm += !strcmp(json_string_value(json_object_get(l, "kind")), "M");
+		if (nm)
+			sbuf_adds(&b, "\n## The model's reflections\n\nWhat the model drew from "
+				      "each round, kept only when every variant it cites is one of "
+				      "the session's.\n\n");
+		json_array_foreach (ls, i, l)
+			if (!strcmp(json_string_value(json_object_get(l, "kind")), "M"))
+				sbuf_addf(&b, "- [M%03lld] %s (round %lld)\n",
+					  (long long)json_integer_value(json_object_get(l, "number")),
+					  json_string_value(json_object_get(l, "text")),
+					  (long long)json_integer_value(json_object_get(l, "round")));
+	}
 	rc = file_write_atomic(path, b.buf, b.len, msg, n);
 	sbuf_release(&b);
 	free(path);
