@@ -76,6 +76,7 @@ char *sbuf_detach(struct sbuf *b, size_t *len)
 	char *p;
 
 	sbuf_grow(b, 0);
+	b->buf[b->len] = '\0'; /* a buffer never added to has no NUL yet */
 	p = b->buf;
 	if (len)
 		*len = b->len;
