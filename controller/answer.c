@@ -425,7 +425,7 @@ static int body_edges(const char *body, struct edge *first, struct edge *last)
  */
 static int unfence(struct parser *p, struct answer_part *pt, char *body)
 {
-	struct edge f, l;
+	struct edge f = { 0 }, l = { 0 };
 
 	pt->body = body;
 	if (!body_edges(body, &f, &l))

@@ -18,6 +18,34 @@ static double jnum(json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* "model: 12 exchanges (1 failed), 45100 tokens in, 12300 out, cost 0.42; answers: ..." */
+static void print_model(json_t *m)
+{
+	const char *key;
+	json_t *v;
+	const char *sep = "";
+
+	if (!json_is_object(m))
+		return;
+	printf("  model: %lld exchange%s", (long long)json_integer_value(json_object_get(m, "calls")),
+	       json_integer_value(json_object_get(m, "calls")) == 1 ? "" : "s");
+	if (json_integer_value(json_object_get(m, "errors")))
+		printf(" (%lld failed)", (long long)json_integer_value(json_object_get(m, "errors")));
+	printf(", %lld tokens in, %lld out",
+	       (long long)json_integer_value(json_object_get(m, "input_tokens")),
+	       (long long)json_integer_value(json_object_get(m, "output_tokens")));
+	if (jnum(m, "cost") > 0)
+		printf(", cost %.4g", jnum(m, "cost"));
+	printf(", %.1f s waiting", jnum(m, "ms") / 1e3);
+	if (json_object_size(json_object_get(m, "outcomes")))
+		printf("; directions:");
+	json_object_foreach (json_object_get(m, "outcomes"), key, v) {
+		printf("%s %lld %s", *sep ? sep : " ", (long long)json_integer_value(v), key);
+		sep = ", ";
+	}
+	putchar('\n');
+}
+
 static void print_one(json_t *st)
 {
 	json_t *best = json_object_get(st, "best");
@@ -46,6 +74,7 @@ static void print_one(json_t *st)
 	putchar('\n');
 	if (json_string_value(json_object_get(st, "reason")))
 		printf("  %s\n", json_string_value(json_object_get(st, "reason")));
+	print_model(json_object_get(st, "model"));
 }
 
 int cmd_status(int argc, char **argv)

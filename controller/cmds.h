@@ -12,6 +12,7 @@ int cmd_resume(int argc, char **argv);
 int cmd_confirm(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_brief(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 

@@ -333,6 +333,13 @@ static int mix_propose(struct proposer *p, const struct propose_ctx *ctx, struct
 	return 0;
 }
 
+static int mix_reflect(struct proposer *p, struct session *s, int round, char *msg, size_t n)
+{
+	struct mix *x = p->state;
+
+	return x->model.reflect ? x->model.reflect(&x->model, s, round, msg, n) : 0;
+}
+
 static void mix_release(struct proposer *p)
 {
 	struct mix *x = p->state;
@@ -363,6 +370,7 @@ int mix_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
 	}
 	p->name = "mix";
 	p->propose = mix_propose;
+	p->reflect = mix_reflect;
 	p->release = mix_release;
 	p->state = x;
 	return 0;

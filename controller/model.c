@@ -668,6 +668,108 @@ static int model_propose(struct proposer *p, const struct propose_ctx *ctx, stru
 	return 0;
 }
 
+/* --- reflection ---------------------------------------------------------------- */
+
+/* The ids of every variant of the session (a new array). */
+static json_t *session_ids(struct session *s)
+{
+	json_t *vars = store_variants_brief(s->st, s->id, -1), *ids = json_array(), *v;
+	size_t i;
+
+	json_array_foreach (vars, i, v)
+		json_array_append(ids, json_object_get(v, "id"));
+	json_decref(vars);
+	return ids;
+}
+
+static int model_reflect(struct proposer *p, struct session *s, int round, char *msg, size_t n)
+{
+	struct model *m = p->state;
+	json_t *calls, *c, *doc, *known, *got, *l, *outcomes, *meta;
+	struct propose_ctx ctx;
+	char *prompt, *answer = NULL, *learnings = NULL, *path, m2[128];
+	size_t i, dropped = 0;
+	int seq = 0, rc;
+
+	if (!m->sp->m.reflect)
+		return 0;
+	calls = store_llm_calls(s->st, s->id, round);
+	json_array_foreach (calls, i, c) {
+		if (!strcmp(json_string_value(json_object_get(c, "purpose")), "reflect")) {
+			if (json_object_get(json_object_get(c, "meta"), "outcomes")) {
+				json_decref(calls);
+				return 0; /* reflected and merged already */
+			}
+			seq = (int)json_integer_value(json_object_get(c, "seq"));
+			break;
+		}
+		if (json_integer_value(json_object_get(c, "seq")) > seq)
+			seq = (int)json_integer_value(json_object_get(c, "seq"));
+	}
+	if (i == json_array_size(calls))
+		seq++;
+	json_decref(calls);
+	path = xasprintf("%s/learnings.md", s->dir);
+	if (file_read(path, 1u << 20, &learnings, NULL, m2, sizeof(m2)))
+		learnings = NULL;
+	free(path);
+	doc = context_reflect(s, round, learnings);
+	free(learnings);
+	prompt = prompt_reflect(doc, (size_t)m->sp->m.max_prompt_bytes);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.session = s;
+	ctx.round = round;
+	meta = json_object();
+	rc = exchange(m, &ctx, seq, "reflect", prompt, doc, meta, &answer, msg, n);
+	json_decref(meta);
+	free(prompt);
+	json_decref(doc);
+	if (rc == KERR_LIMIT && strstr(msg, "budget is spent"))
+		return 0;
+	if (rc)
+		return rc;
+	known = session_ids(s);
+	got = prompt_parse_reflection(answer, known, &dropped);
+	json_decref(known);
+	free(answer);
+	rc = store_begin(s->st, msg, n);
+	json_array_foreach (got, i, l) {
+		struct sbuf text = SBUF_INIT;
+		json_t *id;
+		size_t k;
+		char key[65];
+
+		sbuf_adds(&text, json_string_value(json_object_get(l, "text")));
+		sbuf_adds(&text, " [");
+		json_array_foreach (json_object_get(l, "cites"), k, id)
+			sbuf_addf(&text, "%s%s", k ? ", " : "", json_string_value(id));
+		sbuf_adds(&text, "]");
+		sha256_hex("reflection", text.buf, key);
+		if (!rc)
+			rc = store_learning_add(s->st, s->id, 'M', key, NULL, text.buf, round, msg,
+						n) < 0
+				     ? -1
+				     : 0;
+		sbuf_release(&text);
+	}
+	if (rc < 0)
+		store_rollback(s->st);
+	else if (!rc)
+		rc = store_commit(s->st, msg, n);
+	outcomes = json_pack("{s:I, s:I}", "reflected", (json_int_t)json_array_size(got),
+			     "reflection_dropped", (json_int_t)dropped);
+	if (!rc) {
+		record_outcome(s, round, seq, outcomes, NULL);
+		log_info("round %d: the model's reflection gave %zu learning%s (%zu dropped: they "
+			 "cite no variant of the session)",
+			 round, json_array_size(got), json_array_size(got) == 1 ? "" : "s",
+			 dropped);
+	}
+	json_decref(outcomes);
+	json_decref(got);
+	return rc < 0 ? KERR_IO : rc;
+}
+
 /* --- opening ----------------------------------------------------------------------- */
 
 static void model_release(struct proposer *p)
@@ -749,6 +851,7 @@ int model_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
 	}
 	p->name = "model";
 	p->propose = model_propose;
+	p->reflect = model_reflect;
 	p->release = model_release;
 	p->state = m;
 	return 0;

@@ -256,7 +256,18 @@ int round_propose(struct session *s, int round, const char *mode, char *msg, siz
 	struct offer o = { 0 };
 	int rc = 0;
 
-	if (round > 0)
+	if (round > 1 && s->prop.reflect) {
+		/* the last round's lessons, before the prompts that read them */
+		json_t *prev = store_round_get(s->st, s->id, round - 1);
+		const char *pm = json_string_value(json_object_get(prev, "mode"));
+
+		if (pm && (!strcmp(pm, "explore") || !strcmp(pm, "exploit")))
+			rc = s->prop.reflect(&s->prop, s, round - 1, msg, n);
+		if (!rc && pm)
+			rc = learnings_write(s, msg, n);
+		json_decref(prev);
+	}
+	if (round > 0 && !rc)
 		rc = propose_gather(s, round, strcmp(mode, "explore") ? NAV_EXPLOIT : NAV_EXPLORE,
 				    &o, msg, n);
 	if (rc) {

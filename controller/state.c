@@ -122,6 +122,15 @@ json_t *session_status_json(struct store *st, const char *id)
 			json_object_get(row, "output_dir"), "rounds", store_round_last(st, id),
 			"evaluations", store_result_count(st, id));
 	json_object_set_new(out, "best", w ? w : json_null());
+	{
+		json_t *t = store_llm_totals(st, id);
+
+		/* only sessions that asked a model have a model part */
+		if (t && json_integer_value(json_object_get(t, "calls")))
+			json_object_set_new(out, "model", t);
+		else
+			json_decref(t);
+	}
 	json_decref(row);
 	return out;
 }
