@@ -34,8 +34,8 @@
 
 #define ANSWER_FORMAT                                                                              \
 	"=== DIRECTION: one line: what changes and which bottleneck it attacks\n"                  \
-	"PARENT: r02-v003                   (optional) start from this variant instead\n"          \
-	"TUNABLE: TM = 1, 2, 4, 8           (optional, repeatable) a #define the tuner sweeps\n"   \
+	"PARENT: r02-v003\n"                                                                       \
+	"TUNABLE: TM = 1, 2, 4, 8\n"                                                               \
 	"--- BLOCK name\n"                                                                         \
 	"the block's whole new body\n"                                                             \
 	"--- END\n"                                                                                \
@@ -53,12 +53,11 @@
 	"- BLOCK replaces the whole body of the block (without the marker lines).  EDIT applies\n" \
 	"  its SEARCH/REPLACE pairs in order; each SEARCH text is copied exactly, whitespace\n"    \
 	"  included, and occurs exactly once in the body it edits.\n"                              \
-	"- PARENT names the parent or one of the inspirations the prompt shows; without it a\n"    \
-	"  direction starts from the prompt's parent.\n"                                           \
-	"- TUNABLE lists at least two distinct integers.  The new blocks must then hold exactly\n" \
-	"  one line '#define NAME value', with a value from the list; the tuner builds and "       \
-	"times\n"                                                                                  \
-	"  the direction with each value.\n"                                                       \
+	"- PARENT is optional: it names the parent or one of the inspirations the prompt shows;\n" \
+	"  without it a direction starts from the prompt's parent.\n"                              \
+	"- TUNABLE is optional and repeatable: a name and at least two distinct integers.  The\n"  \
+	"  new blocks must then hold exactly one line '#define NAME value', with a value from\n"   \
+	"  the list; the tuner builds and times the direction with each value.\n"                  \
 	"- Between sections only blank lines may stand; text before the first '=== DIRECTION'\n"   \
 	"  is ignored, anything else is an error.\n"
 
