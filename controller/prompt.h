@@ -60,7 +60,7 @@
 #include <stddef.h>
 
 struct prompt_opts {
-	size_t max_bytes;  /* the prompt's size limit (system text not counted); 0: 60000 */
+	size_t max_bytes; /* the prompt's size limit (system text not counted); 0: 60000 */
 };
 
 /*
@@ -83,6 +83,28 @@ const char *prompt_system(void);
  * Returns malloc'd text; *trimmed (may be NULL) gets a new array of the
  * names of the parts trimmed.  NULL with msg when even the untrimmable
  * parts exceed max_bytes.
+ *
+ * In detail (prompt.c): the parts are "## " sections joined by blank
+ * lines; absent ones (no device, no failures, no learnings, no tuner, no
+ * inspirations) are left out.  Trimming stops as soon as the text fits,
+ * in this order: the inspirations from the last; the tuner's notes from
+ * the last; the learnings' lines from the oldest (first); the failures'
+ * evidence from the last failure; the device's details (down to its name
+ * and peaks); and, as a last resort, the failures themselves from the
+ * last.  Each trimmed part says so in a line under its heading, e.g.
+ * "[3 inspirations left out to fit the prompt limit]", "[the evidence of
+ * 2 failures left out to fit the prompt limit]".  *trimmed lists the
+ * names "inspirations", "tuner", "learnings", "failures", "device" in the
+ * order they were first trimmed (an empty array when nothing was);
+ * *trimmed is set to NULL on failure (KERR_LIMIT, msg naming the size of
+ * each part and the limit).  A failure's evidence is cut to 1500 bytes
+ * with a note, one-line fields (rationales, notes) to 400.
+ *
+ * The same content gives the same bytes: the members of objects the text
+ * lists (shape values, params, vector_widths) are sorted by key (numeric
+ * keys by value), and a variant's blocks follow kernel.blocks, whatever
+ * order the document holds them in.  Absent or mistyped members are left
+ * out of the text; the context is not validated here.
  */
 char *prompt_build(json_t *ctx, const struct prompt_opts *o, json_t **trimmed, char *msg, size_t n);
 
@@ -91,7 +113,9 @@ char *prompt_build(json_t *ctx, const struct prompt_opts *o, json_t **trimmed, c
  * prompt): its figures (median, speedup vs reference, GFLOP/s, GB/s,
  * fraction of roofline, bottleneck class and the evidence for it, IR
  * figures: vector width, instruction mix, spills) and, when with_code,
- * its blocks.  `kctl brief` prints it.  malloc'd.
+ * its blocks.  `kctl brief` prints it.  malloc'd.  Blocks are listed in
+ * the order of variant.blocks; device (may be NULL) gives the peaks the
+ * fractions are of and the ridge point.
  */
 char *prompt_brief(json_t *variant, json_t *device, int with_code);
 
@@ -106,7 +130,11 @@ char *prompt_retry(const char *error);
  * {"round": 4, "kernel": {...as above...}, "variants": [VARIANT..., each with
  * "parent" and "status"], "learnings": "..."}; asks for lines
  *   LEARNING: text [r03-v001, r03-v004]
- * each citing the variant ids it rests on.  malloc'd; trimmed to max_bytes.
+ * each citing the variant ids it rests on.  malloc'd; trimmed to max_bytes
+ * (0: 60000): the learnings from the oldest line, then the variants from
+ * the last, each leaving a note; a text still too long is cut at
+ * max_bytes.  A variant's "fault_kind" and "evidence" (as in failures)
+ * are shown when present.
  */
 char *prompt_reflect(json_t *ctx, size_t max_bytes);
 
@@ -114,7 +142,10 @@ char *prompt_reflect(json_t *ctx, size_t max_bytes);
  * Parses a reflection answer: every "LEARNING: text [id, id]" line (other
  * lines ignored) whose ids are all in known (an array of strings) and that
  * cites at least one.  Returns a new array of {"text", "cites": [ids]};
- * *dropped counts the LEARNING lines refused.
+ * *dropped counts the LEARNING lines refused.  The tag may follow blanks
+ * and a "- " or "* " bullet; the bracket closes the line (blanks and a
+ * full stop after it are allowed); ids are separated by commas, a repeated
+ * id is cited once; a line with an empty text is refused too.
  */
 json_t *prompt_parse_reflection(const char *answer, json_t *known, size_t *dropped);
 
