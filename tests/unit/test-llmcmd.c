@@ -176,6 +176,7 @@ TEST(unread_prompt)
 			  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n");
 	CHECK(run_sh("exec 0<&-; echo done", big.buf, 0, NULL, &o, msg, sizeof(msg)) == 0);
 	CHECK_STR(o.out, "done\n");
+	llmcmd_out_release(&o);
 	CHECK(run_sh("echo done", big.buf, 0, NULL, &o, msg, sizeof(msg)) == 0);
 	CHECK_STR(o.out, "done\n");
 	sigprocmask(SIG_BLOCK, NULL, &mask);
