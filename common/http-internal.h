@@ -1,6 +1,7 @@
 /*
  * http-internal.h - what http.c (one request, with retries) and
- * http-stream.c (a streamed GET: watches) share.  Not for other modules.
+ * http-stream.c (streamed requests: watches, server-sent events) share.
+ * Not for other modules.
  */
 #ifndef KCTL_HTTP_INTERNAL_H
 #define KCTL_HTTP_INTERNAL_H
@@ -59,6 +60,9 @@ void http__call_release(struct http_call *c);
 
 /* One request; *status is the response's code or 0. */
 CURLcode http__attempt(struct http_call *c, long *status);
+
+/* Nonzero when an attempt that ended so is worth another (see http.h). */
+int http__is_retryable(const struct http_call *c, CURLcode res, long status);
 
 /* The return code and msg for the final attempt (see http_request). */
 int http__result(const struct http_call *c, CURLcode res, const struct http_response *resp,

@@ -605,7 +605,7 @@ CURLcode http__attempt(struct http_call *c, long *status)
 	return res;
 }
 
-static int http_is_retryable(const struct http_call *c, CURLcode res, long status)
+int http__is_retryable(const struct http_call *c, CURLcode res, long status)
 {
 	if (c->over_limit)
 		return 0;
@@ -718,7 +718,7 @@ int http_request(const char *method, const char *url, const void *body, size_t b
 	for (;;) {
 		res = http__attempt(&c, &resp->status);
 		resp->attempts++;
-		if (resp->attempts >= c.max_attempts || !http_is_retryable(&c, res, resp->status))
+		if (resp->attempts >= c.max_attempts || !http__is_retryable(&c, res, resp->status))
 			break;
 		http_wait_retry(&c, res, resp->status, resp->attempts);
 	}
@@ -726,6 +726,8 @@ int http_request(const char *method, const char *url, const void *body, size_t b
 		resp->body = sbuf_detach(&c.body, &resp->body_len);
 	if (c.hdrs.buf)
 		resp->headers = sbuf_detach(&c.hdrs, NULL);
+	resp->timed_out = res == CURLE_OPERATION_TIMEDOUT;
+	resp->retryable = http__is_retryable(&c, res, resp->status);
 	rc = http__result(&c, res, resp, msg, n);
 out:
 	http__call_release(&c);

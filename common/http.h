@@ -46,6 +46,9 @@ struct http_response {
 	size_t body_len;
 	int attempts;  /* how many requests were made */
 	char *headers; /* the final response's header lines, malloc'd, NUL-terminated */
+	int timed_out; /* the final attempt ran out of time (timeout_ms) */
+	int retryable; /* the final attempt failed in a way worth another try: no
+			  connection, a timeout, a transfer cut short, 429 or 5xx */
 };
 
 /*
@@ -75,6 +78,17 @@ typedef int (*http_line_fn)(void *arg, const char *line, size_t len);
 typedef int (*http_tick_fn)(void *arg);
 int http_stream(const char *url, const struct http_opts *opts, http_line_fn line, http_tick_fn tick,
 		void *arg, struct http_response *resp, char *msg, size_t n);
+
+/*
+ * http_stream for any method, with an optional request body (a POST whose
+ * answer comes as server-sent events); the same contract otherwise.  resp
+ * also holds the response's headers (a 429's Retry-After), and timed_out
+ * and retryable, so the caller can choose to try again: a transfer cut
+ * short after a 2xx status returns KERR_HTTP with retryable set.
+ */
+int http_stream_request(const char *method, const char *url, const void *body, size_t body_len,
+			const struct http_opts *opts, http_line_fn line, http_tick_fn tick,
+			void *arg, struct http_response *resp, char *msg, size_t n);
 
 /*
  * Copies the value of resp's header name (case-insensitive; blanks trimmed)

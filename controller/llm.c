@@ -1,0 +1,888 @@
+/*
+ * llm.c - asking a language model over HTTP; the contract is in llm.h.
+ *
+ * Each provider is a row of llm_apis: where it lives, how its request body
+ * is shaped, how a whole answer and a streamed event are read.  The retry
+ * loop is ours rather than http_request's, because it must count attempts
+ * for the reply, honour Retry-After up to the caller's cap, treat a stream
+ * that ended before its terminator as dropped, and retry an in-stream
+ * overloaded error, none of which http.c knows about; every request below
+ * is therefore made with max_attempts 1.
+ *
+ * The key is in one header line and nowhere else.  Every outcome (msg, the
+ * retry warnings) is formatted by llm_outcome, which makes it one line and
+ * replaces the key by "<redacted>" should a server echo it back.
+ */
+#include "llm.h"
+#include "err.h"
+#include "http.h"
+#include "jsonx.h"
+#include "log.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LLM_DEFAULT_MAX_TOKENS   4096L
+#define LLM_DEFAULT_TIMEOUT_MS   600000L
+#define LLM_DEFAULT_ATTEMPTS     5
+#define LLM_DEFAULT_BACKOFF_MS   1000L
+#define LLM_BACKOFF_MAX_MS       60000L
+#define LLM_DEFAULT_RETRY_CAP_MS 120000L
+#define LLM_DEFAULT_MAX_ANSWER   ((size_t)1 << 20)
+#define LLM_ESCAPE_FACTOR        6                  /* "\u001f": 6 bytes of JSON for 1 */
+#define LLM_BODY_SLACK           ((size_t)64 << 10) /* the JSON around an answer */
+#define LLM_QUOTE_MAX            300                /* bytes of server text in a message */
+#define LLM_WHY_MAX              1024
+#define LLM_SCRUB_MIN            4 /* shorter keys are not scrubbed from messages */
+#define LLM_MAX_HEADERS          6
+#define ANTHROPIC_VERSION        "2023-06-01"
+
+#define LLM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* What an attempt came to. */
+enum llm_verdict {
+	LLM_DONE,  /* an answer */
+	LLM_RETRY, /* a passing failure: try again */
+	LLM_FINAL, /* a failure that another try would repeat */
+};
+
+struct llm_call;
+
+/* A provider's protocol. */
+struct llm_api {
+	const char *name;
+	const char *base_url;
+	const char *path;
+	const char *terminator; /* how its stream ends, for messages */
+	json_t *(*body)(const struct llm_conf *c, long max_tokens, const char *system,
+			const char *prompt);
+	const char *auth_prefix;       /* the key's header line, up to the key */
+	const char *const *fixed_hdrs; /* the other header lines */
+	void (*answer)(struct llm_call *k, json_t *root);
+	void (*event)(struct llm_call *k, const char *name, const char *data, size_t len);
+};
+
+/* One llm_complete: its settings and the latest attempt's state. */
+struct llm_call {
+	const struct llm_conf *conf;
+	const struct llm_api *api;
+	char *url;
+	char *body;
+	char *auth; /* the key's header line, wiped before it is freed */
+	const char *hdrs[LLM_MAX_HEADERS + 1];
+	long timeout_ms;
+	int max_attempts;
+	long backoff_ms;
+	long retry_cap_ms;
+	size_t max_answer;
+	size_t max_body; /* a reply body, or one line or event of a stream */
+
+	struct sbuf text;
+	long in_tok, out_tok;
+	char *finish, *model;
+	int done; /* the stream's terminator arrived */
+
+	struct sbuf ev_name; /* the server-sent event being read */
+	struct sbuf ev_data;
+	int ev_has_data;
+
+	int decided; /* verdict and why are set; a stream stops */
+	enum llm_verdict verdict;
+	int rc;
+	int timed_out;
+	long retry_after_ms; /* -1: the server named no delay */
+	char why[LLM_WHY_MAX];
+};
+
+static double llm_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void llm_sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* Replaces each occurrence of key in s by "<redacted>". */
+static void llm_scrub(struct sbuf *s, const char *key)
+{
+	struct sbuf out = SBUF_INIT;
+	size_t klen = key ? strlen(key) : 0;
+	const char *p, *end, *hit;
+
+	if (klen < LLM_SCRUB_MIN || !s->buf)
+		return;
+	p = s->buf;
+	end = s->buf + s->len;
+	while ((hit = memmem(p, (size_t)(end - p), key, klen))) {
+		sbuf_add(&out, p, (size_t)(hit - p));
+		sbuf_adds(&out, "<redacted>");
+		p = hit + klen;
+	}
+	if (!out.buf)
+		return;
+	sbuf_add(&out, p, (size_t)(end - p));
+	sbuf_release(s);
+	*s = out;
+}
+
+/*
+ * Decides the attempt: verdict, error code and why (prefixed with the
+ * provider's name, one line, the key scrubbed).  The first decision
+ * stands.  Returns 1, so that a stream callback can return it to stop.
+ */
+__attribute__((format(printf, 4, 5))) static int llm_outcome(struct llm_call *k, enum llm_verdict v,
+							     int rc, const char *fmt, ...)
+{
+	struct sbuf s = SBUF_INIT;
+	va_list ap;
+
+	if (k->decided)
+		return 1;
+	sbuf_addf(&s, "%s: ", k->api->name);
+	va_start(ap, fmt);
+	sbuf_addv(&s, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < s.len; i++)
+		if ((unsigned char)s.buf[i] < 0x20 || s.buf[i] == 0x7f)
+			s.buf[i] = ' ';
+	llm_scrub(&s, k->conf->api_key);
+	snprintf(k->why, sizeof(k->why), "%s", s.buf);
+	sbuf_release(&s);
+	k->decided = 1;
+	k->verdict = v;
+	k->rc = rc;
+	return 1;
+}
+
+/* Writes into out (size n) at most LLM_QUOTE_MAX bytes of text, "..." marking a cut. */
+static void llm_quote(const char *text, size_t len, char *out, size_t n)
+{
+	while (len && (*text == ' ' || *text == '\n' || *text == '\r' || *text == '\t'))
+		text++, len--;
+	while (len && (text[len - 1] == ' ' || text[len - 1] == '\n' || text[len - 1] == '\r'))
+		len--;
+	if (len > LLM_QUOTE_MAX)
+		snprintf(out, n, "%.*s...", LLM_QUOTE_MAX, text);
+	else
+		snprintf(out, n, "%.*s", (int)len, text ? text : "");
+}
+
+/* ---- reading JSON: null is absent, anything else unexpected fails the attempt ---- */
+
+/*
+ * obj's member key when it has type want; NULL when obj is NULL or the
+ * member is absent or null, or when it has another type: then the attempt
+ * fails with KERR_PARSE naming path.key.
+ */
+static json_t *llm_get(struct llm_call *k, json_t *obj, const char *path, const char *key,
+		       json_type want)
+{
+	json_t *v = obj ? json_object_get(obj, key) : NULL;
+
+	if (!v || json_is_null(v))
+		return NULL;
+	if (json_typeof(v) == want)
+		return v;
+	llm_outcome(k, LLM_FINAL, KERR_PARSE, "%s.%s: unexpected %s", path, key, jx_type_name(v));
+	return NULL;
+}
+
+/* Like llm_get for a member that must be there. */
+static json_t *llm_need(struct llm_call *k, json_t *obj, const char *path, const char *key,
+			json_type want)
+{
+	json_t *v = llm_get(k, obj, path, key, want);
+
+	if (!v)
+		llm_outcome(k, LLM_FINAL, KERR_PARSE, "%s.%s: missing", path, key);
+	return v;
+}
+
+/* Copies a token count (an integer >= 0) into *out when it is there. */
+static void llm_count(struct llm_call *k, json_t *usage, const char *path, const char *key,
+		      long *out)
+{
+	json_t *v = llm_get(k, usage, path, key, JSON_INTEGER);
+
+	if (v && json_integer_value(v) >= 0 && json_integer_value(v) <= LONG_MAX)
+		*out = (long)json_integer_value(v);
+	else if (v)
+		llm_outcome(k, LLM_FINAL, KERR_PARSE, "%s.%s: %lld is not a count", path, key,
+			    (long long)json_integer_value(v));
+}
+
+static void llm_set_str(char **dst, json_t *v)
+{
+	if (!v)
+		return;
+	free(*dst);
+	*dst = xstrdup(json_string_value(v));
+}
+
+/* Adds a piece of the answer; fails the attempt when it grows too long. */
+static void llm_add_text(struct llm_call *k, json_t *v)
+{
+	size_t len = v ? json_string_length(v) : 0;
+
+	if (!v || k->decided)
+		return;
+	if (len > k->max_answer - k->text.len)
+		llm_outcome(k, LLM_FINAL, KERR_LIMIT, "the answer exceeds %zu bytes",
+			    k->max_answer);
+	else
+		sbuf_add(&k->text, json_string_value(v), len);
+}
+
+/* Parses one event's data or a reply body; NULL (the attempt failed) if not a JSON object. */
+static json_t *llm_parse(struct llm_call *k, const char *what, const char *data, size_t len)
+{
+	char quote[LLM_QUOTE_MAX + 4];
+	json_error_t err;
+	json_t *root = json_loadb(data ? data : "", len, 0, &err);
+
+	if (json_is_object(root))
+		return root;
+	json_decref(root);
+	llm_quote(data, len, quote, sizeof(quote));
+	llm_outcome(k, LLM_FINAL, KERR_PARSE, "%s is not a JSON object: '%s'", what, quote);
+	return NULL;
+}
+
+/*
+ * Describes an error document ({"error": {"code", "type", "message"}}, as
+ * both providers send) into out: " code_or_type: message"; or ": <the
+ * body>" when it is not one; or "" when there is no body.
+ */
+static void llm_error_detail(const char *body, size_t len, char *out, size_t n)
+{
+	char quote[LLM_QUOTE_MAX + 4];
+	json_t *root = body ? json_loadb(body, len, 0, NULL) : NULL;
+	json_t *e = json_object_get(root, "error");
+	json_t *code = json_object_get(e, "code");
+	json_t *type = json_object_get(e, "type");
+	json_t *m = json_object_get(e, "message");
+	const char *label = json_is_string(code) && *json_string_value(code)
+				    ? json_string_value(code)
+			    : json_is_string(type) ? json_string_value(type)
+						   : "error";
+
+	if (json_is_object(e) && json_is_string(m)) {
+		llm_quote(json_string_value(m), json_string_length(m), quote, sizeof(quote));
+		snprintf(out, n, " %s: %s", label, quote);
+	} else if (len) {
+		llm_quote(body, len, quote, sizeof(quote));
+		snprintf(out, n, ": %s", quote);
+	} else if (n) {
+		out[0] = '\0';
+	}
+	json_decref(root);
+}
+
+/* An error reported inside a stream: overloaded and server errors pass, others do not. */
+static void llm_stream_error(struct llm_call *k, const char *data, size_t len)
+{
+	static const char *const passing[] = { "overloaded_error", "api_error", "server_error",
+					       "rate_limit_error", "rate_limit_exceeded" };
+	char detail[LLM_QUOTE_MAX + 128];
+	json_t *root = json_loadb(data, len, 0, NULL);
+	json_t *e = json_object_get(root, "error");
+	const char *type = json_string_value(json_object_get(e, "type"));
+	const char *code = json_string_value(json_object_get(e, "code"));
+	enum llm_verdict v = LLM_FINAL;
+
+	for (size_t i = 0; i < LLM_ARRAY_SIZE(passing); i++)
+		if ((type && !strcmp(type, passing[i])) || (code && !strcmp(code, passing[i])))
+			v = LLM_RETRY;
+	llm_error_detail(data, len, detail, sizeof(detail));
+	llm_outcome(k, v, KERR_HTTP, "error in the stream:%s", detail);
+	json_decref(root);
+}
+
+/* ---- OpenAI Chat Completions ---- */
+
+static json_t *llm_message(const char *role, const char *content)
+{
+	return json_pack("{s:s, s:s}", "role", role, "content", content);
+}
+
+/* The options both providers take the same way. */
+static void llm_body_common(json_t *root, const struct llm_conf *c, long max_tokens)
+{
+	json_object_set_new(root, "model", json_string(c->model));
+	json_object_set_new(root, "max_tokens", json_integer(max_tokens));
+	if (!isnan(c->temperature))
+		json_object_set_new(root, "temperature", json_real(c->temperature));
+	if (!isnan(c->top_p))
+		json_object_set_new(root, "top_p", json_real(c->top_p));
+	if (c->stream)
+		json_object_set_new(root, "stream", json_true());
+}
+
+static json_t *openai_body(const struct llm_conf *c, long max_tokens, const char *system,
+			   const char *prompt)
+{
+	json_t *root = json_object();
+	json_t *msgs = json_array();
+
+	llm_body_common(root, c, max_tokens);
+	if (system && *system)
+		json_array_append_new(msgs, llm_message("system", system));
+	json_array_append_new(msgs, llm_message("user", prompt));
+	json_object_set_new(root, "messages", msgs);
+	if (c->stream)
+		json_object_set_new(root, "stream_options", json_pack("{s:b}", "include_usage", 1));
+	return root;
+}
+
+static void openai_usage(struct llm_call *k, json_t *root)
+{
+	json_t *usage = llm_get(k, root, "$", "usage", JSON_OBJECT);
+
+	llm_count(k, usage, "$.usage", "prompt_tokens", &k->in_tok);
+	llm_count(k, usage, "$.usage", "completion_tokens", &k->out_tok);
+	llm_set_str(&k->model, llm_get(k, root, "$", "model", JSON_STRING));
+}
+
+static void openai_answer(struct llm_call *k, json_t *root)
+{
+	json_t *choices = llm_need(k, root, "$", "choices", JSON_ARRAY);
+	json_t *c0 = json_array_get(choices, 0);
+	json_t *m;
+
+	if (choices && !json_is_object(c0)) {
+		llm_outcome(k, LLM_FINAL, KERR_PARSE, "$.choices[0]: missing or not an object");
+		return;
+	}
+	m = llm_need(k, c0, "$.choices[0]", "message", JSON_OBJECT);
+	llm_add_text(k, llm_get(k, m, "$.choices[0].message", "content", JSON_STRING));
+	llm_set_str(&k->finish, llm_get(k, c0, "$.choices[0]", "finish_reason", JSON_STRING));
+	openai_usage(k, root);
+}
+
+/* One chunk: a piece of the answer, the finish reason, the usage; or "[DONE]". */
+static void openai_event(struct llm_call *k, const char *name, const char *data, size_t len)
+{
+	json_t *root, *choices, *c0, *delta;
+
+	if (k->done)
+		return;
+	if (len == 6 && !memcmp(data, "[DONE]", 6)) {
+		k->done = 1;
+		return;
+	}
+	root = llm_parse(k, "a stream chunk", data, len);
+	if (!root)
+		return;
+	if (json_is_object(json_object_get(root, "error"))) {
+		llm_stream_error(k, data, len);
+		json_decref(root);
+		return;
+	}
+	choices = llm_get(k, root, "$", "choices", JSON_ARRAY);
+	c0 = json_array_get(choices, 0);
+	if (c0 && !json_is_object(c0))
+		llm_outcome(k, LLM_FINAL, KERR_PARSE, "$.choices[0]: not an object");
+	delta = llm_get(k, c0, "$.choices[0]", "delta", JSON_OBJECT);
+	llm_add_text(k, llm_get(k, delta, "$.choices[0].delta", "content", JSON_STRING));
+	llm_set_str(&k->finish, llm_get(k, c0, "$.choices[0]", "finish_reason", JSON_STRING));
+	openai_usage(k, root);
+	json_decref(root);
+}
+
+/* ---- Anthropic Messages ---- */
+
+static json_t *anthropic_body(const struct llm_conf *c, long max_tokens, const char *system,
+			      const char *prompt)
+{
+	json_t *root = json_object();
+	json_t *msgs = json_array();
+
+	llm_body_common(root, c, max_tokens);
+	if (system && *system)
+		json_object_set_new(root, "system", json_string(system));
+	json_array_append_new(msgs, llm_message("user", prompt));
+	json_object_set_new(root, "messages", msgs);
+	return root;
+}
+
+static void anthropic_usage(struct llm_call *k, json_t *obj, const char *path)
+{
+	json_t *usage = llm_get(k, obj, path, "usage", JSON_OBJECT);
+
+	llm_count(k, usage, "usage", "input_tokens", &k->in_tok);
+	llm_count(k, usage, "usage", "output_tokens", &k->out_tok);
+}
+
+static void anthropic_answer(struct llm_call *k, json_t *root)
+{
+	json_t *content = llm_need(k, root, "$", "content", JSON_ARRAY);
+	json_t *block;
+	size_t i;
+
+	json_array_foreach (content, i, block) {
+		json_t *type = llm_need(k, block, "$.content[]", "type", JSON_STRING);
+
+		/* thinking and tool_use blocks are not the answer */
+		if (type && !strcmp(json_string_value(type), "text"))
+			llm_add_text(k, llm_need(k, block, "$.content[]", "text", JSON_STRING));
+	}
+	llm_set_str(&k->finish, llm_get(k, root, "$", "stop_reason", JSON_STRING));
+	llm_set_str(&k->model, llm_get(k, root, "$", "model", JSON_STRING));
+	anthropic_usage(k, root, "$");
+}
+
+static void anthropic_message_start(struct llm_call *k, json_t *root)
+{
+	json_t *m = llm_need(k, root, "message_start", "message", JSON_OBJECT);
+
+	llm_set_str(&k->model, llm_get(k, m, "message_start.message", "model", JSON_STRING));
+	anthropic_usage(k, m, "message_start.message");
+}
+
+static void anthropic_block_start(struct llm_call *k, json_t *root)
+{
+	json_t *b = llm_need(k, root, "content_block_start", "content_block", JSON_OBJECT);
+	json_t *type = llm_need(k, b, "content_block_start.content_block", "type", JSON_STRING);
+
+	if (type && !strcmp(json_string_value(type), "text"))
+		llm_add_text(
+			k, llm_get(k, b, "content_block_start.content_block", "text", JSON_STRING));
+}
+
+static void anthropic_block_delta(struct llm_call *k, json_t *root)
+{
+	json_t *d = llm_need(k, root, "content_block_delta", "delta", JSON_OBJECT);
+	json_t *type = llm_need(k, d, "content_block_delta.delta", "type", JSON_STRING);
+
+	/* input_json_delta, thinking_delta and signature_delta are not the answer */
+	if (type && !strcmp(json_string_value(type), "text_delta"))
+		llm_add_text(k, llm_need(k, d, "content_block_delta.delta", "text", JSON_STRING));
+}
+
+static void anthropic_message_delta(struct llm_call *k, json_t *root)
+{
+	json_t *d = llm_need(k, root, "message_delta", "delta", JSON_OBJECT);
+
+	llm_set_str(&k->finish, llm_get(k, d, "message_delta.delta", "stop_reason", JSON_STRING));
+	anthropic_usage(k, root, "message_delta");
+}
+
+static void anthropic_message_stop(struct llm_call *k, json_t *root)
+{
+	(void)root;
+	k->done = 1;
+}
+
+/* The events that matter; others (ping, content_block_stop, new ones) are skipped. */
+static const struct {
+	const char *name;
+	void (*fn)(struct llm_call *k, json_t *root);
+} anthropic_events[] = {
+	{ "message_start", anthropic_message_start },
+	{ "content_block_start", anthropic_block_start },
+	{ "content_block_delta", anthropic_block_delta },
+	{ "message_delta", anthropic_message_delta },
+	{ "message_stop", anthropic_message_stop },
+};
+
+static void anthropic_event(struct llm_call *k, const char *name, const char *data, size_t len)
+{
+	json_t *root, *type;
+
+	if (k->done)
+		return;
+	if (!strcmp(name, "error")) {
+		llm_stream_error(k, data, len);
+		return;
+	}
+	root = llm_parse(k, "a stream event", data, len);
+	if (!root)
+		return;
+	type = llm_need(k, root, name, "type", JSON_STRING);
+	if (type && strcmp(json_string_value(type), name))
+		llm_outcome(k, LLM_FINAL, KERR_PARSE, "event %s carries type '%s'", name,
+			    json_string_value(type));
+	for (size_t i = 0; i < LLM_ARRAY_SIZE(anthropic_events) && !k->decided; i++)
+		if (!strcmp(name, anthropic_events[i].name))
+			anthropic_events[i].fn(k, root);
+	json_decref(root);
+}
+
+static const char *const openai_hdrs[] = { "Content-Type: application/json", NULL };
+static const char *const anthropic_hdrs[] = { "content-type: application/json",
+					      "anthropic-version: " ANTHROPIC_VERSION, NULL };
+
+static const struct llm_api llm_apis[] = {
+	[LLM_OPENAI] = {
+		.name = "openai",
+		.base_url = "https://api.openai.com/v1",
+		.path = "/chat/completions",
+		.terminator = "data: [DONE]",
+		.body = openai_body,
+		.auth_prefix = "Authorization: Bearer ",
+		.fixed_hdrs = openai_hdrs,
+		.answer = openai_answer,
+		.event = openai_event,
+	},
+	[LLM_ANTHROPIC] = {
+		.name = "anthropic",
+		.base_url = "https://api.anthropic.com/v1",
+		.path = "/messages",
+		.terminator = "message_stop",
+		.body = anthropic_body,
+		.auth_prefix = "x-api-key: ",
+		.fixed_hdrs = anthropic_hdrs,
+		.answer = anthropic_answer,
+		.event = anthropic_event,
+	},
+};
+
+const char *llm_provider_name(enum llm_provider p)
+{
+	return (size_t)p < LLM_ARRAY_SIZE(llm_apis) ? llm_apis[p].name : "unknown";
+}
+
+/* ---- server-sent events: the framing ---- */
+
+static void llm_sse_dispatch(struct llm_call *k)
+{
+	if (k->ev_has_data)
+		k->api->event(k, k->ev_name.len ? k->ev_name.buf : "message", k->ev_data.buf,
+			      k->ev_data.len);
+	sbuf_reset(&k->ev_name);
+	sbuf_reset(&k->ev_data);
+	k->ev_has_data = 0;
+}
+
+/*
+ * One line of the stream (http.c strips its LF and a CR before it).  A
+ * blank line ends an event; data lines are joined with LF; ':' starts a
+ * comment; id and retry do not matter for one request.
+ */
+static int llm_sse_line(void *arg, const char *line, size_t len)
+{
+	struct llm_call *k = arg;
+	const char *colon = memchr(line, ':', len);
+	size_t flen = colon ? (size_t)(colon - line) : len;
+	const char *val = colon ? colon + 1 : line + len;
+	size_t vlen = (size_t)(line + len - val);
+
+	if (!len) {
+		llm_sse_dispatch(k);
+		return k->decided;
+	}
+	if (line[0] == ':')
+		return 0;
+	if (vlen && *val == ' ')
+		val++, vlen--;
+	if (flen == 4 && !memcmp(line, "data", 4)) {
+		if (k->ev_has_data)
+			sbuf_addch(&k->ev_data, '\n');
+		sbuf_add(&k->ev_data, val, vlen);
+		k->ev_has_data = 1;
+		if (k->ev_data.len > k->max_body)
+			return llm_outcome(k, LLM_FINAL, KERR_LIMIT,
+					   "a stream event exceeds %zu bytes", k->max_body);
+	} else if (flen == 5 && !memcmp(line, "event", 5)) {
+		sbuf_reset(&k->ev_name);
+		sbuf_add(&k->ev_name, val, vlen);
+	}
+	return 0;
+}
+
+/* ---- one attempt ---- */
+
+static void llm_attempt_reset(struct llm_call *k)
+{
+	sbuf_reset(&k->text);
+	sbuf_reset(&k->ev_name);
+	sbuf_reset(&k->ev_data);
+	k->ev_has_data = 0;
+	k->in_tok = k->out_tok = -1;
+	free(k->finish);
+	free(k->model);
+	k->finish = k->model = NULL;
+	k->done = 0;
+	k->decided = 0;
+	k->verdict = LLM_DONE;
+	k->rc = 0;
+	k->timed_out = 0;
+	k->retry_after_ms = -1;
+	k->why[0] = '\0';
+}
+
+/* The delay-seconds form of Retry-After in ms; -1 without one (or with a date). */
+static long llm_retry_after(const struct http_response *resp)
+{
+	char v[64], *end;
+	long s;
+
+	if (!http_response_header(resp, "Retry-After", v, sizeof(v)) || v[0] < '0' || v[0] > '9')
+		return -1;
+	s = strtol(v, &end, 10);
+	if (*end || s < 0)
+		return -1;
+	return s > LONG_MAX / 1000 ? LONG_MAX : s * 1000;
+}
+
+/* A response with a status other than 2xx: 429 and 5xx pass, the rest are final. */
+static void llm_status_error(struct llm_call *k, const struct http_response *resp)
+{
+	char detail[LLM_QUOTE_MAX + 128];
+	int again = resp->status == 429 || (resp->status >= 500 && resp->status <= 599);
+
+	llm_error_detail(resp->body, resp->body_len, detail, sizeof(detail));
+	if (again)
+		k->retry_after_ms = llm_retry_after(resp);
+	llm_outcome(k, again ? LLM_RETRY : LLM_FINAL, KERR_HTTP, "HTTP %ld%s", resp->status,
+		    detail);
+}
+
+/* Judges an attempt a stream callback did not already decide. */
+static void llm_judge(struct llm_call *k, int rc, const struct http_response *resp,
+		      const char *hmsg)
+{
+	int ok = resp->status >= 200 && resp->status < 300;
+	json_t *root;
+
+	if (rc == KERR_LIMIT) {
+		llm_outcome(k, LLM_FINAL, KERR_LIMIT,
+			    "the reply exceeds %zu bytes (an answer of %zu)", k->max_body,
+			    k->max_answer);
+	} else if (rc && (ok || !resp->status)) {
+		k->timed_out = resp->timed_out;
+		llm_outcome(k, resp->retryable ? LLM_RETRY : LLM_FINAL, rc, "%s%s",
+			    ok ? "the reply broke off: " : "", hmsg);
+	} else if (!ok) {
+		llm_status_error(k, resp);
+	} else if (k->conf->stream) {
+		if (!k->done)
+			llm_outcome(k, LLM_RETRY, KERR_HTTP, "the stream ended before %s",
+				    k->api->terminator);
+	} else {
+		root = llm_parse(k, "the reply", resp->body, resp->body_len);
+		if (root)
+			k->api->answer(k, root);
+		json_decref(root);
+	}
+}
+
+static void llm_attempt(struct llm_call *k)
+{
+	struct http_opts o = {
+		.ca_file = k->conf->ca_file,
+		.timeout_ms = k->timeout_ms,
+		.max_attempts = 1,
+		.max_body = k->max_body,
+		.headers = k->hdrs,
+	};
+	struct http_response resp;
+	char hmsg[LLM_WHY_MAX];
+	size_t blen = strlen(k->body);
+	int rc;
+
+	llm_attempt_reset(k);
+	if (k->conf->stream)
+		rc = http_stream_request("POST", k->url, k->body, blen, &o, llm_sse_line, NULL, k,
+					 &resp, hmsg, sizeof(hmsg));
+	else
+		rc = http_request("POST", k->url, k->body, blen, &o, &resp, hmsg, sizeof(hmsg));
+	if (!k->decided)
+		llm_judge(k, rc, &resp, hmsg);
+	http_response_release(&resp);
+}
+
+/* The pause before attempt + 1: Retry-After up to the cap, else backoff with jitter. */
+static long llm_delay(const struct llm_call *k, int attempt)
+{
+	long d = k->backoff_ms;
+
+	if (k->retry_after_ms >= 0)
+		return k->retry_after_ms < k->retry_cap_ms ? k->retry_after_ms : k->retry_cap_ms;
+	for (int i = 1; i < attempt && d < LLM_BACKOFF_MAX_MS; i++)
+		d *= 2;
+	if (d > LLM_BACKOFF_MAX_MS)
+		d = LLM_BACKOFF_MAX_MS;
+	return d / 2 + (long)arc4random_uniform((uint32_t)(d / 2) + 1);
+}
+
+/* ---- the call ---- */
+
+static int llm_utf8(const char *s)
+{
+	json_t *j = json_string(s);
+
+	json_decref(j);
+	return j != NULL;
+}
+
+static int llm_check_conf(const struct llm_conf *c, const char *system, const char *prompt,
+			  char *msg, size_t n)
+{
+	if ((size_t)c->provider >= LLM_ARRAY_SIZE(llm_apis))
+		return kerr_set(msg, n, KERR_INVALID, "llm: unknown provider %d", (int)c->provider);
+	if (!c->model || !*c->model || !llm_utf8(c->model))
+		return kerr_set(msg, n, KERR_INVALID, "%s: no model named",
+				llm_apis[c->provider].name);
+	if (!prompt || !llm_utf8(prompt) || (system && !llm_utf8(system)))
+		return kerr_set(msg, n, KERR_INVALID, "%s: the prompt or system text is not UTF-8",
+				llm_apis[c->provider].name);
+	if ((!isnan(c->temperature) && !isfinite(c->temperature)) ||
+	    (!isnan(c->top_p) && !isfinite(c->top_p)))
+		return kerr_set(msg, n, KERR_INVALID, "%s: temperature or top_p is infinite",
+				llm_apis[c->provider].name);
+	if (c->max_output_tokens < 0 || c->timeout_ms < 0 || c->max_attempts < 0 ||
+	    c->backoff_ms < 0 || c->retry_after_cap_ms < 0)
+		return kerr_set(msg, n, KERR_INVALID, "%s: a negative limit",
+				llm_apis[c->provider].name);
+	for (const char *p = c->api_key; p && *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f)
+			return kerr_set(msg, n, KERR_INVALID,
+					"%s: the API key holds a blank or control character",
+					llm_apis[c->provider].name);
+	return 0;
+}
+
+static int llm_call_init(struct llm_call *k, const struct llm_conf *c, const char *system,
+			 const char *prompt, char *msg, size_t n)
+{
+	const char *base;
+	size_t blen, nh = 0;
+	json_t *root;
+	int rc = llm_check_conf(c, system, prompt, msg, n);
+
+	if (rc)
+		return rc;
+	k->api = &llm_apis[c->provider];
+	k->timeout_ms = c->timeout_ms ? c->timeout_ms : LLM_DEFAULT_TIMEOUT_MS;
+	k->max_attempts = c->max_attempts ? c->max_attempts : LLM_DEFAULT_ATTEMPTS;
+	k->backoff_ms = c->backoff_ms ? c->backoff_ms : LLM_DEFAULT_BACKOFF_MS;
+	k->retry_cap_ms = c->retry_after_cap_ms ? c->retry_after_cap_ms : LLM_DEFAULT_RETRY_CAP_MS;
+	k->max_answer = c->max_answer_bytes ? c->max_answer_bytes : LLM_DEFAULT_MAX_ANSWER;
+	k->max_body = k->max_answer > (SIZE_MAX - LLM_BODY_SLACK) / LLM_ESCAPE_FACTOR
+			      ? SIZE_MAX
+			      : k->max_answer * LLM_ESCAPE_FACTOR + LLM_BODY_SLACK;
+	base = c->base_url && *c->base_url ? c->base_url : k->api->base_url;
+	if (!http_is_url(base))
+		return kerr_set(msg, n, KERR_INVALID, "%s: base URL '%.200s' is not http(s)",
+				k->api->name, base);
+	blen = strlen(base);
+	while (blen && base[blen - 1] == '/')
+		blen--;
+	k->url = xasprintf("%.*s%s", (int)blen, base, k->api->path);
+
+	root = k->api->body(c, c->max_output_tokens ? c->max_output_tokens : LLM_DEFAULT_MAX_TOKENS,
+			    system, prompt);
+	k->body = jx_dump(root);
+	json_decref(root);
+
+	if (c->api_key && *c->api_key) {
+		k->auth = xasprintf("%s%s", k->api->auth_prefix, c->api_key);
+		k->hdrs[nh++] = k->auth;
+	}
+	for (const char *const *h = k->api->fixed_hdrs; *h; h++)
+		k->hdrs[nh++] = *h;
+	k->hdrs[nh++] = "Expect:"; /* no 100-continue round trip for a large prompt */
+	k->hdrs[nh] = NULL;
+	return 0;
+}
+
+static void llm_call_release(struct llm_call *k)
+{
+	if (k->auth)
+		explicit_bzero(k->auth, strlen(k->auth));
+	free(k->auth);
+	free(k->url);
+	free(k->body);
+	free(k->finish);
+	free(k->model);
+	sbuf_release(&k->text);
+	sbuf_release(&k->ev_name);
+	sbuf_release(&k->ev_data);
+}
+
+/* Hands the answer to r, or says why there is none. */
+static int llm_result(struct llm_call *k, struct llm_reply *r, int all_timed_out, char *msg,
+		      size_t n)
+{
+	if (k->verdict == LLM_RETRY)
+		return kerr_set(msg, n, all_timed_out ? KERR_TIMEOUT : KERR_HTTP,
+				"%s (gave up after %d attempts)", k->why, r->attempts);
+	if (k->verdict == LLM_FINAL)
+		return kerr_set(msg, n, k->rc ? k->rc : KERR_HTTP, "%s", k->why);
+	sbuf_addch(&k->text, '\0'); /* an empty answer is "", not NULL */
+	k->text.len--;
+	r->text = sbuf_detach(&k->text, NULL);
+	r->input_tokens = k->in_tok;
+	r->output_tokens = k->out_tok;
+	r->finish = k->finish;
+	r->model = k->model;
+	k->finish = k->model = NULL;
+	if (msg && n)
+		msg[0] = '\0';
+	return 0;
+}
+
+int llm_complete(const struct llm_conf *c, const char *system, const char *prompt,
+		 struct llm_reply *r, char *msg, size_t n)
+{
+	struct llm_call k = {
+		.conf = c, .text = SBUF_INIT, .ev_name = SBUF_INIT, .ev_data = SBUF_INIT
+	};
+	double t0 = llm_now_ms();
+	int all_timed_out = 1;
+	long delay;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->input_tokens = r->output_tokens = -1;
+	rc = llm_call_init(&k, c, system, prompt, msg, n);
+	if (rc)
+		goto out;
+	for (;;) {
+		llm_attempt(&k);
+		r->attempts++;
+		if (k.verdict != LLM_RETRY)
+			break;
+		all_timed_out &= k.timed_out;
+		if (r->attempts >= k.max_attempts)
+			break;
+		delay = llm_delay(&k, r->attempts);
+		log_warn("%s; retrying in %ld ms (attempt %d of %d)", k.why, delay, r->attempts + 1,
+			 k.max_attempts);
+		llm_sleep_ms(delay);
+	}
+	rc = llm_result(&k, r, all_timed_out, msg, n);
+out:
+	r->ms = llm_now_ms() - t0;
+	llm_call_release(&k);
+	return rc;
+}
+
+void llm_reply_release(struct llm_reply *r)
+{
+	if (!r)
+		return;
+	free(r->text);
+	free(r->finish);
+	free(r->model);
+	r->text = r->finish = r->model = NULL;
+}
