@@ -31,16 +31,18 @@ static void print_model(json_t *m)
 	       json_integer_value(json_object_get(m, "calls")) == 1 ? "" : "s");
 	if (json_integer_value(json_object_get(m, "errors")))
 		printf(" (%lld failed)", (long long)json_integer_value(json_object_get(m, "errors")));
-	printf(", %lld tokens in, %lld out",
-	       (long long)json_integer_value(json_object_get(m, "input_tokens")),
-	       (long long)json_integer_value(json_object_get(m, "output_tokens")));
+	if (json_integer_value(json_object_get(m, "input_tokens")) ||
+	    json_integer_value(json_object_get(m, "output_tokens")))
+		printf(", %lld tokens in, %lld out",
+		       (long long)json_integer_value(json_object_get(m, "input_tokens")),
+		       (long long)json_integer_value(json_object_get(m, "output_tokens")));
 	if (jnum(m, "cost") > 0)
 		printf(", cost %.4g", jnum(m, "cost"));
 	printf(", %.1f s waiting", jnum(m, "ms") / 1e3);
 	if (json_object_size(json_object_get(m, "outcomes")))
 		printf("; directions:");
 	json_object_foreach (json_object_get(m, "outcomes"), key, v) {
-		printf("%s %lld %s", *sep ? sep : " ", (long long)json_integer_value(v), key);
+		printf("%s%lld %s", *sep ? sep : " ", (long long)json_integer_value(v), key);
 		sep = ", ";
 	}
 	putchar('\n');

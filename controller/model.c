@@ -552,10 +552,13 @@ static int request(struct model *m, const struct propose_ctx *ctx, const struct 
 			     &errors);
 		record_outcome(ctx->session, ctx->round, seq, outcomes, errors.buf);
 		log_info("round %d: %s answered exchange %d (%s, %zu direction%s asked): %zu "
-			 "accepted%s%s",
+			 "accepted%s",
 			 ctx->round, m->label, seq, parent ? parent->id : "the template", want,
-			 want == 1 ? "" : "s", got, errors.len ? "; " : "",
-			 errors.len ? "asking again" : "");
+			 want == 1 ? "" : "s", got,
+			 !errors.len ? ""
+			 : got < want && attempt < m->sp->m.answer_retries
+				 ? "; asking again (rounds/rNNN/llm/ has the errors)"
+				 : "; the rest could not be used");
 		want -= got < want ? got : want;
 		if (errors.len && want && attempt < m->sp->m.answer_retries) {
 			char *next = retry_prompt(prompt0, answer, errors.buf, want);
@@ -809,6 +812,12 @@ int model_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
 		}
 		m->how = ASK_REPLAY;
 		m->label = xasprintf("replay %s", sm->replay);
+	} else if (s->proposer == PROPOSER_COMMAND && !sm->argv) {
+		free(m);
+		return kerr_set(msg, n, KERR_INVALID, "proposer.command.run: no program to run");
+	} else if (s->proposer == PROPOSER_LLM && !sm->model) {
+		free(m);
+		return kerr_set(msg, n, KERR_INVALID, "proposer.llm.model: no model named");
 	} else if (s->proposer == PROPOSER_COMMAND) {
 		struct sbuf b = SBUF_INIT;
 

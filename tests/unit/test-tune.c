@@ -881,9 +881,8 @@ TEST(proposer_table)
 		const char *msg;
 	} cases[] = {
 		{ PROPOSER_TUNE, 0, "" },
-		{ PROPOSER_LLM, KERR_UNSUPPORTED, "proposer 'llm' arrives in a later release" },
-		{ PROPOSER_COMMAND, KERR_UNSUPPORTED,
-		  "proposer 'command' arrives in a later release" },
+		{ PROPOSER_LLM, KERR_INVALID, "proposer.llm.model: no model named" },
+		{ PROPOSER_COMMAND, KERR_INVALID, "proposer.command.run: no program to run" },
 	};
 	struct fix f;
 
@@ -899,6 +898,22 @@ TEST(proposer_table)
 			CHECK_STR(p.name, "tune");
 		proposer_close(&p);
 		proposer_close(&p);
+	}
+	/* a model is always mixed with the tuner */
+	{
+		struct proposer p;
+		char msg[256] = "";
+		char *argv[] = { "true", NULL };
+
+		f.s.proposer = PROPOSER_COMMAND;
+		f.s.m.argv = argv;
+		f.s.m.weight_model = 3;
+		f.s.m.weight_tune = 1;
+		CHECK(proposer_open(&p, &f.s, msg, sizeof(msg)) == 0);
+		CHECK_STR(p.name, "mix");
+		CHECK(p.reflect != NULL);
+		proposer_close(&p);
+		f.s.m.argv = NULL;
 	}
 	proposals_free(NULL, 0);
 	fix_release(&f);
