@@ -85,6 +85,8 @@ static double model_share(struct mix *x, const struct propose_ctx *ctx, struct s
 
 	sbuf_addf(why, "weights model %g : tune %g -> %.0f%% model", m->weight_model,
 		  m->weight_tune, share * 100);
+	if (!(m->weight_tune > 0))
+		return 1; /* the model alone: nothing to move */
 	if (ctx->mode == NAV_EXPLORE) {
 		share += 0.25;
 		sbuf_adds(why, "; exploring: +25% model (new structure)");

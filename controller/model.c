@@ -528,6 +528,19 @@ static int request(struct model *m, const struct propose_ctx *ctx, const struct 
 		json_decref(offered);
 		return KERR_LIMIT;
 	}
+	if (t->n) {
+		/* another request of this round came first: not the same ideas again */
+		struct sbuf b = SBUF_INIT;
+
+		sbuf_adds(&b, prompt0);
+		sbuf_adds(&b, "\n\n## Directions already taken this round\n\nOther requests of "
+			      "this round took these; propose different ones:\n");
+		for (size_t i = 0; i < t->n; i++)
+			sbuf_addf(&b, "- %s (from %s)\n", t->p[i].rationale,
+				  t->p[i].parent ? t->p[i].parent : "the template");
+		free(prompt0);
+		prompt0 = sbuf_detach(&b, NULL);
+	}
 	prompt = xstrdup(prompt0);
 	for (int attempt = 0; attempt <= m->sp->m.answer_retries && want; attempt++) {
 		json_t *meta = json_pack("{s:s?, s:I, s:O, s:i}", "parent",

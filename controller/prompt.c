@@ -118,9 +118,10 @@ char *prompt_retry(const char *error)
 {
 	struct sbuf b = SBUF_INIT;
 
-	sbuf_adds(&b, "Your answer could not be used: ");
+	sbuf_adds(&b, "Your answer could not be used, in whole or in part:\n");
 	sbuf_adds(&b, error && *error ? error : "(no reason given)");
-	sbuf_adds(&b, "\n\nAnswer again with every direction, corrected, in this format:\n\n");
+	sbuf_adds(&b, "\n\nAnswer again with the directions that could not be used, corrected "
+		      "(or new ones in their place; the others were taken), in this format:\n\n");
 	sbuf_adds(&b, ANSWER_FORMAT "\n" ANSWER_RULES);
 	return sbuf_detach(&b, NULL);
 }

@@ -66,6 +66,9 @@ Entry keys, all optional:
   "retry_after"   seconds, for 429, 503 and 529
   "message"       the error message of a "fail"
   "delay"         seconds to wait before answering (timeouts)
+  "arrived"       a file the server writes (the prompt) as the request that
+                  takes this entry arrives, before any delay: tests kill a
+                  client while it waits
   "input_tokens"  usage reported (default: prompt bytes / 4 + 1)
   "output_tokens" usage reported (default: answer bytes / 4 + 1)
   "finish"        finish_reason / stop_reason (default "stop" / "end_turn")
@@ -407,6 +410,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 400, "invalid_request_error", "llm_server: the script has no answer left"))
             return
         rec["entry"] = idx
+        if entry.get("arrived"):
+            with open(entry["arrived"], "w") as f:
+                f.write(prompt)
         if entry.get("delay"):
             time.sleep(float(entry["delay"]))
         self.rec = rec

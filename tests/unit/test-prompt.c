@@ -135,7 +135,7 @@ TEST(retry)
 {
 	char *s = prompt_retry("line 14: '--- END' missing for the BLOCK section opened at line 9");
 
-	CHECK_CONTAINS(s, "could not be used: line 14: '--- END' missing");
+	CHECK_CONTAINS(s, "could not be used, in whole or in part:\nline 14: '--- END' missing");
 	CHECK_CONTAINS(s, "=== DIRECTION:");
 	CHECK_CONTAINS(s, "<<<<<<< SEARCH");
 	free(s);

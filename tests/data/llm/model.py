@@ -12,12 +12,15 @@ cannot reach), an fma EDIT, then sweeps of the block's shape; a request for
 more directions than it has gets duplicates (which kctl counts and asks
 again for).  MODEL_FAULT=edit makes the first answer's EDIT miss (kctl asks
 again with the error; the second answer is right); MODEL_FAULT=garbage
-answers text in no format first.
+answers text in no format first.  MODEL_SLEEP_ONCE=FILE: the first call
+writes its pid to FILE and hangs for two minutes.  MODEL_LOG=FILE: each call
+appends its round, parent and environment as a JSON line.
 """
 import json
 import os
 import re
 import sys
+import time
 
 BLOCKED_BODY = """\
 const int j0 = get_global_id(0) * CW, i0 = get_global_id(1) * RM;
@@ -105,7 +108,7 @@ def answer(ctx, prompt=""):
         follow = prompt[again:]
         m = re.search(r"Give (\d+) direction", follow)
         want = int(m.group(1)) if m else want
-        bad = [int(x) - 1 for x in re.findall(r"^direction (\d+)", follow, re.M)]
+        bad = [int(x) - 1 for x in re.findall(r"direction (\d+) \(line \d+\)", follow)]
         if bad:
             ideas = [ideas[i] for i in bad if i < len(ideas)] + ideas
     while len(ideas) < want:
@@ -117,6 +120,12 @@ def main():
     prompt = sys.stdin.read()
     with open(os.environ["KCTL_CONTEXT"]) as f:
         ctx = json.load(f)
+    once = os.environ.get("MODEL_SLEEP_ONCE")
+    if once and not os.path.exists(once):
+        # the first call hangs (and says so), for the kill -9 tests
+        with open(once, "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(120)
     log = os.environ.get("MODEL_LOG")
     if log:
         with open(log, "a") as f:
