@@ -4,6 +4,8 @@
  *   kctl_bench fill DB SPEC N      a session of N synthetic evaluated variants
  *                                  (rounds of 1000) with results in DB
  *   kctl_bench rank DB SPEC        times ranking the last round of that session
+ *   kctl_bench model DB SPEC       one model round's propose step (the spec's
+ *                                  proposer), less the exchanges' own time
  *   kctl_bench round DB SPEC       one more round's controller work: propose,
  *                                  record, fake results, rank, learnings, report;
  *                                  prints its time and the process's peak RSS
@@ -223,6 +225,35 @@ static int one_round(struct session *s, char *msg, size_t n)
 	return rc;
 }
 
+/*
+ * One model round's controller work: round_propose with the spec's model
+ * proposer (a command that answers at once), less the time the exchanges
+ * themselves took (llm_calls.ms): building the context and the prompt,
+ * parsing and applying the answers, recording them.
+ */
+static int model_round(struct session *s, char *msg, size_t n)
+{
+	int round = store_round_last(s->st, s->id) + 1, rc;
+	double t0 = now_s(), wall, model_ms = 0;
+	json_t *calls, *c, *vars;
+	size_t i;
+
+	s->spec.variants_per_round = 4;
+	rc = round_propose(s, round, "explore", msg, n);
+	wall = now_s() - t0;
+	calls = store_llm_calls(s->st, s->id, round);
+	json_array_foreach (calls, i, c)
+		model_ms += json_number_value(json_object_get(c, "ms"));
+	vars = store_variants_brief(s->st, s->id, round);
+	printf("model round over %d variants: %.1f ms in all, %.1f ms in %zu exchange(s), "
+	       "%.1f ms kctl's own; %zu variants admitted\n",
+	       store_result_count(s->st, s->id), wall * 1e3, model_ms, json_array_size(calls),
+	       wall * 1e3 - model_ms, json_array_size(vars));
+	json_decref(vars);
+	json_decref(calls);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct session s;
@@ -231,7 +262,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc < 4) {
-		fputs("usage: kctl_bench fill|rank|round DB SPEC [N]\n", stderr);
+		fputs("usage: kctl_bench fill|rank|round|model DB SPEC [N]\n", stderr);
 		return 2;
 	}
 	rc = open_session(&s, &st, argv[2], argv[3], msg, sizeof(msg));
@@ -241,6 +272,8 @@ int main(int argc, char **argv)
 		rc = rank_last(&s, msg, sizeof(msg));
 	else if (!rc && !strcmp(argv[1], "round"))
 		rc = one_round(&s, msg, sizeof(msg));
+	else if (!rc && !strcmp(argv[1], "model"))
+		rc = model_round(&s, msg, sizeof(msg));
 	if (rc)
 		fprintf(stderr, "kctl_bench: %s\n", msg);
 	session_release(&s);
