@@ -98,6 +98,37 @@ json_t *context_kernel(const struct spec *sp, const struct blocks *bl)
 	return k;
 }
 
+/* The device and peaks of the result of variant id, or NULL. */
+static json_t *device_of(struct session *s, const char *id)
+{
+	json_t *r = store_result_get(s->st, s->id, id), *d = json_object_get(r, "device"), *dev = NULL;
+
+	if (json_is_object(d)) {
+		json_t *roof = json_object_get(r, "roofline");
+
+		dev = json_pack("{s:O?, s:O?, s:O?, s:O?}", "name", json_object_get(d, "name"),
+				"vendor", json_object_get(d, "vendor"), "driver",
+				json_object_get(d, "driver"), "compute_units",
+				json_object_get(d, "compute_units"));
+		jx_set_real(dev, "peak_gflops", json_number_value(json_object_get(roof, "peak_gflops")));
+		jx_set_real(dev, "peak_gbs", json_number_value(json_object_get(roof, "peak_gbs")));
+	}
+	json_decref(r);
+	return dev;
+}
+
+/* The device of the newest ok result in history, else of any result. */
+static json_t *device_of_history(const struct propose_ctx *ctx)
+{
+	for (size_t i = ctx->nhistory; i-- > 0;) {
+		const struct cand *c = &ctx->history[i];
+
+		if (c->status && !strcmp(c->status, "ok"))
+			return device_of(ctx->session, c->id);
+	}
+	return context_device(ctx->session);
+}
+
 json_t *context_device(struct session *s)
 {
 	json_t *vars = store_variants_brief(s->st, s->id, -1), *dev = NULL;
@@ -341,7 +372,7 @@ json_t *context_build(const struct propose_ctx *ctx, const char *parent,
 			    json_string(ctx->mode == NAV_EXPLORE ? "explore" : "exploit"));
 	json_object_set_new(c, "directions", json_integer((json_int_t)directions));
 	json_object_set_new(c, "kernel", context_kernel(ctx->spec, ctx->blocks));
-	dev = context_device(s);
+	dev = device_of_history(ctx);
 	json_object_set_new(c, "device", dev ? dev : json_null());
 	p = parent ? context_variant(s, parent) : NULL;
 	json_object_set_new(c, "parent", p ? p : json_null());

@@ -126,7 +126,8 @@ static char *llm_dir(struct session *s, int round)
 }
 
 /* The record's files: NNN-prompt.txt, NNN-answer.txt, NNN.json. */
-static int write_files(struct session *s, int round, json_t *rec, char *msg, size_t n)
+static int write_files(struct session *s, int round, json_t *rec, int meta_only, char *msg,
+		       size_t n)
 {
 	char *dir = llm_dir(s, round), *path, *text;
 	int seq = (int)json_integer_value(json_object_get(rec, "seq"));
@@ -137,12 +138,12 @@ static int write_files(struct session *s, int round, json_t *rec, char *msg, siz
 
 	json_object_del(meta, "prompt");
 	json_object_del(meta, "answer");
-	if (!rc) {
+	if (!rc && !meta_only) {
 		path = xasprintf("%s/%03d-prompt.txt", dir, seq);
 		rc = file_write_atomic(path, prompt, strlen(prompt), msg, n);
 		free(path);
 	}
-	if (!rc && answer) {
+	if (!rc && answer && !meta_only) {
 		path = xasprintf("%s/%03d-answer.txt", dir, seq);
 		rc = file_write_atomic(path, answer, strlen(answer), msg, n);
 		free(path);
@@ -159,10 +160,11 @@ static int write_files(struct session *s, int round, json_t *rec, char *msg, siz
 	return rc;
 }
 
-/* Writes rec to the folder, then commits it to the store on its own. */
-static int record(struct session *s, int round, json_t *rec, char *msg, size_t n)
+/* Writes rec to the folder (texts too unless meta_only), then commits it
+ * to the store on its own. */
+static int record(struct session *s, int round, json_t *rec, int meta_only, char *msg, size_t n)
 {
-	int rc = write_files(s, round, rec, msg, n);
+	int rc = write_files(s, round, rec, meta_only, msg, n);
 
 	if (!rc)
 		rc = store_begin(s->st, msg, n);
@@ -308,7 +310,7 @@ static int exchange(struct model *m, const struct propose_ctx *ctx, int seq, con
 		json_object_set_new(rec, "answer", json_string(*answer));
 	{
 		char m2[512];
-		int rc2 = record(s, ctx->round, rec, m2, sizeof(m2));
+		int rc2 = record(s, ctx->round, rec, 0, m2, sizeof(m2));
 
 		if (rc2 && !rc) {
 			snprintf(msg, n, "%s", m2);
@@ -341,7 +343,7 @@ static void record_outcome(struct session *s, int round, int seq, json_t *outcom
 	if (errors && *errors)
 		json_object_set_new(meta, "errors", json_string(errors));
 	json_object_del(rec, "created");
-	if (record(s, round, rec, msg, sizeof(msg)))
+	if (record(s, round, rec, 1, msg, sizeof(msg)))
 		log_warn("round %d: recording what exchange %d came to: %s", round, seq, msg);
 	json_decref(rec);
 }
