@@ -27,10 +27,12 @@ static void print_model(json_t *m)
 
 	if (!json_is_object(m))
 		return;
-	printf("  model: %lld exchange%s", (long long)json_integer_value(json_object_get(m, "calls")),
+	printf("  model: %lld exchange%s",
+	       (long long)json_integer_value(json_object_get(m, "calls")),
 	       json_integer_value(json_object_get(m, "calls")) == 1 ? "" : "s");
 	if (json_integer_value(json_object_get(m, "errors")))
-		printf(" (%lld failed)", (long long)json_integer_value(json_object_get(m, "errors")));
+		printf(" (%lld failed)",
+		       (long long)json_integer_value(json_object_get(m, "errors")));
 	if (json_integer_value(json_object_get(m, "input_tokens")) ||
 	    json_integer_value(json_object_get(m, "output_tokens")))
 		printf(", %lld tokens in, %lld out",

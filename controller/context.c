@@ -34,18 +34,18 @@ json_t *context_kernel(const struct spec *sp, const struct blocks *bl)
 	size_t i;
 
 	json_object_set_new(k, "name", json_string(sp->name));
-	json_object_set_new(k, "semantics", sp->semantics ? json_string(sp->semantics) : json_null());
+	json_object_set_new(k, "semantics",
+			    sp->semantics ? json_string(sp->semantics) : json_null());
 	json_array_foreach (json_object_get(sp->problem, "buffers"), i, b) {
 		const char *t = json_string_value(json_object_get(b, "type"));
 		json_t *role = json_object_get(b, "role");
 		int known = 0;
 
-		json_array_append_new(bufs,
-				      json_pack("{s:O, s:O, s:O, s:O}", "name",
-						json_object_get(b, "name"), "type",
-						json_object_get(b, "type"), "role",
-						role ? role : json_string("input"), "count",
-						json_object_get(b, "count")));
+		json_array_append_new(bufs, json_pack("{s:O, s:O, s:O, s:O}", "name",
+						      json_object_get(b, "name"), "type",
+						      json_object_get(b, "type"), "role",
+						      role ? role : json_string("input"), "count",
+						      json_object_get(b, "count")));
 		for (size_t j = 0; t && j < json_array_size(types); j++)
 			known |= !strcmp(json_string_value(json_array_get(types, j)), t);
 		if (t && !known) {
@@ -58,22 +58,24 @@ json_t *context_kernel(const struct spec *sp, const struct blocks *bl)
 	sbuf_release(&dt);
 	json_object_set_new(k, "buffers", bufs);
 	json_object_set(k, "scalars",
-			json_object_get(sp->problem, "scalars") ? json_object_get(sp->problem,
-										   "scalars")
-								: json_array());
+			json_object_get(sp->problem, "scalars")
+				? json_object_get(sp->problem, "scalars")
+				: json_array());
 	launch = json_object_get(sp->problem, "launch");
 	json_object_set(k, "launch", launch ? launch : json_array());
-	json_object_set(k, "flops", json_object_get(sp->problem, "flops") ? json_object_get(
-									    sp->problem, "flops")
-									  : json_null());
-	json_object_set(k, "bytes", json_object_get(sp->problem, "bytes") ? json_object_get(
-									    sp->problem, "bytes")
-									  : json_null());
+	json_object_set(k, "flops",
+			json_object_get(sp->problem, "flops")
+				? json_object_get(sp->problem, "flops")
+				: json_null());
+	json_object_set(k, "bytes",
+			json_object_get(sp->problem, "bytes")
+				? json_object_get(sp->problem, "bytes")
+				: json_null());
 	json_array_foreach (sp->shapes, i, sh)
-		json_array_append_new(shapes, json_pack("{s:O, s:O, s:b}", "name",
-							json_object_get(sh, "name"), "values",
-							json_object_get(sh, "values"), "primary",
-							json_is_true(json_object_get(sh, "timed"))));
+		json_array_append_new(
+			shapes, json_pack("{s:O, s:O, s:b}", "name", json_object_get(sh, "name"),
+					  "values", json_object_get(sh, "values"), "primary",
+					  json_is_true(json_object_get(sh, "timed"))));
 	json_object_set_new(k, "shapes", shapes);
 	json_object_set_new(k, "build_options",
 			    json_string(sp->build_options ? sp->build_options : ""));
@@ -83,14 +85,15 @@ json_t *context_kernel(const struct spec *sp, const struct blocks *bl)
 
 		for (size_t j = 0; j < sp->tunables[i].nvalues; j++)
 			json_array_append_new(vals, json_integer(sp->tunables[i].values[j]));
-		json_array_append_new(tun, json_pack("{s:s, s:o}", "name", sp->tunables[i].name,
-						     "values", vals));
+		json_array_append_new(
+			tun, json_pack("{s:s, s:o}", "name", sp->tunables[i].name, "values", vals));
 	}
 	json_object_set_new(k, "tunables", tun);
 	json_object_set_new(k, "render",
 			    json_string(sp->render == RENDER_OPTIONS ? "options" : "define"));
-	json_object_set_new(k, "markers", json_pack("{s:s, s:s}", "start", sp->marker_start,
-						    "end", sp->marker_end));
+	json_object_set_new(
+		k, "markers",
+		json_pack("{s:s, s:s}", "start", sp->marker_start, "end", sp->marker_end));
 	json_object_set_new(k, "template", json_string(sp->template_src));
 	for (i = 0; i < bl->n; i++)
 		json_array_append_new(blocks, json_string(bl->b[i].name));
@@ -101,7 +104,8 @@ json_t *context_kernel(const struct spec *sp, const struct blocks *bl)
 /* The device and peaks of the result of variant id, or NULL. */
 static json_t *device_of(struct session *s, const char *id)
 {
-	json_t *r = store_result_get(s->st, s->id, id), *d = json_object_get(r, "device"), *dev = NULL;
+	json_t *r = store_result_get(s->st, s->id, id), *d = json_object_get(r, "device"),
+	       *dev = NULL;
 
 	if (json_is_object(d)) {
 		json_t *roof = json_object_get(r, "roofline");
@@ -110,7 +114,8 @@ static json_t *device_of(struct session *s, const char *id)
 				"vendor", json_object_get(d, "vendor"), "driver",
 				json_object_get(d, "driver"), "compute_units",
 				json_object_get(d, "compute_units"));
-		jx_set_real(dev, "peak_gflops", json_number_value(json_object_get(roof, "peak_gflops")));
+		jx_set_real(dev, "peak_gflops",
+			    json_number_value(json_object_get(roof, "peak_gflops")));
 		jx_set_real(dev, "peak_gbs", json_number_value(json_object_get(roof, "peak_gbs")));
 	}
 	json_decref(r);
@@ -144,8 +149,9 @@ json_t *context_device(struct session *s)
 		if (json_is_object(d)) {
 			json_t *roof = json_object_get(r, "roofline");
 
-			dev = json_pack("{s:O?, s:O?, s:O?, s:O?}", "name", json_object_get(d, "name"),
-					"vendor", json_object_get(d, "vendor"), "driver",
+			dev = json_pack("{s:O?, s:O?, s:O?, s:O?}", "name",
+					json_object_get(d, "name"), "vendor",
+					json_object_get(d, "vendor"), "driver",
 					json_object_get(d, "driver"), "compute_units",
 					json_object_get(d, "compute_units"));
 			jx_set_real(dev, "peak_gflops",
@@ -162,12 +168,18 @@ json_t *context_device(struct session *s)
 /* The IR figures of the first kernel: machine code when there is, else LLVM IR. */
 static json_t *ir_figures(json_t *result)
 {
-	static const char *const keys[] = { "vector_width_unit", "max_vector_width",
-					    "vector_widths",	 "fma",
-					    "loads",		 "stores",
-					    "branches",		 "private_bytes",
-					    "stack_spills",	 "stack_reloads",
-					    "scalar_sse",	 "calls",
+	static const char *const keys[] = { "vector_width_unit",
+					    "max_vector_width",
+					    "vector_widths",
+					    "fma",
+					    "loads",
+					    "stores",
+					    "branches",
+					    "private_bytes",
+					    "stack_spills",
+					    "stack_reloads",
+					    "scalar_sse",
+					    "calls",
 					    "instructions" };
 	json_t *kernels = get2(result, "ir", "kernels"), *k, *src, *ir;
 	const char *name;
@@ -178,13 +190,14 @@ static json_t *ir_figures(json_t *result)
 			src = json_object_get(k, "llvm_ir");
 		if (!json_is_object(src))
 			continue;
-		ir = json_pack("{s:s, s:O?}", "kernel", name, "flavor", json_object_get(src, "kind"));
+		ir = json_pack("{s:s, s:O?}", "kernel", name, "flavor",
+			       json_object_get(src, "kind"));
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 			if (json_object_get(src, keys[i]))
 				json_object_set(ir, keys[i], json_object_get(src, keys[i]));
-		if (!json_object_get(ir, "private_bytes") && json_is_object(json_object_get(k, "llvm_ir")))
-			json_object_set(ir, "private_bytes",
-					get2(k, "llvm_ir", "private_bytes"));
+		if (!json_object_get(ir, "private_bytes") &&
+		    json_is_object(json_object_get(k, "llvm_ir")))
+			json_object_set(ir, "private_bytes", get2(k, "llvm_ir", "private_bytes"));
 		return ir;
 	}
 	return NULL;
@@ -198,12 +211,14 @@ static json_t *figures(json_t *result)
 
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		json_object_del(f, drop[i]);
-	json_object_set(f, "fraction_of_peak_flops", json_object_get(roof, "fraction_of_peak_flops"));
+	json_object_set(f, "fraction_of_peak_flops",
+			json_object_get(roof, "fraction_of_peak_flops"));
 	json_object_set(f, "fraction_of_peak_bw", json_object_get(roof, "fraction_of_peak_bw"));
 	json_object_set(f, "arithmetic_intensity", json_object_get(roof, "arithmetic_intensity"));
-	json_object_set(f, "evidence", json_is_array(json_object_get(roof, "evidence"))
-					       ? json_object_get(roof, "evidence")
-					       : json_array());
+	json_object_set(f, "evidence",
+			json_is_array(json_object_get(roof, "evidence"))
+				? json_object_get(roof, "evidence")
+				: json_array());
 	ir = ir_figures(result);
 	json_object_set_new(f, "ir", ir ? ir : json_null());
 	/* no null members: the prompt leaves out what is unknown */
@@ -211,9 +226,8 @@ static json_t *figures(json_t *result)
 		const char *key;
 		json_t *v, *tmp;
 
-		json_object_foreach_safe (f, tmp, key, v)
-			if (json_is_null(v))
-				json_object_del(f, key);
+		json_object_foreach_safe(f, tmp, key, v) if (json_is_null(v))
+			json_object_del(f, key);
 	}
 	return f;
 }
@@ -229,8 +243,8 @@ json_t *context_variant(struct session *s, const char *id)
 		return NULL;
 	src = json_string_value(json_object_get(v, "source"));
 	blocks = json_object();
-	if (src && !blocks_find(src, s->spec.marker_start, s->spec.marker_end, &bl, why,
-				sizeof(why))) {
+	if (src &&
+	    !blocks_find(src, s->spec.marker_start, s->spec.marker_end, &bl, why, sizeof(why))) {
 		for (size_t i = 0; i < bl.n; i++) {
 			char *body = block_body(src, &bl, i);
 
@@ -243,9 +257,10 @@ json_t *context_variant(struct session *s, const char *id)
 			"rationale", json_object_get(v, "rationale"), "lineage",
 			json_object_get(v, "lineage"), "params", json_object_get(v, "params"),
 			"blocks", blocks, "options", json_object_get(v, "options"));
-	json_object_set(out, "tunables", json_is_array(json_object_get(v, "tunables"))
-						 ? json_object_get(v, "tunables")
-						 : json_array());
+	json_object_set(out, "tunables",
+			json_is_array(json_object_get(v, "tunables"))
+				? json_object_get(v, "tunables")
+				: json_array());
 	res = store_result_get(s->st, s->id, id);
 	json_object_set_new(out, "figures", res ? figures(res) : json_object());
 	json_decref(res);
@@ -293,10 +308,10 @@ static json_t *failures(const struct propose_ctx *ctx)
 		if (c->round != last || !c->status || !strcmp(c->status, "ok"))
 			continue;
 		res = store_result_get(ctx->session->st, ctx->session->id, c->id);
-		json_array_append_new(
-			out, json_pack("{s:s, s:O?, s:s, s:s?, s:o}", "id", c->id, "rationale",
-				       json_object_get(res, "rationale"), "status", c->status,
-				       "fault_kind", c->fault_kind, "evidence", evidence_of(res)));
+		json_array_append_new(out, json_pack("{s:s, s:O?, s:s, s:s?, s:o}", "id", c->id,
+						     "rationale", json_object_get(res, "rationale"),
+						     "status", c->status, "fault_kind",
+						     c->fault_kind, "evidence", evidence_of(res)));
 		json_decref(res);
 	}
 	return out;
@@ -340,11 +355,11 @@ static json_t *tuner(const struct propose_ctx *ctx)
 					top = c->speedup;
 			}
 			if (n && isfinite(top))
-				sbuf_addf(&b, " %lld -> %.2fx (%zu tried);", (long long)tu->values[k],
-					  top, n);
+				sbuf_addf(&b, " %lld -> %.2fx (%zu tried);",
+					  (long long)tu->values[k], top, n);
 			else if (n)
-				sbuf_addf(&b, " %lld -> none ran (%zu tried);", (long long)tu->values[k],
-					  n);
+				sbuf_addf(&b, " %lld -> none ran (%zu tried);",
+					  (long long)tu->values[k], n);
 		}
 		json_array_append_new(notes, json_string(b.buf));
 		sbuf_release(&b);

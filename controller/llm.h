@@ -36,19 +36,19 @@ struct llm_conf {
 	long max_output_tokens; /* required by Anthropic; 0: 4096 */
 	long timeout_ms;        /* one attempt, whole request; 0: 600000 */
 	int max_attempts;       /* 0: 5 */
-	long backoff_ms;        /* first retry delay; 0: 1000 (doubles, with jitter, capped at 60 s) */
+	long backoff_ms; /* first retry delay; 0: 1000 (doubles, with jitter, capped at 60 s) */
 	long retry_after_cap_ms; /* longest Retry-After honoured; 0: 120000 */
 	size_t max_answer_bytes; /* longer answers fail with KERR_LIMIT; 0: 1 MiB */
 };
 
 struct llm_reply {
-	char *text;           /* the assistant's text (malloc'd, NUL-terminated) */
-	long input_tokens;    /* as the server reported; -1 when it did not */
-	long output_tokens;   /* likewise */
-	char *finish;         /* finish_reason / stop_reason, e.g. "stop", "length", "end_turn", "max_tokens"; may be NULL */
-	char *model;          /* the model the server says answered; may be NULL */
-	int attempts;         /* requests made, retries included */
-	double ms;            /* wall time of the whole call, retries included */
+	char *text;         /* the assistant's text (malloc'd, NUL-terminated) */
+	long input_tokens;  /* as the server reported; -1 when it did not */
+	long output_tokens; /* likewise */
+	char *finish; /* finish_reason / stop_reason, e.g. "stop", "length", "end_turn", "max_tokens"; may be NULL */
+	char *model;  /* the model the server says answered; may be NULL */
+	int attempts; /* requests made, retries included */
+	double ms;    /* wall time of the whole call, retries included */
 };
 
 /*
@@ -70,21 +70,21 @@ const char *llm_provider_name(enum llm_provider p);
 /* --- the command proposer (llmcmd.c) ------------------------------------- */
 
 struct llmcmd_conf {
-	const char *const *argv; /* NULL-terminated; argv[0] found on PATH; an element
+	const char *const *argv;     /* NULL-terminated; argv[0] found on PATH; an element
 				    "{context}" is replaced by the context file's path */
-	const char *label;       /* how messages name it, e.g. "proposer command 'claude -p'" */
-	long timeout_ms;         /* 0: 600000 */
+	const char *label;           /* how messages name it, e.g. "proposer command 'claude -p'" */
+	long timeout_ms;             /* 0: 600000 */
 	const char *const *pass_env; /* NULL-terminated names passed on besides PATH, HOME,
 					USER, LOGNAME, LANG, LC_*, TZ, TMPDIR, TERM; may be NULL */
-	size_t max_output;       /* stdout limit; 0: 1 MiB */
-	const char *workdir;     /* its working directory; NULL: kctl's */
+	size_t max_output;           /* stdout limit; 0: 1 MiB */
+	const char *workdir;         /* its working directory; NULL: kctl's */
 };
 
 struct llmcmd_out {
-	char *out;     /* stdout (malloc'd, NUL-terminated) */
+	char *out; /* stdout (malloc'd, NUL-terminated) */
 	size_t len;
-	char *err;     /* the last 4 KiB of stderr (malloc'd, "" when none) */
-	int status;    /* exit status; -1 when killed */
+	char *err;  /* the last 4 KiB of stderr (malloc'd, "" when none) */
+	int status; /* exit status; -1 when killed */
 	double ms;
 };
 

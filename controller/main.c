@@ -23,7 +23,8 @@ static const struct command commands[] = {
 	  "sessions and their best kernels: kctl status [SESSION] [-o json]" },
 	{ "show", cmd_show, "a session's variants, or one variant: kctl show SESSION [VARIANT]" },
 	{ "brief", cmd_brief,
-	  "a variant's profile brief, as the model sees it: kctl brief SESSION [VARIANT] [--code]" },
+	  "a variant's profile brief, as the model sees it: kctl brief SESSION [VARIANT] "
+	  "[--code]" },
 	{ "cancel", cmd_cancel, "stop a session for good: kctl cancel SESSION" },
 	{ "render", cmd_render,
 	  "the Kubernetes Job a round would submit: kctl render SPEC [-o yaml|json]" },

@@ -47,7 +47,8 @@ static int is_model(const struct cand *c)
 
 static int is_tuner(const struct cand *c)
 {
-	return c->params || (c->origin && (!strcmp(c->origin, "tune") || !strcmp(c->origin, "sweep")));
+	return c->params ||
+	       (c->origin && (!strcmp(c->origin, "tune") || !strcmp(c->origin, "sweep")));
 }
 
 /* Variants of the last MIX_LOOKBACK rounds that ran, and those that beat their parent. */
@@ -69,8 +70,8 @@ static void yield(const struct propose_ctx *ctx, int (*side)(const struct cand *
 		for (size_t k = 0; c->parent && k < ctx->nhistory && !p; k++)
 			if (!strcmp(ctx->history[k].id, c->parent))
 				p = &ctx->history[k];
-		if (isfinite(c->speedup) && (!p || !isfinite(p->speedup) ||
-					     c->speedup >= p->speedup * MIX_GAIN))
+		if (isfinite(c->speedup) &&
+		    (!p || !isfinite(p->speedup) || c->speedup >= p->speedup * MIX_GAIN))
 			(*improved)++;
 	}
 }
@@ -98,13 +99,15 @@ static double model_share(struct mix *x, const struct propose_ctx *ctx, struct s
 	yield(ctx, is_tuner, &tran, &timp);
 	if (mran >= 2 && !mimp && timp) {
 		share -= 0.25;
-		sbuf_addf(why, "; the model improved none of its last %zu while the tuner improved "
-			       "%zu: +25%% tuner",
+		sbuf_addf(why,
+			  "; the model improved none of its last %zu while the tuner improved "
+			  "%zu: +25%% tuner",
 			  mran, timp);
 	} else if (tran >= 2 && !timp && mimp) {
 		share += 0.25;
-		sbuf_addf(why, "; the tuner improved none of its last %zu while the model improved "
-			       "%zu: +25%% model",
+		sbuf_addf(why,
+			  "; the tuner improved none of its last %zu while the model improved "
+			  "%zu: +25%% model",
 			  tran, mimp);
 	}
 	if (model_budget_spent(ctx->session, spent, sizeof(spent))) {
@@ -165,8 +168,8 @@ static json_t *sweepable(const struct spec *sp, const struct cand *c)
 		}
 		for (size_t k = 0; k < sp->tunables[j].nvalues; k++)
 			json_array_append_new(vals, json_integer(sp->tunables[j].values[k]));
-		json_array_append_new(t, json_pack("{s:s, s:o}", "name", sp->tunables[j].name,
-						   "values", vals));
+		json_array_append_new(
+			t, json_pack("{s:s, s:o}", "name", sp->tunables[j].name, "values", vals));
 	}
 	return t;
 }
@@ -204,10 +207,10 @@ static void sweep_parent(struct mix *x, const struct propose_ctx *ctx, const str
 			if (k == cur)
 				continue;
 			mv = xreallocarray(mv, nmv + 1, sizeof(*mv));
-			mv[nmv++] = (struct move){ name,
-						   json_integer_value(json_array_get(vals, cur)),
-						   json_integer_value(json_array_get(vals, k)),
-						   k > cur ? k - cur : cur - k };
+			mv[nmv++] =
+				(struct move){ name, json_integer_value(json_array_get(vals, cur)),
+					       json_integer_value(json_array_get(vals, k)),
+					       k > cur ? k - cur : cur - k };
 		}
 	}
 	qsort(mv, nmv, sizeof(*mv), move_cmp);
@@ -327,8 +330,8 @@ static int mix_propose(struct proposer *p, const struct propose_ctx *ctx, struct
 					      (json_int_t)ntune, "sweep", (json_int_t)nsweep));
 		json_object_set_new(ctx->plan, "why", json_string(why.buf));
 	}
-	log_info("round %d: %zu slots: model %zu, tuner %zu, sweep %zu (%s)", ctx->round,
-		 ctx->want, want_model, ntune, nsweep, why.buf);
+	log_info("round %d: %zu slots: model %zu, tuner %zu, sweep %zu (%s)", ctx->round, ctx->want,
+		 want_model, ntune, nsweep, why.buf);
 	sbuf_release(&why);
 	*out = all;
 	*n = nall;

@@ -221,7 +221,8 @@ static int ask_llm(struct model *m, const char *prompt, json_t *rec, char **answ
 		json_object_set_new(rec, "output_tokens", json_integer(r.output_tokens));
 	if (!isnan(sm->price_in) && r.input_tokens >= 0 && r.output_tokens >= 0)
 		jx_set_real(rec, "cost",
-			    (r.input_tokens * sm->price_in + r.output_tokens * sm->price_out) / 1e6);
+			    (r.input_tokens * sm->price_in + r.output_tokens * sm->price_out) /
+				    1e6);
 	if (r.finish)
 		json_object_set_new(json_object_get(rec, "meta"), "finish", json_string(r.finish));
 	if (r.model)
@@ -252,7 +253,8 @@ static int ask_replay(struct model *m, int round, int seq, json_t *rec, char **a
 static json_t *replay_meta(struct model *m, int round, int seq)
 {
 	char *path = xasprintf("%s/rounds/r%03d/llm/%03d.json", m->sp->m.replay, round, seq);
-	json_t *doc = json_load_file(path, 0, NULL), *meta = json_incref(json_object_get(doc, "meta"));
+	json_t *doc = json_load_file(path, 0, NULL),
+	       *meta = json_incref(json_object_get(doc, "meta"));
 
 	if (meta)
 		json_object_set(meta, "purpose", json_object_get(doc, "purpose"));
@@ -359,8 +361,7 @@ static const struct cand *cand_by_id(const struct propose_ctx *ctx, const char *
 }
 
 /* The id of a known variant (or a proposal of this round) with this hash. */
-static const char *known_hash(const struct propose_ctx *ctx, const struct take *t,
-			      const char *hash)
+static const char *known_hash(const struct propose_ctx *ctx, const struct take *t, const char *hash)
 {
 	for (size_t i = 0; i < ctx->nhistory; i++)
 		if (ctx->history[i].hash && !strcmp(ctx->history[i].hash, hash))
@@ -386,8 +387,8 @@ static json_t *tunables_json(const struct direction *d)
 
 		for (size_t j = 0; j < d->tunables[i].nvalues; j++)
 			json_array_append_new(vals, json_integer(d->tunables[i].values[j]));
-		json_array_append_new(a, json_pack("{s:s, s:o}", "name", d->tunables[i].name,
-						   "values", vals));
+		json_array_append_new(
+			a, json_pack("{s:s, s:o}", "name", d->tunables[i].name, "values", vals));
 	}
 	return a;
 }
@@ -422,7 +423,8 @@ static size_t digest(struct model *m, const struct propose_ctx *ctx, const char 
 		int ok_parent = !d->parent;
 
 		for (size_t k = 0; d->parent && k < json_array_size(offered); k++)
-			ok_parent |= !strcmp(json_string_value(json_array_get(offered, k)), d->parent);
+			ok_parent |=
+				!strcmp(json_string_value(json_array_get(offered, k)), d->parent);
 		if (!ok_parent) {
 			count(outcomes, "not_applied");
 			sbuf_addf(errors,
@@ -434,9 +436,9 @@ static size_t digest(struct model *m, const struct propose_ctx *ctx, const char 
 		if (d->parent)
 			from = d->parent;
 		pv = from ? store_variant_get(ctx->session->st, ctx->session->id, from) : NULL;
-		src = answer_apply(d, pv ? json_string_value(json_object_get(pv, "source"))
-					 : sp->template_src,
-				   sp->marker_start, sp->marker_end, why, sizeof(why));
+		src = answer_apply(
+			d, pv ? json_string_value(json_object_get(pv, "source")) : sp->template_src,
+			sp->marker_start, sp->marker_end, why, sizeof(why));
 		if (!src) {
 			count(outcomes, "not_applied");
 			sbuf_addf(errors, "direction %zu (line %zu): %s\n", i + 1, d->line, why);
@@ -446,8 +448,9 @@ static size_t digest(struct model *m, const struct propose_ctx *ctx, const char 
 		if (blocks_verify(sp->template_src, ctx->blocks, src, sp->marker_start,
 				  sp->marker_end, why, sizeof(why))) {
 			count(outcomes, "outside_blocks");
-			sbuf_addf(errors, "direction %zu (line %zu): it changes code outside the "
-					  "blocks: %s\n",
+			sbuf_addf(errors,
+				  "direction %zu (line %zu): it changes code outside the "
+				  "blocks: %s\n",
 				  i + 1, d->line, why);
 			free(src);
 			json_decref(pv);
@@ -459,10 +462,11 @@ static size_t digest(struct model *m, const struct propose_ctx *ctx, const char 
 		variant_hash(src, opts, hash);
 		if ((dup = known_hash(ctx, t, hash))) {
 			count(outcomes, "duplicate");
-			sbuf_addf(errors,
-				  "direction %zu (line %zu): the result is identical to %s; propose "
-				  "something that has not been tried\n",
-				  i + 1, d->line, dup);
+			sbuf_addf(
+				errors,
+				"direction %zu (line %zu): the result is identical to %s; propose "
+				"something that has not been tried\n",
+				i + 1, d->line, dup);
 			free(src);
 			json_decref(pv);
 			continue;
@@ -487,8 +491,7 @@ static size_t digest(struct model *m, const struct propose_ctx *ctx, const char 
 }
 
 /* The prompt that asks again: the first prompt, the answer, what was wrong. */
-static char *retry_prompt(const char *prompt, const char *answer, const char *errors,
-			  size_t want)
+static char *retry_prompt(const char *prompt, const char *answer, const char *errors, size_t want)
 {
 	char *r = prompt_retry(errors);
 	char *p = xasprintf("%s\n\n=== YOUR PREVIOUS ANSWER\n%s\n=== END OF YOUR PREVIOUS "
@@ -556,8 +559,8 @@ static int request(struct model *m, const struct propose_ctx *ctx, const struct 
 
 		if (json_array_size(trimmed))
 			json_object_set(meta, "trimmed", trimmed);
-		rc = exchange(m, ctx, seq, attempt ? "retry" : "propose", prompt, doc, meta, &answer,
-			      msg, n);
+		rc = exchange(m, ctx, seq, attempt ? "retry" : "propose", prompt, doc, meta,
+			      &answer, msg, n);
 		json_decref(meta);
 		if (rc) {
 			json_decref(outcomes);
@@ -615,14 +618,15 @@ static int replay_round(struct model *m, const struct propose_ctx *ctx, struct t
 			break;
 		if (pid && !parent) {
 			json_decref(meta);
-			return kerr_set(msg, n, KERR_INVALID,
-					"replay: exchange %d of round %d answered for %s, which this "
-					"session does not have (the replayed session went another way)",
-					seq, ctx->round, pid);
+			return kerr_set(
+				msg, n, KERR_INVALID,
+				"replay: exchange %d of round %d answered for %s, which this "
+				"session does not have (the replayed session went another way)",
+				seq, ctx->round, pid);
 		}
 		m->seq = seq;
-		clean = json_pack("{s:s?, s:I, s:O}", "parent", pid, "directions",
-				  (json_int_t)want, "offered", json_object_get(meta, "offered"));
+		clean = json_pack("{s:s?, s:I, s:O}", "parent", pid, "directions", (json_int_t)want,
+				  "offered", json_object_get(meta, "offered"));
 		rc = exchange(m, ctx, seq,
 			      json_string_value(json_object_get(meta, "purpose"))
 				      ? json_string_value(json_object_get(meta, "purpose"))
@@ -664,8 +668,8 @@ static int model_propose(struct proposer *p, const struct propose_ctx *ctx, stru
 	} else {
 		nreq = (ctx->want + per - 1) / per;
 		for (size_t r = 0; r < nreq && t.n < ctx->want && !rc; r++) {
-			const struct cand *parent = ctx->nparents ? ctx->parents[r % ctx->nparents]
-								  : NULL;
+			const struct cand *parent =
+				ctx->nparents ? ctx->parents[r % ctx->nparents] : NULL;
 			size_t want = ctx->want - t.n < per ? ctx->want - t.n : per;
 
 			rc = request(m, ctx, parent, want, &t, msg, mlen);
@@ -852,10 +856,11 @@ int model_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
 
 			if (!k || !*k) {
 				free(m);
-				return kerr_set(msg, n, KERR_INVALID,
-						"proposer.llm.api_key_env: the environment variable "
-						"%s is not set",
-						sm->api_key_env);
+				return kerr_set(
+					msg, n, KERR_INVALID,
+					"proposer.llm.api_key_env: the environment variable "
+					"%s is not set",
+					sm->api_key_env);
 			}
 			m->key = xstrdup(k);
 		}

@@ -39,8 +39,8 @@ struct cand {
 	double speedup;         /* vs the reference; NAN unless status is "ok" */
 	int lineage;            /* lineage number, -1 for none */
 	int round;
-	const char *origin;     /* "start", "tune", "sweep", "model"; NULL for older sessions */
-	json_t *tunables;       /* a model variant's own [{name, values}], may be NULL */
+	const char *origin; /* "start", "tune", "sweep", "model"; NULL for older sessions */
+	json_t *tunables;   /* a model variant's own [{name, values}], may be NULL */
 };
 
 struct session;
@@ -55,20 +55,20 @@ struct propose_ctx {
 	const struct cand *const *parents; /* the active search lineages' bests, best
 					      first; the incumbent when there are none */
 	size_t nparents;
-	size_t want;           /* propose at most this many */
-	size_t budget_left;    /* evaluations left in the session */
-	uint64_t *rng;         /* the session's random state (advance it) */
-	const char *learnings; /* the learnings file's text, may be NULL */
+	size_t want;             /* propose at most this many */
+	size_t budget_left;      /* evaluations left in the session */
+	uint64_t *rng;           /* the session's random state (advance it) */
+	const char *learnings;   /* the learnings file's text, may be NULL */
 	struct session *session; /* for the model proposer's context and records */
-	json_t *plan;            /* the mix records here how it shared the round (owned by the caller) */
+	json_t *plan; /* the mix records here how it shared the round (owned by the caller) */
 };
 
 struct proposal {
-	char *source;    /* full source */
-	char *options;   /* build options (never NULL) */
-	char *parent;    /* id of the parent variant, may be NULL */
-	char *rationale; /* one line for humans */
-	json_t *params;  /* owned reference, may be NULL */
+	char *source;       /* full source */
+	char *options;      /* build options (never NULL) */
+	char *parent;       /* id of the parent variant, may be NULL */
+	char *rationale;    /* one line for humans */
+	json_t *params;     /* owned reference, may be NULL */
 	const char *origin; /* static: "tune", "sweep" or "model" */
 	json_t *tunables;   /* owned reference, may be NULL: a model variant's own */
 };

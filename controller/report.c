@@ -92,10 +92,11 @@ int learnings_write(struct session *s, char *msg, size_t n)
 				      "the session's.\n\n");
 		json_array_foreach (ls, i, l)
 			if (!strcmp(json_string_value(json_object_get(l, "kind")), "M"))
-				sbuf_addf(&b, "- [M%03lld] %s (round %lld)\n",
-					  (long long)json_integer_value(json_object_get(l, "number")),
-					  json_string_value(json_object_get(l, "text")),
-					  (long long)json_integer_value(json_object_get(l, "round")));
+				sbuf_addf(
+					&b, "- [M%03lld] %s (round %lld)\n",
+					(long long)json_integer_value(json_object_get(l, "number")),
+					json_string_value(json_object_get(l, "text")),
+					(long long)json_integer_value(json_object_get(l, "round")));
 	}
 	rc = file_write_atomic(path, b.buf, b.len, msg, n);
 	sbuf_release(&b);

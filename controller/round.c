@@ -206,9 +206,8 @@ static int propose_gather(struct session *s, int round, enum nav_mode mode, stru
 	ctx.nhistory = nh;
 	ctx.parents = parents;
 	ctx.nparents = np;
-	ctx.budget_left = s->spec.max_evaluations > (int)nh
-				  ? (size_t)(s->spec.max_evaluations - (int)nh)
-				  : 0;
+	ctx.budget_left =
+		s->spec.max_evaluations > (int)nh ? (size_t)(s->spec.max_evaluations - (int)nh) : 0;
 	ctx.want = (size_t)s->spec.variants_per_round < ctx.budget_left
 			   ? (size_t)s->spec.variants_per_round
 			   : ctx.budget_left;

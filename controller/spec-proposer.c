@@ -35,9 +35,9 @@ static const struct field proposer_fields[] = {
 };
 
 /* The keys only a model proposer reads. */
-static const char *const model_keys[] = { "llm",	    "command",	   "mix",
-					  "directions",	    "answer_retries", "max_prompt_bytes",
-					  "reflect",	    "max_tokens",     "max_cost",
+static const char *const model_keys[] = { "llm",        "command",        "mix",
+					  "directions", "answer_retries", "max_prompt_bytes",
+					  "reflect",    "max_tokens",     "max_cost",
 					  "replay" };
 
 static const struct field llm_fields[] = {
@@ -209,8 +209,9 @@ static int read_llm(struct ld *ld, const yaml_node_t *nd, const char *path)
 		fld_text(o, "model", &m->model);
 		fld_text(o, "base_url", &m->base_url);
 		fld_text(o, "ca_file", &m->ca_file);
-		m->stream = json_object_get(o, "stream") ? json_is_true(json_object_get(o, "stream"))
-							 : m->stream;
+		m->stream = json_object_get(o, "stream")
+				    ? json_is_true(json_object_get(o, "stream"))
+				    : m->stream;
 		m->temperature = fld_num(o, "temperature", m->temperature);
 		m->top_p = fld_num(o, "top_p", m->top_p);
 		m->max_output_tokens = (long)fld_int(o, "max_output_tokens", m->max_output_tokens);

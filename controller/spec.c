@@ -198,8 +198,8 @@ static int read_expr(struct ld *ld, const yaml_node_t *nd, const char *path, int
 /* ---- field tables (spec-internal.h) ---- */
 
 /* Fails at the first key of map (at path) that is not in f[0..nf). */
-int fld_known(struct ld *ld, const yaml_node_t *map, const char *path,
-			const struct field *f, size_t nf)
+int fld_known(struct ld *ld, const yaml_node_t *map, const char *path, const struct field *f,
+	      size_t nf)
 {
 	const char **keys = xcalloc(nf, sizeof(*keys));
 	int rc;
@@ -262,8 +262,8 @@ static int field_read(struct ld *ld, const yaml_node_t *v, const char *path, con
 }
 
 /* Reads the fields of map present in f[0..nf) into out (absent keys are left out). */
-int fld_read(struct ld *ld, const yaml_node_t *map, const char *path,
-		       const struct field *f, size_t nf, json_t *out)
+int fld_read(struct ld *ld, const yaml_node_t *map, const char *path, const struct field *f,
+	     size_t nf, json_t *out)
 {
 	char kpath[YAMLX_PATH_LEN];
 	int rc = 0;
@@ -285,8 +285,8 @@ int fld_read(struct ld *ld, const yaml_node_t *map, const char *path,
 }
 
 /* yamlx_need_map + fields_known + fields_read into the new object *out (caller decrefs, even on failure). */
-int fld_load(struct ld *ld, const yaml_node_t *map, const char *path,
-		       const struct field *f, size_t nf, json_t **out)
+int fld_load(struct ld *ld, const yaml_node_t *map, const char *path, const struct field *f,
+	     size_t nf, json_t **out)
 {
 	int rc = yamlx_need_map(&ld->y, map, path, 0, YAMLX_MAX_MAP_KEYS);
 
@@ -675,8 +675,7 @@ static int read_arg(struct ld *ld, const yaml_node_t *nd, const char *path, cons
 
 	*out = NULL;
 	if (t == YAMLX_MAP)
-		return fld_load(ld, nd, path, local_arg_fields, ARRAY_SIZE(local_arg_fields),
-				   out);
+		return fld_load(ld, nd, path, local_arg_fields, ARRAY_SIZE(local_arg_fields), out);
 	if (t != YAMLX_STR && t != YAMLX_INT && t != YAMLX_NUM)
 		return yamlx_want(&ld->y, nd, path, "a buffer or scalar name or {local: BYTES}");
 	name = yamlx_text(nd);
@@ -1052,7 +1051,7 @@ static int read_correctness(struct ld *ld, const yaml_node_t *nd, const char *pa
 {
 	const yaml_node_t *seeds;
 	int rc = fld_load(ld, nd, path, correct_fields, ARRAY_SIZE(correct_fields),
-			     &ld->s->correctness);
+			  &ld->s->correctness);
 
 	seeds = rc ? NULL : yamlx_map_get(&ld->y, nd, "seeds");
 	if (seeds)
@@ -1095,7 +1094,7 @@ static int check_order(struct ld *ld, const yaml_node_t *nd, const char *min_key
 static int read_measurement(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
 	int rc = fld_load(ld, nd, path, measure_fields, ARRAY_SIZE(measure_fields),
-			     &ld->s->measurement);
+			  &ld->s->measurement);
 
 	if (!rc)
 		rc = check_order(ld, nd, "min_samples", 10, "max_samples", 200);
@@ -1317,7 +1316,8 @@ static int read_session(struct ld *ld, const yaml_node_t *nd, const char *path)
 		s->stagnation_rounds = (int)fld_int(o, "stagnation_rounds", s->stagnation_rounds);
 		fld_text(o, "output_dir", &s->output_dir);
 		s->confirm_passes = (int)fld_int(o, "confirm_passes", s->confirm_passes);
-		s->confirm_candidates = (int)fld_int(o, "confirm_candidates", s->confirm_candidates);
+		s->confirm_candidates =
+			(int)fld_int(o, "confirm_candidates", s->confirm_candidates);
 	}
 	json_decref(o);
 	return rc;
@@ -1336,7 +1336,8 @@ static int read_batch(struct ld *ld, const yaml_node_t *nd, const char *path)
 	int rc = fld_load(ld, nd, path, batch_fields, ARRAY_SIZE(batch_fields), &o);
 
 	if (!rc) {
-		s->variants_per_round = (int)fld_int(o, "variants_per_round", s->variants_per_round);
+		s->variants_per_round =
+			(int)fld_int(o, "variants_per_round", s->variants_per_round);
 		s->top_k = (int)fld_int(o, "top_k", s->top_k);
 		s->max_active_lineages =
 			(int)fld_int(o, "max_active_lineages", s->max_active_lineages);

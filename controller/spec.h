@@ -127,23 +127,23 @@ struct spec {
 		char *api_key_env; /* the NAME of the variable holding the key; NULL: no key */
 		char *ca_file;     /* resolved; NULL: the system store */
 		int stream;        /* default 1 */
-		double temperature, top_p; /* NAN: not sent */
-		long max_output_tokens;    /* default 8192 */
-		int timeout_s;             /* one request, default 600 */
-		int attempts;              /* default 5 */
+		double temperature, top_p;  /* NAN: not sent */
+		long max_output_tokens;     /* default 8192 */
+		int timeout_s;              /* one request, default 600 */
+		int attempts;               /* default 5 */
 		double price_in, price_out; /* per million tokens; NAN: no price table */
 		/* proposer.command */
-		char **argv;       /* NULL-terminated; NULL when none */
+		char **argv;           /* NULL-terminated; NULL when none */
 		int command_timeout_s; /* default 600 */
-		char **pass_env;   /* NULL-terminated names; NULL when none */
+		char **pass_env;       /* NULL-terminated names; NULL when none */
 		/* both */
-		int directions;          /* asked per request, default 4 */
-		int answer_retries;      /* re-asks of one request, default 2 */
-		long max_prompt_bytes;   /* default 60000 */
-		int reflect;             /* ask for learnings after each round, default 0 */
-		int64_t max_tokens;      /* budget (in + out); 0: none */
-		double max_cost;         /* budget in the price table's unit; 0: none */
-		char *replay;            /* a recorded session's folder (resolved); NULL: ask */
+		int directions;        /* asked per request, default 4 */
+		int answer_retries;    /* re-asks of one request, default 2 */
+		long max_prompt_bytes; /* default 60000 */
+		int reflect;           /* ask for learnings after each round, default 0 */
+		int64_t max_tokens;    /* budget (in + out); 0: none */
+		double max_cost;       /* budget in the price table's unit; 0: none */
+		char *replay;          /* a recorded session's folder (resolved); NULL: ask */
 		double weight_model, weight_tune; /* proposer.mix */
 	} m;
 };

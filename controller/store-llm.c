@@ -46,7 +46,8 @@ int store_learning_add(struct store *st, const char *session, char kind, const c
 	int rc = 0;
 
 	if (kind != 'F' && kind != 'S' && kind != 'M')
-		rc = sq_note(st, KERR_INVALID, "unknown kind '%c' (expected 'F', 'S' or 'M')", kind);
+		rc = sq_note(st, KERR_INVALID, "unknown kind '%c' (expected 'F', 'S' or 'M')",
+			     kind);
 	else if (!key || !*key)
 		rc = sq_note(st, KERR_INVALID, "empty key");
 	else if (!text)
@@ -54,20 +55,21 @@ int store_learning_add(struct store *st, const char *session, char kind, const c
 	if (!rc)
 		rc = learning_upsert(st, session, kind_text, key, group, text, round, &number);
 	if (!rc && (number < 1 || number > INT_MAX))
-		rc = sq_note(st, KERR_RANGE, "learning number %lld out of range", (long long)number);
+		rc = sq_note(st, KERR_RANGE, "learning number %lld out of range",
+			     (long long)number);
 	if (rc)
 		return sq_fail(st, rc, msg, n, "recording learning '%s' of session '%s'",
-			    key ? key : "(null)", session);
+			       key ? key : "(null)", session);
 	return (int)number;
 }
 
 json_t *store_learnings(struct store *st, const char *session)
 {
 	return sq_query_rows(st, NULL,
-			  "SELECT kind AS kind, number AS number, key AS key, grp AS \"group\","
-			  " text AS text, count AS count, round AS round"
-			  " FROM learnings WHERE session = ?1 ORDER BY kind, number",
-			  "t", session);
+			     "SELECT kind AS kind, number AS number, key AS key, grp AS \"group\","
+			     " text AS text, count AS count, round AS round"
+			     " FROM learnings WHERE session = ?1 ORDER BY kind, number",
+			     "t", session);
 }
 
 /* --- the model's exchanges -------------------------------------------------- */

@@ -206,7 +206,7 @@ int sq_fail(struct store *st, int code, char *msg, size_t n, const char *fmt, ..
  * *out NULL.
  */
 int sq_prepare_va(struct store *st, sqlite3_stmt **out, const char *sql, const char *fmt,
-		      va_list ap)
+		  va_list ap)
 {
 	sqlite3_stmt *s = NULL;
 	int rc = SQLITE_OK, code = 0;
@@ -273,8 +273,8 @@ int sq_step_write(struct store *st, sqlite3_stmt *s, const char *absent, int64_t
 
 	if (sqlite3_get_autocommit(st->db))
 		return sq_note(st, KERR_INVALID,
-			    "no transaction is open (writes go between store_begin and "
-			    "store_commit)");
+			       "no transaction is open (writes go between store_begin and "
+			       "store_commit)");
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		if (row)
 			*row = sqlite3_column_int64(s, 0);
@@ -351,7 +351,6 @@ static json_t *sq_column_json(sqlite3_stmt *s, int i)
 	}
 }
 
-
 /* The current row as a new object keyed by the column names, or NULL. */
 static json_t *sq_row_json(sqlite3_stmt *s, row_fix fix)
 {
@@ -374,7 +373,7 @@ static json_t *sq_row_json(sqlite3_stmt *s, row_fix fix)
 }
 
 static json_t *sq_query_rows_va(struct store *st, row_fix fix, const char *sql, const char *fmt,
-			     va_list ap)
+				va_list ap)
 {
 	sqlite3_stmt *s = NULL;
 	json_t *rows = NULL, *row;
@@ -447,7 +446,7 @@ int sq_doc_dump(struct store *st, const json_t *v, char **out)
 	if (strlen(text) > STORE_DOC_MAX) {
 		free(text);
 		return sq_note(st, KERR_LIMIT, "the JSON text is larger than the limit of %u bytes",
-			    STORE_DOC_MAX);
+			       STORE_DOC_MAX);
 	}
 	*out = text;
 	return 0;
@@ -477,7 +476,7 @@ static int configure(struct store *st)
 			rc = sq_note_db(st);
 		else if (strcmp((const char *)sqlite3_column_text(s, 0), "wal"))
 			rc = sq_note(st, KERR_IO, "cannot use WAL mode (journal mode is '%s')",
-				  (const char *)sqlite3_column_text(s, 0));
+				     (const char *)sqlite3_column_text(s, 0));
 	}
 	sqlite3_finalize(s);
 	if (!rc)
@@ -499,8 +498,8 @@ static int migrate_locked(struct store *st)
 		return rc;
 	if (version > STORE_VERSION)
 		return sq_note(st, KERR_INVALID,
-			    "schema version %lld is newer than this kctl's %d; use a newer kctl",
-			    (long long)version, STORE_VERSION);
+			       "schema version %lld is newer than this kctl's %d; use a newer kctl",
+			       (long long)version, STORE_VERSION);
 	if (version < 0)
 		return sq_note(st, KERR_INVALID, "unknown schema version %lld", (long long)version);
 	if (version == STORE_VERSION)
@@ -509,7 +508,7 @@ static int migrate_locked(struct store *st)
 		rc = sq_db_exec(st, migrations[v]);
 		if (rc)
 			return sq_note(st, rc, "migrating to version %lld: %.400s", (long long)v,
-				    sqlite3_errmsg(st->db));
+				       sqlite3_errmsg(st->db));
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_VERSION);
 	return sq_db_exec(st, sql);
@@ -603,11 +602,11 @@ int store_session_create(struct store *st, const char *id, const char *spec_path
 	    !utf8_valid(output_dir))
 		rc = sq_note(st, KERR_INVALID, "text is not valid UTF-8");
 	if (!rc)
-		rc = sq_db_write(st, NULL,
-			      "INSERT INTO sessions (id, spec_path, spec_hash, output_dir, state,"
-			      " created, updated) VALUES (?1, ?2, ?3, ?4, 'running', " NOW ", " NOW
-			      ")",
-			      "tttt", id, spec_path, spec_hash, output_dir);
+		rc = sq_db_write(
+			st, NULL,
+			"INSERT INTO sessions (id, spec_path, spec_hash, output_dir, state,"
+			" created, updated) VALUES (?1, ?2, ?3, ?4, 'running', " NOW ", " NOW ")",
+			"tttt", id, spec_path, spec_hash, output_dir);
 	return rc ? sq_fail(st, rc, msg, n, "creating session '%s'", id) : 0;
 }
 
@@ -641,7 +640,8 @@ json_t *store_session_get(struct store *st, const char *id)
 
 json_t *store_session_list(struct store *st)
 {
-	return sq_query_rows(st, session_fix, SESSION_COLUMNS "ORDER BY created DESC, rowid DESC", "");
+	return sq_query_rows(st, session_fix, SESSION_COLUMNS "ORDER BY created DESC, rowid DESC",
+			     "");
 }
 
 int store_session_set_winner(struct store *st, const char *id, json_t *winner, char *msg, size_t n)
@@ -651,8 +651,8 @@ int store_session_set_winner(struct store *st, const char *id, json_t *winner, c
 
 	if (!rc)
 		rc = sq_db_write(st, "no such session",
-			      "UPDATE sessions SET winner = ?2, updated = " NOW " WHERE id = ?1",
-			      "tt", id, text);
+				 "UPDATE sessions SET winner = ?2, updated = " NOW " WHERE id = ?1",
+				 "tt", id, text);
 	free(text);
 	return rc ? sq_fail(st, rc, msg, n, "recording the winner of session '%s'", id) : 0;
 }
@@ -668,9 +668,9 @@ int store_session_set_state(struct store *st, const char *id, const char *state,
 		rc = sq_note(st, KERR_INVALID, "unknown state '%s'", state ? state : "(null)");
 	else
 		rc = sq_db_write(st, "no such session",
-			      "UPDATE sessions SET state = ?2, reason = ?3, updated = " NOW
-			      " WHERE id = ?1",
-			      "ttt", id, state, reason);
+				 "UPDATE sessions SET state = ?2, reason = ?3, updated = " NOW
+				 " WHERE id = ?1",
+				 "ttt", id, state, reason);
 	return rc ? sq_fail(st, rc, msg, n, "setting the state of session '%s'", id) : 0;
 }
 
@@ -678,8 +678,8 @@ int store_session_set_rng(struct store *st, const char *id, uint64_t rng, char *
 {
 	/* SQLite integers are signed: the bits are kept, the sign is the top bit. */
 	int rc = sq_db_write(st, "no such session",
-			  "UPDATE sessions SET rng = ?2, updated = " NOW " WHERE id = ?1", "tI", id,
-			  (int64_t)rng);
+			     "UPDATE sessions SET rng = ?2, updated = " NOW " WHERE id = ?1", "tI",
+			     id, (int64_t)rng);
 
 	return rc ? sq_fail(st, rc, msg, n, "saving the random state of session '%s'", id) : 0;
 }
@@ -690,11 +690,12 @@ int store_round_create(struct store *st, const char *session, int round, const c
 		       char *msg, size_t n)
 {
 	int rc = sq_db_write(st, NULL,
-			  "INSERT INTO rounds (session, round, state, mode, started)"
-			  " VALUES (?1, ?2, ?3, ?4, " NOW ")",
-			  "tiit", session, round, (int)ROUND_PROPOSED, mode);
+			     "INSERT INTO rounds (session, round, state, mode, started)"
+			     " VALUES (?1, ?2, ?3, ?4, " NOW ")",
+			     "tiit", session, round, (int)ROUND_PROPOSED, mode);
 
-	return rc ? sq_fail(st, rc, msg, n, "creating round %d of session '%s'", round, session) : 0;
+	return rc ? sq_fail(st, rc, msg, n, "creating round %d of session '%s'", round, session)
+		  : 0;
 }
 
 static int round_fix(json_t *row)
@@ -720,16 +721,17 @@ int store_round_set_confirm(struct store *st, const char *session, int round, js
 
 	if (!rc)
 		rc = sq_db_write(st, "no such round",
-			      "UPDATE rounds SET confirm = ?3 WHERE session = ?1 AND round = ?2",
-			      "tit", session, round, text);
+				 "UPDATE rounds SET confirm = ?3 WHERE session = ?1 AND round = ?2",
+				 "tit", session, round, text);
 	free(text);
-	return rc ? sq_fail(st, rc, msg, n, "recording the confirmation of round %d of session '%s'",
-			 round, session)
+	return rc ? sq_fail(st, rc, msg, n,
+			    "recording the confirmation of round %d of session '%s'", round,
+			    session)
 		  : 0;
 }
 
-int store_round_set_plan(struct store *st, const char *session, int round, json_t *plan,
-			 char *msg, size_t n)
+int store_round_set_plan(struct store *st, const char *session, int round, json_t *plan, char *msg,
+			 size_t n)
 {
 	char *text = NULL;
 	int rc = sq_doc_dump(st, plan, &text);
@@ -748,8 +750,8 @@ int store_round_last(struct store *st, const char *session)
 {
 	int64_t last = 0;
 	int rc = sq_query_int(st, &last,
-			   "SELECT COALESCE(MAX(round), 0) FROM rounds WHERE session = ?1", "t",
-			   session);
+			      "SELECT COALESCE(MAX(round), 0) FROM rounds WHERE session = ?1", "t",
+			      session);
 
 	if (rc < 0)
 		return rc;
@@ -764,8 +766,8 @@ static int round_advance(struct store *st, const char *session, int round, enum 
 
 	if ((int)state < ROUND_PROPOSED || state > ROUND_DONE)
 		return sq_note(st, KERR_INVALID, "unknown round state %d", (int)state);
-	rc = sq_query_int(st, &cur, "SELECT state FROM rounds WHERE session = ?1 AND round = ?2", "ti",
-		       session, round);
+	rc = sq_query_int(st, &cur, "SELECT state FROM rounds WHERE session = ?1 AND round = ?2",
+			  "ti", session, round);
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
@@ -775,10 +777,10 @@ static int round_advance(struct store *st, const char *session, int round, enum 
 			st, KERR_INVALID, "the round is already '%s', it cannot go back to '%s'",
 			cur <= ROUND_DONE ? round_state_names[cur] : "?", round_state_names[state]);
 	return sq_db_write(st, "no such round",
-			"UPDATE rounds SET state = ?3, finished = CASE WHEN ?3 = 4"
-			" THEN COALESCE(finished, " NOW ") ELSE finished END"
-			" WHERE session = ?1 AND round = ?2",
-			"tii", session, round, (int)state);
+			   "UPDATE rounds SET state = ?3, finished = CASE WHEN ?3 = 4"
+			   " THEN COALESCE(finished, " NOW ") ELSE finished END"
+			   " WHERE session = ?1 AND round = ?2",
+			   "tii", session, round, (int)state);
 }
 
 int store_round_set_state(struct store *st, const char *session, int round, enum round_state state,
@@ -787,7 +789,7 @@ int store_round_set_state(struct store *st, const char *session, int round, enum
 	int rc = round_advance(st, session, round, state);
 
 	return rc ? sq_fail(st, rc, msg, n, "setting the state of round %d of session '%s'", round,
-			 session)
+			    session)
 		  : 0;
 }
 
@@ -795,11 +797,11 @@ int store_round_set_pid(struct store *st, const char *session, int round, long p
 			size_t n)
 {
 	int rc = sq_db_write(st, "no such round",
-			  "UPDATE rounds SET pid = ?3 WHERE session = ?1 AND round = ?2", "tiI",
-			  session, round, (int64_t)pid);
+			     "UPDATE rounds SET pid = ?3 WHERE session = ?1 AND round = ?2", "tiI",
+			     session, round, (int64_t)pid);
 
 	return rc ? sq_fail(st, rc, msg, n, "recording the pid of round %d of session '%s'", round,
-			 session)
+			    session)
 		  : 0;
 }
 
@@ -807,12 +809,12 @@ int store_round_set_decision(struct store *st, const char *session, int round, c
 			     const char *reason, char *msg, size_t n)
 {
 	int rc = sq_db_write(st, "no such round",
-			  "UPDATE rounds SET decision = ?3, reason = ?4"
-			  " WHERE session = ?1 AND round = ?2",
-			  "titt", session, round, decision, reason);
+			     "UPDATE rounds SET decision = ?3, reason = ?4"
+			     " WHERE session = ?1 AND round = ?2",
+			     "titt", session, round, decision, reason);
 
 	return rc ? sq_fail(st, rc, msg, n, "recording the decision of round %d of session '%s'",
-			 round, session)
+			    round, session)
 		  : 0;
 }
 
@@ -939,8 +941,8 @@ int store_variant_has_hash(struct store *st, const char *session, const char *ha
 {
 	int64_t one = 0;
 
-	return sq_query_int(st, &one, "SELECT 1 FROM variants WHERE session = ?1 AND hash = ?2", "tt",
-			 session, hash);
+	return sq_query_int(st, &one, "SELECT 1 FROM variants WHERE session = ?1 AND hash = ?2",
+			    "tt", session, hash);
 }
 
 /* params is stored as JSON text; callers get the object back. */
@@ -978,31 +980,31 @@ static int variant_fix(json_t *row)
 json_t *store_variants(struct store *st, const char *session, int round)
 {
 	return sq_query_rows(st, variant_fix,
-			  VARIANT_COLUMNS "WHERE v.session = ?1 AND (?2 < 0 OR v.round = ?2)"
-					  " ORDER BY v.round, v.rowid",
-			  "ti", session, round);
+			     VARIANT_COLUMNS "WHERE v.session = ?1 AND (?2 < 0 OR v.round = ?2)"
+					     " ORDER BY v.round, v.rowid",
+			     "ti", session, round);
 }
 
 json_t *store_variants_brief(struct store *st, const char *session, int round)
 {
 	return sq_query_rows(st, variant_fix,
-			  VARIANT_BRIEF "WHERE v.session = ?1 AND (?2 < 0 OR v.round = ?2)"
-					" ORDER BY v.round, v.rowid",
-			  "ti", session, round);
+			     VARIANT_BRIEF "WHERE v.session = ?1 AND (?2 < 0 OR v.round = ?2)"
+					   " ORDER BY v.round, v.rowid",
+			     "ti", session, round);
 }
 
 json_t *store_variant_get(struct store *st, const char *session, const char *id)
 {
 	return sq_query_one(st, variant_fix, VARIANT_COLUMNS "WHERE v.session = ?1 AND v.id = ?2",
-			 "tt", session, id);
+			    "tt", session, id);
 }
 
 int store_variant_set_lineage(struct store *st, const char *session, const char *id, int lineage,
 			      char *msg, size_t n)
 {
 	int rc = sq_db_write(st, "no such variant",
-			  "UPDATE variants SET lineage = ?3 WHERE session = ?1 AND id = ?2", "tti",
-			  session, id, lineage);
+			     "UPDATE variants SET lineage = ?3 WHERE session = ?1 AND id = ?2",
+			     "tti", session, id, lineage);
 
 	return rc ? sq_fail(st, rc, msg, n, "setting the lineage of variant '%s'", id) : 0;
 }
@@ -1037,8 +1039,9 @@ static int figure_bind(struct store *st, sqlite3_stmt *s, int idx, json_t *doc,
 
 	for (size_t i = 0; f->keys[i] && v && !json_is_null(v); i++) {
 		if (!json_is_object(v))
-			return sq_note(st, KERR_PARSE, "$.%s: expected an object on the way, got %s",
-				    f->path, jx_type_name(v));
+			return sq_note(st, KERR_PARSE,
+				       "$.%s: expected an object on the way, got %s", f->path,
+				       jx_type_name(v));
 		v = json_object_get(v, f->keys[i]);
 	}
 	if (!v || json_is_null(v))
@@ -1049,7 +1052,7 @@ static int figure_bind(struct store *st, sqlite3_stmt *s, int idx, json_t *doc,
 		rc = sqlite3_bind_double(s, idx, json_number_value(v));
 	else
 		return sq_note(st, KERR_PARSE, "$.%s: expected %s, got %s", f->path,
-			    f->text ? "a string" : "a number", jx_type_name(v));
+			       f->text ? "a string" : "a number", jx_type_name(v));
 	return rc == SQLITE_OK ? 0 : sq_note_db(st);
 }
 
@@ -1061,15 +1064,15 @@ static int result_insert(struct store *st, const char *session, const char *id, 
 
 	if (!json_is_object(result))
 		return sq_note(st, KERR_PARSE, "$: expected an object, got %s",
-			    result ? jx_type_name(result) : "nothing");
+			       result ? jx_type_name(result) : "nothing");
 	rc = sq_doc_dump(st, result, &text);
 	if (rc)
 		return rc;
 	rc = sq_prepare(st, &s,
-		     "INSERT INTO results (session, variant, status, speedup_ref, speedup_base,"
-		     " median_ms, gflops, gbs, bottleneck, json)"
-		     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-		     "tt", session, id);
+			"INSERT INTO results (session, variant, status, speedup_ref, speedup_base,"
+			" median_ms, gflops, gbs, bottleneck, json)"
+			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+			"tt", session, id);
 	for (size_t i = 0; !rc && i < sizeof(figures) / sizeof(figures[0]); i++)
 		rc = figure_bind(st, s, (int)i + 3, result, &figures[i]);
 	if (!rc && sqlite3_bind_text(s, 10, text, -1, SQLITE_TRANSIENT) != SQLITE_OK)
@@ -1102,8 +1105,8 @@ json_t *store_result_get(struct store *st, const char *session, const char *id)
 {
 	json_t *row =
 		sq_query_one(st, result_fix,
-			  "SELECT json AS json FROM results WHERE session = ?1 AND variant = ?2",
-			  "tt", session, id);
+			     "SELECT json AS json FROM results WHERE session = ?1 AND variant = ?2",
+			     "tt", session, id);
 	json_t *doc = json_incref(json_object_get(row, "json"));
 
 	json_decref(row);
@@ -1114,7 +1117,7 @@ int store_result_count(struct store *st, const char *session)
 {
 	int64_t count = 0;
 	int rc = sq_query_int(st, &count, "SELECT COUNT(*) FROM results WHERE session = ?1", "t",
-			   session);
+			      session);
 
 	if (rc < 0)
 		return rc;
@@ -1133,22 +1136,23 @@ static int lineage_fix(json_t *row)
 json_t *store_lineages(struct store *st, const char *session)
 {
 	return sq_query_rows(st, lineage_fix,
-			  "SELECT lineage AS lineage, best AS best, stagnation AS stagnation,"
-			  " active AS active, created_round AS created_round FROM lineages"
-			  " WHERE session = ?1 ORDER BY lineage",
-			  "t", session);
+			     "SELECT lineage AS lineage, best AS best, stagnation AS stagnation,"
+			     " active AS active, created_round AS created_round FROM lineages"
+			     " WHERE session = ?1 ORDER BY lineage",
+			     "t", session);
 }
 
 int store_lineage_put(struct store *st, const char *session, int lineage, const char *best,
 		      int stagnation, int active, int round, char *msg, size_t n)
 {
 	int rc = sq_db_write(st, NULL,
-			  "INSERT INTO lineages (session, lineage, best, stagnation, active,"
-			  " created_round) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-			  " ON CONFLICT (session, lineage) DO UPDATE SET best = excluded.best,"
-			  " stagnation = excluded.stagnation, active = excluded.active",
-			  "titiii", session, lineage, best, stagnation, active ? 1 : 0, round);
+			     "INSERT INTO lineages (session, lineage, best, stagnation, active,"
+			     " created_round) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+			     " ON CONFLICT (session, lineage) DO UPDATE SET best = excluded.best,"
+			     " stagnation = excluded.stagnation, active = excluded.active",
+			     "titiii", session, lineage, best, stagnation, active ? 1 : 0, round);
 
-	return rc ? sq_fail(st, rc, msg, n, "recording lineage %d of session '%s'", lineage, session)
+	return rc ? sq_fail(st, rc, msg, n, "recording lineage %d of session '%s'", lineage,
+			    session)
 		  : 0;
 }

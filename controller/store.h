@@ -100,8 +100,8 @@ int store_round_set_confirm(struct store *st, const char *session, int round, js
 			    char *msg, size_t n);
 /* How the proposers shared round's slots and why (mix.c): {slots: {model,
  * tune, sweep}, why}; comes back as "plan" of store_round_get. */
-int store_round_set_plan(struct store *st, const char *session, int round, json_t *plan,
-			 char *msg, size_t n);
+int store_round_set_plan(struct store *st, const char *session, int round, json_t *plan, char *msg,
+			 size_t n);
 /* The highest round number of the session, 0 if none; negative on failure. */
 int store_round_last(struct store *st, const char *session);
 /* Setting the current state again is allowed (a resume may repeat a step);

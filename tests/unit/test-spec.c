@@ -575,8 +575,8 @@ static const struct bad {
 	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: tune\n  llm: {model: x}\n",
 	  "29:8: proposer.llm", KERR_INVALID, "a setting of the model proposers, but the kind is" },
 	{ "batch:\n  variants_per_round: 8\n",
-	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: llm\n",
-	  "28:3: proposer", KERR_PARSE, "kind 'llm' needs an 'llm' map" },
+	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: llm\n", "28:3: proposer", KERR_PARSE,
+	  "kind 'llm' needs an 'llm' map" },
 	{ "batch:\n  variants_per_round: 8\n",
 	  "batch:\n  variants_per_round: 8\nproposer:\n  kind: llm\n  llm: {provider: openai,"
 	  " model: m, api_key: sk-abc}\n",

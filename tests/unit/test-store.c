@@ -146,12 +146,12 @@ static void raw_sql(const char *path, const char *sql)
 
 /* What version 3 added, taken away again (a version-2 file). */
 #define V3_UNDO                                                                                    \
-	"ALTER TABLE variants DROP COLUMN origin; ALTER TABLE variants DROP COLUMN tunables;"     \
+	"ALTER TABLE variants DROP COLUMN origin; ALTER TABLE variants DROP COLUMN tunables;"      \
 	"ALTER TABLE rounds DROP COLUMN plan; DROP TABLE llm_calls;"                               \
 	"CREATE TABLE l2 (session TEXT NOT NULL REFERENCES sessions(id),"                          \
 	" kind TEXT NOT NULL CHECK (kind IN ('F', 'S')), number INTEGER NOT NULL,"                 \
 	" key TEXT NOT NULL, grp TEXT, text TEXT NOT NULL, count INTEGER NOT NULL,"                \
-	" round INTEGER, PRIMARY KEY (session, kind, number), UNIQUE (session, kind, key));"      \
+	" round INTEGER, PRIMARY KEY (session, kind, number), UNIQUE (session, kind, key));"       \
 	"INSERT INTO l2 SELECT * FROM learnings; DROP TABLE learnings;"                            \
 	"ALTER TABLE l2 RENAME TO learnings;"
 
@@ -228,9 +228,8 @@ TEST(version_2_migrates_to_model_exchanges_and_learnings)
 	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
 	row = store_llm_call_get(st, "s", 2, 1);
 	CHECK(row && !strcmp(json_string_value(json_object_get(row, "answer")), "the answer"));
-	CHECK(json_integer_value(json_object_get(json_object_get(json_object_get(row, "meta"),
-								 "outcomes"),
-						 "accepted")) == 3);
+	CHECK(json_integer_value(json_object_get(
+		      json_object_get(json_object_get(row, "meta"), "outcomes"), "accepted")) == 3);
 	json_decref(row);
 	CHECK(store_llm_call_get(st, "s", 2, 3) == NULL);
 	calls = store_llm_calls(st, "s", -1);
