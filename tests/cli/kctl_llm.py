@@ -137,7 +137,7 @@ def no_key_anywhere(sc, r, label):
 def command_session(kctl, evalpod, data, server):
     prop = ("proposer:\n  kind: command\n  command:\n"
             f"    run: [{sys.executable}, {os.path.join(data, 'model.py')}]\n"
-            "    env: [MODEL_FAULT, MODEL_LOG]\n")
+            "    env: [MODEL_FAULT, MODEL_LOG]\n  reflect: true\n")
     with Scenario(kctl, evalpod, data, "command", prop) as sc:
         mlog = os.path.join(sc.tmp, "model.jsonl")
         sc.env.update(MODEL_FAULT="edit", MODEL_LOG=mlog)
@@ -184,6 +184,19 @@ def command_session(kctl, evalpod, data, server):
         b = sc.run(["brief", sid])
         check(b.returncode == 0 and "Speedup vs the reference" in b.stdout and
               win.get("variant", "?") in b.stdout, f"command: kctl brief prints the winner's brief")
+        ms = sc.db("SELECT number, text, round FROM learnings WHERE session = ? AND kind = 'M'",
+                   sid)
+        with open(os.path.join(sc.folder(sid), "learnings.md")) as f:
+            lmd = f.read()
+        check(ms and all("r99-v999" not in m[1] for m in ms) and "[M001]" in lmd and
+              "registers" in lmd,
+              f"command: the model's reflections became [Mnnn] learnings, the one citing an "
+              f"unknown variant dropped ({[m[1][:50] for m in ms]})")
+        refl = sc.db("SELECT meta FROM llm_calls WHERE session = ? AND purpose = 'reflect'", sid)
+        check(len(refl) >= 1 and all(json.loads(r[0])["outcomes"]["reflection_dropped"] == 1
+                                     for r in refl),
+              f"command: each round was reflected on once, the dropped learning counted "
+              f"({len(refl)} reflections)")
         plans = sc.db("SELECT round, plan FROM rounds WHERE session = ? AND round > 0", sid)
         check(plans and all(p[1] and "why" in json.loads(p[1]) for p in plans),
               "command: every search round records how its slots were shared and why")
@@ -195,12 +208,22 @@ def api_session(kctl, evalpod, data, server, provider, stream):
              [{"fail": "500"}]
     with Scenario(kctl, evalpod, data, label, "") as sc:
         port = sc.serve(server, scripted(faults))
+        budget = 0 if stream else 7000  # the non-streamed session has a token budget
         with open(sc.spec, "a") as f:
-            f.write(llm_spec(provider, port, stream))
+            f.write(llm_spec(provider, port, stream,
+                             f"  max_tokens: {budget}\n" if budget else ""))
         sc.env["TEST_LLM_KEY"] = KEY
         r = sc.run(["start", sc.spec])
         sid = checks.session_id(r)
         check(r.returncode == 0, f"{label}: the session ends done ({tail(r)})")
+        if budget:
+            st = json.loads(sc.run(["status", sid, "-o", "json"]).stdout)
+            used = st["model"]["input_tokens"] + st["model"]["output_tokens"]
+            why = sc.db("SELECT reason FROM rounds WHERE session = ? AND decision = 'stop'",
+                        sid)
+            check(why and "token budget is spent" in why[0][0] and used - budget < 6000,
+                  f"{label}: the token budget stopped the session after the exchange that "
+                  f"spent it ({used} of {budget}; {why})")
         reqs = sc.requests()
         path = "/v1/chat/completions" if provider == "openai" else "/v1/messages"
         check(reqs and all(q["path"] == path for q in reqs), f"{label}: every request went to {path}")

@@ -116,10 +116,30 @@ def answer(ctx, prompt=""):
     return "Here are my directions.\n\n" + "\n".join(ideas[:want])
 
 
+def reflection(ctx):
+    """LEARNING lines about a round (kctl's reflection document): one grounded
+    in the round's variants, one citing a variant that does not exist (kctl
+    drops it)."""
+    ok = [v["id"] for v in ctx.get("variants", []) if v.get("status") == "ok"]
+    blocked = [v["id"] for v in ctx.get("variants", [])
+               if "acc[r][c]" in (v.get("blocks") or {}).get("body", "")]
+    lines = ["Here is what the round shows."]
+    if blocked:
+        lines.append(f"LEARNING: holding a block of C in registers beats one element per "
+                     f"work-item [{', '.join(blocked[:2])}]")
+    if ok:
+        lines.append(f"- LEARNING: every variant of this round passed its checks [{ok[0]}].")
+    lines.append("LEARNING: a variant nobody ran was fastest [r99-v999]")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     prompt = sys.stdin.read()
     with open(os.environ["KCTL_CONTEXT"]) as f:
         ctx = json.load(f)
+    if "variants" in ctx:
+        sys.stdout.write(reflection(ctx))
+        return
     once = os.environ.get("MODEL_SLEEP_ONCE")
     if once and not os.path.exists(once):
         # the first call hangs (and says so), for the kill -9 tests
