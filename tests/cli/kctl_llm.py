@@ -208,7 +208,7 @@ def api_session(kctl, evalpod, data, server, provider, stream):
              [{"fail": "500"}]
     with Scenario(kctl, evalpod, data, label, "") as sc:
         port = sc.serve(server, scripted(faults))
-        budget = 0 if stream else 7000  # the non-streamed session has a token budget
+        budget = 0 if stream else 3000  # the non-streamed session has a token budget
         with open(sc.spec, "a") as f:
             f.write(llm_spec(provider, port, stream,
                              f"  max_tokens: {budget}\n" if budget else ""))
