@@ -26,6 +26,12 @@ static json_t *get2(json_t *o, const char *a, const char *b)
 	return json_object_get(json_object_get(o, a), b);
 }
 
+/* A new reference to v when it is an array, else a new empty array. */
+static json_t *array_or_empty(json_t *v)
+{
+	return json_is_array(v) ? json_incref(v) : json_array();
+}
+
 json_t *context_kernel(const struct spec *sp, const struct blocks *bl)
 {
 	json_t *k = json_object(), *bufs = json_array(), *types = json_array(), *b, *tun;
@@ -57,12 +63,9 @@ json_t *context_kernel(const struct spec *sp, const struct blocks *bl)
 	json_object_set_new(k, "dtype", json_string(dt.len ? dt.buf : ""));
 	sbuf_release(&dt);
 	json_object_set_new(k, "buffers", bufs);
-	json_object_set(k, "scalars",
-			json_object_get(sp->problem, "scalars")
-				? json_object_get(sp->problem, "scalars")
-				: json_array());
+	json_object_set_new(k, "scalars", array_or_empty(json_object_get(sp->problem, "scalars")));
 	launch = json_object_get(sp->problem, "launch");
-	json_object_set(k, "launch", launch ? launch : json_array());
+	json_object_set_new(k, "launch", array_or_empty(launch));
 	json_object_set(k, "flops",
 			json_object_get(sp->problem, "flops")
 				? json_object_get(sp->problem, "flops")
@@ -215,10 +218,7 @@ static json_t *figures(json_t *result)
 			json_object_get(roof, "fraction_of_peak_flops"));
 	json_object_set(f, "fraction_of_peak_bw", json_object_get(roof, "fraction_of_peak_bw"));
 	json_object_set(f, "arithmetic_intensity", json_object_get(roof, "arithmetic_intensity"));
-	json_object_set(f, "evidence",
-			json_is_array(json_object_get(roof, "evidence"))
-				? json_object_get(roof, "evidence")
-				: json_array());
+	json_object_set_new(f, "evidence", array_or_empty(json_object_get(roof, "evidence")));
 	ir = ir_figures(result);
 	json_object_set_new(f, "ir", ir ? ir : json_null());
 	/* no null members: the prompt leaves out what is unknown */
@@ -257,10 +257,7 @@ json_t *context_variant(struct session *s, const char *id)
 			"rationale", json_object_get(v, "rationale"), "lineage",
 			json_object_get(v, "lineage"), "params", json_object_get(v, "params"),
 			"blocks", blocks, "options", json_object_get(v, "options"));
-	json_object_set(out, "tunables",
-			json_is_array(json_object_get(v, "tunables"))
-				? json_object_get(v, "tunables")
-				: json_array());
+	json_object_set_new(out, "tunables", array_or_empty(json_object_get(v, "tunables")));
 	res = store_result_get(s->st, s->id, id);
 	json_object_set_new(out, "figures", res ? figures(res) : json_object());
 	json_decref(res);
