@@ -568,10 +568,12 @@ static int record_winner(struct session *s, int round, struct sbuf *note, char *
 		if (!res)
 			res = store_result_get(s->st, s->id, id);
 		winner_noise(json_object_get(res, "performance"), noise, sizeof(noise));
-		sbuf_addf(&v,
-			  "measured in round %d (%s); not confirmed yet: the top candidates are "
-			  "re-timed side by side before the session ends",
-			  when, noise);
+		sbuf_addf(&v, "measured in round %d (%s); %s", when, noise,
+			  s->spec.confirm_passes
+				  ? "not confirmed yet: the top candidates are re-timed side by "
+				    "side before the session ends"
+				  : "not confirmed: session.confirm_passes is 0 (kctl confirm "
+				    "re-times the top candidates side by side)");
 		extra = json_pack("{s:s}", "verdict", v.buf);
 		rc = winner_record(s, when, inc, res, extra, msg, n);
 		json_decref(extra);
