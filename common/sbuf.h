@@ -33,7 +33,8 @@ void sbuf_addf(struct sbuf *b, const char *fmt, ...) __attribute__((format(print
 /* sbuf_addf with a va_list (ap is consumed). */
 void sbuf_addv(struct sbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void sbuf_reset(struct sbuf *b);
-/* Hands the buffer to the caller (who frees it) and resets b. */
+/* Hands the buffer to the caller (who frees it; never NULL, always
+ * NUL-terminated, "" for a buffer never added to) and resets b. */
 char *sbuf_detach(struct sbuf *b, size_t *len);
 void sbuf_release(struct sbuf *b);
 

@@ -118,16 +118,6 @@ static const char *line_args(const struct line *l, size_t *len)
 	return p;
 }
 
-/*
- * sbuf_detach for a buffer that may never have been added to: sbuf_grow
- * alone leaves a fresh buffer unterminated, so an empty add terminates it.
- */
-static char *text_take(struct sbuf *sb)
-{
-	sbuf_add(sb, "", 0);
-	return sbuf_detach(sb, NULL);
-}
-
 /* --- the parser ------------------------------------------------------------- */
 
 struct parser {
@@ -461,7 +451,7 @@ static int block_section(struct parser *p, struct answer_part *pt)
 		if (p->l.kind == K_END) {
 			line_args(&p->l, &alen);
 			if (!alen)
-				return unfence(p, pt, text_take(&sb));
+				return unfence(p, pt, sbuf_detach(&sb, NULL));
 			rc = kerr_set(p->msg, p->n, KERR_PARSE,
 				      "line %zu: nothing may follow '--- END' on its line",
 				      p->l.no);
@@ -509,8 +499,8 @@ static void edit_add(struct answer_part *pt, struct sbuf *s, struct sbuf *r, siz
 
 	pt->edits = xreallocarray(pt->edits, pt->nedits + 1, sizeof(*pt->edits));
 	e = &pt->edits[pt->nedits++];
-	e->search = text_take(s);
-	e->replace = text_take(r);
+	e->search = sbuf_detach(s, NULL);
+	e->replace = sbuf_detach(r, NULL);
 	e->line = sline;
 }
 

@@ -503,8 +503,6 @@ int llmcmd_run(const struct llmcmd_conf *c, const char *prompt, const char *cont
 	llmcmd_close(&p.err);
 	llmcmd_close(&p.report);
 	llmcmd_trim_err(&p.se, LLMCMD_ERR_KEEP);
-	sbuf_add(&p.se, "", 0); /* "" rather than NULL */
-	sbuf_add(&p.so, "", 0);
 	o->err = sbuf_detach(&p.se, NULL);
 	o->out = sbuf_detach(&p.so, &o->len);
 	o->ms = llmcmd_now_ms() - t0;
