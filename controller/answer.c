@@ -683,54 +683,12 @@ void answer_release(struct answer *a)
 
 /* --- #define lines in the blocks -------------------------------------------- */
 
-/* Where a "#define NAME value" line's name and value are (offsets in the line). */
-struct define {
-	size_t name, name_len, value, value_end;
-};
-
-/*
- * Reads an object-like "#define NAME value" line: optional blanks, '#',
- * blanks, "define", a blank, an identifier not followed by '(', then the
- * value up to a comment ("//" or a block comment), trimmed.
- */
-static int define_parse(const char *p, size_t len, struct define *d)
-{
-	size_t i = 0;
-
-	while (i < len && blank(p[i]))
-		i++;
-	if (i == len || p[i++] != '#')
-		return 0;
-	while (i < len && blank(p[i]))
-		i++;
-	if (len - i < 7 || memcmp(p + i, "define", 6) || !blank(p[i + 6]))
-		return 0;
-	for (i += 6; i < len && blank(p[i]);)
-		i++;
-	d->name = i;
-	while (i < len && word_char(p[i]))
-		i++;
-	d->name_len = i - d->name;
-	if (!d->name_len || (p[d->name] >= '0' && p[d->name] <= '9') || (i < len && p[i] == '('))
-		return 0;
-	while (i < len && blank(p[i]))
-		i++;
-	d->value = d->value_end = i;
-	for (; i < len; i++) {
-		if (p[i] == '/' && i + 1 < len && (p[i + 1] == '/' || p[i + 1] == '*'))
-			break;
-		if (!blank(p[i]) && p[i] != '\r')
-			d->value_end = i + 1;
-	}
-	return 1;
-}
-
 /*
  * Counts the "#define name" lines in the blocks of src; *at gets the
  * first one's value span as offsets in src.
  */
 static size_t define_find(const char *src, const struct blocks *bl, const char *name,
-			  struct define *at)
+			  struct define_line *at)
 {
 	size_t count = 0, nlen = strlen(name);
 
@@ -740,9 +698,9 @@ static size_t define_find(const char *src, const struct blocks *bl, const char *
 		while (off < bl->b[b].end) {
 			const char *nl = memchr(src + off, '\n', bl->b[b].end - off);
 			size_t len = nl ? (size_t)(nl - (src + off)) : bl->b[b].end - off;
-			struct define d;
+			struct define_line d;
 
-			if (define_parse(src + off, len, &d) && d.name_len == nlen &&
+			if (define_line_parse(src + off, len, &d) && d.name_len == nlen &&
 			    !memcmp(src + off + d.name, name, nlen) && !count++) {
 				*at = d;
 				at->value += off;
@@ -764,7 +722,7 @@ static void values_list(struct sbuf *sb, const struct answer_tunable *t)
 static int tunable_check(const struct answer_tunable *t, const char *src, const struct blocks *bl,
 			 char *msg, size_t n)
 {
-	struct define at = { 0 };
+	struct define_line at = { 0 };
 	struct sbuf list = SBUF_INIT;
 	size_t count = define_find(src, bl, t->name, &at), len = at.value_end - at.value, used;
 	int64_t v;
@@ -812,7 +770,7 @@ char *answer_set_define(const char *src, const char *start_marker, const char *e
 {
 	struct blocks bl = { 0 };
 	struct sbuf sb = SBUF_INIT;
-	struct define at = { 0 };
+	struct define_line at = { 0 };
 	size_t count;
 
 	if (blocks_find(src, start_marker, end_marker, &bl, msg, n))

@@ -11,6 +11,7 @@
 #include "sbuf.h"
 #include "xalloc.h"
 
+#include <ctype.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,4 +368,43 @@ void variant_hash(const char *source, const char *options, char out[65])
 		out[2 * i + 1] = hex[md[i] & 15];
 	}
 	out[64] = '\0';
+}
+
+/* --- #define lines -------------------------------------------------------- */
+
+static int define_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+int define_line_parse(const char *p, size_t len, struct define_line *d)
+{
+	size_t i = 0;
+
+	while (i < len && define_blank(p[i]))
+		i++;
+	if (i >= len || p[i++] != '#')
+		return 0;
+	while (i < len && define_blank(p[i]))
+		i++;
+	if (len - i < 7 || memcmp(p + i, "define", 6) || !define_blank(p[i + 6]))
+		return 0;
+	for (i += 6; i < len && define_blank(p[i]);)
+		i++;
+	d->name = i;
+	while (i < len && (isalnum((unsigned char)p[i]) || p[i] == '_'))
+		i++;
+	d->name_len = i - d->name;
+	if (!d->name_len || isdigit((unsigned char)p[d->name]) || (i < len && p[i] == '('))
+		return 0; /* not an identifier, or a function-like macro */
+	while (i < len && define_blank(p[i]))
+		i++;
+	d->value = d->value_end = i;
+	for (; i < len; i++) {
+		if (p[i] == '/' && i + 1 < len && (p[i + 1] == '/' || p[i + 1] == '*'))
+			break;
+		if (!define_blank(p[i]))
+			d->value_end = i + 1;
+	}
+	return 1;
 }

@@ -66,4 +66,19 @@ int blocks_verify(const char *tmpl, const struct blocks *bl, const char *src,
  */
 void variant_hash(const char *source, const char *options, char out[65]);
 
+/* An object-like "#define NAME value" line: offsets into the line. */
+struct define_line {
+	size_t name, name_len;
+	size_t value, value_end; /* the value, without a trailing comment or blanks */
+};
+
+/*
+ * Reads the line p[0..len): optional blanks, '#', blanks, "define", a
+ * blank, an identifier not followed by '(', then the value up to a
+ * comment ("//" or a block comment), trimmed of blanks and CR.  Returns 1
+ * for such a line, 0 otherwise.  How the tuner renders its parameters and
+ * how a model's tunables are found and swept.
+ */
+int define_line_parse(const char *p, size_t len, struct define_line *d);
+
 #endif

@@ -281,49 +281,6 @@ static int tune_space(struct tune *t, char *msg, size_t n)
 
 /* --- #define lines ---------------------------------------------------------- */
 
-/* A "#define NAME value" line: offsets into the line. */
-struct define {
-	size_t name, name_len;
-	size_t value, value_end; /* the value, without a trailing comment or blanks */
-};
-
-static int blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static int parse_define(const char *p, size_t len, struct define *d)
-{
-	size_t i = 0;
-
-	while (i < len && blank(p[i]))
-		i++;
-	if (i >= len || p[i++] != '#')
-		return 0;
-	while (i < len && blank(p[i]))
-		i++;
-	if (len - i < 7 || memcmp(p + i, "define", 6) || !blank(p[i + 6]))
-		return 0;
-	for (i += 6; i < len && blank(p[i]);)
-		i++;
-	d->name = i;
-	while (i < len && (isalnum((unsigned char)p[i]) || p[i] == '_'))
-		i++;
-	d->name_len = i - d->name;
-	if (!d->name_len || isdigit((unsigned char)p[d->name]) || (i < len && p[i] == '('))
-		return 0; /* not an identifier, or a function-like macro */
-	while (i < len && blank(p[i]))
-		i++;
-	d->value = d->value_end = i;
-	for (; i < len; i++) {
-		if (p[i] == '/' && i + 1 < len && (p[i + 1] == '/' || p[i + 1] == '*'))
-			break;
-		if (!blank(p[i]))
-			d->value_end = i + 1;
-	}
-	return 1;
-}
-
 static int tunable_index(const struct spec *s, const char *name, size_t len)
 {
 	for (size_t j = 0; j < s->ntunables; j++)
@@ -355,10 +312,10 @@ static void tune_defaults(struct tune *t)
 
 	while (src[off] && found < t->k) {
 		size_t len = strcspn(src + off, "\n");
-		struct define d;
+		struct define_line d;
 		int j;
 
-		if (parse_define(src + off, len, &d) &&
+		if (define_line_parse(src + off, len, &d) &&
 		    (j = tunable_index(t->s, src + off + d.name, d.name_len)) >= 0 && !have[j]) {
 			char *text = xstrndup(src + off + d.value, d.value_end - d.value);
 			int64_t val;
@@ -425,13 +382,13 @@ static void render_body(const struct spec *s, const struct block *b, const int64
 	for (size_t off = b->start; off < b->end;) {
 		size_t len = strcspn(src + off, "\n"), next;
 		const char *p = src + off;
-		struct define d;
+		struct define_line d;
 		int j = -1;
 
 		if (off + len > b->end)
 			len = b->end - off;
 		next = off + len + (off + len < b->end);
-		if (parse_define(p, len, &d))
+		if (define_line_parse(p, len, &d))
 			j = tunable_index(s, p + d.name, d.name_len);
 		if (j >= 0)
 			found[j] = 1;
