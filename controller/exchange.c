@@ -117,8 +117,8 @@ static int write_files(struct session *s, int round, json_t *rec, int meta_only,
 	return rc;
 }
 
-/* Writes rec to the folder (texts too unless meta_only), then commits it
- * to the store on its own. */
+/* Writes rec to the folder and commits it to the store on its own; with
+ * meta_only, only its meta (NNN.json and the row's meta column). */
 static int record(struct session *s, int round, json_t *rec, int meta_only, char *msg, size_t n)
 {
 	int rc = write_files(s, round, rec, meta_only, msg, n);
@@ -126,7 +126,11 @@ static int record(struct session *s, int round, json_t *rec, int meta_only, char
 	if (!rc)
 		rc = store_begin(s->st, msg, n);
 	if (!rc) {
-		rc = store_llm_call_put(s->st, s->id, rec, msg, n);
+		rc = meta_only ? store_llm_call_set_meta(
+					 s->st, s->id, round,
+					 (int)json_integer_value(json_object_get(rec, "seq")),
+					 json_object_get(rec, "meta"), msg, n)
+			       : store_llm_call_put(s->st, s->id, rec, msg, n);
 		if (rc)
 			store_rollback(s->st);
 		else
@@ -301,7 +305,6 @@ void model_record_outcome(struct session *s, int round, int seq, json_t *outcome
 	json_object_set(meta, "outcomes", outcomes);
 	if (errors && *errors)
 		json_object_set_new(meta, "errors", json_string(errors));
-	json_object_del(rec, "created");
 	if (record(s, round, rec, 1, msg, sizeof(msg)))
 		log_warn("round %d: recording what exchange %d came to: %s", round, seq, msg);
 	json_decref(rec);

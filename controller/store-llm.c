@@ -11,6 +11,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* --- learnings --------------------------------------------------------- */
@@ -135,6 +136,23 @@ int store_llm_call_put(struct store *st, const char *session, json_t *c, char *m
 	free(meta_text);
 	return rc ? sq_fail(st, rc, msg, n, "recording exchange %d of round %d of session '%s'",
 			    seq, round, session)
+		  : 0;
+}
+
+int store_llm_call_set_meta(struct store *st, const char *session, int round, int seq, json_t *meta,
+			    char *msg, size_t n)
+{
+	char *text = NULL;
+	int rc = sq_doc_dump(st, meta, &text);
+
+	if (!rc)
+		rc = sq_db_write(st, "no such exchange",
+				 "UPDATE llm_calls SET meta = ?4 WHERE session = ?1 AND round = ?2"
+				 " AND seq = ?3",
+				 "tiit", session, round, seq, text);
+	free(text);
+	return rc ? sq_fail(st, rc, msg, n, "recording what exchange %d of round %d came to", seq,
+			    round)
 		  : 0;
 }
 

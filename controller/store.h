@@ -189,6 +189,9 @@ json_t *store_learnings(struct store *st, const char *session);
  * Inserts, or replaces the row of the same round and seq.
  */
 int store_llm_call_put(struct store *st, const char *session, json_t *c, char *msg, size_t n);
+/* Replaces the meta of exchange seq of round (KERR_NOTFOUND when there is none). */
+int store_llm_call_set_meta(struct store *st, const char *session, int round, int seq, json_t *meta,
+			    char *msg, size_t n);
 /* The exchange (form above, meta an object), or NULL. */
 json_t *store_llm_call_get(struct store *st, const char *session, int round, int seq);
 /* Every exchange of a round (round < 0: of the session) without prompt

@@ -225,6 +225,14 @@ TEST(version_2_migrates_to_model_exchanges_and_learnings)
 	CHECK(store_llm_call_put(st, "s", c, msg, sizeof(msg)) == 0);
 	json_object_del(c, "prompt");
 	CHECK(store_llm_call_put(st, "s", c, msg, sizeof(msg)) == KERR_PARSE);
+	{
+		json_t *m2 = json_pack("{s:{s:i}}", "outcomes", "duplicate", 2);
+
+		CHECK(store_llm_call_set_meta(st, "s", 2, 2, m2, msg, sizeof(msg)) == 0);
+		CHECK(store_llm_call_set_meta(st, "s", 2, 9, m2, msg, sizeof(msg)) ==
+		      KERR_NOTFOUND);
+		json_decref(m2);
+	}
 	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
 	row = store_llm_call_get(st, "s", 2, 1);
 	CHECK(row && !strcmp(json_string_value(json_object_get(row, "answer")), "the answer"));
@@ -241,7 +249,9 @@ TEST(version_2_migrates_to_model_exchanges_and_learnings)
 	CHECK(json_integer_value(json_object_get(tot, "input_tokens")) == 2400);
 	CHECK(fabs(json_number_value(json_object_get(tot, "cost")) - 0.5) < 1e-9);
 	CHECK(json_integer_value(json_object_get(json_object_get(tot, "outcomes"), "accepted")) ==
-	      6);
+	      3);
+	CHECK(json_integer_value(json_object_get(json_object_get(tot, "outcomes"), "duplicate")) ==
+	      2);
 	json_decref(tot);
 	json_decref(c);
 	store_close(st);
