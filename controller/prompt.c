@@ -320,6 +320,23 @@ static void add_assignments(struct sbuf *b, json_t *o)
 	free(k);
 }
 
+/* A variant's "Rationale: ..." and "Parameters: ..." lines, when it has them. */
+static void add_rationale_params(struct sbuf *b, json_t *v)
+{
+	const char *s = str_of(v, "rationale");
+
+	if (s && *s) {
+		sbuf_adds(b, "Rationale: ");
+		add_oneline(b, s, LINE_MAX_BYTES);
+		sbuf_addch(b, '\n');
+	}
+	if (json_object_size(json_object_get(v, "params"))) {
+		sbuf_adds(b, "Parameters: ");
+		add_assignments(b, json_object_get(v, "params"));
+		sbuf_addch(b, '\n');
+	}
+}
+
 /* "- TM = 1, 2, 4" lines of a tunables array. */
 static void add_tunables(struct sbuf *b, json_t *arr, const char *indent)
 {
@@ -429,22 +446,13 @@ static const struct bottleneck_class *class_of(const char *name)
 static void brief_head(struct sbuf *b, json_t *v)
 {
 	const char *s;
-	json_t *params = json_object_get(v, "params"), *tun = json_object_get(v, "tunables");
+	json_t *tun = json_object_get(v, "tunables");
 
 	sbuf_addf(b, "Variant %s", str_of(v, "id") ? str_of(v, "id") : "(no id)");
 	if (int_of(v, "lineage", -1) >= 0)
 		sbuf_addf(b, " (lineage %" JSON_INTEGER_FORMAT ")", int_of(v, "lineage", -1));
 	sbuf_addch(b, '\n');
-	if ((s = str_of(v, "rationale")) && *s) {
-		sbuf_adds(b, "Rationale: ");
-		add_oneline(b, s, LINE_MAX_BYTES);
-		sbuf_addch(b, '\n');
-	}
-	if (json_object_size(params)) {
-		sbuf_adds(b, "Parameters: ");
-		add_assignments(b, params);
-		sbuf_addch(b, '\n');
-	}
+	add_rationale_params(b, v);
 	if (json_array_size(tun)) {
 		sbuf_adds(b, "Its own tunables:\n");
 		add_tunables(b, tun, "  ");
@@ -1240,7 +1248,6 @@ static void build_tuner(struct part *p, json_t *ctx)
 static void add_inspiration(struct sbuf *b, json_t *v, json_t *order)
 {
 	json_t *fig = json_object_get(v, "figures");
-	const char *s;
 
 	sbuf_addf(b, "### %s", str_of(v, "id") ? str_of(v, "id") : "(no id)");
 	if (int_of(v, "lineage", -1) >= 0)
@@ -1248,16 +1255,7 @@ static void add_inspiration(struct sbuf *b, json_t *v, json_t *order)
 	sbuf_adds(b, ": ");
 	add_figure_line(b, fig);
 	sbuf_addch(b, '\n');
-	if ((s = str_of(v, "rationale")) && *s) {
-		sbuf_adds(b, "Rationale: ");
-		add_oneline(b, s, LINE_MAX_BYTES);
-		sbuf_addch(b, '\n');
-	}
-	if (json_object_size(json_object_get(v, "params"))) {
-		sbuf_adds(b, "Parameters: ");
-		add_assignments(b, json_object_get(v, "params"));
-		sbuf_addch(b, '\n');
-	}
+	add_rationale_params(b, v);
 	if (json_array_size(json_object_get(v, "tunables"))) {
 		sbuf_adds(b, "Its own tunables:\n");
 		add_tunables(b, json_object_get(v, "tunables"), "  ");
@@ -1382,16 +1380,7 @@ static void reflect_variant(struct sbuf *b, json_t *v)
 		add_figure_line(b, fig);
 	}
 	sbuf_addch(b, '\n');
-	if ((s = str_of(v, "rationale")) && *s) {
-		sbuf_adds(b, "Rationale: ");
-		add_oneline(b, s, LINE_MAX_BYTES);
-		sbuf_addch(b, '\n');
-	}
-	if (json_object_size(json_object_get(v, "params"))) {
-		sbuf_adds(b, "Parameters: ");
-		add_assignments(b, json_object_get(v, "params"));
-		sbuf_addch(b, '\n');
-	}
+	add_rationale_params(b, v);
 	add_evidence_line(b, fig);
 	if ((s = str_of(v, "evidence")) && *s) {
 		sbuf_adds(b, "Evidence:\n");
