@@ -765,6 +765,22 @@ static int tunables_check(const struct direction *d, const char *src, const char
 	return rc;
 }
 
+int answer_get_define(const char *src, const char *start_marker, const char *end_marker,
+		      const char *name, int64_t *value)
+{
+	struct blocks bl = { 0 };
+	struct define_line at = { 0 };
+	size_t count, used = 0;
+	char why[128];
+
+	if (blocks_find(src, start_marker, end_marker, &bl, why, sizeof(why)))
+		return 0;
+	count = define_find(src, &bl, name, &at);
+	blocks_release(&bl);
+	return count == 1 && parse_int(src + at.value, at.value_end - at.value, &used, value) &&
+	       used == at.value_end - at.value;
+}
+
 char *answer_set_define(const char *src, const char *start_marker, const char *end_marker,
 			const char *name, int64_t value, char *msg, size_t n)
 {

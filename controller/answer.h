@@ -101,4 +101,9 @@ char *answer_apply(const struct direction *d, const char *parent_src, const char
 char *answer_set_define(const char *src, const char *start_marker, const char *end_marker,
 			const char *name, int64_t value, char *msg, size_t n);
 
+/* The value of the one "#define name value" line in the blocks of src, when
+ * there is exactly one and its value is a decimal integer: 1 with *value. */
+int answer_get_define(const char *src, const char *start_marker, const char *end_marker,
+		      const char *name, int64_t *value);
+
 #endif

@@ -132,19 +132,21 @@ static int move_cmp(const void *a, const void *b)
 	return x->dist < y->dist ? -1 : x->dist > y->dist;
 }
 
-static int hash_known(const struct propose_ctx *ctx, struct proposal *props, size_t n,
-		      const char *hash)
-{
-	char h[65];
+/* What the sweep has proposed this round, with each proposal's address. */
+struct swept {
+	struct proposal *p;
+	size_t n;
+	char (*hash)[65];
+};
 
+static int hash_known(const struct propose_ctx *ctx, const struct swept *w, const char *hash)
+{
 	for (size_t i = 0; i < ctx->nhistory; i++)
 		if (ctx->history[i].hash && !strcmp(ctx->history[i].hash, hash))
 			return 1;
-	for (size_t i = 0; i < n; i++) {
-		variant_hash(props[i].source, props[i].options, h);
-		if (!strcmp(h, hash))
+	for (size_t i = 0; i < w->n; i++)
+		if (!strcmp(w->hash[i], hash))
 			return 1;
-	}
 	return 0;
 }
 
@@ -176,7 +178,7 @@ static json_t *sweepable(const struct spec *sp, const struct cand *c)
 
 /* Up to want one-step moves of parent's sweepable tunables, nearest first. */
 static void sweep_parent(struct mix *x, const struct propose_ctx *ctx, const struct cand *c,
-			 size_t want, struct proposal **props, size_t *n)
+			 size_t want, struct swept *w)
 {
 	const struct spec *sp = x->sp;
 	json_t *v = store_variant_get(ctx->session->st, ctx->session->id, c->id);
@@ -190,19 +192,15 @@ static void sweep_parent(struct mix *x, const struct propose_ctx *ctx, const str
 		const char *name = json_string_value(json_object_get(e, "name"));
 		json_t *vals = json_object_get(e, "values");
 		size_t nv = json_array_size(vals), cur = SIZE_MAX;
+		int64_t now;
 
-		/* the current value is the one that leaves the source as it is */
-		for (size_t k = 0; src && k < nv && cur == SIZE_MAX; k++) {
-			char *s2 = answer_set_define(src, sp->marker_start, sp->marker_end, name,
-						     json_integer_value(json_array_get(vals, k)),
-						     why, sizeof(why));
-
-			if (s2 && !strcmp(s2, src))
-				cur = k;
-			free(s2);
-		}
-		if (cur == SIZE_MAX)
+		if (!src || !answer_get_define(src, sp->marker_start, sp->marker_end, name, &now))
 			continue;
+		for (size_t k = 0; k < nv && cur == SIZE_MAX; k++)
+			if (json_integer_value(json_array_get(vals, k)) == now)
+				cur = k;
+		if (cur == SIZE_MAX)
+			continue; /* a value off the list: no neighbours to step to */
 		for (size_t k = 0; k < nv; k++) {
 			if (k == cur)
 				continue;
@@ -223,14 +221,16 @@ static void sweep_parent(struct mix *x, const struct propose_ctx *ctx, const str
 		if (!s2)
 			continue;
 		variant_hash(s2, opts ? opts : "", hash);
-		if (hash_known(ctx, *props, *n, hash) ||
+		if (hash_known(ctx, w, hash) ||
 		    blocks_verify(sp->template_src, ctx->blocks, s2, sp->marker_start,
 				  sp->marker_end, why, sizeof(why))) {
 			free(s2);
 			continue;
 		}
-		*props = xreallocarray(*props, *n + 1, sizeof(**props));
-		(*props)[(*n)++] = (struct proposal){
+		w->p = xreallocarray(w->p, w->n + 1, sizeof(*w->p));
+		w->hash = xreallocarray(w->hash, w->n + 1, sizeof(*w->hash));
+		memcpy(w->hash[w->n], hash, sizeof(hash));
+		w->p[w->n++] = (struct proposal){
 			.source = s2,
 			.options = xstrdup(opts ? opts : ""),
 			.parent = xstrdup(c->id),
@@ -250,16 +250,21 @@ static void sweep_parent(struct mix *x, const struct propose_ctx *ctx, const str
 static void sweep(struct mix *x, const struct propose_ctx *ctx, size_t want,
 		  struct proposal **props, size_t *n)
 {
+	struct swept w = { 0 };
+
 	for (size_t i = 0; i < ctx->nparents && want; i++) {
 		const struct cand *c = ctx->parents[i];
-		size_t before = *n;
+		size_t before = w.n;
 
 		if (!c->origin || (strcmp(c->origin, "model") && strcmp(c->origin, "sweep")))
 			continue;
 		/* the better parent gets at least half of what is left */
-		sweep_parent(x, ctx, c, i + 1 < ctx->nparents ? (want + 1) / 2 : want, props, n);
-		want -= *n - before;
+		sweep_parent(x, ctx, c, i + 1 < ctx->nparents ? (want + 1) / 2 : want, &w);
+		want -= w.n - before;
 	}
+	free(w.hash);
+	*props = w.p;
+	*n = w.n;
 }
 
 /* --- one round ------------------------------------------------------------------ */

@@ -797,6 +797,17 @@ TEST(set_define)
 	got = answer_set_define(two, START, END, "T", 4, msg, sizeof(msg));
 	CHECK(got == NULL);
 	free(got);
+	/* reading one back: only a single line inside the blocks with an integer */
+	{
+		int64_t v = 0;
+
+		CHECK(answer_get_define(two, START, END, "TM", &v) == 1 && v == 16);
+		CHECK(answer_get_define(two, START, END, "TMX", &v) == 1 && v == 3);
+		CHECK(answer_get_define(two, START, END, "EMPTY", &v) == 0);
+		CHECK(answer_get_define(two, START, END, "TWICE", &v) == 0);
+		CHECK(answer_get_define(two, START, END, "WX", &v) == 0);
+		CHECK(answer_get_define("no blocks\n", START, END, "TM", &v) == 0);
+	}
 }
 
 /* --- truncated and damaged answers ------------------------------------------ */
