@@ -393,9 +393,20 @@ static void report_rounds(struct session *s, struct sbuf *b)
 			ok += st && !strcmp(st, "ok");
 			json_decref(res);
 		}
-		sbuf_addf(b, "| %d | %s | %zu | %zu | %s | %s |\n", r, text(row, "mode", "-"),
-			  json_array_size(vars), ok, text(row, "decision", "-"),
-			  text(row, "reason", ""));
+		sbuf_addf(b, "| %d | %s", r, text(row, "mode", "-"));
+		/* a model session's rounds say how their slots were shared, and why */
+		if (json_is_object(json_object_get(row, "plan"))) {
+			json_t *plan = json_object_get(row, "plan");
+			json_t *got = json_object_get(plan, "proposed");
+
+			sbuf_addf(b, " (model %lld, tuner %lld, sweep %lld: %s)",
+				  (long long)json_integer_value(json_object_get(got, "model")),
+				  (long long)json_integer_value(json_object_get(got, "tune")),
+				  (long long)json_integer_value(json_object_get(got, "sweep")),
+				  text(plan, "why", ""));
+		}
+		sbuf_addf(b, " | %zu | %zu | %s | %s |\n", json_array_size(vars), ok,
+			  text(row, "decision", "-"), text(row, "reason", ""));
 		json_decref(vars);
 		json_decref(row);
 	}

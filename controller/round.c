@@ -271,7 +271,7 @@ int round_propose(struct session *s, int round, const char *mode, char *msg, siz
 				    &o, msg, n);
 	if (rc) {
 		offer_release(&o);
-		return rc < 0 ? rc : KERR_INVALID;
+		return rc;
 	}
 	if ((rc = store_begin(s->st, msg, n))) {
 		offer_release(&o);

@@ -200,6 +200,10 @@ def command_session(kctl, evalpod, data, server):
         plans = sc.db("SELECT round, plan FROM rounds WHERE session = ? AND round > 0", sid)
         check(plans and all(p[1] and "why" in json.loads(p[1]) for p in plans),
               "command: every search round records how its slots were shared and why")
+        with open(os.path.join(sc.folder(sid), "report.md")) as f:
+            rep = f.read()
+        check(re.search(r"\| 1 \| explore \(model \d+, tuner \d+, sweep \d+: weights", rep),
+              "command: report.md's rounds say how their slots were shared")
 
 
 def api_session(kctl, evalpod, data, server, provider, stream):
