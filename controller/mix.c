@@ -14,7 +14,9 @@
  *   4. a spent model budget gives everything to the tuner side;
  *   5. the tuner side sweeps the lineages' model variants first (their
  *      untried one-step moves, nearest value first), then runs the spec's
- *      tuner; whatever it cannot fill goes back to the model.
+ *      tuner; whatever it cannot fill goes back to the model;
+ *   6. whatever the model does not give (answers it could not use) goes
+ *      back to the tuner side, unless the weights give the tuner nothing.
  */
 #include "session.h"
 #include "answer.h"
@@ -281,13 +283,28 @@ static void append(struct proposal **all, size_t *n, struct proposal *more, size
 	free(more);
 }
 
+/* Frees props[from..n) and keeps the first from. */
+static void keep_first(struct proposal *props, size_t *n, size_t from)
+{
+	for (size_t i = from; i < *n; i++)
+		proposal_release(&props[i]);
+	*n = from;
+}
+
+/*
+ * The tuner side (the sweep first, then the spec's tuner) offers up to the
+ * whole round; the model is asked for its share plus what the tuner side
+ * cannot fill; what the model does not give (answers it could not use)
+ * goes back to the tuner side's offer, unless the spec's weights give the
+ * tuner nothing.
+ */
 static int mix_propose(struct proposer *p, const struct propose_ctx *ctx, struct proposal **out,
 		       size_t *n, char *msg, size_t mlen)
 {
 	struct mix *x = p->state;
 	struct sbuf why = SBUF_INIT;
 	struct proposal *all = NULL, *more = NULL;
-	size_t nall = 0, nmore = 0, want_model, want_tune, nsweep, ntune = 0;
+	size_t nall = 0, nmore = 0, want_model, want_tune, nsweep, npool, take, nmodel = 0;
 	double share = model_share(x, ctx, &why);
 	struct propose_ctx sub = *ctx;
 	int rc = 0;
@@ -298,26 +315,42 @@ static int mix_propose(struct proposer *p, const struct propose_ctx *ctx, struct
 	if (share > 0 && !want_model && ctx->want)
 		want_model = 1;
 	want_tune = ctx->want - want_model;
-	sweep(x, ctx, want_tune, &all, &nall);
+	sweep(x, ctx, x->sp->m.weight_tune > 0 ? ctx->want : want_tune, &all, &nall);
 	nsweep = nall;
-	if (nall < want_tune && x->tune.propose) {
-		sub.want = want_tune - nall;
+	if (nall < ctx->want && x->tune.propose && x->sp->m.weight_tune > 0) {
+		sub.want = ctx->want - nall;
 		rc = x->tune.propose(&x->tune, &sub, &more, &nmore, msg, mlen);
-		ntune = nmore;
 		append(&all, &nall, more, nmore);
 	}
-	if (!rc && nall < want_tune) {
-		sbuf_addf(&why, "; the tuner side filled %zu of %zu: the rest to the model", nall,
+	npool = nall;
+	take = want_tune < npool ? want_tune : npool;
+	if (!rc && take < want_tune) {
+		sbuf_addf(&why, "; the tuner side filled %zu of %zu: the rest to the model", take,
 			  want_tune);
-		want_model += want_tune - nall;
+		want_model += want_tune - take;
 	}
 	if (!rc && want_model && share > 0) {
 		sub.want = want_model;
 		more = NULL;
 		nmore = 0;
 		rc = x->model.propose(&x->model, &sub, &more, &nmore, msg, mlen);
-		if (!rc)
+		nmodel = nmore;
+		if (!rc && nmodel < want_model && take < npool) {
+			size_t extra = want_model - nmodel < npool - take ? want_model - nmodel
+									  : npool - take;
+
+			sbuf_addf(&why, "; the model gave %zu of %zu: %zu more to the tuner side",
+				  nmodel, want_model, extra);
+			take += extra;
+		}
+		if (!rc) {
+			keep_first(all, &nall, take);
 			append(&all, &nall, more, nmore);
+		} else {
+			proposals_free(more, nmore);
+		}
+	} else {
+		keep_first(all, &nall, take);
 	}
 	if (rc) {
 		proposals_free(all, nall);
@@ -325,18 +358,25 @@ static int mix_propose(struct proposer *p, const struct propose_ctx *ctx, struct
 		return rc;
 	}
 	if (ctx->plan) {
+		size_t ts = take < nsweep ? take : nsweep;
+
 		json_object_set_new(ctx->plan, "slots",
 				    json_pack("{s:I, s:I, s:I}", "model", (json_int_t)want_model,
-					      "tune", (json_int_t)ntune, "sweep",
-					      (json_int_t)nsweep));
+					      "tune", (json_int_t)(take - ts), "sweep",
+					      (json_int_t)ts));
 		json_object_set_new(ctx->plan, "proposed",
-				    json_pack("{s:I, s:I, s:I}", "model",
-					      (json_int_t)(nall - nsweep - ntune), "tune",
-					      (json_int_t)ntune, "sweep", (json_int_t)nsweep));
+				    json_pack("{s:I, s:I, s:I}", "model", (json_int_t)nmodel,
+					      "tune", (json_int_t)(take - ts), "sweep",
+					      (json_int_t)ts));
 		json_object_set_new(ctx->plan, "why", json_string(why.buf));
 	}
-	log_info("round %d: %zu slots: model %zu, tuner %zu, sweep %zu (%s)", ctx->round, ctx->want,
-		 want_model, ntune, nsweep, why.buf);
+	log_info("round %d: %zu slots: model %zu (of %zu asked), tuner %zu, sweep %zu (%s)",
+		 ctx->round, ctx->want, nmodel, want_model, take - (take < nsweep ? take : nsweep),
+		 take < nsweep ? take : nsweep, why.buf);
+	if (!nall && want_model)
+		log_warn("round %d: nothing to evaluate: the model gave no direction that could "
+			 "be used (rounds/r%03d/llm/ has its answers and what was wrong)",
+			 ctx->round, ctx->round);
 	sbuf_release(&why);
 	*out = all;
 	*n = nall;

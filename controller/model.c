@@ -93,6 +93,16 @@ static json_t *tunables_json(const struct direction *d)
 	return a;
 }
 
+/* The first of d's TUNABLE names that is one of the spec's tunables, or NULL. */
+static const char *spec_tunable_of(const struct spec *sp, const struct direction *d)
+{
+	for (size_t i = 0; i < d->ntunables; i++)
+		for (size_t k = 0; k < sp->ntunables; k++)
+			if (!strcmp(d->tunables[i].name, sp->tunables[k].name))
+				return d->tunables[i].name;
+	return NULL;
+}
+
 /*
  * Turns an answer into proposals appended to t: parent is the request's
  * parent, offered the ids a direction may name as its own.  Counts every
@@ -119,7 +129,7 @@ static size_t digest(struct model *m, const struct propose_ctx *ctx, const char 
 		const char *from = parent, *dup;
 		json_t *pv;
 		char *src, hash[65];
-		const char *opts;
+		const char *opts, *clash;
 		int ok_parent = !d->parent;
 
 		for (size_t k = 0; d->parent && k < json_array_size(offered); k++)
@@ -131,6 +141,18 @@ static size_t digest(struct model *m, const struct propose_ctx *ctx, const char 
 				  "direction %zu (line %zu): PARENT %s is not one of the variants "
 				  "offered\n",
 				  i + 1, d->line, d->parent);
+			continue;
+		}
+		if ((clash = spec_tunable_of(sp, d))) {
+			count(outcomes, "not_applied");
+			sbuf_addf(errors,
+				  "direction %zu (line %zu): TUNABLE %s is one of the spec's "
+				  "tunables, which the tuner sweeps already%s; declare only names "
+				  "the spec does not have\n",
+				  i + 1, d->line, clash,
+				  sp->render == RENDER_OPTIONS
+					  ? " as -D options (they override the #define)"
+					  : "");
 			continue;
 		}
 		if (d->parent)
@@ -270,13 +292,14 @@ static int request(struct model *m, const struct propose_ctx *ctx, const struct 
 			     &errors);
 		model_record_outcome(ctx->session, ctx->round, seq, outcomes, errors.buf);
 		log_info("round %d: %s answered exchange %d (%s, %zu direction%s asked): %zu "
-			 "accepted%s",
+			 "accepted%s (rounds/r%03d/llm/%03d.json has %s)",
 			 ctx->round, m->label, seq, parent ? parent->id : "the template", want,
 			 want == 1 ? "" : "s", got,
 			 !errors.len ? ""
 			 : got < want && attempt < m->sp->m.answer_retries
-				 ? "; asking again (rounds/rNNN/llm/ has the errors)"
-				 : "; the rest could not be used");
+				 ? "; asking again"
+				 : "; the rest could not be used",
+			 ctx->round, seq, errors.len ? "the errors" : "the record");
 		want -= got < want ? got : want;
 		if (errors.len && want && attempt < m->sp->m.answer_retries) {
 			char *next = retry_prompt(prompt0, answer, errors.buf, want);

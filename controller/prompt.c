@@ -55,9 +55,10 @@
 	"  included, and occurs exactly once in the body it edits.\n"                              \
 	"- PARENT is optional: it names the parent or one of the inspirations the prompt shows;\n" \
 	"  without it a direction starts from the prompt's parent.\n"                              \
-	"- TUNABLE is optional and repeatable: a name and at least two distinct integers.  The\n"  \
-	"  new blocks must then hold exactly one line '#define NAME value', with a value from\n"   \
-	"  the list; the tuner builds and times the direction with each value.\n"                  \
+	"- TUNABLE is optional and repeatable: a new name (not one of the template's tunables,\n"  \
+	"  which the tuner sweeps already) and at least two distinct integers.  The new blocks\n"  \
+	"  must then hold exactly one line '#define NAME value', with a value from the list;\n"    \
+	"  the tuner builds and times the direction with each value.\n"                            \
 	"- Between sections only blank lines may stand; text before the first '=== DIRECTION'\n"   \
 	"  is ignored, anything else is an error.\n"
 

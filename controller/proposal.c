@@ -15,15 +15,20 @@ void proposer_close(struct proposer *p)
 	memset(p, 0, sizeof(*p));
 }
 
+void proposal_release(struct proposal *p)
+{
+	free(p->source);
+	free(p->options);
+	free(p->parent);
+	free(p->rationale);
+	json_decref(p->params);
+	json_decref(p->tunables);
+	memset(p, 0, sizeof(*p));
+}
+
 void proposals_free(struct proposal *p, size_t n)
 {
-	for (size_t i = 0; p && i < n; i++) {
-		free(p[i].source);
-		free(p[i].options);
-		free(p[i].parent);
-		free(p[i].rationale);
-		json_decref(p[i].params);
-		json_decref(p[i].tunables);
-	}
+	for (size_t i = 0; p && i < n; i++)
+		proposal_release(&p[i]);
 	free(p);
 }

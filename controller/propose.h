@@ -96,6 +96,8 @@ struct proposer {
 int proposer_open(struct proposer *p, const struct spec *s, char *msg, size_t n);
 void proposer_close(struct proposer *p);
 
+/* Frees what one proposal holds; proposals_free frees n of them and the array. */
+void proposal_release(struct proposal *p);
 void proposals_free(struct proposal *p, size_t n);
 
 /* The built-in tuner (tune.c). */

@@ -35,14 +35,20 @@ SECRET = "hunter2-not-for-children-" + "5d1e"
 
 
 class Scenario:
-    def __init__(self, kctl, evalpod, data, label, proposer):
+    """A temporary folder with the problem's files and its spec: mm.yaml and
+    proposer, or spec (a whole spec's text) and the folders in copy."""
+
+    def __init__(self, kctl, evalpod, data, label, proposer, spec=None, copy=()):
         self.kctl, self.label = kctl, label
         self.tmp = tempfile.mkdtemp(prefix="kctl-llm-")
-        for name in ("mm.cl", "mm_ref.cl"):
-            shutil.copy(os.path.join(data, name), self.tmp)
-        with open(os.path.join(data, "mm.yaml")) as f:
-            spec = f.read()
-        self.spec = os.path.join(self.tmp, "mm.yaml")
+        if spec is None:
+            for name in ("mm.cl", "mm_ref.cl"):
+                shutil.copy(os.path.join(data, name), self.tmp)
+            with open(os.path.join(data, "mm.yaml")) as f:
+                spec = f.read()
+        for src in copy:
+            shutil.copytree(src, os.path.join(self.tmp, os.path.basename(src)))
+        self.spec = os.path.join(self.tmp, "spec.yaml")
         with open(self.spec, "w") as f:
             f.write(spec + proposer)
         self.env = dict(os.environ, KCTL_STATE_DIR=os.path.join(self.tmp, "state"),
@@ -57,7 +63,10 @@ class Scenario:
         if self.server:
             self.server.kill()
             self.server.wait()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if os.environ.get("KCTL_LLM_KEEP"):  # when debugging
+            print(f"     kept {self.tmp}", flush=True)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
     def run(self, args, timeout=900):
         return subprocess.run([self.kctl] + args, env=self.env, capture_output=True, text=True,
@@ -365,6 +374,118 @@ def replay(kctl, evalpod, data, server):
               "replay: every exchange of the replay came from the recording")
 
 
+def model_gives_nothing(kctl, evalpod, data, server):
+    """A model whose answers can never be used: its slots go back to the
+    tuner side; with the weights giving the tuner nothing, the session
+    ends with a warning that says why."""
+    run = f"    run: [{sys.executable}, {os.path.join(data, 'model.py')}]\n    env: [MODEL_FAULT]\n"
+    prop = "proposer:\n  kind: command\n  command:\n" + run
+    with Scenario(kctl, evalpod, data, "mute", prop) as sc:
+        sc.env["MODEL_FAULT"] = "mute"
+        r = sc.run(["start", sc.spec, "--rounds", "1"])
+        sid = checks.session_id(r)
+        check(r.returncode == 0, f"mute: the session ends ({tail(r)})")
+        plan = sc.db("SELECT plan FROM rounds WHERE session = ? AND round = 1", sid)
+        plan = json.loads(plan[0][0]) if plan and plan[0][0] else {}
+        origins = [v[1] for v in variants(sc, sid) if v[1] != "start"]
+        check(plan.get("proposed", {}).get("model") == 0 and
+              re.search(r"the model gave 0 of \d+: \d+ more to the tuner side",
+                        plan.get("why", "")) and
+              len(origins) == 4 and set(origins) == {"tune"},
+              f"mute: the model's slots went to the tuner ({origins}, {plan})")
+        with open(sc.spec) as f:
+            spec = f.read()
+        with open(sc.spec, "w") as f:
+            f.write(spec.replace("  kind: command\n", "  kind: command\n  mix: {model: 1}\n"))
+        r = sc.run(["start", sc.spec, "--rounds", "1"])
+        sid = checks.session_id(r)
+        st = sc.db("SELECT state FROM sessions WHERE id = ?", sid)
+        check(r.returncode == 0 and st and st[0][0] == "done" and
+              "nothing to evaluate: the model gave no direction that could be used"
+              in r.stderr and len(variants(sc, sid)) == 1,
+              f"mute: with the model alone the session ends done and says why ({tail(r)})")
+
+
+def gla_session(kctl, evalpod, data, server):
+    """Real rewrites of examples/chunk_gla's template (two kernels, one
+    unnamed block, tunables as -D options over #ifndef-guarded defaults),
+    by the scripted model (gla.py) through a proposer command, on small
+    shapes: a structural one evaluated and correct on every shape, a wrong
+    decay the evaluator catches and the next prompt shows with its
+    evidence, a TUNABLE naming a spec tunable refused and asked again."""
+    ex = os.path.join(data, "..", "..", "..", "examples")
+    with open(os.path.join(ex, "chunk_gla.yaml")) as f:
+        full = f.read()
+    spec = (full[:full.index("\nshapes:")] + """
+shapes:
+  - {timed: true, values: {B: 1, T: 200, H: 2, K: 32, V: 32}}
+  - {name: tiny, values: {B: 1, T: 1, H: 1, K: 16, V: 16}}
+  - {values: {B: 1, T: 77, H: 1, K: 16, V: 32}}
+tunables:
+  params:
+    CHUNK: [32, 64]
+    SVW: [16]
+    SKT: [16]
+    VW: [16]
+    TR: [8, 16]
+    WG: [2]
+  render: options
+correctness: {atol: 2e-4, rtol: 2e-4, seeds: [1, 2, 3]}
+measurement: {warmup: 1, min_samples: 3, min_time_ms: 5}
+session: {max_rounds: 2, max_evaluations: 16, output_dir: runs, confirm_passes: 0}
+batch: {variants_per_round: 4, top_k: 2, max_active_lineages: 2}
+""")
+    prop = ("proposer:\n  kind: command\n  mix: {model: 1}\n  command:\n"
+            f"    run: [{sys.executable}, {os.path.join(data, 'model.py')}]\n")
+    with Scenario(kctl, evalpod, data, "gla", prop, spec=spec,
+                  copy=[os.path.join(ex, "chunk_gla")]) as sc:
+        r = sc.run(["start", sc.spec])
+        sid = checks.session_id(r)
+        check(r.returncode == 0, f"gla: the session ends done ({tail(r)})")
+        vs = sc.db("SELECT v.id, v.round, r.status, v.source, v.rationale, v.tunables"
+                   " FROM variants v LEFT JOIN results r"
+                   " ON r.session = v.session AND r.variant = v.id"
+                   " WHERE v.session = ? AND v.origin = 'model' ORDER BY v.round, v.rowid",
+                   sid)
+        stream = [v for v in vs if "x[p * ldx + kr + i]" in v[3] and v[1] == 1]
+        check(stream and stream[0][2] == "ok" and "lx[m * K" not in stream[0][3],
+              f"gla: the rewrite that streams gla_state's rows from global memory is "
+              f"correct on every shape ({[(v[0], v[2]) for v in stream]})")
+        wrong = [v for v in vs if "wdec[len - 1]" in v[3]]
+        check(wrong and wrong[0][2] == "incorrect",
+              f"gla: the decay one step short is caught by the check "
+              f"({[(v[0], v[2]) for v in wrong]})")
+        unr = [v for v in vs if "#define UNR 2 " in v[3]]
+        check(unr and unr[0][2] == "ok" and unr[0][5] and
+              json.loads(unr[0][5])[0]["name"] == "UNR",
+              f"gla: a direction's own tunable (UNR) is recorded with it "
+              f"({[(v[0], v[2], v[5]) for v in unr]})")
+        calls = sc.db("SELECT round, seq, purpose, meta FROM llm_calls WHERE session = ?"
+                      " AND round = 1 ORDER BY seq", sid)
+        first = json.loads(calls[0][3]) if calls else {}
+        check(len(calls) >= 2 and calls[1][2] == "retry" and
+              first.get("outcomes", {}).get("not_applied") == 1 and
+              "TUNABLE TR is one of the spec's tunables" in first.get("errors", ""),
+              f"gla: a TUNABLE naming a spec tunable is refused with the reason and "
+              f"asked again ({first.get('outcomes')}, {first.get('errors', '')[:120]!r})")
+        check(any("exp2(g * M_LOG2E_F" in v[3] for v in vs),
+              "gla: the answer to the second asking was evaluated")
+        prompts = glob.glob(os.path.join(sc.folder(sid), "rounds", "r002", "llm",
+                                         "*-prompt.txt"))
+        text = ""
+        for path in prompts:
+            with open(path) as f:
+                text += f.read()
+        check(wrong and wrong[0][0] in text and "one decay step less" in text and
+              re.search(r"(worst|max)[^\n]*error", text, re.I),
+              f"gla: round 2's prompt shows the wrong variant's failure with its worst "
+              f"error ({len(prompts)} prompts)")
+        r2 = [v for v in vs if v[1] == 2]
+        check(r2 and all(v[2] == "ok" for v in r2),
+              f"gla: round 2's rewrites of round 1's rewrites are correct "
+              f"({[(v[0], v[2]) for v in r2]})")
+
+
 def main():
     if len(sys.argv) != 5:
         print("usage: kctl_llm.py KCTL EVALPOD DATA_DIR SERVER", file=sys.stderr)
@@ -374,8 +495,10 @@ def main():
              lambda *a: api_session(*a, "openai", True),
              lambda *a: api_session(*a, "anthropic", True),
              lambda *a: api_session(*a, "openai", False),
-             kill_during_request, kill_during_command, replay]
-    only = os.environ.get("KCTL_LLM_ONLY")  # a scenario's index, when debugging
+             kill_during_request, kill_during_command, replay, gla_session,
+             model_gives_nothing]
+    # KCTL_LLM_ONLY=0,3 runs scenarios 0 and 3; KCTL_LLM_KEEP=1 keeps their folders
+    only = os.environ.get("KCTL_LLM_ONLY")
     for i, t in enumerate(tests):
         if only and str(i) not in only.split(","):
             continue

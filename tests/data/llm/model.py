@@ -10,9 +10,10 @@ The answers are real structural rewrites of mm.cl's naive body: a block of
 RM x CW elements of C per work-item held in registers (what the tuner alone
 cannot reach), an fma EDIT, then sweeps of the block's shape; a request for
 more directions than it has gets duplicates (which kctl counts and asks
-again for).  MODEL_FAULT=edit makes the first answer's EDIT miss (kctl asks
-again with the error; the second answer is right); MODEL_FAULT=garbage
-answers text in no format first.  MODEL_SLEEP_ONCE=FILE: the first call
+again for).  For examples/chunk_gla it answers with gla.py's rewrites.
+MODEL_FAULT=edit makes the first answer's EDIT miss (kctl asks again with
+the error; the second answer is right); MODEL_FAULT=garbage answers text in
+no format first, MODEL_FAULT=mute every time.  MODEL_SLEEP_ONCE=FILE: the first call
 writes its pid to FILE and hangs for two minutes.  MODEL_LOG=FILE: each call
 appends its round, parent and environment as a JSON line.
 """
@@ -21,6 +22,9 @@ import os
 import re
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gla  # noqa: E402  the answers for examples/chunk_gla
 
 BLOCKED_BODY = """\
 const int j0 = get_global_id(0) * CW, i0 = get_global_id(1) * RM;
@@ -97,8 +101,12 @@ def answer(ctx, prompt=""):
     follow-up (the last "YOUR PREVIOUS ANSWER" section) says was wrong."""
     fault = os.environ.get("MODEL_FAULT", "")
     want = int(ctx.get("directions") or 1)
+    if (ctx.get("kernel") or {}).get("name") == "chunk_gla":
+        return gla.answer(ctx, prompt, want)
     ideas = directions(ctx)
     again = prompt.rfind("=== END OF YOUR PREVIOUS ANSWER")
+    if fault == "mute":
+        return "I would rather not.\n"
     if again < 0:
         if fault == "garbage":
             return "Sure! Here is a faster kernel: just make it faster.\n"
