@@ -304,7 +304,8 @@ static int mix_propose(struct proposer *p, const struct propose_ctx *ctx, struct
 	struct mix *x = p->state;
 	struct sbuf why = SBUF_INIT;
 	struct proposal *all = NULL, *more = NULL;
-	size_t nall = 0, nmore = 0, want_model, want_tune, nsweep, npool, take, nmodel = 0;
+	size_t nall = 0, nmore = 0, want_model, want_tune, nsweep, npool, take, nmodel = 0, nswept;
+	size_t offer = x->sp->m.weight_tune > 0 ? ctx->want : 0; /* what the tuner side offers */
 	double share = model_share(x, ctx, &why);
 	struct propose_ctx sub = *ctx;
 	int rc = 0;
@@ -315,10 +316,10 @@ static int mix_propose(struct proposer *p, const struct propose_ctx *ctx, struct
 	if (share > 0 && !want_model && ctx->want)
 		want_model = 1;
 	want_tune = ctx->want - want_model;
-	sweep(x, ctx, x->sp->m.weight_tune > 0 ? ctx->want : want_tune, &all, &nall);
+	sweep(x, ctx, offer, &all, &nall);
 	nsweep = nall;
-	if (nall < ctx->want && x->tune.propose && x->sp->m.weight_tune > 0) {
-		sub.want = ctx->want - nall;
+	if (nall < offer && x->tune.propose) {
+		sub.want = offer - nall;
 		rc = x->tune.propose(&x->tune, &sub, &more, &nmore, msg, mlen);
 		append(&all, &nall, more, nmore);
 	}
@@ -357,22 +358,20 @@ static int mix_propose(struct proposer *p, const struct propose_ctx *ctx, struct
 		sbuf_release(&why);
 		return rc;
 	}
+	nswept = take < nsweep ? take : nsweep; /* of what was taken, the sweep's */
 	if (ctx->plan) {
-		size_t ts = take < nsweep ? take : nsweep;
-
 		json_object_set_new(ctx->plan, "slots",
 				    json_pack("{s:I, s:I, s:I}", "model", (json_int_t)want_model,
-					      "tune", (json_int_t)(take - ts), "sweep",
-					      (json_int_t)ts));
+					      "tune", (json_int_t)(take - nswept), "sweep",
+					      (json_int_t)nswept));
 		json_object_set_new(ctx->plan, "proposed",
 				    json_pack("{s:I, s:I, s:I}", "model", (json_int_t)nmodel,
-					      "tune", (json_int_t)(take - ts), "sweep",
-					      (json_int_t)ts));
+					      "tune", (json_int_t)(take - nswept), "sweep",
+					      (json_int_t)nswept));
 		json_object_set_new(ctx->plan, "why", json_string(why.buf));
 	}
 	log_info("round %d: %zu slots: model %zu (of %zu asked), tuner %zu, sweep %zu (%s)",
-		 ctx->round, ctx->want, nmodel, want_model, take - (take < nsweep ? take : nsweep),
-		 take < nsweep ? take : nsweep, why.buf);
+		 ctx->round, ctx->want, nmodel, want_model, take - nswept, nswept, why.buf);
 	if (!nall && want_model)
 		log_warn("round %d: nothing to evaluate: the model gave no direction that could "
 			 "be used (rounds/r%03d/llm/ has its answers and what was wrong)",

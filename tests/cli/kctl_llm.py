@@ -468,8 +468,10 @@ batch: {variants_per_round: 4, top_k: 2, max_active_lineages: 2}
               "TUNABLE TR is one of the spec's tunables" in first.get("errors", ""),
               f"gla: a TUNABLE naming a spec tunable is refused with the reason and "
               f"asked again ({first.get('outcomes')}, {first.get('errors', '')[:120]!r})")
-        check(any("exp2(g * M_LOG2E_F" in v[3] for v in vs),
-              "gla: the answer to the second asking was evaluated")
+        exp2 = [v for v in vs if "exp2(g * M_LOG2E_F" in v[3]]
+        check(exp2 and exp2[0][2] == "ok",
+              f"gla: the answer to the second asking was evaluated and correct "
+              f"({[(v[0], v[2]) for v in exp2]})")
         prompts = glob.glob(os.path.join(sc.folder(sid), "rounds", "r002", "llm",
                                          "*-prompt.txt"))
         text = ""
