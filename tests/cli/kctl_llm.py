@@ -484,7 +484,8 @@ batch: {variants_per_round: 4, top_k: 2, max_active_lineages: 2}
               f"error ({len(prompts)} prompts)")
         r2 = [v for v in vs if v[1] == 2]
         check(r2 and all(v[2] == "ok" for v in r2),
-              f"gla: round 2's rewrites of round 1's rewrites are correct "
+              f"gla: round 2's rewrites (of round 1's rewrites, or of the template with "
+              f"round 1's ideas together) are correct "
               f"({[(v[0], v[2]) for v in r2]})")
 
 

@@ -12,7 +12,9 @@ directions are real rewrites of it:
 - SPEC_TUNABLE: declares TR, a spec tunable, as its own (kctl refuses it);
 - UNROLL: UNR (not a spec tunable) as the direction's own tunable;
 - EXP2: the decay table from exp2, asked for again after SPEC_TUNABLE;
-- FOLD_X: on a STREAM parent, the decay folded into x instead of y.
+- FOLD_X: on a STREAM parent, the decay folded into x instead of y;
+- STREAM_EXP2: from round 2 on, STREAM and EXP2 together, for a parent
+  that has neither (the template, when nothing beat it beyond the noise).
 """
 import re
 
@@ -83,6 +85,12 @@ UNROLL = edit("gla_chunk: unroll the tiles' inner loop (compute-bound)",
 EXP2 = edit("gla_chunk: the decay table from exp2 (fewer instructions per entry)",
             [(RDEC_LINE, RDEC_LINE.replace("exp(g * (CHUNK - i))",
                                              "exp2(g * M_LOG2E_F * (CHUNK - i))"))])
+STREAM_EXP2 = edit("both kernels: gla_state's rows from global memory, and gla_chunk's "
+                   "decay table from exp2",
+                   [(WDEC, WDEC + "\tbarrier(CLK_LOCAL_MEM_FENCE); // wdec is read by all\n"),
+                    (STAGED, STREAMED),
+                    (RDEC_LINE, RDEC_LINE.replace("exp(g * (CHUNK - i))",
+                                                  "exp2(g * M_LOG2E_F * (CHUNK - i))"))])
 FOLD_X = edit("gla_state: fold the decay into x, one multiply per row instead of per column",
               [("\t\t\tfloatS yw = vloadS(0, y + p * ldy + cv) * wdec[m];\n"
                 "\n"
@@ -109,6 +117,11 @@ def directions(ctx):
         ideas.append(EXP2)
     if "x[p * ldx + kr + i]), yw" in body:
         ideas.append(FOLD_X)
+    if ctx.get("round", 1) > 1 and "lx[m * K + kr + i]" in body and \
+            "exp(g * (CHUNK - i))" in body:
+        # round 1's ideas together: new even when round 2's parent is the
+        # template again (when no rewrite beat it beyond the noise)
+        ideas.append(STREAM_EXP2)
     return ideas
 
 
