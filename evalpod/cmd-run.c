@@ -176,11 +176,19 @@ static double check_timeout(const struct batch *b)
 	return b->limits.compile_timeout_s + b->limits.run_timeout_s;
 }
 
-/* The reference's outputs go to the judge, out of every later worker's reach. */
+/*
+ * The reference's outputs go to the judge, out of every later worker's
+ * reach; those the reference worker computed go to the session's cache
+ * first.
+ */
 static int open_judge(struct run *r)
 {
 	char *refdir = worker_dir(r->work, "reference");
-	int rc = judge_open(&r->judge, &r->b, refdir, r->tseeds, r->nprogs, r->msg, sizeof(r->msg));
+	int rc;
+
+	if (r->refcache.dir && !r->ref_cached)
+		refcache_store(&r->refcache, &r->b, r->tseeds, refdir);
+	rc = judge_open(&r->judge, &r->b, refdir, r->tseeds, r->nprogs, r->msg, sizeof(r->msg));
 
 	free(refdir);
 	return rc ? RUN_EXIT_INFRA : 0;
@@ -226,6 +234,49 @@ static int run_reference(struct run *r)
 	r->ref.check_wall_ms = j.wall_ms;
 	job_release(&j);
 	return rc ? rc : open_judge(r);
+}
+
+/*
+ * The reference's outputs from the session's cache (refcache.h) when every
+ * one is there and intact: then the reference worker does not run (the
+ * timing worker still times the reference).  Else the reference worker
+ * computes them.
+ */
+static int reference_outputs(struct run *r)
+{
+	char *refdir;
+
+	if (!r->refcache.dir)
+		return run_reference(r);
+	refdir = worker_dir(r->work, "reference");
+	r->ref_cached = refcache_restore(&r->refcache, &r->b, r->tseeds, refdir);
+	free(refdir);
+	if (!r->ref_cached)
+		return run_reference(r);
+	log_info("reference outputs from the session's cache");
+	r->ref.src = &r->b.reference;
+	r->ref.check = json_pack("{s:s, s:s}", "id", "reference", "status", "ok");
+	return open_judge(r);
+}
+
+/*
+ * With --ref-cache: opens the cache and takes the session's timing seeds
+ * from it.  A cache that cannot be opened is logged and left out: the batch
+ * runs as without one.
+ */
+static void draw_seeds(struct run *r)
+{
+	char why[1024];
+
+	if (r->ref_cache_dir &&
+	    refcache_open(&r->refcache, r->ref_cache_dir, r->exe, &r->b, why, sizeof(why))) {
+		log_warn("reference cache left out: %s", why);
+		refcache_close(&r->refcache);
+	}
+	if (r->refcache.dir)
+		refcache_seeds(&r->refcache, &r->b, r->tseeds);
+	else
+		worker_draw_seeds(&r->b, r->tseeds);
 }
 
 static int on_judge(void *ctx, struct job *j)
@@ -485,14 +536,15 @@ static void mark_untimed(struct run *r)
 }
 
 static const char run_usage[] =
-	"usage: evalpod run [BATCH] [--out DIR] [--jobs N] [--cache-dir DIR] [--ca-file FILE]\n"
-	"                           [--keep-work] [--verbose]\n"
+	"usage: evalpod run [BATCH] [--out DIR] [--jobs N] [--cache-dir DIR] [--ref-cache DIR]\n"
+	"                           [--ca-file FILE] [--keep-work] [--verbose]\n"
 	"  BATCH    an EvalBatch JSON file, - for stdin, or an http(s) URL; when left out,\n"
 	"           the URL in $EVALPOD_BATCH_URL, or in $EVALPOD_BATCH_URL_<i> with\n"
 	"           i = $JOB_COMPLETION_INDEX (an Indexed Job's pod); a presigned URL is\n"
 	"           a credential: the environment keeps it off listable command lines\n"
 	"  --out    directory for one result JSON per variant, artifacts and summary.json\n"
-	"  --jobs   programs checked in parallel (default: online CPUs, at most 4)\n";
+	"  --jobs   programs checked in parallel (default: online CPUs, at most 4)\n"
+	"  --ref-cache  the session's reference outputs and timing seeds, kept across runs\n";
 
 /*
  * The batch URL from the environment: EVALPOD_BATCH_URL, or in a pod of an
@@ -528,6 +580,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "cache-dir", required_argument, NULL, 'c' },
+		{ "ref-cache", required_argument, NULL, 'r' },
 		{ "ca-file", required_argument, NULL, 'a' },
 		{ "keep-work", no_argument, NULL, 'k' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -544,6 +597,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 		switch (c) {
 		case 'o': r->out_dir = optarg; break;
 		case 'c': r->cache_dir = optarg; break;
+		case 'r': r->ref_cache_dir = optarg; break;
 		case 'a': r->ca_file = optarg; break;
 		case 'k': r->keep_work = 1; break;
 		case 'v':
@@ -670,6 +724,7 @@ static void run_release(struct run *r)
 	json_decref(r->ref.check);
 	json_decref(r->tdoc);
 	judge_close(&r->judge);
+	refcache_close(&r->refcache);
 	if (r->work && !r->keep_work)
 		dir_remove_tree(r->work);
 	else if (r->work)
@@ -708,8 +763,8 @@ int cmd_run(int argc, char **argv)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	rc = run_batch(&r);
 	if (!rc) {
-		worker_draw_seeds(&r.b, r.tseeds);
-		rc = run_reference(&r);
+		draw_seeds(&r);
+		rc = reference_outputs(&r);
 	}
 	if (!rc) {
 		/* From here on every program gets a result, whatever fails. */

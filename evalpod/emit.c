@@ -198,11 +198,12 @@ static json_t *summary_new(struct run *r)
 					      json_object_get(r->tdoc, "timing_seeds")));
 	}
 	json_object_set_new(s, "reference",
-			    json_pack("{s:O, s:O}", "compile",
+			    json_pack("{s:O, s:O, s:b}", "compile",
 				      json_object_get(r->ref.check, "compile")
 					      ? json_object_get(r->ref.check, "compile")
 					      : json_null(),
-				      "performance", rt ? rt : json_null()));
+				      "performance", rt ? rt : json_null(), "outputs_cached",
+				      r->ref_cached));
 	if (r->noise.on)
 		json_object_set_new(s, "test_noise", noise_json(&r->noise));
 	return s;

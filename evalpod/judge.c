@@ -35,6 +35,11 @@ static int is_out(const struct buf_spec *bs)
 	return bs->role == ROLE_OUTPUT || bs->role == ROLE_INOUT;
 }
 
+size_t judge_buf_bytes(const struct batch *b, size_t s, size_t i)
+{
+	return is_out(&b->buffers[i]) ? buf_count(b, s, i) * elem_type_size(b->buffers[i].type) : 0;
+}
+
 size_t judge_out_bytes(const struct batch *b, size_t s)
 {
 	size_t total = 0;

@@ -103,6 +103,9 @@ void judge_close(struct judge *j);
 /* Forgets the timing records (a timing attempt starts from scratch). */
 void judge_reset_timed(struct judge *j);
 
+/* Bytes of buffer i at shape s when it is an output or inout, else 0. */
+size_t judge_buf_bytes(const struct batch *b, size_t s, size_t i);
+
 /* Bytes of every output/inout buffer at shape s together (the shared memory a worker needs). */
 size_t judge_out_bytes(const struct batch *b, size_t s);
 

@@ -9,6 +9,7 @@
 #include "http.h"
 #include "judge.h"
 #include "noise.h"
+#include "refcache.h"
 #include "run.h"
 
 #include <jansson.h>
@@ -17,6 +18,9 @@
 
 struct run {
 	const char *batch_arg, *out_dir, *cache_dir, *ca_file;
+	const char *ref_cache_dir; /* --ref-cache: the session's reference outputs, or NULL */
+	struct refcache refcache;  /* open when ref_cache_dir is set */
+	int ref_cached;            /* the reference's outputs came from the cache */
 	int jobs, keep_work, echo;
 	char exe[PATH_MAX];
 	char *work;
@@ -25,7 +29,7 @@ struct run {
 	struct outcome *progs; /* baseline (if any) first, then the variants */
 	size_t nprogs;
 	json_t *tdoc;                        /* time.json */
-	uint64_t tseeds[WORKER_TIMING_SETS]; /* drawn afresh for this run */
+	uint64_t tseeds[WORKER_TIMING_SETS]; /* drawn for this run, or the session's */
 	struct judge judge;
 	struct noise noise; /* EVALPOD_TEST_NOISE: perturbs the timings (test mode) */
 	struct http_opts http;
