@@ -30,6 +30,8 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
 		    int lockfd, char *msg, size_t n)
 {
 	char *log = xasprintf("%s/evalpod.log", dir), *out = xasprintf("%s/results", dir);
+	/* The session's reference outputs and timing seeds, shared by its rounds (refcache.h). */
+	char *cache = xasprintf("%s/evalpod-cache", s->dir);
 	char jobs[16];
 	pid_t pid;
 
@@ -37,9 +39,11 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
 	pid = fork();
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		char *argv[] = { s->evalpod, "run", (char *)batch,
-				 "--out",    out,   s->spec.jobs > 0 ? "--jobs" : NULL,
-				 jobs,       NULL };
+		char *argv[] = { s->evalpod,    "run",
+				 (char *)batch, "--out",
+				 out,           "--ref-cache",
+				 cache,         s->spec.jobs > 0 ? "--jobs" : NULL,
+				 jobs,          NULL };
 		char *url_argv[] = { s->evalpod, "run", s->spec.jobs > 0 ? "--jobs" : NULL, jobs,
 				     NULL };
 
@@ -61,6 +65,7 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
 		kerr_set(msg, n, KERR_IO, "fork: %s", strerror(errno));
 	free(log);
 	free(out);
+	free(cache);
 	return pid;
 }
 
