@@ -2,10 +2,18 @@
 # bench/harness.sh - figures for evalpod's harness (not a test: it prints).
 #
 #  1. 16 matmul variants at 512^3 (plus the baseline and the reference) in one
-#     batch: evaluations per hour, and harness overhead =
+#     batch, run twice side by side: as a lone batch (no cache), and as a
+#     kctl session's later round runs it (--ref-cache warmed by an earlier
+#     batch of the same problem: no reference worker).  For each: evaluations
+#     per hour, harness overhead =
 #       wall time / (sum of compile times + sum of timed kernel time)
 #     where compile time = clBuildProgram + PoCL's compile at first launch for
-#     every program, and timed kernel time = every timed run of every program.
+#     every program, and timed kernel time = every timed run of every program;
+#     and the wall per evaluation over Kernel Tuner's estimated cost for the
+#     same variants, from this run's own figures:
+#       build_ms + first_launch_ms / shapes   (compile once, one shape)
+#       + 9 x median_ms                       (a warm-up and 7 timed runs, and
+#                                              the run whose answer is checked)
 #  2. One variant timed in ten separate evalpod runs: the spread (CV) of its
 #     median across runs, next to the spread of its speedup over the
 #     reference measured side by side in each run.
@@ -29,43 +37,69 @@ trap 'rm -rf "$tmp"' EXIT
 
 $evalpod devices --measure >/dev/null
 python3 examples/matmul/make_batch.py --size "$size" --variants "$variants" >"$tmp/batch.json"
+python3 examples/matmul/make_batch.py --size "$size" --variants 1 >"$tmp/one.json"
+# An earlier round of the session: fills the reference cache.
+$evalpod run "$tmp/one.json" --out "$tmp/warm" --ref-cache "$tmp/cache" >/dev/null
 start=$(date +%s.%N)
 $evalpod run "$tmp/batch.json" --out "$tmp/out" >"$tmp/table.txt"
+mid=$(date +%s.%N)
+$evalpod run "$tmp/batch.json" --out "$tmp/outc" --ref-cache "$tmp/cache" >/dev/null
 end=$(date +%s.%N)
 cat "$tmp/table.txt"
 
-python3 examples/matmul/make_batch.py --size "$size" --variants 1 >"$tmp/one.json"
 for i in $(seq 1 "$repeats"); do
 	$evalpod run "$tmp/one.json" --out "$tmp/rep$i" >/dev/null
 done
 
-python3 - "$tmp" "$start" "$end" "$repeats" <<'PY'
+python3 - "$tmp" "$start" "$mid" "$end" "$repeats" <<'PY'
 import glob, json, os, statistics, sys
 
-tmp, start, end, repeats = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-out = os.path.join(tmp, "out")
-summary = json.load(open(os.path.join(out, "summary.json")))
-results = [json.load(open(p)) for p in glob.glob(os.path.join(out, "*.json"))
-           if not p.endswith("summary.json")]
-wall_s = end - start
-compile_ms = 0.0
-timed_ms = 0.0
-for r in results:
-    c = r.get("compile", {})
-    compile_ms += c.get("build_ms", 0) + c.get("first_launch_ms", 0)
-    timed_ms += r.get("performance", {}).get("timed_ms", 0)
-ref = summary["reference"]
-compile_ms += ref.get("compile", {}).get("build_ms", 0) if ref.get("compile") else 0
-timed_ms += (ref.get("performance") or {}).get("timed_ms", 0)
-evaluated = sum(1 for r in results if r["role"] == "variant")
-ok = sum(1 for r in results if r["status"] == "ok")
-print()
-print(f"batch: {evaluated} variants + baseline + reference, {ok} ok, on {summary['device']['name']}")
-print(f"  wall time                      {wall_s:8.2f} s")
-print(f"  sum of compile times           {compile_ms / 1e3:8.2f} s")
-print(f"  sum of timed kernel time       {timed_ms / 1e3:8.2f} s")
-print(f"  harness overhead               {wall_s / ((compile_ms + timed_ms) / 1e3):8.2f}  (goal <= 1.25)")
-print(f"  evaluations per hour           {evaluated / wall_s * 3600:8.0f}")
+tmp, start, mid, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+repeats = int(sys.argv[5])
+
+
+def report(out, wall_s, what):
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    results = [json.load(open(p)) for p in glob.glob(os.path.join(out, "*.json"))
+               if not p.endswith("summary.json")]
+    compile_ms = 0.0
+    timed_ms = 0.0
+    kt_ms = []
+    nshapes = 0
+    for r in results:
+        c = r.get("compile", {})
+        compile_ms += c.get("build_ms", 0) + c.get("first_launch_ms", 0)
+        perf = r.get("performance", {})
+        timed_ms += perf.get("timed_ms", 0)
+        nshapes = max(nshapes, len((r.get("correctness") or {}).get("shapes") or []))
+        if r["role"] == "variant" and r["status"] == "ok":
+            kt_ms.append((c, perf))
+    ref = summary["reference"]
+    compile_ms += ref.get("compile", {}).get("build_ms", 0) if ref.get("compile") else 0
+    timed_ms += (ref.get("performance") or {}).get("timed_ms", 0)
+    evaluated = sum(1 for r in results if r["role"] == "variant")
+    ok = sum(1 for r in results if r["status"] == "ok")
+    kt = [c["build_ms"] + c["first_launch_ms"] / max(nshapes, 1) + 9 * p["median_ms"]
+          for c, p in kt_ms]
+    kt_each_s = statistics.mean(kt) / 1e3 if kt else float("nan")
+    print()
+    print(f"batch, {what}: {evaluated} variants + baseline + reference, {ok} ok, "
+          f"on {summary['device']['name']}")
+    print(f"  reference outputs from cache   {str(ref.get('outputs_cached', False)):>8}")
+    print(f"  wall time                      {wall_s:8.2f} s")
+    print(f"  sum of compile times           {compile_ms / 1e3:8.2f} s")
+    print(f"  sum of timed kernel time       {timed_ms / 1e3:8.2f} s")
+    print(f"  harness overhead               {wall_s / ((compile_ms + timed_ms) / 1e3):8.2f}  (goal <= 1.25)")
+    print(f"  evaluations per hour           {evaluated / wall_s * 3600:8.0f}")
+    print(f"  wall per evaluation            {wall_s / evaluated:8.2f} s")
+    print(f"  Kernel Tuner estimate per eval {kt_each_s:8.2f} s  (compile once, one shape, 9 runs)")
+    print(f"  evalpod / Kernel Tuner         {wall_s / evaluated / kt_each_s:8.2f}  (goal <= 1.5)")
+    return wall_s
+
+
+plain = report(os.path.join(tmp, "out"), mid - start, "lone batch, no cache")
+cached = report(os.path.join(tmp, "outc"), end - mid, "a session's later round (--ref-cache)")
+print(f"\nwall with the cache / without, side by side: {cached / plain:.2f}")
 
 medians, speedups, cvs = [], [], []
 for i in range(1, repeats + 1):

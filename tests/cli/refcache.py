@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""evalpod run --ref-cache DIR: the session's reference outputs and timing
+seeds, kept across runs.
+
+usage: refcache.py EVALPOD DATA_DIR
+
+One affine batch (tests/data/refcache: a reference, a right kernel, one wrong
+at a few elements, one that leaves an element unwritten, and one that tries
+to #include the cache's timing-seeds file) is run
+
+- without a cache, then with a cold cache, then with the warm one: every
+  verdict, every correctness figure of the parent's judge and the status of
+  every program must be the same three times; the warm run must take the
+  outputs from the cache and reuse the session's timing seeds;
+- after one entry's bytes are flipped, and after another entry's bytes are
+  put under a third one's name (a foreign entry), and after one is cut short:
+  each is detected, removed and recomputed (the reference worker runs again),
+  the verdicts do not change, and the run after that hits the cache again;
+- the kernel that includes the cache's timing-seeds file is a compile_error
+  and the seeds appear nowhere in its result.  (A kernel cannot call the C
+  library: PoCL refuses to link an unknown symbol.  The cache lies outside
+  the work directory, out of every worker's Landlock rules.)
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import checks
+
+check = checks.check
+read = checks.read
+
+LIMITS = {"compile_timeout_s": 60, "run_timeout_s": 30, "time_timeout_s": 600}
+KERNELS = ("good", "wrong", "unwritten")
+
+
+def make_batch(data, cache_file):
+    variants = [{"id": k, "source": read(data, k + ".cl")} for k in KERNELS]
+    probe = read(data, "include_cache.cl")
+    variants.append({"id": "include_cache",
+                     "source": probe.replace("@CACHE_PATH@", cache_file)})
+    return checks.affine_batch("refcache", read(data, "reference.cl"), variants, LIMITS)
+
+
+def run(evalpod, batch_path, out, cache=None):
+    cmd = [evalpod, "run", batch_path, "--out", out]
+    if cache:
+        cmd += ["--ref-cache", cache]
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=900)
+    sys.stderr.write(proc.stderr[-2000:])
+    check(proc.returncode == 0, f"{os.path.basename(out)}: evalpod exits 0 (got {proc.returncode})")
+    return proc
+
+
+def figures(v):
+    """The correctness figures without the wall times, which differ run to run."""
+    if isinstance(v, dict):
+        return {k: figures(x) for k, x in v.items() if not k.endswith("_ms")}
+    if isinstance(v, list):
+        return [figures(x) for x in v]
+    return v
+
+
+def verdicts(out):
+    """Per program: status, fault kind, and the judge's correctness figures."""
+    got = {}
+    for path in glob.glob(os.path.join(out, "*.json")):
+        if path.endswith("summary.json"):
+            continue
+        with open(path, encoding="utf-8") as f:
+            res = json.load(f)
+        corr = res.get("correctness") or {}
+        got[res["id"]] = (res.get("status"), (res.get("fault") or {}).get("kind"),
+                          corr.get("passed"), json.dumps(figures(corr.get("shapes")), sort_keys=True))
+    return got
+
+
+def summary(out):
+    with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def cached(out):
+    return (summary(out).get("reference") or {}).get("outputs_cached")
+
+
+def seeds(out):
+    return (summary(out).get("timing") or {}).get("timing_seeds")
+
+
+def entries(cache):
+    """The cache's output entries (not the binary's), by name."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(cache, "*.bin"))):
+        with open(path, "rb") as f:
+            head = f.read(200).split(b"\n")
+        if len(head) > 2 and head[2] in (b"bytes 4000", b"bytes 262144"):
+            out.append(path)
+    return out
+
+
+def same_verdicts(base, out, what):
+    got = verdicts(out)
+    check(got == base, f"{what}: every program's verdict and correctness figures are those "
+          f"of the run without a cache ({ {k: v[:2] for k, v in got.items()} })")
+
+
+def damaged_run(evalpod, batch_path, tmp, cache, base, what, damage, reason):
+    """Damages the cache with damage(files), then runs twice: the first detects and
+    recomputes, the second hits again."""
+    damage(entries(cache))
+    out = os.path.join(tmp, what)
+    proc = run(evalpod, batch_path, out, cache)
+    check(cached(out) is False, f"{what}: the reference runs again (outputs_cached false)")
+    check("rejected" in proc.stderr and reason in proc.stderr,
+          f"{what}: the log names the rejected entry and why ({reason!r})")
+    same_verdicts(base, out, what)
+    again = os.path.join(tmp, what + "-again")
+    run(evalpod, batch_path, again, cache)
+    check(cached(again) is True, f"{what}: the recomputed entries are cached again")
+    same_verdicts(base, again, what + ", then")
+
+
+def flip_byte(files):
+    with open(files[0], "r+b") as f:
+        f.seek(-1, os.SEEK_END)
+        last = f.read(1)
+        f.seek(-1, os.SEEK_END)
+        f.write(bytes([last[0] ^ 0x40]))
+
+
+def foreign(files):
+    with open(files[1], "rb") as f:
+        other = f.read()
+    with open(files[2], "wb") as f:
+        f.write(other)
+
+
+def truncate(files):
+    size = os.path.getsize(files[0])
+    os.truncate(files[0], size - 4)
+
+
+def main():
+    evalpod, data = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = os.path.join(tmp, "session", "evalpod-cache")
+        batch_path = os.path.join(tmp, "batch.json")
+        with open(batch_path, "w", encoding="utf-8") as f:
+            json.dump(make_batch(data, os.path.join(cache, "timing-seeds")), f)
+
+        plain = os.path.join(tmp, "plain")
+        run(evalpod, batch_path, plain)
+        base = verdicts(plain)
+        expect = {"good": ("ok", None), "wrong": ("incorrect", "wrong_values"),
+                  "unwritten": ("incorrect", "unwritten_output"),
+                  "include_cache": ("compile_error", None)}
+        for k, (status, kind) in expect.items():
+            got = base.get(k, (None, None))
+            check(got[0] == status and (kind is None or got[1] == kind),
+                  f"without a cache: {k} is {status}/{kind} (got {got[:2]})")
+        check(cached(plain) is False, "without a cache: outputs_cached is false")
+
+        cold = os.path.join(tmp, "cold")
+        run(evalpod, batch_path, cold, cache)
+        check(cached(cold) is False, "cold cache: the reference worker computes the outputs")
+        # 2 shapes x 3 seeds + 3 timing seeds at the timed shape, one output each, + the binary
+        check(len(entries(cache)) == 2 * 3 + 3,
+              f"cold cache: one entry per (shape, seed) output (got {len(entries(cache))})")
+        check(len(glob.glob(os.path.join(cache, "*.bin"))) == 2 * 3 + 3 + 1,
+              "cold cache: and one for the reference's binary")
+        mode = os.stat(cache).st_mode & 0o777
+        check(mode == 0o700, f"the cache folder is private (mode {oct(mode)})")
+        same_verdicts(base, cold, "cold cache")
+
+        warm = os.path.join(tmp, "warm")
+        proc = run(evalpod, batch_path, warm, cache)
+        check(cached(warm) is True, "warm cache: the outputs come from the cache")
+        check("computing reference outputs" not in proc.stderr,
+              "warm cache: the reference worker does not run")
+        check(seeds(warm) == seeds(cold) and seeds(warm) != seeds(plain),
+              f"warm cache: the session's timing seeds are reused ({seeds(warm)})")
+        same_verdicts(base, warm, "warm cache")
+        ref = (summary(warm).get("reference") or {}).get("performance") or {}
+        check((ref.get("stats") or {}).get("n", 0) >= 8,
+              "warm cache: the reference is still timed (speedups keep their meaning)")
+
+        with open(os.path.join(cache, "timing-seeds"), encoding="utf-8") as f:
+            secret = f.read().split(",")
+        for out in (plain, cold, warm):
+            with open(os.path.join(out, "include_cache.json"), encoding="utf-8") as f:
+                text = f.read()
+            leaked = [s for s in secret if s in text]
+            check(not leaked, f"{os.path.basename(out)}: include_cache's result holds none "
+                  f"of the session's timing seeds (found {leaked})")
+
+        damaged_run(evalpod, batch_path, tmp, cache, base, "flipped", flip_byte,
+                    "SHA-256 mismatch")
+        damaged_run(evalpod, batch_path, tmp, cache, base, "foreign", foreign, "holds entry")
+        damaged_run(evalpod, batch_path, tmp, cache, base, "truncated", truncate,
+                    "were expected")
+    return checks.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
