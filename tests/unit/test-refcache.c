@@ -16,7 +16,7 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* y = 2x + 1 over n floats; two shapes, the first timed; seeds 1, 2. */
+/* y = 2x + 1 over n floats; two shapes, the first timed; seeds 1, 2, 3. */
 static const char doc_fmt[] =
 	"{\"schema\": \"evalpod.batch\", \"version\": 1, \"batch_id\": \"t\","
 	" \"problem\": {\"name\": \"affine\","
@@ -29,7 +29,7 @@ static const char doc_fmt[] =
 	" \"shapes\": [{\"name\": \"a\", \"values\": {\"n\": 64}}, {\"name\": \"b\", \"values\": "
 	"{\"n\": 10}}],"
 	" \"reference\": {\"source\": \"%s\"},"
-	" \"correctness\": {\"seeds\": [1, 2]}}";
+	" \"correctness\": {\"seeds\": [1, 2, 3]}}";
 
 static char exe[4096];
 static char root[] = "/tmp/test-refcache-XXXXXX";
@@ -82,11 +82,11 @@ static int same_file(const char *a, const char *b)
 	return same;
 }
 
-/* The cache entry holding shape 0, seed 1's output (64 floats: the only 256-byte payloads). */
+/* The nth (by name) cache entry whose header has bytes_line: "bytes 256" is shape 0's outputs. */
 static char *entry_of_size(const char *dir, const char *bytes_line, int nth)
 {
-	char *cmd = xasprintf("grep -l -a '^%s$' %s/*.bin | sort | sed -n %dp", bytes_line, dir,
-			      nth);
+	char *cmd =
+		xasprintf("grep -l -a '^%s$' %s/*.bin | sort | sed -n %dp", bytes_line, dir, nth);
 	FILE *p = popen(cmd, "r");
 	char line[4096] = "";
 
@@ -138,9 +138,13 @@ static void bad_magic(const char *path)
 
 static void foreign(const char *path)
 {
-	char *other = entry_of_size(root, "bytes 256", 2), *cmd = xasprintf("cp %s %s", other, path);
+	char *dir = xstrdup(path), *other, *cmd;
 
+	dir[strrchr(dir, '/') - dir] = '\0';
+	other = entry_of_size(dir, "bytes 256", 2);
+	cmd = xasprintf("cp %s %s", other ? other : "/nonexistent", path);
 	CHECK(system(cmd) == 0);
+	free(dir);
 	free(cmd);
 	free(other);
 }
@@ -180,11 +184,11 @@ TEST(store_restore_and_damage)
 	}
 	CHECK(refcache_restore(&c, &b, tseeds, dst) == 1);
 	CHECK(c.rejected == 0);
-	/* Every output restored byte for byte: shape 0 seeds 1, 2, 11, 12, 13; shape 1 seeds 1, 2. */
+	/* Every output restored byte for byte: shape 0 seeds 1-3 and 11-13; shape 1 seeds 1-3. */
 	for (size_t s = 0; s < 2; s++) {
-		uint64_t seeds[5] = { 1, 2, 11, 12, 13 };
+		uint64_t seeds[6] = { 1, 2, 3, 11, 12, 13 };
 
-		for (size_t k = 0; k < (s ? 2u : 5u); k++) {
+		for (size_t k = 0; k < (s ? 3u : 6u); k++) {
 			a = worker_ref_path(src, s, seeds[k], 1);
 			bb = worker_ref_path(dst, s, seeds[k], 1);
 			CHECK(same_file(a, bb));
@@ -234,7 +238,7 @@ TEST(session_seeds)
 	refcache_seeds(&c, &b, s2);
 	CHECK(!memcmp(s1, s2, sizeof(s1)));
 	for (int k = 0; k < 3; k++)
-		CHECK(s1[k] != 1 && s1[k] != 2);
+		CHECK(s1[k] != 1 && s1[k] != 2 && s1[k] != 3);
 	/* A file naming a correctness seed (or garbage) is replaced by fresh seeds. */
 	path = xasprintf("%s/timing-seeds", cache);
 	CHECK(file_write_atomic(path, "1,5,6", 5, msg, sizeof(msg)) == 0);
