@@ -24,7 +24,10 @@ kernel's header says what it tries and what must happen):
 Each must get its status and fault kind; no bad kernel may be ok; the control
 and the baseline must stay ok with performance figures; nothing may be an
 infra_error; the timing seeds must be fresh on every run and none of the
-correctness seeds; and the results must record the sandbox.
+correctness seeds; and the results must record the sandbox.  The whole batch
+runs once more with a session's reference cache (evalpod run --ref-cache,
+warmed by a smaller batch): outputs from the cache, session timing seeds, and
+every attack must still get its verdict.
 
 The fingerprints are computed here with evalpod's input generator (splitmix64,
 docs/evalpod.md "Fresh inputs") and substituted into the kernels' @...@
@@ -155,13 +158,13 @@ def make_batch(data, secret_path, only=None):
                                seeds=SEEDS)
 
 
-def run(evalpod, batch, tmp, name, env, timeout):
+def run(evalpod, batch, tmp, name, env, timeout, extra=()):
     path = os.path.join(tmp, name + ".json")
     out = os.path.join(tmp, name)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(batch, f)
     try:
-        proc = subprocess.run([evalpod, "run", path, "--out", out], env=env,
+        proc = subprocess.run([evalpod, "run", path, "--out", out, *extra], env=env,
                               capture_output=True, text=True, errors="replace",
                               timeout=timeout)
     except subprocess.TimeoutExpired as e:
@@ -377,6 +380,31 @@ def main():
         if seeds1 is not None and seeds2 is not None:
             check(seeds1 != seeds2,
                   f"the timing seeds differ between two runs of a batch ({seeds1} vs {seeds2})")
+
+        # ---- a session's reference cache: cold, then warm; the cheats still fail ----
+        cache = os.path.join(tmp, "session", "evalpod-cache")
+        run(evalpod, make_batch(data, secret_path, only={"good"}), tmp, "cold", env, 600,
+            ("--ref-cache", cache))
+        out3, rc3, stdout3, stderr3 = run(evalpod, batch, tmp, "warm", env, 1000,
+                                          ("--ref-cache", cache))
+        check(rc3 == 0, f"warm cache: evalpod exits 0 (got {rc3})")
+        summary3 = load_summary(out3, "warm cache")
+        check((summary3.get("reference") or {}).get("outputs_cached") is True,
+              "warm cache: the reference's outputs come from the cache")
+        check_seeds(summary3, "warm cache")
+        for vid, (_, _, pairs) in VARIANTS.items():
+            res = load(out3, vid)
+            if res is None:
+                continue
+            if pairs is None:
+                check_honest(res, vid + " (warm cache)")
+                continue
+            fault = res.get("fault") or {}
+            got = (res.get("status"), fault.get("kind"))
+            check(got in pairs, f"warm cache: {vid}: (status, kind) in {sorted(pairs)} "
+                  f"(got {got})")
+        check_honest(load(out3, "baseline"), "baseline (warm cache)")
+        check_secrets(out3, stdout3, stderr3, token, secret_path)
     return checks.summary()
 
 
