@@ -47,6 +47,9 @@
 #ifndef WG
 #define WG 2            // gla_chunk: work-group size (small runs best on PoCL's CPU device)
 #endif
+#ifndef SPAR
+#define SPAR 0          // gla_state: 1 one work-group per chunk, then gla_scan
+#endif
 #ifndef UNR
 #define UNR 1           // gla_chunk: unroll factor of the tiles' inner loop
 #endif
@@ -65,70 +68,133 @@ static size_t gla_at(int b, int t, int h, int i, int T, int H, int D)
 	return (((size_t)b * T + t) * H + h) * D + i;
 }
 
-// Global size [V/SVW, K/SKT, 2*B*H], local [V/SVW, K/SKT, 1]: one work-group
-// per state, work-group z < B*H carries h forward over the chunks, the rest dh
-// backward; each work-item holds SKT rows by SVW columns of it in registers.
-// Forward folds chunk n in as sum_s w_s k_s v_s^T with w_s = exp(g (t1-1-s)),
-// backward as sum_t w_t q_t dout_t^T with w_t = exp(g (t-t0)).  Per chunk the
-// work-group stages the chunk's rows of x (k or q) and of y (v or dout, times
-// its weight) in local memory, row m being the position of weight exp(g m):
-// the rows are then read by every work-item from L1 instead of each one
-// streaming them from the caches at the stride of a position (H*K floats).
-// lmem is CHUNK*(K+V) floats of local memory.
+// Global size [V/SVW, K/SKT * (SPAR ? NT : 1), 2*B*H], local [V/SVW, K/SKT,
+// 1]: work-group z < B*H carries the forward state h, the rest the backward
+// dh; each work-item holds SKT rows by SVW columns of it in registers and
+// reads the positions' rows straight from global memory (each row is read
+// by the work-group's few work-items, from the caches).  The weights
+// wdec[m] = exp(g m) are computed once per work-group.
+// SPAR = 0: one work-group per state walks every chunk in order, folding
+// chunk n in as sum_s w_s k_s v_s^T with w_s = exp(g (t1-1-s)) (forward) or
+// sum_t w_t q_t dout_t^T with w_t = exp(g (t-t0)) (backward), and stores
+// the state before each chunk.  gla_scan does nothing.
+// SPAR = 1: one work-group per chunk n and state, all independent, each
+// computing only chunk n's own contribution:
+//   forward,  n < NT-1: hs[n+1]  = sum_{s in n} exp(g (t1-1-s)) k_s v_s^T
+//   backward, n > 0:    dhs[n-1] = sum_{t in n} exp(g (t-t0)) q_t dout_t^T
+// while the chunk with nothing to give (the last forward, the first
+// backward) zeroes the slot that starts the recurrence (hs[0], dhs[NT-1]);
+// gla_scan then folds the slots into the states.  More parallel work, one
+// more pass over the states.
 __kernel void gla_state(__global const float *q, __global const float *k,
                         __global const float *v, __global const float *g_gamma,
                         __global const float *dout, __global float *hs, __global float *dhs,
-                        int B, int T, int H, int K, int V, __local float *lmem)
+                        int B, int T, int H, int K, int V)
 {
-	__local float wdec[CHUNK + 1]; // wdec[m] = exp(g m)
-	int cv = get_local_id(0) * SVW, kr = get_local_id(1) * SKT, z = get_group_id(2);
+	__local float wdec[CHUNK + 1];
+	int cv = get_local_id(0) * SVW, kr = get_local_id(1) * SKT;
 	int nwi = get_local_size(0) * get_local_size(1);
 	int lid = get_local_id(1) * get_local_size(0) + get_local_id(0);
-	int bh = z % (B * H), rev = z / (B * H), b = bh / H, h = bh % H;
+	int z = get_group_id(2), bh = z % (B * H), rev = z / (B * H), b = bh / H, h = bh % H;
 	int NT = (T + CHUNK - 1) / CHUNK;
 	float g = g_gamma[h];
 	size_t ldx = (size_t)H * K, ldy = (size_t)H * V; // from one position to the next
-	__global const float *x = (rev ? q : k) + gla_at(b, 0, h, 0, T, H, K);
-	__global const float *y = (rev ? dout : v) + gla_at(b, 0, h, 0, T, H, V);
+	__global const float *x = (rev ? q : k) + gla_at(b, 0, h, kr, T, H, K);
+	__global const float *y = (rev ? dout : v) + gla_at(b, 0, h, cv, T, H, V);
 	__global float *st = (rev ? dhs : hs) + (size_t)bh * NT * K * V + (size_t)kr * V + cv;
-	__local float *lx = lmem, *ly = lx + CHUNK * K; // [m][i], [m][j]
 	floatS acc[SKT];
+#if SPAR
+	int gn = get_group_id(1), n0 = rev ? NT - 1 - gn : gn, n1 = n0 + 1; // chunk gn
+	int idle = gn == (rev ? 0 : NT - 1); // zeroes the first slot instead
+#else
+	int n0 = 0, n1 = NT, idle = 0;
+#endif
 
 	for (int m = lid; m <= CHUNK; m += nwi)
 		wdec[m] = exp(g * m);
+	barrier(CLK_LOCAL_MEM_FENCE);
 	_Pragma("unroll") for (int i = 0; i < SKT; i++)
 		acc[i] = (floatS)(0.0f);
-	// Every work-item runs the same steps, so the barriers are uniform.
-	for (int step = 0; step < NT - 1; step++) {
+	for (int step = n0; step < n1 && !idle; step++) {
 		int n = rev ? NT - 1 - step : step;
 		int t0 = n * CHUNK, len = min(CHUNK, T - t0);
+#if SPAR
+		int slot = rev ? n - 1 : n + 1;
+#else
+		int slot = n;
 
+		if (step == NT - 1)
+			break; // the last chunk's state is stored; nothing is folded
 		_Pragma("unroll") for (int i = 0; i < SKT; i++)
 			vstoreS(acc[i], 0, st + ((size_t)n * K + i) * V);
-		barrier(CLK_LOCAL_MEM_FENCE);
-		// Whole rows per work-item: no integer division in the index math,
-		// which would cost more than a work-item's share of the copy.
-		for (int m = lid; m < len; m += nwi) {
-			size_t p = rev ? t0 + m : t0 + len - 1 - m;
-			float w = wdec[m];
-
-			for (int c = 0; c < K; c += 16)
-				vstore16(vload16(0, x + p * ldx + c), 0, lx + m * K + c);
-			for (int c = 0; c < V; c += 16)
-				vstore16(vload16(0, y + p * ldy + c) * w, 0, ly + m * V + c);
-		}
-		barrier(CLK_LOCAL_MEM_FENCE);
 		_Pragma("unroll") for (int i = 0; i < SKT; i++)
 			acc[i] *= wdec[len];
+		slot = rev ? n - 1 : n + 1;
+#endif
+		// Row m holds the position of weight exp(g m).
 		for (int m = 0; m < len; m++) {
-			floatS yw = vloadS(0, ly + m * V + cv);
+			size_t p = rev ? t0 + m : t0 + len - 1 - m;
+			floatS yw = vloadS(0, y + p * ldy) * wdec[m];
 
 			_Pragma("unroll") for (int i = 0; i < SKT; i++)
-				acc[i] = fma((floatS)(lx[m * K + kr + i]), yw, acc[i]);
+				acc[i] = fma((floatS)(x[p * ldx + i]), yw, acc[i]);
 		}
+#if SPAR
+		_Pragma("unroll") for (int i = 0; i < SKT; i++)
+			vstoreS(acc[i], 0, st + ((size_t)slot * K + i) * V);
+#else
+		(void)slot;
+#endif
 	}
+#if SPAR
+	if (idle)
+		_Pragma("unroll") for (int i = 0; i < SKT; i++)
+			vstoreS(acc[i], 0, st + ((size_t)(rev ? NT - 1 : 0) * K + i) * V);
+#else
 	_Pragma("unroll") for (int i = 0; i < SKT; i++)
 		vstoreS(acc[i], 0, st + ((size_t)(rev ? 0 : NT - 1) * K + i) * V);
+#endif
+}
+
+// Global size [SPAR ? K*V/16 : 1, 2*B*H]: with SPAR = 1, the recurrences
+// over the slots gla_state wrote, 16 elements of one state per work-item, in
+// place:
+//   h_n  = exp(g CHUNK) h_{n-1} + hs[n]        (n = 1 .. NT-1)
+//   dh_n = exp(g L_{n+1}) dh_{n+1} + dhs[n]    (n = NT-2 .. 0)
+// with L_{n+1} the length of chunk n+1 (shorter only for the last chunk).
+// With SPAR = 0 gla_state has done it all and this does nothing.
+__kernel void gla_scan(__global const float *g_gamma, __global float *hs, __global float *dhs,
+                       int B, int T, int H, int K, int V)
+{
+#if SPAR
+	int e = get_global_id(0) * 16, z = get_global_id(1);
+	int bh = z % (B * H), rev = z / (B * H), h = bh % H;
+	int NT = (T + CHUNK - 1) / CHUNK;
+	float g = g_gamma[h];
+	__global float *st = (rev ? dhs : hs) + (size_t)bh * NT * K * V + e;
+	size_t kv = (size_t)K * V;
+
+	if (!rev) {
+		float d = exp(g * CHUNK);
+		float16 cur = vload16(0, st);
+
+		for (int n = 1; n < NT; n++) {
+			cur = fma(cur, (float16)(d), vload16(0, st + n * kv));
+			vstore16(cur, 0, st + n * kv);
+		}
+	} else {
+		float16 cur = vload16(0, st + (NT - 1) * kv);
+
+		for (int n = NT - 2; n >= 0; n--) {
+			float d = exp(g * min(CHUNK, T - (n + 1) * CHUNK));
+
+			cur = fma(cur, (float16)(d), vload16(0, st + n * kv));
+			vstore16(cur, 0, st + n * kv);
+		}
+	}
+#else
+	(void)g_gamma, (void)hs, (void)dhs, (void)B, (void)T, (void)H, (void)K, (void)V;
+#endif
 }
 
 // acc[r] += X[r*xr + p*xc] * Y[p*ly .. p*ly + VW-1] for r < TR: one step of a tile.

@@ -91,6 +91,9 @@ int group_start(__global const int *group_sizes, int G, int M, int g)
 #ifndef KU
 #define KU 1            // K steps per unrolled loop iteration
 #endif
+#ifndef APACK
+#define APACK 0         // 1: lhs decoded into K-major panels of TM rows
+#endif
 #define CN (TN * VN)    // columns of out per work-item
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -139,16 +142,49 @@ float16 gmm_decode_at(__global const uint *src, __global const float *scale, int
 	return vload16(0, t);
 }
 
+#if APACK && 48 % TM != 0
+#error "APACK=1 needs TM dividing 48 (lhs_f holds round_up(M, 48) rows)"
+#endif
+
 // Kernel 1 (lhs): decode an FP8 array of NG stacked R x C row-major
-// matrices into float dst, same layout.  Each element is decoded exactly
-// once here, instead of once per tile that reads it, so the products below
-// are the reference's own.
-// Global [ceil_div(C, 16), R, NG]: 16 consecutive columns per work-item.
+// matrices into float dst.  Each element is decoded exactly once here,
+// instead of once per tile that reads it, so the products below are the
+// reference's own.
+// APACK=0: dst has the same layout; global [ceil_div(C, 16), R, NG], 16
+// consecutive columns per work-item.
+// APACK=1 (NG = 1): dst is K-major panels of TM rows, zero past R:
+// dst[(p*C + c)*TM + i] = src[p*TM + i][c], so that gmm reads the rows of
+// its block as one contiguous stream; global [ceil_div(C, 16),
+// ceil_div(R, TM), 1], the TM rows of 16 columns per work-item, which are
+// TM*16 consecutive floats of dst.
 __kernel void gmm_decode(__global const uint *src, __global const float *scale,
 			 __global float *dst, int R, int C)
 {
 	int c = get_global_id(0) * 16, r = get_global_id(1), z = get_global_id(2);
 
+#if APACK
+	float pt[16 * TM], et[16];
+	__global float *d = dst + ((size_t)r * C + c) * TM;
+
+	if (c >= C || r * TM >= R)
+		return;
+	_Pragma("unroll") for (int i = 0; i < TM; i++) {
+		float16 v = r * TM + i < R ? gmm_decode_at(src, scale, R, C, r * TM + i, c, 0)
+					   : (float16)(0.0f);
+
+		vstore16(v, 0, et);
+		_Pragma("unroll") for (int e = 0; e < 16; e++)
+			pt[e * TM + i] = et[e];
+	}
+	if (c + 16 <= C) {
+		_Pragma("unroll") for (int e = 0; e < TM; e++)
+			vstore16(vload16(e, pt), e, d);
+	} else {
+		for (int e = 0; e < (C - c) * TM; e++)
+			d[e] = pt[e];
+	}
+	(void)z;
+#else
 	if (c >= C || r >= R)
 		return;
 	size_t i = ((size_t)z * R + r) * C + c;
@@ -162,6 +198,7 @@ __kernel void gmm_decode(__global const uint *src, __global const float *scale,
 		for (int e = 0; c + e < C; e++)
 			dst[i + e] = t[e];
 	}
+#endif
 }
 
 #if 64 % CN != 0
@@ -221,11 +258,18 @@ inline void store_part(floatV v, __global float *p, int n)
 		_Pragma("unroll") for (int t = 0; t < TN; t++)                         \
 			b_[t] = LOADV(bp + (size_t)k_ * CN + t * VN);                  \
 		_Pragma("unroll") for (int i = 0; i < TM; i++) {                       \
-			const floatV a_ = (floatV)(arow[i][k_]);                       \
+			const floatV a_ = (floatV)(AT(i, k_));                         \
 			_Pragma("unroll") for (int t = 0; t < TN; t++)                 \
 				acc[i][t] = fma(a_, b_[t], acc[i][t]);                 \
 		}                                                                      \
 	} while (0)
+
+// Element k of row i of the work-item's block of A.
+#if APACK
+#define AT(i, k) ap[(k) * TM + (i)]
+#else
+#define AT(i, k) arow[i][k]
+#endif
 
 #define RANGE()                                                                        \
 	do {                                                                           \
@@ -259,7 +303,11 @@ void gmm(__global const float *restrict A, __global const float *restrict B,
 	const int rend = min(row + TM, M);
 	const int np = (N + CN - 1) / CN;
 	int g = 0, start = 0, end = G == 1 ? M : min(max(group_sizes[0], 0), M);
+#if APACK
+	__global const float *ap = A + (size_t)(row / TM) * TM * K; // row is a multiple of TM
+#else
 	__global const float *arow[TM];
+#endif
 
 	// The first group that owns one of the rows: the first that ends past row.
 	while (g < G - 1 && end <= row) {
@@ -267,8 +315,10 @@ void gmm(__global const float *restrict A, __global const float *restrict B,
 		start = end;
 		end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
 	}
+#if !APACK
 	_Pragma("unroll") for (int i = 0; i < TM; i++)
 		arow[i] = A + (size_t)min(row + i, M - 1) * K;
+#endif
 	for (;;) {
 		__global const float *bp = B + ((size_t)g * np + col / CN) * K * CN;
 		const int lo = max(start, row), hi = min(end, rend);
