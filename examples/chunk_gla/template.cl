@@ -197,6 +197,31 @@ __kernel void gla_scan(__global const float *g_gamma, __global float *hs, __glob
 #endif
 }
 
+// One stage of gla_t16: rows i and i+s (bit s of i clear) swap their
+// off-diagonal s x s blocks, r[i][l] <-> r[i+s][l-s] for the lanes l with
+// bit s set.
+#define GLA_TSTAGE(r, s, lo, hi)                                                       \
+	_Pragma("unroll") for (int i_ = 0; i_ < 16; i_++) if (!(i_ & (s))) {           \
+		float16 a_ = r[i_], b_ = r[i_ + (s)];                                  \
+		r[i_] = shuffle2(a_, b_, (uint16)lo);                                  \
+		r[i_ + (s)] = shuffle2(a_, b_, (uint16)hi);                            \
+	}
+
+// Transposes the 16 x 16 block r (r[i] is row i) in registers: after the
+// four stages element (i, l) is at (l, i), every bit where i and l differ
+// having been swapped once.
+static void gla_t16(float16 *r)
+{
+	GLA_TSTAGE(r, 8, (0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
+		   (8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31))
+	GLA_TSTAGE(r, 4, (0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27),
+		   (4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31))
+	GLA_TSTAGE(r, 2, (0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29),
+		   (2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31))
+	GLA_TSTAGE(r, 1, (0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),
+		   (1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31))
+}
+
 // acc[r] += X[r*xr + p*xc] * Y[p*ly .. p*ly + VW-1] for r < TR: one step of a tile.
 #define TILE_STEP(acc, X, xr, xc, Y, ly, p)                                            \
 	{                                                                              \
@@ -255,39 +280,49 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 		__global const float *dt = dout + gla_at(b, t0 + t, h, 0, T, H, V);
 
 		for (int i = 0; i < K; i += VW) {
-			floatV qe = t < L ? vloadV(0, qt + i) : (floatV)(0.0f);
-			floatV ke = t < L ? vloadV(0, kt + i) : (floatV)(0.0f);
-			float ks[VW];
-
-			vstoreV(qe, 0, lq + t * K + i);
-			vstoreV(ke, 0, lk + t * K + i);
-			vstoreV(ke, 0, ks);
-			for (int e = 0; e < VW; e++)
-				lkT[(i + e) * CHUNK + t] = ks[e];
+			vstoreV(t < L ? vloadV(0, qt + i) : (floatV)(0.0f), 0, lq + t * K + i);
+			vstoreV(t < L ? vloadV(0, kt + i) : (floatV)(0.0f), 0, lk + t * K + i);
 		}
 		for (int j = 0; j < V; j += VW) {
-			floatV ve = t < L ? vloadV(0, vt + j) : (floatV)(0.0f);
-			floatV de = t < L ? vloadV(0, dt + j) : (floatV)(0.0f);
-			float vs[VW];
-
-			vstoreV(ve, 0, lv + t * V + j);
-			vstoreV(de, 0, ldo + t * V + j);
-			vstoreV(ve, 0, vs);
-			for (int e = 0; e < VW; e++)
-				lvT[(j + e) * CHUNK + t] = vs[e];
+			vstoreV(t < L ? vloadV(0, vt + j) : (floatV)(0.0f), 0, lv + t * V + j);
+			vstoreV(t < L ? vloadV(0, dt + j) : (floatV)(0.0f), 0, ldo + t * V + j);
 		}
 	}
-	for (int i = lid; i < K; i += WG) {
-		for (int j = 0; j < V; j += VW) {
-			float hv[VW], dhv[VW];
+	// The transposes, 16 x 16 blocks read from global memory, turned in
+	// registers and stored as whole rows: k^T, v^T (the chunk's positions
+	// as columns), h_n^T and dh_n^T.
+	int ncb = CHUNK / 16, nkb = K / 16, nvb = V / 16;
 
-			vstoreV(vloadV(0, hn + (size_t)i * V + j), 0, hv);
-			vstoreV(vloadV(0, dhn + (size_t)i * V + j), 0, dhv);
-			for (int e = 0; e < VW; e++) {
-				lhT[(j + e) * K + i] = hv[e];
-				ldhT[(j + e) * K + i] = dhv[e];
-			}
+	for (int task = lid; task < ncb * (nkb + nvb) + 2 * nkb * nvb; task += WG) {
+		__global const float *src;
+		__local float *dst;
+		size_t lds;
+		int ldd, nrow = 16;
+		float16 r[16];
+
+		if (task < ncb * (nkb + nvb)) { // rows: positions tb.., columns cb..
+			int isv = task >= ncb * nkb, u = task - (isv ? ncb * nkb : 0);
+			int tb = (u % ncb) * 16, cb = (u / ncb) * 16, D = isv ? V : K;
+
+			src = (isv ? v : k) + gla_at(b, t0 + tb, h, cb, T, H, D);
+			lds = (size_t)H * D;
+			nrow = L - tb;
+			dst = (isv ? lvT : lkT) + cb * CHUNK + tb;
+			ldd = CHUNK;
+		} else { // rows i of the state, columns j
+			int u = task - ncb * (nkb + nvb), isd = u >= nkb * nvb;
+			int ib = (u % nkb) * 16, jb = ((u / nkb) % nvb) * 16;
+
+			src = (isd ? dhn : hn) + (size_t)ib * V + jb;
+			lds = V;
+			dst = (isd ? ldhT : lhT) + jb * K + ib;
+			ldd = K;
 		}
+		_Pragma("unroll") for (int e = 0; e < 16; e++)
+			r[e] = e < nrow ? vload16(0, src + e * lds) : (float16)(0.0f);
+		gla_t16(r);
+		_Pragma("unroll") for (int e = 0; e < 16; e++)
+			vstore16(r[e], 0, dst + e * ldd);
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 

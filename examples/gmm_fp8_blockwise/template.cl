@@ -94,6 +94,12 @@ int group_start(__global const int *group_sizes, int G, int M, int g)
 #ifndef APACK
 #define APACK 0         // 1: lhs decoded into K-major panels of TM rows
 #endif
+#ifndef ALOCAL
+#define ALOCAL 0        // 1: gmm decodes lhs itself, per work-group, into local memory
+#endif
+#if ALOCAL && (APACK || WY != 1)
+#error "ALOCAL=1 needs APACK=0 and WY=1 (one row block per work-group)"
+#endif
 #define CN (TN * VN)    // columns of out per work-item
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -162,6 +168,9 @@ __kernel void gmm_decode(__global const uint *src, __global const float *scale,
 {
 	int c = get_global_id(0) * 16, r = get_global_id(1), z = get_global_id(2);
 
+#if ALOCAL
+	return; // gmm decodes lhs itself
+#endif
 #if APACK
 	float pt[16 * TM], et[16];
 	__global float *d = dst + ((size_t)r * C + c) * TM;
@@ -265,22 +274,53 @@ inline void store_part(floatV v, __global float *p, int n)
 	} while (0)
 
 // Element k of row i of the work-item's block of A.
-#if APACK
+#if ALOCAL
+#define AT(i, k) la[(i) * KBL + (k) - k0]
+#elif APACK
 #define AT(i, k) ap[(k) * TM + (i)]
 #else
 #define AT(i, k) arow[i][k]
 #endif
 
-#define RANGE()                                                                        \
+// K steps k0 .. k1-1, KU at a time.
+#define RANGE_(k0, k1)                                                                 \
 	do {                                                                           \
-		int k = 0;                                                             \
-		for (; k + KU <= K; k += KU) {                                         \
+		int k = (k0);                                                          \
+		const int ke_ = (k1);                                                  \
+		for (; k + KU <= ke_; k += KU) {                                       \
 			_Pragma("unroll") for (int u = 0; u < KU; u++)                 \
 				STEP(k + u);                                           \
 		}                                                                      \
-		for (; k < K; k++)                                                     \
+		for (; k < ke_; k++)                                                   \
 			STEP(k);                                                       \
 	} while (0)
+
+#if ALOCAL
+// Every K step: per block of KBL columns, the work-group decodes its TM rows
+// of lhs into la (16 columns per work-item at a time, scaled as
+// gmm_decode does), then every work-item runs the block's steps from it.
+// The barriers are uniform: every work-item of the group has the same rows.
+#define KBL 128
+#define RANGE()                                                                        \
+	do {                                                                           \
+		for (int k0 = 0; k0 < K; k0 += KBL) {                                  \
+			barrier(CLK_LOCAL_MEM_FENCE);                                  \
+			for (int c_ = lx * 16; c_ < TM * KBL; c_ += WX * 16) {         \
+				const int i_ = c_ / KBL, kc_ = k0 + c_ % KBL;          \
+				if (kc_ < K)                                           \
+					vstore16(row + i_ < M ? gmm_decode_at(         \
+							lhs, lhs_scale, M, K,  \
+							row + i_, kc_, 0)      \
+							      : (float16)(0.0f),       \
+						 0, la + c_);                          \
+			}                                                              \
+			barrier(CLK_LOCAL_MEM_FENCE);                                  \
+			RANGE_(k0, min(k0 + KBL, K));                                  \
+		}                                                                      \
+	} while (0)
+#else
+#define RANGE() RANGE_(0, K)
+#endif
 
 // Kernel 2: the grouped float matmul on the decoded, scaled inputs. Every
 // work-item holds a TM x (TN*VN) block of out in float-vector registers
@@ -290,18 +330,35 @@ inline void store_part(floatV v, __global float *p, int n)
 // caches. There are no barriers, so each work-item walks only the groups its own rows meet: one, except for the
 // few blocks that straddle a group boundary, which are computed once per
 // group they meet and stored row by row where they belong.
+// With ALOCAL=1 A (lhs_f) is not read: the work-group decodes its rows of
+// lhs into local memory block by block, so the decoded lhs never goes
+// through global memory, and work-items past N compute on the last panel
+// and store nothing, as they must reach the barriers.
 // Global [round_up(ceil_div(N, CN), WX), round_up(ceil_div(M, TM), WY)].
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
-void gmm(__global const float *restrict A, __global const float *restrict B,
+void gmm(__global const uint *restrict lhs, __global const float *restrict lhs_scale,
+	 __global const float *restrict A, __global const float *restrict B,
 	 __global const int *restrict group_sizes, __global float *restrict out, int M, int K,
 	 int N, int G)
 {
 	const int col = get_global_id(0) * CN, row = get_global_id(1) * TM;
+	const int np = (N + CN - 1) / CN;
+#if ALOCAL
+	__local float la[TM * KBL];
+	const int lx = get_local_id(0), pcol = min(col / CN, np - 1);
 
+	(void)A;
+	if (row >= M) // the same for the whole work-group
+		return;
+#else
+	const int pcol = col / CN;
+
+	(void)lhs;
+	(void)lhs_scale;
 	if (col >= N || row >= M)
 		return;
+#endif
 	const int rend = min(row + TM, M);
-	const int np = (N + CN - 1) / CN;
 	int g = 0, start = 0, end = G == 1 ? M : min(max(group_sizes[0], 0), M);
 #if APACK
 	__global const float *ap = A + (size_t)(row / TM) * TM * K; // row is a multiple of TM
@@ -320,7 +377,7 @@ void gmm(__global const float *restrict A, __global const float *restrict B,
 		arow[i] = A + (size_t)min(row + i, M - 1) * K;
 #endif
 	for (;;) {
-		__global const float *bp = B + ((size_t)g * np + col / CN) * K * CN;
+		__global const float *bp = B + ((size_t)g * np + pcol) * K * CN;
 		const int lo = max(start, row), hi = min(end, rend);
 		floatV acc[TM][TN];
 
