@@ -99,8 +99,8 @@ __kernel void gla_state(__global const float *q, __global const float *k,
 	int NT = (T + CHUNK - 1) / CHUNK;
 	float g = g_gamma[h];
 	size_t ldx = (size_t)H * K, ldy = (size_t)H * V; // from one position to the next
-	__global const float *x = (rev ? q : k) + gla_at(b, 0, h, kr, T, H, K);
-	__global const float *y = (rev ? dout : v) + gla_at(b, 0, h, cv, T, H, V);
+	__global const float *x = (rev ? q : k) + gla_at(b, 0, h, 0, T, H, K);
+	__global const float *y = (rev ? dout : v) + gla_at(b, 0, h, 0, T, H, V);
 	__global float *st = (rev ? dhs : hs) + (size_t)bh * NT * K * V + (size_t)kr * V + cv;
 	floatS acc[SKT];
 #if SPAR
@@ -134,10 +134,10 @@ __kernel void gla_state(__global const float *q, __global const float *k,
 		// Row m holds the position of weight exp(g m).
 		for (int m = 0; m < len; m++) {
 			size_t p = rev ? t0 + m : t0 + len - 1 - m;
-			floatS yw = vloadS(0, y + p * ldy) * wdec[m];
+			floatS yw = vloadS(0, y + p * ldy + cv) * wdec[m];
 
 			_Pragma("unroll") for (int i = 0; i < SKT; i++)
-				acc[i] = fma((floatS)(x[p * ldx + i]), yw, acc[i]);
+				acc[i] = fma((floatS)(x[p * ldx + kr + i]), yw, acc[i]);
 		}
 #if SPAR
 		_Pragma("unroll") for (int i = 0; i < SKT; i++)
