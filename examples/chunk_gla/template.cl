@@ -3,13 +3,14 @@
 // Layouts: q, k, dq, dk are [B,T,H,K]; v, dout, o, dv are [B,T,H,V];
 // g_gamma is [H] (log decay g < 0 per head); scale = K^-0.5.  K and V are
 // multiples of the vector widths (the spec's constraints say so) and of 16
-// (gla_state copies rows 16 floats at a time; the spec's semantics say so).
+// (gla_chunk transposes 16 x 16 blocks; the spec's semantics say so).
 //
 // The sequence of one (b, h) is cut into NT = ceil(T / CHUNK) chunks; chunk n
 // holds positions t0 = n*CHUNK .. t1-1, t1 = min(t0 + CHUNK, T), L = t1 - t0.
 //
-// States (kernel gla_state, sequential over chunks, one work-group per state,
-// parallel over its tiles):
+// States (kernel gla_state, one work-group per state walking the chunks in
+// order, parallel over its tiles; or, SPAR=1, one per chunk and state, each
+// chunk's own part, which kernel gla_scan then folds over the chunks):
 //   h_n  = sum_{s < t0} exp(g (t0-1-s)) k_s v_s^T      (K x V; h_0 = 0)
 //   h_{n+1} = exp(g CHUNK) h_n + sum_{s in n} exp(g (t1-1-s)) k_s v_s^T
 //   dh_n = sum_{t >= t1} exp(g (t-t1)) q_t dout_t^T     (K x V; dh_{NT-1} = 0)
@@ -24,8 +25,9 @@
 //   dk_s = scale * (exp(g (t1-s)) dh_n v_s        + sum_{t>=s} dA[t][s] q_t)
 //   dv_s = scale * (exp(g (t1-s)) dh_n^T k_s      + sum_{t>=s} A[t][s] dout_t)
 // The work-group copies the chunk's q, k, v, dout (rows past the end of the
-// sequence as zeros), k^T, v^T, h_n^T and dh_n^T into local memory, forms A
-// and dA there, then computes the outputs.  Every product is the same register
+// sequence as zeros), k^T, v^T, h_n^T and dh_n^T (transposed 16 x 16 at a
+// time in registers) into local memory, forms A and dA there, then computes
+// the outputs.  Every product is the same register
 // tile: TR rows by VW columns (a float vector per row) per work-item.
 
 // EVOLVE-BLOCK-START
@@ -52,6 +54,9 @@
 #endif
 #ifndef UNR
 #define UNR 1           // gla_chunk: unroll factor of the tiles' inner loop
+#endif
+#if CHUNK % 16 != 0
+#error "CHUNK must be a multiple of 16 (gla_chunk transposes 16 x 16 blocks)"
 #endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)

@@ -12,6 +12,13 @@
 //  2. gmm multiplies the float arrays, row by row with its group's rhs,
 //     register-blocked as examples/matmul/matmul.cl is: each work-item holds
 //     TM rows by TN float vectors of VN columns of out.
+// Tunables choose how lhs reaches step 2: decoded rows (the default),
+// decoded K-major panels of TM rows (APACK=1: one contiguous stream per
+// work-item), or not through global memory at all (ALOCAL=1: gmm_decode
+// does nothing and each work-group of gmm decodes its own TM rows into local
+// memory, 128 columns at a time, sharing them among its WX work-items; the
+// decoded lhs is 4 bytes an element, so this saves writing and re-reading
+// four times the FP8 data).
 //
 // The tunables are #ifndef-guarded (the spec renders them as -D options) and
 // the launch geometry in gmm_fp8_blockwise.yaml reads the same names.
