@@ -280,11 +280,12 @@ inline void store_part(floatV v, __global float *p, int n)
 		}                                                                      \
 	} while (0)
 
-// Element k of row i of the work-item's block of A.
+// Element k of row i of the work-item's block of A (the column's address
+// once per step, the rows at constant offsets from it).
 #if ALOCAL
-#define AT(i, k) la[(i) * KBL + (k) - k0]
+#define AT(i, k) (la + ((k) - k0))[(i) * KBL]
 #elif APACK
-#define AT(i, k) ap[(k) * TM + (i)]
+#define AT(i, k) (ap + (size_t)(k) * TM)[i]
 #else
 #define AT(i, k) arow[i][k]
 #endif
