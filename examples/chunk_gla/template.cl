@@ -3,13 +3,14 @@
 // Layouts: q, k, dq, dk are [B,T,H,K]; v, dout, o, dv are [B,T,H,V];
 // g_gamma is [H] (log decay g < 0 per head); scale = K^-0.5.  K and V are
 // multiples of the vector widths (the spec's constraints say so) and of 16
-// (gla_state copies rows 16 floats at a time; the spec's semantics say so).
+// (gla_chunk transposes 16 x 16 blocks; the spec's semantics say so).
 //
 // The sequence of one (b, h) is cut into NT = ceil(T / CHUNK) chunks; chunk n
 // holds positions t0 = n*CHUNK .. t1-1, t1 = min(t0 + CHUNK, T), L = t1 - t0.
 //
-// States (kernel gla_state, sequential over chunks, one work-group per state,
-// parallel over its tiles):
+// States (kernel gla_state, one work-group per state walking the chunks in
+// order, parallel over its tiles; or, SPAR=1, one per chunk and state, each
+// chunk's own part, which kernel gla_scan then folds over the chunks):
 //   h_n  = sum_{s < t0} exp(g (t0-1-s)) k_s v_s^T      (K x V; h_0 = 0)
 //   h_{n+1} = exp(g CHUNK) h_n + sum_{s in n} exp(g (t1-1-s)) k_s v_s^T
 //   dh_n = sum_{t >= t1} exp(g (t-t1)) q_t dout_t^T     (K x V; dh_{NT-1} = 0)
@@ -24,8 +25,9 @@
 //   dk_s = scale * (exp(g (t1-s)) dh_n v_s        + sum_{t>=s} dA[t][s] q_t)
 //   dv_s = scale * (exp(g (t1-s)) dh_n^T k_s      + sum_{t>=s} A[t][s] dout_t)
 // The work-group copies the chunk's q, k, v, dout (rows past the end of the
-// sequence as zeros), k^T, v^T, h_n^T and dh_n^T into local memory, forms A
-// and dA there, then computes the outputs.  Every product is the same register
+// sequence as zeros), k^T, v^T, h_n^T and dh_n^T (transposed 16 x 16 at a
+// time in registers) into local memory, forms A and dA there, then computes
+// the outputs.  Every product is the same register
 // tile: TR rows by VW columns (a float vector per row) per work-item.
 
 // EVOLVE-BLOCK-START
@@ -47,8 +49,14 @@
 #ifndef WG
 #define WG 2            // gla_chunk: work-group size (small runs best on PoCL's CPU device)
 #endif
+#ifndef SPAR
+#define SPAR 0          // gla_state: 1 one work-group per chunk, then gla_scan
+#endif
 #ifndef UNR
 #define UNR 1           // gla_chunk: unroll factor of the tiles' inner loop
+#endif
+#if CHUNK % 16 != 0
+#error "CHUNK must be a multiple of 16 (gla_chunk transposes 16 x 16 blocks)"
 #endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -65,70 +73,158 @@ static size_t gla_at(int b, int t, int h, int i, int T, int H, int D)
 	return (((size_t)b * T + t) * H + h) * D + i;
 }
 
-// Global size [V/SVW, K/SKT, 2*B*H], local [V/SVW, K/SKT, 1]: one work-group
-// per state, work-group z < B*H carries h forward over the chunks, the rest dh
-// backward; each work-item holds SKT rows by SVW columns of it in registers.
-// Forward folds chunk n in as sum_s w_s k_s v_s^T with w_s = exp(g (t1-1-s)),
-// backward as sum_t w_t q_t dout_t^T with w_t = exp(g (t-t0)).  Per chunk the
-// work-group stages the chunk's rows of x (k or q) and of y (v or dout, times
-// its weight) in local memory, row m being the position of weight exp(g m):
-// the rows are then read by every work-item from L1 instead of each one
-// streaming them from the caches at the stride of a position (H*K floats).
-// lmem is CHUNK*(K+V) floats of local memory.
+// Global size [V/SVW, K/SKT * (SPAR ? NT : 1), 2*B*H], local [V/SVW, K/SKT,
+// 1]: work-group z < B*H carries the forward state h, the rest the backward
+// dh; each work-item holds SKT rows by SVW columns of it in registers and
+// reads the positions' rows straight from global memory (each row is read
+// by the work-group's few work-items, from the caches).  The weights
+// wdec[m] = exp(g m) are computed once per work-group.
+// SPAR = 0: one work-group per state walks every chunk in order, folding
+// chunk n in as sum_s w_s k_s v_s^T with w_s = exp(g (t1-1-s)) (forward) or
+// sum_t w_t q_t dout_t^T with w_t = exp(g (t-t0)) (backward), and stores
+// the state before each chunk.  gla_scan does nothing.
+// SPAR = 1: one work-group per chunk n and state, all independent, each
+// computing only chunk n's own contribution:
+//   forward,  n < NT-1: hs[n+1]  = sum_{s in n} exp(g (t1-1-s)) k_s v_s^T
+//   backward, n > 0:    dhs[n-1] = sum_{t in n} exp(g (t-t0)) q_t dout_t^T
+// while the chunk with nothing to give (the last forward, the first
+// backward) zeroes the slot that starts the recurrence (hs[0], dhs[NT-1]);
+// gla_scan then folds the slots into the states.  More parallel work, one
+// more pass over the states.
 __kernel void gla_state(__global const float *q, __global const float *k,
                         __global const float *v, __global const float *g_gamma,
                         __global const float *dout, __global float *hs, __global float *dhs,
-                        int B, int T, int H, int K, int V, __local float *lmem)
+                        int B, int T, int H, int K, int V)
 {
-	__local float wdec[CHUNK + 1]; // wdec[m] = exp(g m)
-	int cv = get_local_id(0) * SVW, kr = get_local_id(1) * SKT, z = get_group_id(2);
+	__local float wdec[CHUNK + 1];
+	int cv = get_local_id(0) * SVW, kr = get_local_id(1) * SKT;
 	int nwi = get_local_size(0) * get_local_size(1);
 	int lid = get_local_id(1) * get_local_size(0) + get_local_id(0);
-	int bh = z % (B * H), rev = z / (B * H), b = bh / H, h = bh % H;
+	int z = get_group_id(2), bh = z % (B * H), rev = z / (B * H), b = bh / H, h = bh % H;
 	int NT = (T + CHUNK - 1) / CHUNK;
 	float g = g_gamma[h];
 	size_t ldx = (size_t)H * K, ldy = (size_t)H * V; // from one position to the next
 	__global const float *x = (rev ? q : k) + gla_at(b, 0, h, 0, T, H, K);
 	__global const float *y = (rev ? dout : v) + gla_at(b, 0, h, 0, T, H, V);
 	__global float *st = (rev ? dhs : hs) + (size_t)bh * NT * K * V + (size_t)kr * V + cv;
-	__local float *lx = lmem, *ly = lx + CHUNK * K; // [m][i], [m][j]
 	floatS acc[SKT];
+#if SPAR
+	int gn = get_group_id(1), n0 = rev ? NT - 1 - gn : gn, n1 = n0 + 1; // chunk gn
+	int idle = gn == (rev ? 0 : NT - 1); // zeroes the first slot instead
+#else
+	int n0 = 0, n1 = NT, idle = 0;
+#endif
 
 	for (int m = lid; m <= CHUNK; m += nwi)
 		wdec[m] = exp(g * m);
+	barrier(CLK_LOCAL_MEM_FENCE);
 	_Pragma("unroll") for (int i = 0; i < SKT; i++)
 		acc[i] = (floatS)(0.0f);
-	// Every work-item runs the same steps, so the barriers are uniform.
-	for (int step = 0; step < NT - 1; step++) {
+	for (int step = n0; step < n1 && !idle; step++) {
 		int n = rev ? NT - 1 - step : step;
 		int t0 = n * CHUNK, len = min(CHUNK, T - t0);
+#if SPAR
+		int slot = rev ? n - 1 : n + 1;
+#else
+		int slot = n;
 
+		if (step == NT - 1)
+			break; // the last chunk's state is stored; nothing is folded
 		_Pragma("unroll") for (int i = 0; i < SKT; i++)
 			vstoreS(acc[i], 0, st + ((size_t)n * K + i) * V);
-		barrier(CLK_LOCAL_MEM_FENCE);
-		// Whole rows per work-item: no integer division in the index math,
-		// which would cost more than a work-item's share of the copy.
-		for (int m = lid; m < len; m += nwi) {
-			size_t p = rev ? t0 + m : t0 + len - 1 - m;
-			float w = wdec[m];
-
-			for (int c = 0; c < K; c += 16)
-				vstore16(vload16(0, x + p * ldx + c), 0, lx + m * K + c);
-			for (int c = 0; c < V; c += 16)
-				vstore16(vload16(0, y + p * ldy + c) * w, 0, ly + m * V + c);
-		}
-		barrier(CLK_LOCAL_MEM_FENCE);
 		_Pragma("unroll") for (int i = 0; i < SKT; i++)
 			acc[i] *= wdec[len];
+		slot = rev ? n - 1 : n + 1;
+#endif
+		// Row m holds the position of weight exp(g m).
 		for (int m = 0; m < len; m++) {
-			floatS yw = vloadS(0, ly + m * V + cv);
+			size_t p = rev ? t0 + m : t0 + len - 1 - m;
+			floatS yw = vloadS(0, y + p * ldy + cv) * wdec[m];
 
 			_Pragma("unroll") for (int i = 0; i < SKT; i++)
-				acc[i] = fma((floatS)(lx[m * K + kr + i]), yw, acc[i]);
+				acc[i] = fma((floatS)(x[p * ldx + kr + i]), yw, acc[i]);
 		}
+#if SPAR
+		_Pragma("unroll") for (int i = 0; i < SKT; i++)
+			vstoreS(acc[i], 0, st + ((size_t)slot * K + i) * V);
+#else
+		(void)slot;
+#endif
 	}
+#if SPAR
+	if (idle)
+		_Pragma("unroll") for (int i = 0; i < SKT; i++)
+			vstoreS(acc[i], 0, st + ((size_t)(rev ? NT - 1 : 0) * K + i) * V);
+#else
 	_Pragma("unroll") for (int i = 0; i < SKT; i++)
 		vstoreS(acc[i], 0, st + ((size_t)(rev ? 0 : NT - 1) * K + i) * V);
+#endif
+}
+
+// Global size [SPAR ? K*V/16 : 1, 2*B*H]: with SPAR = 1, the recurrences
+// over the slots gla_state wrote, 16 elements of one state per work-item, in
+// place:
+//   h_n  = exp(g CHUNK) h_{n-1} + hs[n]        (n = 1 .. NT-1)
+//   dh_n = exp(g L_{n+1}) dh_{n+1} + dhs[n]    (n = NT-2 .. 0)
+// with L_{n+1} the length of chunk n+1 (shorter only for the last chunk).
+// With SPAR = 0 gla_state has done it all and this does nothing.
+__kernel void gla_scan(__global const float *g_gamma, __global float *hs, __global float *dhs,
+                       int B, int T, int H, int K, int V)
+{
+#if SPAR
+	int e = get_global_id(0) * 16, z = get_global_id(1);
+	int bh = z % (B * H), rev = z / (B * H), h = bh % H;
+	int NT = (T + CHUNK - 1) / CHUNK;
+	float g = g_gamma[h];
+	__global float *st = (rev ? dhs : hs) + (size_t)bh * NT * K * V + e;
+	size_t kv = (size_t)K * V;
+
+	if (!rev) {
+		float d = exp(g * CHUNK);
+		float16 cur = vload16(0, st);
+
+		for (int n = 1; n < NT; n++) {
+			cur = fma(cur, (float16)(d), vload16(0, st + n * kv));
+			vstore16(cur, 0, st + n * kv);
+		}
+	} else {
+		float16 cur = vload16(0, st + (NT - 1) * kv);
+
+		for (int n = NT - 2; n >= 0; n--) {
+			float d = exp(g * min(CHUNK, T - (n + 1) * CHUNK));
+
+			cur = fma(cur, (float16)(d), vload16(0, st + n * kv));
+			vstore16(cur, 0, st + n * kv);
+		}
+	}
+#else
+	(void)g_gamma, (void)hs, (void)dhs, (void)B, (void)T, (void)H, (void)K, (void)V;
+#endif
+}
+
+// One stage of gla_t16: rows i and i+s (bit s of i clear) swap their
+// off-diagonal s x s blocks, r[i][l] <-> r[i+s][l-s] for the lanes l with
+// bit s set.
+#define GLA_TSTAGE(r, s, lo, hi)                                                       \
+	_Pragma("unroll") for (int i_ = 0; i_ < 16; i_++) if (!(i_ & (s))) {           \
+		float16 a_ = r[i_], b_ = r[i_ + (s)];                                  \
+		r[i_] = shuffle2(a_, b_, (uint16)lo);                                  \
+		r[i_ + (s)] = shuffle2(a_, b_, (uint16)hi);                            \
+	}
+
+// Transposes the 16 x 16 block r (r[i] is row i) in registers: after the
+// four stages element (i, l) is at (l, i), every bit where i and l differ
+// having been swapped once.
+static void gla_t16(float16 *r)
+{
+	GLA_TSTAGE(r, 8, (0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
+		   (8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31))
+	GLA_TSTAGE(r, 4, (0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27),
+		   (4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31))
+	GLA_TSTAGE(r, 2, (0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29),
+		   (2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31))
+	GLA_TSTAGE(r, 1, (0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),
+		   (1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31))
 }
 
 // acc[r] += X[r*xr + p*xc] * Y[p*ly .. p*ly + VW-1] for r < TR: one step of a tile.
@@ -189,39 +285,49 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 		__global const float *dt = dout + gla_at(b, t0 + t, h, 0, T, H, V);
 
 		for (int i = 0; i < K; i += VW) {
-			floatV qe = t < L ? vloadV(0, qt + i) : (floatV)(0.0f);
-			floatV ke = t < L ? vloadV(0, kt + i) : (floatV)(0.0f);
-			float ks[VW];
-
-			vstoreV(qe, 0, lq + t * K + i);
-			vstoreV(ke, 0, lk + t * K + i);
-			vstoreV(ke, 0, ks);
-			for (int e = 0; e < VW; e++)
-				lkT[(i + e) * CHUNK + t] = ks[e];
+			vstoreV(t < L ? vloadV(0, qt + i) : (floatV)(0.0f), 0, lq + t * K + i);
+			vstoreV(t < L ? vloadV(0, kt + i) : (floatV)(0.0f), 0, lk + t * K + i);
 		}
 		for (int j = 0; j < V; j += VW) {
-			floatV ve = t < L ? vloadV(0, vt + j) : (floatV)(0.0f);
-			floatV de = t < L ? vloadV(0, dt + j) : (floatV)(0.0f);
-			float vs[VW];
-
-			vstoreV(ve, 0, lv + t * V + j);
-			vstoreV(de, 0, ldo + t * V + j);
-			vstoreV(ve, 0, vs);
-			for (int e = 0; e < VW; e++)
-				lvT[(j + e) * CHUNK + t] = vs[e];
+			vstoreV(t < L ? vloadV(0, vt + j) : (floatV)(0.0f), 0, lv + t * V + j);
+			vstoreV(t < L ? vloadV(0, dt + j) : (floatV)(0.0f), 0, ldo + t * V + j);
 		}
 	}
-	for (int i = lid; i < K; i += WG) {
-		for (int j = 0; j < V; j += VW) {
-			float hv[VW], dhv[VW];
+	// The transposes, 16 x 16 blocks read from global memory, turned in
+	// registers and stored as whole rows: k^T, v^T (the chunk's positions
+	// as columns), h_n^T and dh_n^T.
+	int ncb = CHUNK / 16, nkb = K / 16, nvb = V / 16;
 
-			vstoreV(vloadV(0, hn + (size_t)i * V + j), 0, hv);
-			vstoreV(vloadV(0, dhn + (size_t)i * V + j), 0, dhv);
-			for (int e = 0; e < VW; e++) {
-				lhT[(j + e) * K + i] = hv[e];
-				ldhT[(j + e) * K + i] = dhv[e];
-			}
+	for (int task = lid; task < ncb * (nkb + nvb) + 2 * nkb * nvb; task += WG) {
+		__global const float *src;
+		__local float *dst;
+		size_t lds;
+		int ldd, nrow = 16;
+		float16 r[16];
+
+		if (task < ncb * (nkb + nvb)) { // rows: positions tb.., columns cb..
+			int isv = task >= ncb * nkb, u = task - (isv ? ncb * nkb : 0);
+			int tb = (u % ncb) * 16, cb = (u / ncb) * 16, D = isv ? V : K;
+
+			src = (isv ? v : k) + gla_at(b, t0 + tb, h, cb, T, H, D);
+			lds = (size_t)H * D;
+			nrow = L - tb;
+			dst = (isv ? lvT : lkT) + cb * CHUNK + tb;
+			ldd = CHUNK;
+		} else { // rows i of the state, columns j
+			int u = task - ncb * (nkb + nvb), isd = u >= nkb * nvb;
+			int ib = (u % nkb) * 16, jb = ((u / nkb) % nvb) * 16;
+
+			src = (isd ? dhn : hn) + (size_t)ib * V + jb;
+			lds = V;
+			dst = (isd ? ldhT : lhT) + jb * K + ib;
+			ldd = K;
 		}
+		_Pragma("unroll") for (int e = 0; e < 16; e++)
+			r[e] = e < nrow ? vload16(0, src + e * lds) : (float16)(0.0f);
+		gla_t16(r);
+		_Pragma("unroll") for (int e = 0; e < 16; e++)
+			vstore16(r[e], 0, dst + e * ldd);
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 

@@ -12,6 +12,13 @@
 //  2. gmm multiplies the float arrays, row by row with its group's rhs,
 //     register-blocked as examples/matmul/matmul.cl is: each work-item holds
 //     TM rows by TN float vectors of VN columns of out.
+// Tunables choose how lhs reaches step 2: decoded rows (the default),
+// decoded K-major panels of TM rows (APACK=1: one contiguous stream per
+// work-item), or not through global memory at all (ALOCAL=1: gmm_decode
+// does nothing and each work-group of gmm decodes its own TM rows into local
+// memory, 128 columns at a time, sharing them among its WX work-items; the
+// decoded lhs is 4 bytes an element, so this saves writing and re-reading
+// four times the FP8 data).
 //
 // The tunables are #ifndef-guarded (the spec renders them as -D options) and
 // the launch geometry in gmm_fp8_blockwise.yaml reads the same names.
@@ -91,6 +98,15 @@ int group_start(__global const int *group_sizes, int G, int M, int g)
 #ifndef KU
 #define KU 1            // K steps per unrolled loop iteration
 #endif
+#ifndef APACK
+#define APACK 0         // 1: lhs decoded into K-major panels of TM rows
+#endif
+#ifndef ALOCAL
+#define ALOCAL 0        // 1: gmm decodes lhs itself, per work-group, into local memory
+#endif
+#if ALOCAL && (APACK || WY != 1)
+#error "ALOCAL=1 needs APACK=0 and WY=1 (one row block per work-group)"
+#endif
 #define CN (TN * VN)    // columns of out per work-item
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -139,16 +155,52 @@ float16 gmm_decode_at(__global const uint *src, __global const float *scale, int
 	return vload16(0, t);
 }
 
+#if APACK && 48 % TM != 0
+#error "APACK=1 needs TM dividing 48 (lhs_f holds round_up(M, 48) rows)"
+#endif
+
 // Kernel 1 (lhs): decode an FP8 array of NG stacked R x C row-major
-// matrices into float dst, same layout.  Each element is decoded exactly
-// once here, instead of once per tile that reads it, so the products below
-// are the reference's own.
-// Global [ceil_div(C, 16), R, NG]: 16 consecutive columns per work-item.
+// matrices into float dst.  Each element is decoded exactly once here,
+// instead of once per tile that reads it, so the products below are the
+// reference's own.
+// APACK=0: dst has the same layout; global [ceil_div(C, 16), R, NG], 16
+// consecutive columns per work-item.
+// APACK=1 (NG = 1): dst is K-major panels of TM rows, zero past R:
+// dst[(p*C + c)*TM + i] = src[p*TM + i][c], so that gmm reads the rows of
+// its block as one contiguous stream; global [ceil_div(C, 16),
+// ceil_div(R, TM), 1], the TM rows of 16 columns per work-item, which are
+// TM*16 consecutive floats of dst.
 __kernel void gmm_decode(__global const uint *src, __global const float *scale,
 			 __global float *dst, int R, int C)
 {
 	int c = get_global_id(0) * 16, r = get_global_id(1), z = get_global_id(2);
 
+#if ALOCAL
+	return; // gmm decodes lhs itself
+#endif
+#if APACK
+	float pt[16 * TM], et[16];
+	__global float *d = dst + ((size_t)r * C + c) * TM;
+
+	if (c >= C || r * TM >= R)
+		return;
+	_Pragma("unroll") for (int i = 0; i < TM; i++) {
+		float16 v = r * TM + i < R ? gmm_decode_at(src, scale, R, C, r * TM + i, c, 0)
+					   : (float16)(0.0f);
+
+		vstore16(v, 0, et);
+		_Pragma("unroll") for (int e = 0; e < 16; e++)
+			pt[e * TM + i] = et[e];
+	}
+	if (c + 16 <= C) {
+		_Pragma("unroll") for (int e = 0; e < TM; e++)
+			vstore16(vload16(e, pt), e, d);
+	} else {
+		for (int e = 0; e < (C - c) * TM; e++)
+			d[e] = pt[e];
+	}
+	(void)z;
+#else
 	if (c >= C || r >= R)
 		return;
 	size_t i = ((size_t)z * R + r) * C + c;
@@ -162,6 +214,7 @@ __kernel void gmm_decode(__global const uint *src, __global const float *scale,
 		for (int e = 0; c + e < C; e++)
 			dst[i + e] = t[e];
 	}
+#endif
 }
 
 #if 64 % CN != 0
@@ -221,22 +274,61 @@ inline void store_part(floatV v, __global float *p, int n)
 		_Pragma("unroll") for (int t = 0; t < TN; t++)                         \
 			b_[t] = LOADV(bp + (size_t)k_ * CN + t * VN);                  \
 		_Pragma("unroll") for (int i = 0; i < TM; i++) {                       \
-			const floatV a_ = (floatV)(arow[i][k_]);                       \
+			const floatV a_ = (floatV)(AT(i, k_));                         \
 			_Pragma("unroll") for (int t = 0; t < TN; t++)                 \
 				acc[i][t] = fma(a_, b_[t], acc[i][t]);                 \
 		}                                                                      \
 	} while (0)
 
-#define RANGE()                                                                        \
+// Element k of row i of the work-item's block of A (the column's address
+// once per step, the rows at constant offsets from it).
+#if ALOCAL
+#define AT(i, k) (la + ((k) - k0))[(i) * KBL]
+#elif APACK
+#define AT(i, k) (ap + (size_t)(k) * TM)[i]
+#else
+#define AT(i, k) arow[i][k]
+#endif
+
+// K steps k0 .. k1-1, KU at a time.
+#define RANGE_(k0, k1)                                                                 \
 	do {                                                                           \
-		int k = 0;                                                             \
-		for (; k + KU <= K; k += KU) {                                         \
+		int k = (k0);                                                          \
+		const int ke_ = (k1);                                                  \
+		for (; k + KU <= ke_; k += KU) {                                       \
 			_Pragma("unroll") for (int u = 0; u < KU; u++)                 \
 				STEP(k + u);                                           \
 		}                                                                      \
-		for (; k < K; k++)                                                     \
+		for (; k < ke_; k++)                                                   \
 			STEP(k);                                                       \
 	} while (0)
+
+#if ALOCAL
+// Every K step: per block of KBL columns, the work-group decodes its TM rows
+// of lhs into la (16 columns per work-item at a time, scaled as
+// gmm_decode does), then every work-item runs the block's steps from it.
+// The barriers are uniform: every work-item of the group has the same rows.
+#define KBL 128
+#define RANGE()                                                                        \
+	do {                                                                           \
+		for (int k0 = 0; k0 < K; k0 += KBL) {                                  \
+			barrier(CLK_LOCAL_MEM_FENCE);                                  \
+			for (int c_ = lx * 16; c_ < TM * KBL; c_ += WX * 16) {         \
+				const int i_ = c_ / KBL, kc_ = k0 + c_ % KBL;          \
+				if (kc_ < K)                                           \
+					vstore16(row + i_ < M ? gmm_decode_at(         \
+							lhs, lhs_scale, M, K,  \
+							row + i_, kc_, 0)      \
+							      : (float16)(0.0f),       \
+						 0, la + c_);                          \
+			}                                                              \
+			barrier(CLK_LOCAL_MEM_FENCE);                                  \
+			RANGE_(k0, min(k0 + KBL, K));                                  \
+		}                                                                      \
+	} while (0)
+#else
+#define RANGE() RANGE_(0, K)
+#endif
 
 // Kernel 2: the grouped float matmul on the decoded, scaled inputs. Every
 // work-item holds a TM x (TN*VN) block of out in float-vector registers
@@ -246,20 +338,41 @@ inline void store_part(floatV v, __global float *p, int n)
 // caches. There are no barriers, so each work-item walks only the groups its own rows meet: one, except for the
 // few blocks that straddle a group boundary, which are computed once per
 // group they meet and stored row by row where they belong.
+// With ALOCAL=1 A (lhs_f) is not read: the work-group decodes its rows of
+// lhs into local memory block by block, so the decoded lhs never goes
+// through global memory, and work-items past N compute on the last panel
+// and store nothing, as they must reach the barriers.
 // Global [round_up(ceil_div(N, CN), WX), round_up(ceil_div(M, TM), WY)].
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
-void gmm(__global const float *restrict A, __global const float *restrict B,
+void gmm(__global const uint *restrict lhs, __global const float *restrict lhs_scale,
+	 __global const float *restrict A, __global const float *restrict B,
 	 __global const int *restrict group_sizes, __global float *restrict out, int M, int K,
 	 int N, int G)
 {
 	const int col = get_global_id(0) * CN, row = get_global_id(1) * TM;
+	const int np = (N + CN - 1) / CN;
+#if ALOCAL
+	__local float la[TM * KBL];
+	const int lx = get_local_id(0), pcol = min(col / CN, np - 1);
 
+	(void)A;
+	if (row >= M) // the same for the whole work-group
+		return;
+#else
+	const int pcol = col / CN;
+
+	(void)lhs;
+	(void)lhs_scale;
 	if (col >= N || row >= M)
 		return;
+#endif
 	const int rend = min(row + TM, M);
-	const int np = (N + CN - 1) / CN;
 	int g = 0, start = 0, end = G == 1 ? M : min(max(group_sizes[0], 0), M);
+#if APACK
+	__global const float *ap = A + (size_t)(row / TM) * TM * K; // row is a multiple of TM
+#else
 	__global const float *arow[TM];
+#endif
 
 	// The first group that owns one of the rows: the first that ends past row.
 	while (g < G - 1 && end <= row) {
@@ -267,10 +380,12 @@ void gmm(__global const float *restrict A, __global const float *restrict B,
 		start = end;
 		end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
 	}
+#if !APACK
 	_Pragma("unroll") for (int i = 0; i < TM; i++)
 		arow[i] = A + (size_t)min(row + i, M - 1) * K;
+#endif
 	for (;;) {
-		__global const float *bp = B + ((size_t)g * np + col / CN) * K * CN;
+		__global const float *bp = B + ((size_t)g * np + pcol) * K * CN;
 		const int lo = max(start, row), hi = min(end, rend);
 		floatV acc[TM][TN];
 

@@ -447,9 +447,9 @@ batch: {variants_per_round: 4, top_k: 2, max_active_lineages: 2}
                    " ON r.session = v.session AND r.variant = v.id"
                    " WHERE v.session = ? AND v.origin = 'model' ORDER BY v.round, v.rowid",
                    sid)
-        stream = [v for v in vs if "x[p * ldx + kr + i]" in v[3] and v[1] == 1]
-        check(stream and stream[0][2] == "ok" and "lx[m * K" not in stream[0][3],
-              f"gla: the rewrite that streams gla_state's rows from global memory is "
+        stream = [v for v in vs if "yw1 = vloadS" in v[3] and v[1] == 1]
+        check(stream and stream[0][2] == "ok" and "for (; m < len; m++)" in stream[0][3],
+              f"gla: the rewrite that takes two positions per step in gla_state is "
               f"correct on every shape ({[(v[0], v[2]) for v in stream]})")
         wrong = [v for v in vs if "wdec[len - 1]" in v[3]]
         check(wrong and wrong[0][2] == "incorrect",

@@ -46,7 +46,9 @@ static const struct shape shapes[] = {
 static const char *const points[] = {
 	"",
 	"-DCHUNK=16 -DSVW=8 -DSKT=2 -DVW=8 -DTR=4 -DWG=32 -DUNR=2",
+	"-DCHUNK=16 -DSVW=8 -DSKT=2 -DVW=8 -DTR=4 -DWG=32 -DSPAR=1",
 	"-DCHUNK=64 -DSVW=16 -DSKT=1 -DVW=16 -DTR=1 -DWG=128 -DUNR=4",
+	"-DCHUNK=64 -DSVW=16 -DSKT=16 -DSPAR=1",
 	"-DCHUNK=32 -DSVW=4 -DSKT=8 -DVW=4 -DTR=8 -DWG=16",
 	"-DCHUNK=32 -DSVW=8 -DSKT=4 -DVW=8 -DTR=4 -DWG=8 -DUNR=2",
 	"-DCHUNK=32 -DSVW=16 -DSKT=16 -DVW=16 -DTR=16 -DWG=1",
@@ -160,7 +162,7 @@ static int run_setup(struct run *r, const struct shape *s, uint64_t seed)
 				r->host[i][e] = uniform(-0.2f, -0.02f);
 			else if (i <= BDO)
 				r->host[i][e] = uniform(-1.0f, 1.0f);
-			else if (i < BHS)
+			else
 				r->host[i][e] = NAN; /* poison: a forgotten element shows */
 		}
 		r->mem[i] = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
@@ -285,8 +287,8 @@ static const int ref_cols_args[] = { BQ, BK, BV, BG, BDO, BO, BDV, A_B, A_T, A_H
 static const int ref_rows_args[] = {
 	BQ, BK, BV, BG, BDO, BDQ, BDK, A_B, A_T, A_H, A_K, A_V, A_END
 };
-static const int state_args[] = { BQ,  BK,  BV,  BG,  BDO, BHS,    BDHS,
-				  A_B, A_T, A_H, A_K, A_V, A_LMEM, A_END };
+static const int state_args[] = { BQ, BK, BV, BG, BDO, BHS, BDHS, A_B, A_T, A_H, A_K, A_V, A_END };
+static const int scan_args[] = { BG, BHS, BDHS, A_B, A_T, A_H, A_K, A_V, A_END };
 static const int chunk_args[] = { BQ,  BK,  BV,  BG,  BDO, BHS, BDHS, BO,     BDQ,
 				  BDK, BDV, A_B, A_T, A_H, A_K, A_V,  A_LMEM, A_END };
 
@@ -345,6 +347,7 @@ static int check_template(const char *options)
 	int svw = option(options, "SVW", template_default("SVW"));
 	int skt = option(options, "SKT", template_default("SKT"));
 	int wg = option(options, "WG", template_default("WG"));
+	int spar = option(options, "SPAR", template_default("SPAR"));
 	cl_program p = build(tmpl_src, options);
 	char what[160];
 	int fails = 0;
@@ -356,15 +359,17 @@ static int check_template(const char *options)
 		const struct shape *s = &shapes[i];
 		size_t nt = (size_t)(s->T + chunk - 1) / chunk, bh = (size_t)s->B * s->H;
 		struct step state = { .kernel = "gla_state", .args = state_args, .dims = 3 };
+		struct step scan = { .kernel = "gla_scan", .args = scan_args, .dims = 2 };
 		struct step ch = { .kernel = "gla_chunk", .args = chunk_args, .dims = 3 };
 
 		state.global[0] = (size_t)(s->V / svw);
-		state.global[1] = (size_t)(s->K / skt);
+		state.global[1] = (size_t)(s->K / skt) * (spar ? nt : 1);
 		state.global[2] = 2 * bh;
 		state.local[0] = state.global[0];
-		state.local[1] = state.global[1];
+		state.local[1] = (size_t)(s->K / skt);
 		state.local[2] = 1;
-		state.lmem = 4 * (size_t)chunk * (s->K + s->V);
+		scan.global[0] = spar ? (size_t)s->K * s->V / 16 : 1;
+		scan.global[1] = spar ? 2 * bh : 1;
 		ch.global[0] = ch.local[0] = (size_t)wg;
 		ch.global[1] = nt;
 		ch.global[2] = bh;
@@ -375,7 +380,8 @@ static int check_template(const char *options)
 			struct run r;
 
 			if (run_setup(&r, s, 100 * seed + i) || launch(p, &r, &state) ||
-			    launch(p, &r, &ch) || read_back(&r) || compare(&r, what))
+			    launch(p, &r, &scan) || launch(p, &r, &ch) || read_back(&r) ||
+			    compare(&r, what))
 				fails++;
 			run_free(&r);
 		}

@@ -532,10 +532,12 @@ static int enqueue(cl_program p, const char *kname, const struct karg *a, cl_uin
 }
 
 /* The template's launch plan (examples/gmm_fp8_blockwise.yaml) at t = TM, VN,
- * TN, WX, WY: gmm_decode on lhs and gmm_decode_panels on rhs into float
- * scratch (rhs_f: G * K * round_up(N, 64) floats), then gmm.  Returns out,
- * or NULL on failure. */
-static float *run_template(cl_program p, const struct inputs *in, const long t[5])
+ * TN, WX, WY, KU, APACK, ALOCAL: gmm_decode on lhs (rows, or panels of TM
+ * rows with APACK; nothing with ALOCAL, where gmm decodes lhs itself) and
+ * gmm_decode_panels on rhs into float scratch (lhs_f: round_up(M, 48) * K
+ * floats, rhs_f: G * K * round_up(N, 64)), then gmm.  Returns out, or NULL
+ * on failure. */
+static float *run_template(cl_program p, const struct inputs *in, const long t[8])
 {
 	const struct shape *s = in->s;
 	size_t nout = (size_t)s->M * s->N;
@@ -545,8 +547,10 @@ static float *run_template(cl_program p, const struct inputs *in, const long t[5
 	int ok = out != NULL;
 
 	mk_problem(in, b);
-	b[6] = mkbuf((size_t)s->M * s->K * 4, NULL); /* lhs_f */
-	b[7] = mkbuf(nrf * 4, NULL);                 /* rhs_f */
+	size_t nlf = round_up((size_t)s->M, 48) * s->K;
+
+	b[6] = mkbuf(nlf * 4, NULL); /* lhs_f */
+	b[7] = mkbuf(nrf * 4, NULL); /* rhs_f */
 	for (int i = 0; i < 8; i++)
 		ok = ok && b[i];
 	if (ok) {
@@ -557,11 +561,15 @@ static float *run_template(cl_program p, const struct inputs *in, const long t[5
 		struct karg dr[5] = {
 			{ b[2], 0 }, { b[3], 0 }, { b[7], 0 }, { NULL, s->K }, { NULL, s->N }
 		};
-		struct karg mm[8] = {
-			{ b[6], 0 },    { b[7], 0 },    { b[4], 0 },    { b[5], 0 },
-			{ NULL, s->M }, { NULL, s->K }, { NULL, s->N }, { NULL, s->G }
-		};
-		size_t gl[3] = { ((size_t)s->K + 15) / 16, (size_t)s->M, 1 };
+		struct karg mm[10] = { { b[0], 0 },    { b[1], 0 },    { b[6], 0 },
+				       { b[7], 0 },    { b[4], 0 },    { b[5], 0 },
+				       { NULL, s->M }, { NULL, s->K }, { NULL, s->N },
+				       { NULL, s->G } };
+		size_t gl[3] = { t[7] ? 1 : ((size_t)s->K + 15) / 16,
+				 t[7]   ? 1
+				 : t[6] ? ((size_t)s->M + t[0] - 1) / t[0]
+					: (size_t)s->M,
+				 1 };
 		size_t cn = (size_t)(t[1] * t[2]);
 		size_t gr[3] = { (round_up((size_t)s->N, cn) + 15) / 16, (size_t)s->K,
 				 (size_t)s->G };
@@ -572,14 +580,13 @@ static float *run_template(cl_program p, const struct inputs *in, const long t[5
 		/* Poison the output and the scratch so a forgotten element shows. */
 		ok = clEnqueueFillBuffer(queue, b[5], &nanv, sizeof(nanv), 0, nout * 4, 0, NULL,
 					 NULL) == CL_SUCCESS;
-		ok = ok &&
-		     clEnqueueFillBuffer(queue, b[6], &nanv, sizeof(nanv), 0,
-					 (size_t)s->M * s->K * 4, 0, NULL, NULL) == CL_SUCCESS;
+		ok = ok && clEnqueueFillBuffer(queue, b[6], &nanv, sizeof(nanv), 0, nlf * 4, 0,
+					       NULL, NULL) == CL_SUCCESS;
 		ok = ok && clEnqueueFillBuffer(queue, b[7], &nanv, sizeof(nanv), 0, nrf * 4, 0,
 					       NULL, NULL) == CL_SUCCESS;
 		ok = ok && !enqueue(p, "gmm_decode", dl, 5, 3, gl, NULL);
 		ok = ok && !enqueue(p, "gmm_decode_panels", dr, 5, 3, gr, NULL);
-		ok = ok && !enqueue(p, "gmm", mm, 8, 2, global, local);
+		ok = ok && !enqueue(p, "gmm", mm, 10, 2, global, local);
 		ok = ok && clEnqueueReadBuffer(queue, b[5], CL_TRUE, 0, nout * 4, out, 0, NULL,
 					       NULL) == CL_SUCCESS;
 	}
@@ -593,18 +600,19 @@ static float *run_template(cl_program p, const struct inputs *in, const long t[5
 	return out;
 }
 
-/* Runs the template at t = TM, VN, TN, WX, WY, KU (use_options: as -D
- * options; else t holds the defaults and the build has no options) on every
- * shape against the host reference. */
-static void check_template(const long t[6], int use_options)
+/* Runs the template at t = TM, VN, TN, WX, WY, KU, APACK, ALOCAL
+ * (use_options: as -D options; else t holds the defaults and the build has
+ * no options) on every shape against the host reference. */
+static void check_template(const long t[8], int use_options)
 {
 	char opts[256] = "";
 	cl_program p;
 
 	if (use_options)
 		snprintf(opts, sizeof(opts),
-			 "-DTM=%ld -DVN=%ld -DTN=%ld -DWX=%ld -DWY=%ld -DKU=%ld", t[0], t[1], t[2],
-			 t[3], t[4], t[5]);
+			 "-DTM=%ld -DVN=%ld -DTN=%ld -DWX=%ld -DWY=%ld -DKU=%ld -DAPACK=%ld "
+			 "-DALOCAL=%ld",
+			 t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
 	p = build(tmpl_src, NULL, opts);
 	CHECK(p != NULL);
 	if (!p)
@@ -625,12 +633,13 @@ static void check_template(const long t[6], int use_options)
 
 TEST(cl_template_defaults)
 {
-	long t[6] = { template_default("TM"), template_default("VN"), template_default("TN"),
-		      template_default("WX"), template_default("WY"), template_default("KU") };
+	long t[8] = { template_default("TM"),    template_default("VN"),    template_default("TN"),
+		      template_default("WX"),    template_default("WY"),    template_default("KU"),
+		      template_default("APACK"), template_default("ALOCAL") };
 	int ok = 1;
 
-	for (int i = 0; i < 6; i++)
-		ok = ok && t[i] > 0;
+	for (int i = 0; i < 8; i++)
+		ok = ok && t[i] >= (i >= 6 ? 0 : 1);
 	CHECK(ok);
 	if (ok)
 		check_template(t, 0);
@@ -638,12 +647,23 @@ TEST(cl_template_defaults)
 
 TEST(cl_template_points)
 {
-	static const long pts[][6] = {
-		{ 12, 16, 1, 8, 2, 2 }, /* TM, VN, TN, WX, WY, KU */
-		{ 1, 1, 1, 16, 2, 1 },  { 2, 4, 2, 2, 8, 8 },
-		{ 3, 2, 4, 8, 1, 2 }, /* odd rows, K tails of the unrolled loop */
-		{ 1, 8, 1, 1, 8, 1 }, /* WX == 1: PoCL once miscompiled a group loop here */
-		{ 4, 8, 2, 4, 1, 4 },
+	static const long pts[][8] = {
+		{ 12, 16, 1, 8, 2, 2, 0, 0 }, /* TM, VN, TN, WX, WY, KU, APACK, ALOCAL */
+		{ 1, 1, 1, 16, 2, 1, 0, 0 },
+		{ 2, 4, 2, 2, 8, 8, 0, 0 },
+		{ 3, 2, 4, 8, 1, 2, 0, 0 }, /* odd rows, K tails of the unrolled loop */
+		{ 1, 8, 1, 1, 8, 1, 0, 0 }, /* WX == 1: PoCL once miscompiled a group loop here */
+		{ 4, 8, 2, 4, 1, 4, 0, 0 },
+		/* lhs in panels of TM rows: row and K tails, panels past M */
+		{ 8, 16, 2, 4, 1, 2, 1, 0 },
+		{ 3, 2, 4, 8, 1, 2, 1, 0 },
+		{ 12, 8, 1, 2, 2, 1, 1, 0 },
+		{ 6, 16, 1, 8, 1, 1, 1, 0 },
+		/* lhs decoded by gmm's work-groups: K blocks with tails, columns past N */
+		{ 8, 16, 2, 4, 1, 2, 0, 1 },
+		{ 3, 2, 4, 8, 1, 2, 0, 1 },
+		{ 12, 16, 1, 8, 1, 1, 0, 1 },
+		{ 5, 4, 1, 1, 1, 4, 0, 1 },
 	};
 
 	for (size_t i = 0; i < sizeof(pts) / sizeof(pts[0]); i++)

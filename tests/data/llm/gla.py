@@ -5,55 +5,35 @@ The template is one unnamed block (named "0"), already register-tiled, with
 its tunables rendered as -D options over #ifndef-guarded defaults.  The
 directions are real rewrites of it:
 
-- STREAM: gla_state reads its rows straight from global memory instead of
-  staging each chunk in local memory (a structural change: no staging, one
-  barrier instead of two per chunk);
+- PAIR: gla_state's position loop takes two positions per step (a
+  structural change of the loop, with a remainder loop for odd lengths);
 - WRONG: one decay step too few across chunks (the evaluator must catch it);
 - SPEC_TUNABLE: declares TR, a spec tunable, as its own (kctl refuses it);
 - UNROLL: UNR (not a spec tunable) as the direction's own tunable;
 - EXP2: the decay table from exp2, asked for again after SPEC_TUNABLE;
-- FOLD_X: on a STREAM parent, the decay folded into x instead of y;
-- STREAM_EXP2: from round 2 on, STREAM and EXP2 together, for a parent
+- FOLD_X: the decay folded into x instead of y, for a parent whose position
+  loop is still the template's;
+- PAIR_EXP2: from round 2 on, PAIR and EXP2 together, for a parent
   that has neither (the template, when nothing beat it beyond the noise).
 """
 import re
 
-STAGED = """\
-\t\tbarrier(CLK_LOCAL_MEM_FENCE);
-\t\t// Whole rows per work-item: no integer division in the index math,
-\t\t// which would cost more than a work-item's share of the copy.
-\t\tfor (int m = lid; m < len; m += nwi) {
-\t\t\tsize_t p = rev ? t0 + m : t0 + len - 1 - m;
-\t\t\tfloat w = wdec[m];
+PAIR_HEAD = "\t\tfor (int m = 0; m < len; m++) {\n"
 
-\t\t\tfor (int c = 0; c < K; c += 16)
-\t\t\t\tvstore16(vload16(0, x + p * ldx + c), 0, lx + m * K + c);
-\t\t\tfor (int c = 0; c < V; c += 16)
-\t\t\t\tvstore16(vload16(0, y + p * ldy + c) * w, 0, ly + m * V + c);
-\t\t}
-\t\tbarrier(CLK_LOCAL_MEM_FENCE);
-\t\t_Pragma("unroll") for (int i = 0; i < SKT; i++)
-\t\t\tacc[i] *= wdec[len];
-\t\tfor (int m = 0; m < len; m++) {
-\t\t\tfloatS yw = vloadS(0, ly + m * V + cv);
+PAIRED = """\
+\t\tint m = 0;
+
+\t\t// Two positions per step: two rows in flight, one pass over acc.
+\t\tfor (; m + 1 < len; m += 2) {
+\t\t\tsize_t p = rev ? t0 + m : t0 + len - 1 - m, p1 = rev ? p + 1 : p - 1;
+\t\t\tfloatS yw0 = vloadS(0, y + p * ldy + cv) * wdec[m];
+\t\t\tfloatS yw1 = vloadS(0, y + p1 * ldy + cv) * wdec[m + 1];
 
 \t\t\t_Pragma("unroll") for (int i = 0; i < SKT; i++)
-\t\t\t\tacc[i] = fma((floatS)(lx[m * K + kr + i]), yw, acc[i]);
+\t\t\t\tacc[i] = fma((floatS)(x[p1 * ldx + kr + i]), yw1,
+\t\t\t\t             fma((floatS)(x[p * ldx + kr + i]), yw0, acc[i]));
 \t\t}
-"""
-
-STREAMED = """\
-\t\t_Pragma("unroll") for (int i = 0; i < SKT; i++)
-\t\t\tacc[i] *= wdec[len];
-\t\t// Straight from global memory: each work-item reads its SKT rows of x
-\t\t// and SVW columns of y per position; no staging, no barrier.
-\t\tfor (int m = 0; m < len; m++) {
-\t\t\tsize_t p = rev ? t0 + m : t0 + len - 1 - m;
-\t\t\tfloatS yw = vloadS(0, y + p * ldy + cv) * wdec[m];
-
-\t\t\t_Pragma("unroll") for (int i = 0; i < SKT; i++)
-\t\t\t\tacc[i] = fma((floatS)(x[p * ldx + kr + i]), yw, acc[i]);
-\t\t}
+\t\tfor (; m < len; m++) {
 """
 
 WDEC = "\t\twdec[m] = exp(g * m);\n"
@@ -72,10 +52,9 @@ def edit(why, pairs, tunables=()):
     return "".join(out)
 
 
-STREAM = edit("gla_state: read the rows from global memory instead of staging each chunk "
-              "in local memory (two barriers a chunk are latency-bound)",
-              [(WDEC, WDEC + "\tbarrier(CLK_LOCAL_MEM_FENCE); // wdec is read by all\n"),
-               (STAGED, STREAMED)])
+PAIR = edit("gla_state: two positions per step of the position loop (more loads in flight "
+            "per pass over the accumulators)",
+            [(PAIR_HEAD, PAIRED)])
 WRONG = edit("gla_state: carry the state with one decay step less (memory-bound)",
              [("\t\t\tacc[i] *= wdec[len];\n", "\t\t\tacc[i] *= wdec[len - 1];\n")])
 SPEC_TUNABLE = edit("gla_chunk: smaller row tiles (register pressure)",
@@ -85,12 +64,11 @@ UNROLL = edit("gla_chunk: unroll the tiles' inner loop (compute-bound)",
 EXP2 = edit("gla_chunk: the decay table from exp2 (fewer instructions per entry)",
             [(RDEC_LINE, RDEC_LINE.replace("exp(g * (CHUNK - i))",
                                              "exp2(g * M_LOG2E_F * (CHUNK - i))"))])
-STREAM_EXP2 = edit("both kernels: gla_state's rows from global memory, and gla_chunk's "
-                   "decay table from exp2",
-                   [(WDEC, WDEC + "\tbarrier(CLK_LOCAL_MEM_FENCE); // wdec is read by all\n"),
-                    (STAGED, STREAMED),
-                    (RDEC_LINE, RDEC_LINE.replace("exp(g * (CHUNK - i))",
-                                                  "exp2(g * M_LOG2E_F * (CHUNK - i))"))])
+PAIR_EXP2 = edit("both kernels: gla_state two positions per step, and gla_chunk's "
+                 "decay table from exp2",
+                 [(PAIR_HEAD, PAIRED),
+                  (RDEC_LINE, RDEC_LINE.replace("exp(g * (CHUNK - i))",
+                                                "exp2(g * M_LOG2E_F * (CHUNK - i))"))])
 FOLD_X = edit("gla_state: fold the decay into x, one multiply per row instead of per column",
               [("\t\t\tfloatS yw = vloadS(0, y + p * ldy + cv) * wdec[m];\n"
                 "\n"
@@ -107,8 +85,8 @@ def directions(ctx):
     """The directions that apply to the parent, first answer first."""
     body = ((ctx.get("parent") or {}).get("blocks") or {}).get("0", "")
     ideas = []
-    if "lx[m * K + kr + i]" in body:
-        ideas.append(STREAM)
+    if PAIR_HEAD in body:
+        ideas.append(PAIR)
     if ctx.get("round") == 1:
         ideas += [WRONG, SPEC_TUNABLE]
     if "#define UNR 1 " in body:
@@ -117,11 +95,11 @@ def directions(ctx):
         ideas.append(EXP2)
     if "x[p * ldx + kr + i]), yw" in body:
         ideas.append(FOLD_X)
-    if ctx.get("round", 1) > 1 and "lx[m * K + kr + i]" in body and \
+    if ctx.get("round", 1) > 1 and PAIR_HEAD in body and \
             "exp(g * (CHUNK - i))" in body:
         # round 1's ideas together: new even when round 2's parent is the
         # template again (when no rewrite beat it beyond the noise)
-        ideas.append(STREAM_EXP2)
+        ideas.append(PAIR_EXP2)
     return ideas
 
 
