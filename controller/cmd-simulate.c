@@ -225,9 +225,10 @@ static int sim_round(struct sim *sm, struct proposer *p, int round, size_t want,
 	ctx.nparents = sim_parents(sm, par);
 	*got = 0;
 	rc = p->propose(p, &ctx, &props, got, msg, n);
-	for (size_t i = 0; !rc && i < *got; i++)
+	for (size_t i = 0; !rc && i < *got; i++) {
 		rc = sim_eval(sm, props[i].params, props[i].source, props[i].options, round,
 			      "tune", msg, n);
+	}
 	proposals_free(props, *got);
 	return rc;
 }

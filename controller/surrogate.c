@@ -10,12 +10,19 @@
 #include <string.h>
 
 /* Shared length scales tried first, in feature units. */
-static const double shared_ell[] = { 0.15, 0.25, 0.4, 0.6, 1.0, 1.6 };
+static const double shared_ell[] = { 0.2, 0.3, 0.5, 0.8, 1.2, 2.0, 3.0 };
 /* Nuggets tried with them: from nearly exact to noisy measurements. */
 static const double nuggets[] = { 0.002, 0.01, 0.05, 0.2 };
 /* Factors one feature's length scale is tried at in the sweep (4: nearly irrelevant). */
 static const double ell_factors[] = { 0.5, 2.0, 4.0 };
 
+/*
+ * A log-normal prior on each length scale, centred on PRIOR_ELL * sqrt(d):
+ * with a handful of points in many dimensions the likelihood alone is flat
+ * or favours extremes.  Replays (kctl simulate) chose these.
+ */
+#define PRIOR_ELL    0.15
+#define PRIOR_SPREAD 1.0
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 /* The per-feature sweep needs some points per feature to mean anything. */
 #define SURROGATE_ARD_MIN_PER_FEATURE 2
@@ -94,6 +101,10 @@ struct fit {
 static void fit_try(struct fit *f, const double *ell, double noise)
 {
 	double lml = factor(f->x, f->ys, f->n, f->d, ell, noise, f->L, f->alpha);
+	double ell0 = PRIOR_ELL * sqrt((double)f->d);
+
+	for (size_t j = 0; j < f->d; j++)
+		lml -= 0.5 * pow(log(ell[j] / ell0) / PRIOR_SPREAD, 2);
 
 	if (lml > f->lml) {
 		f->lml = lml;

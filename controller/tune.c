@@ -987,7 +987,7 @@ static int propose_evolve(struct run *r)
 /* The best measured points whose neighbourhoods join the candidates. */
 #define TUNE_POOL_TOP 4
 /* Fresh draws compared for each space-filling point. */
-#define TUNE_FILL 16
+#define TUNE_FILL 4
 /* Improvement of the log speedup over the incumbent asked for: 1%, 10% exploring. */
 #define TUNE_XI_EXPLOIT 0.01
 #define TUNE_XI_EXPLORE 0.1
@@ -1185,6 +1185,74 @@ static void pool_build(struct run *r, const struct obs *o, const double *mean, s
 	free(v);
 }
 
+/* Fresh draws a space-filling round snaps its targets to. */
+#define TUNE_LHS_POOL 256
+
+/*
+ * A space-filling round: a Latin hypercube over the tunables' index
+ * ranges (each tunable's range cut into as many strata as there are free
+ * slots, one target per stratum, strata paired at random), each target
+ * then snapped to the nearest of a pool of fresh valid draws, so that
+ * every tunable's range is covered evenly whatever the constraints cut.
+ */
+static int fill_lhs(struct run *r, const char *label)
+{
+	const struct tune *t = r->t;
+	size_t k = t->k, m = r->ctx->want - r->n, first = r->n, npool = 0;
+	double *target = xcalloc(m * k + 1, sizeof(*target)), *x = xcalloc(k, sizeof(*x));
+	size_t *perm = xcalloc(m + 1, sizeof(*perm));
+	struct vset pool = { .k = k };
+	uint32_t *v = xcalloc(k, sizeof(*v));
+	char *taken = NULL;
+	int rc = 0;
+
+	for (size_t j = 0; j < k; j++) {
+		for (size_t i = 0; i < m; i++)
+			perm[i] = i;
+		shuffle(r->rng, perm, m, sizeof(*perm));
+		for (size_t i = 0; i < m; i++)
+			target[i * k + j] =
+				((double)perm[i] + (double)rng_below(r->rng, 1024) / 1024.0) /
+				(double)m;
+	}
+	for (size_t i = 0; i < TUNE_LHS_POOL && draw_fresh(r, v); i++)
+		pool_add(r, &pool, v);
+	npool = pool.n;
+	taken = xcalloc(npool + 1, 1);
+	for (size_t i = 0; i < m && rc >= 0; i++) {
+		size_t best = SIZE_MAX;
+		double bd = HUGE_VAL;
+
+		for (size_t p = 0; p < npool; p++) {
+			double d = 0;
+
+			if (taken[p])
+				continue;
+			features(t, pool.v + p * k, x);
+			for (size_t j = 0; j < k; j++)
+				d += (x[j] - target[i * k + j]) * (x[j] - target[i * k + j]);
+			if (d < bd) {
+				bd = d;
+				best = p;
+			}
+		}
+		if (best == SIZE_MAX)
+			break;
+		taken[best] = 1;
+		rc = offer(r, pool.v + best * k, NULL,
+			   xasprintf("%s %zu/%zu", label, r->n - first + 1, m));
+	}
+	free(taken);
+	free(v);
+	vset_release(&pool);
+	free(perm);
+	free(x);
+	free(target);
+	if (rc >= 0 && r->n < r->ctx->want)
+		rc = fill(r, 1, label);
+	return rc < 0 ? rc : 0;
+}
+
 /* The parent nearest to v by index distance, or NULL without parents. */
 static const char *nearest_parent(const struct run *r, const uint32_t *v)
 {
@@ -1240,6 +1308,24 @@ static int pick_batch(struct run *r, const struct surrogate *m, const struct vse
 }
 
 /*
+ * How likely x is to run and pass: the measured share of the points that
+ * did, weighted by the kernel's correlation with x, starting from the
+ * session's overall share (so a point far from everything gets that).
+ */
+static double feasible(const struct surrogate *m, const struct obs *o, const double *x)
+{
+	double prior = ((double)o->nok + 1) / ((double)o->n + 2), ok = prior, all = 1;
+
+	for (size_t i = 0; i < o->n; i++) {
+		double c = surrogate_corr(m, x, o->x + i * m->d);
+
+		ok += o->ok[i] ? c : 0;
+		all += c;
+	}
+	return ok / all;
+}
+
+/*
  * Fits the model to the session's measurements and proposes by expected
  * improvement over the incumbent: the model's mean at the best measured
  * point, not one lucky measurement.
@@ -1254,7 +1340,18 @@ static int propose_gp(struct run *r, const struct obs *o)
 	double xi = r->ctx->mode == NAV_EXPLORE ? TUNE_XI_EXPLORE : TUNE_XI_EXPLOIT;
 	int rc;
 
-	if (surrogate_fit(&m, o->x, o->y, o->n, t->k)) {
+	double *xo = xcalloc(o->n * t->k + 1, sizeof(*xo)), *yo = xcalloc(o->n + 1, sizeof(*yo));
+	size_t no = 0;
+
+	for (size_t i = 0; i < o->n; i++)
+		if (o->ok[i]) {
+			memcpy(xo + no * t->k, o->x + i * t->k, t->k * sizeof(*xo));
+			yo[no++] = o->y[i];
+		}
+	rc = surrogate_fit(&m, xo, yo, no, t->k);
+	free(xo);
+	free(yo);
+	if (rc) {
 		free(omean);
 		return fill(r, TUNE_FILL, "space-filling point");
 	}
@@ -1271,6 +1368,7 @@ static int propose_gp(struct run *r, const struct obs *o)
 		features(t, pool.v + i * t->k, sc[i].x);
 		surrogate_predict(&m, sc[i].x, &sc[i].mean, &sc[i].sd);
 		sc[i].score = sc[i].ei = surrogate_ei(sc[i].mean, sc[i].sd, incumbent, xi);
+		sc[i].score *= feasible(&m, o, sc[i].x);
 	}
 	rc = pick_batch(r, &m, &pool, sc, incumbent);
 	if (rc >= 0)
@@ -1290,7 +1388,7 @@ static int propose_model(struct run *r)
 
 	obs_collect(&o, r);
 	if (o.nok < TUNE_MODEL_MIN)
-		rc = fill(r, TUNE_FILL, "space-filling point");
+		rc = fill_lhs(r, "space-filling point");
 	else
 		rc = propose_gp(r, &o);
 	obs_release(&o);

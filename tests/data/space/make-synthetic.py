@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes synthetic-smooth.json: a made-up recorded space for testing
+"""Writes synthetic-smooth.json (or, given "rugged", synthetic-rugged.json): a made-up recorded space for testing
 `kctl simulate` (format kctl-space/1, see docs/kctl.md).  The points are a
 uniform random sample of examples/matmul.yaml's valid space plus the
 template's own point; the speedup is a smooth function of the tunables'
@@ -40,7 +40,26 @@ def outcome(p):
     return "ok", round(60.0 * math.exp(-d), 4)
 
 
+def outcome_rugged(p, rng):
+    """Closer to a CPU matmul: register tile and work-group size trade off,
+    products of tunables matter more than each alone, 5% noise."""
+    if p["TM"] * p["TN"] * p["VN"] >= 128:
+        return "compile_error", None
+    if p["LOCAL"] and p["WX"] * p["WY"] == 256:
+        return "runtime_error", None
+    acc = p["TM"] * p["TN"] * p["VN"]
+    wg = p["WX"] * p["WY"]
+    s = 40.0 * math.exp(-0.5 * ((math.log2(acc) - 5.0) / 1.3) ** 2)
+    s *= math.exp(-0.5 * ((math.log2(wg) - 4.0) / 2.0) ** 2)
+    s *= 1.0 + 0.25 * (p["VN"] in (8, 16)) + 0.15 * (p["KU"] >= 4) + 0.3 * p["PACK"]
+    s *= 0.6 if p["LOCAL"] else 1.0
+    s *= 1.0 if p["KB"] in (0, 64, 128) else 0.85
+    s *= math.exp(rng.gauss(0, 0.05))
+    return "ok", round(s, 4)
+
+
 def main():
+    rugged = len(sys.argv) > 1 and sys.argv[1] == "rugged"
     rng = random.Random(13)
     names = [n for n, _ in TUNABLES]
     space = [dict(zip(names, vals)) for vals in itertools.product(*(v for _, v in TUNABLES))]
@@ -48,13 +67,13 @@ def main():
     points = [TEMPLATE] + rng.sample(space, 299)
     out = []
     for p in points:
-        status, speedup = outcome(p)
+        status, speedup = outcome_rugged(p, rng) if rugged else outcome(p)
         out.append({"params": p, "status": status, "median_ms": None, "gflops": None,
                     "cv": None, "speedup": speedup})
     doc = {"format": "kctl-space/1", "spec": "examples/matmul.yaml",
            "shape": {"M": 512, "N": 512, "K": 512}, "device": "synthetic (no device)",
            "recorded": "synthetic", "commit": None,
-           "measurement": {"note": "synthetic: speedup is a smooth made-up function"},
+           "measurement": {"note": "synthetic: speedup is a made-up function (%s)" % ("rugged" if rugged else "smooth")},
            "points": out}
     json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")
