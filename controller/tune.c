@@ -1340,17 +1340,7 @@ static int propose_gp(struct run *r, const struct obs *o)
 	double xi = r->ctx->mode == NAV_EXPLORE ? TUNE_XI_EXPLORE : TUNE_XI_EXPLOIT;
 	int rc;
 
-	double *xo = xcalloc(o->n * t->k + 1, sizeof(*xo)), *yo = xcalloc(o->n + 1, sizeof(*yo));
-	size_t no = 0;
-
-	for (size_t i = 0; i < o->n; i++)
-		if (o->ok[i]) {
-			memcpy(xo + no * t->k, o->x + i * t->k, t->k * sizeof(*xo));
-			yo[no++] = o->y[i];
-		}
-	rc = surrogate_fit(&m, xo, yo, no, t->k);
-	free(xo);
-	free(yo);
+	rc = surrogate_fit(&m, o->x, o->y, o->n, t->k);
 	if (rc) {
 		free(omean);
 		return fill(r, TUNE_FILL, "space-filling point");

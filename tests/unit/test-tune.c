@@ -1027,7 +1027,7 @@ static size_t proposals_beyond(int with_failures)
 	CHECK(sim_propose(&sm, &p, NAV_EXPLOIT, 6, 10, &props, &n) == 0);
 	CHECK(n == 6);
 	for (size_t i = 0; i < n; i++) {
-		high += param(props[i].params, "A") >= 5;
+		high += param(props[i].params, "A") >= 6;
 		CHECK_CONTAINS(props[i].rationale, "model: EI ");
 	}
 	proposals_free(props, n);
