@@ -27,8 +27,8 @@
 #include <sys/stat.h>
 
 /* A recorded space is a few hundred points; refuse anything absurd. */
-#define SIM_MAX_BYTES (64L << 20)
-#define SIM_MAX_BUDGETS 16
+#define SIM_MAX_BYTES      (64L << 20)
+#define SIM_MAX_BUDGETS    16
 #define SIM_MAX_STRATEGIES 8
 /* The lineages a session keeps: the parents are the best few. */
 #define SIM_PARENTS 3
@@ -67,8 +67,8 @@ static char *point_key(const struct spec *s, json_t *params)
 }
 
 /* Checks points[i]'s status and speedup and indexes it. */
-static int dataset_point(struct dataset *ds, const struct spec *s, json_t *pt, size_t i,
-			 char *msg, size_t n)
+static int dataset_point(struct dataset *ds, const struct spec *s, json_t *pt, size_t i, char *msg,
+			 size_t n)
 {
 	json_t *params = json_object_get(pt, "params"), *sp = json_object_get(pt, "speedup");
 	const char *status = json_string_value(json_object_get(pt, "status"));
@@ -113,8 +113,10 @@ static int dataset_load(struct dataset *ds, const struct spec *s, const char *pa
 				jerr.column, jerr.text);
 	ds->points = json_object_get(ds->doc, "points");
 	if (!json_is_array(ds->points) || !json_array_size(ds->points))
-		return kerr_set(msg, n, KERR_INVALID, "dataset '%s': \"points\" is not a "
-				"non-empty array", path);
+		return kerr_set(msg, n, KERR_INVALID,
+				"dataset '%s': \"points\" is not a "
+				"non-empty array",
+				path);
 	ds->params = json_array();
 	ds->index = json_object();
 	json_array_foreach (ds->points, i, pt) {
@@ -124,8 +126,7 @@ static int dataset_load(struct dataset *ds, const struct spec *s, const char *pa
 			return rc;
 	}
 	if (!ds->nok)
-		return kerr_set(msg, n, KERR_INVALID, "dataset '%s': no point has status ok",
-				path);
+		return kerr_set(msg, n, KERR_INVALID, "dataset '%s': no point has status ok", path);
 	return 0;
 }
 
@@ -166,9 +167,8 @@ static int sim_eval(struct sim *sm, json_t *params, const char *source, const ch
 	c->hash = xstrdup(hash);
 	c->params = json_incref(params);
 	c->status = json_string_value(json_object_get(pt, "status"));
-	c->speedup = strcmp(c->status, "ok")
-			     ? NAN
-			     : json_number_value(json_object_get(pt, "speedup"));
+	c->speedup =
+		strcmp(c->status, "ok") ? NAN : json_number_value(json_object_get(pt, "speedup"));
 	c->lineage = -1;
 	c->round = round;
 	c->origin = origin;
@@ -213,8 +213,12 @@ static int sim_round(struct sim *sm, struct proposer *p, int round, size_t want,
 		     size_t *got, char *msg, size_t n)
 {
 	const struct cand *par[SIM_PARENTS];
-	struct propose_ctx ctx = { .spec = sm->s, .blocks = sm->bl, .round = round,
-				   .mode = NAV_EXPLOIT, .want = want, .budget_left = left,
+	struct propose_ctx ctx = { .spec = sm->s,
+				   .blocks = sm->bl,
+				   .round = round,
+				   .mode = NAV_EXPLOIT,
+				   .want = want,
+				   .budget_left = left,
 				   .rng = &sm->rng };
 	struct proposal *props = NULL;
 	int rc;
@@ -226,8 +230,8 @@ static int sim_round(struct sim *sm, struct proposer *p, int round, size_t want,
 	*got = 0;
 	rc = p->propose(p, &ctx, &props, got, msg, n);
 	for (size_t i = 0; !rc && i < *got; i++) {
-		rc = sim_eval(sm, props[i].params, props[i].source, props[i].options, round,
-			      "tune", msg, n);
+		rc = sim_eval(sm, props[i].params, props[i].source, props[i].options, round, "tune",
+			      msg, n);
 	}
 	proposals_free(props, *got);
 	return rc;
@@ -285,19 +289,19 @@ static json_t *strategy_result(const struct opts *o, const double *frac)
 			json_array_append_new(all, json_real(f[i]));
 		memcpy(sorted, f, ns * sizeof(*f));
 		qsort(sorted, ns, sizeof(*sorted), cmp_double);
-		json_array_append_new(
-			rows, json_pack("{s:I, s:f, s:f, s:o}", "budget", (json_int_t)o->budgets[b],
-					"median", (sorted[(ns - 1) / 2] + sorted[ns / 2]) / 2,
-					"worst", sorted[0], "fractions", all));
+		json_array_append_new(rows, json_pack("{s:I, s:f, s:f, s:o}", "budget",
+						      (json_int_t)o->budgets[b], "median",
+						      (sorted[(ns - 1) / 2] + sorted[ns / 2]) / 2,
+						      "worst", sorted[0], "fractions", all));
 	}
 	free(sorted);
 	return rows;
 }
 
 /* Runs every seed of one strategy; returns its result or NULL with msg. */
-static json_t *simulate_strategy(struct proposer *p, const struct spec *s,
-				 const struct blocks *bl, struct dataset *ds, json_t *tmpl,
-				 const struct opts *o, const char *name, char *msg, size_t n)
+static json_t *simulate_strategy(struct proposer *p, const struct spec *s, const struct blocks *bl,
+				 struct dataset *ds, json_t *tmpl, const struct opts *o,
+				 const char *name, char *msg, size_t n)
 {
 	size_t maxb = 0, ns = (size_t)o->seeds;
 	double *best, *frac;
@@ -327,8 +331,8 @@ static void print_text(const struct opts *o, const char *path, const struct data
 	json_t *r, *row;
 	size_t i, b;
 
-	printf("dataset %s: %zu points, %zu ok, best %.4gx\n", path,
-	       json_array_size(ds->points), ds->nok, ds->best);
+	printf("dataset %s: %zu points, %zu ok, best %.4gx\n", path, json_array_size(ds->points),
+	       ds->nok, ds->best);
 	printf("fraction of the best recorded speedup reached, median (worst) over %ld seeds, "
 	       "batch %ld\n",
 	       o->seeds, o->batch);
@@ -339,8 +343,7 @@ static void print_text(const struct opts *o, const char *path, const struct data
 	json_array_foreach (results, i, r) {
 		printf("%-10s", json_string_value(json_object_get(r, "strategy")));
 		json_array_foreach (json_object_get(r, "budgets"), b, row)
-			printf("    %.2f (%.2f)",
-			       json_number_value(json_object_get(row, "median")),
+			printf("    %.2f (%.2f)", json_number_value(json_object_get(row, "median")),
 			       json_number_value(json_object_get(row, "worst")));
 		putchar('\n');
 	}
@@ -430,9 +433,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 }
 
 /* Loads the spec (--spec, else the dataset's "spec") and restricts a tuner to the points. */
-static int simulate_setup(const struct opts *o, const char *path, struct spec *s,
-			  struct blocks *bl, struct proposer *p, struct dataset *ds, char *msg,
-			  size_t n)
+static int simulate_setup(const struct opts *o, const char *path, struct spec *s, struct blocks *bl,
+			  struct proposer *p, struct dataset *ds, char *msg, size_t n)
 {
 	json_t *doc;
 	const char *spec = o->spec, *fmt;
@@ -454,8 +456,7 @@ static int simulate_setup(const struct opts *o, const char *path, struct spec *s
 		rc = kerr_set(msg, n, KERR_INVALID, "dataset '%s': no \"spec\" (give --spec)",
 			      path);
 	else if (!(rc = spec_load(s, spec, msg, n)) &&
-		 !(rc = blocks_find(s->template_src, s->marker_start, s->marker_end, bl, msg,
-				    n)) &&
+		 !(rc = blocks_find(s->template_src, s->marker_start, s->marker_end, bl, msg, n)) &&
 		 !(rc = tune_open(p, s, msg, n)) && !(rc = dataset_load(ds, s, path, msg, n)))
 		rc = tune_restrict(p, ds->params, msg, n);
 	json_decref(doc);
@@ -495,12 +496,11 @@ int cmd_simulate(int argc, char **argv)
 	if (rc) {
 		log_error("simulate: %s", msg);
 	} else if (!strcmp(o.out, "json")) {
-		json_t *doc = json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:O}", "dataset",
-					argv[optind], "points",
-					(json_int_t)json_array_size(ds.points), "ok",
-					(json_int_t)ds.nok, "best", ds.best, "seeds",
-					(json_int_t)o.seeds, "batch", (json_int_t)o.batch,
-					"results", results);
+		json_t *doc =
+			json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:O}", "dataset", argv[optind],
+				  "points", (json_int_t)json_array_size(ds.points), "ok",
+				  (json_int_t)ds.nok, "best", ds.best, "seeds", (json_int_t)o.seeds,
+				  "batch", (json_int_t)o.batch, "results", results);
 
 		json_dumpf(doc, stdout, JSON_INDENT(2));
 		putchar('\n');

@@ -21,8 +21,8 @@ static const double ell_factors[] = { 0.5, 2.0, 4.0 };
  * with a handful of points in many dimensions the likelihood alone is flat
  * or favours extremes.  Replays (kctl simulate) chose these.
  */
-#define PRIOR_ELL    0.15
-#define PRIOR_SPREAD 1.0
+#define PRIOR_ELL     0.15
+#define PRIOR_SPREAD  1.0
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 /* The per-feature sweep needs some points per feature to mean anything. */
 #define SURROGATE_ARD_MIN_PER_FEATURE 2
@@ -52,7 +52,8 @@ static double factor(const double *x, const double *ys, size_t n, size_t d, cons
 
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j <= i; j++)
-			L[i * n + j] = matern52(x + i * d, x + j * d, ell, d) + (i == j ? noise : 0);
+			L[i * n + j] =
+				matern52(x + i * d, x + j * d, ell, d) + (i == j ? noise : 0);
 	for (size_t j = 0; j < n; j++) {
 		double s = L[j * n + j];
 
@@ -212,7 +213,8 @@ double surrogate_ei(double mean, double sd, double best, double xi)
 	if (!(sd > 0))
 		return diff > 0 ? diff : 0;
 	z = diff / sd;
-	return diff * 0.5 * erfc(-z * 0.70710678118654752440) + sd * exp(-0.5 * z * z) / sqrt(2 * 3.14159265358979323846);
+	return diff * 0.5 * erfc(-z * 0.70710678118654752440) +
+	       sd * exp(-0.5 * z * z) / sqrt(2 * 3.14159265358979323846);
 }
 
 void surrogate_release(struct surrogate *m)

@@ -1057,8 +1057,7 @@ static int fill(struct run *r, size_t ndraws, const char *label)
 		}
 		if (!got)
 			break;
-		rc = offer(r, pick, NULL,
-			   xasprintf("%s %zu/%zu", label, r->n - first + 1, total));
+		rc = offer(r, pick, NULL, xasprintf("%s %zu/%zu", label, r->n - first + 1, total));
 	}
 	free(v);
 	return rc < 0 ? rc : 0;
@@ -1485,8 +1484,8 @@ int tune_set_strategy(struct proposer *p, const char *name, char *msg, size_t n)
 			t->strategy = tune_strategies[i].strategy;
 			return 0;
 		}
-	return kerr_set(msg, n, KERR_INVALID,
-			"strategy '%s': not one of tune, evolve, random", name);
+	return kerr_set(msg, n, KERR_INVALID, "strategy '%s': not one of tune, evolve, random",
+			name);
 }
 
 /* Reads points[i] into v; a message names what is wrong with it. */

@@ -1056,7 +1056,8 @@ TEST(restricted_space)
 		{ "[]", "points: not a non-empty array" },
 		{ "[1]", "points[0]: not an object" },
 		{ "[{\"TM\": 1, \"WX\": 2}, {\"TM\": 1}]", "points[1].WX: missing" },
-		{ "[{\"TM\": 3, \"WX\": 2}]", "points[0].TM: 3 is not one of the tunable's values" },
+		{ "[{\"TM\": 3, \"WX\": 2}]",
+		  "points[0].TM: 3 is not one of the tunable's values" },
 		{ "[{\"TM\": 8, \"WX\": 8}]", "points[0]: breaks a constraint" },
 	};
 	const char *cons[] = { "TM * WX <= 32" };
