@@ -167,6 +167,7 @@ static int sim_eval(struct sim *sm, json_t *params, const char *source, const ch
 	c->hash = xstrdup(hash);
 	c->params = json_incref(params);
 	c->status = json_string_value(json_object_get(pt, "status"));
+	c->fault_kind = json_string_value(json_object_get(pt, "fault")); /* NULL when absent */
 	c->speedup =
 		strcmp(c->status, "ok") ? NAN : json_number_value(json_object_get(pt, "speedup"));
 	c->lineage = -1;
