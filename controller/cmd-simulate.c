@@ -35,7 +35,7 @@
 
 static const char simulate_usage[] =
 	"usage: kctl simulate DATASET [--strategy S,...] [--budgets N,...] [--seeds N]\n"
-	"                     [--batch N] [--spec FILE] [-o text|json]\n";
+	"                     [--batch N] [--spec FILE] [--noise] [-o text|json]\n";
 
 struct dataset {
 	json_t *doc;
@@ -53,6 +53,7 @@ struct opts {
 	long budgets[SIM_MAX_BUDGETS];
 	size_t nbudgets;
 	long seeds, batch;
+	int noise; /* --noise: measurements drawn around the recorded speedups */
 };
 
 /* "TM=4,VN=8,..." in the spec's order: how a point is looked up. */
@@ -138,6 +139,9 @@ static void dataset_release(struct dataset *ds)
 }
 
 /* One replayed session. */
+/* Measurement noise without a recorded cv: a typical spread on a quiet machine. */
+#define SIM_DEFAULT_CV 0.05
+
 struct sim {
 	const struct spec *s;
 	const struct blocks *bl;
@@ -145,7 +149,38 @@ struct sim {
 	struct cand *h;
 	size_t n;
 	uint64_t rng;
+	uint64_t noise; /* --noise: its own random state, so the tuner's is untouched */
+	double *truth;  /* the recorded speedup of each variant (NAN unless ok) */
 };
+
+/* splitmix64, as the tuner's, for the noise only. */
+static uint64_t noise_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* A standard normal draw (Box-Muller). */
+static double noise_normal(uint64_t *s)
+{
+	double u = ((double)(noise_next(s) >> 11) + 0.5) / 9007199254740992.0;
+	double v = (double)(noise_next(s) >> 11) / 9007199254740992.0;
+
+	return sqrt(-2 * log(u)) * cos(2 * 3.14159265358979323846 * v);
+}
+
+/* What one evaluation measures of a point recorded as ok with speedup sp. */
+static double measure(struct sim *sm, json_t *pt, double sp)
+{
+	json_t *cv = json_object_get(pt, "cv");
+	double c = json_is_number(cv) && json_number_value(cv) >= 0 ? json_number_value(cv)
+								    : SIM_DEFAULT_CV;
+
+	return sm->noise ? sp * exp(c * noise_normal(&sm->noise)) : sp;
+}
 
 /* Evaluates params: appends it to the history with the recorded outcome. */
 static int sim_eval(struct sim *sm, json_t *params, const char *source, const char *options,
@@ -160,6 +195,7 @@ static int sim_eval(struct sim *sm, json_t *params, const char *source, const ch
 		return kerr_set(msg, n, KERR_NOTFOUND,
 				"round %d: proposed a point the dataset does not hold", round);
 	sm->h = xreallocarray(sm->h, sm->n + 1, sizeof(*sm->h));
+	sm->truth = xreallocarray(sm->truth, sm->n + 1, sizeof(*sm->truth));
 	c = &sm->h[sm->n];
 	memset(c, 0, sizeof(*c));
 	variant_hash(source, options, hash);
@@ -168,8 +204,9 @@ static int sim_eval(struct sim *sm, json_t *params, const char *source, const ch
 	c->params = json_incref(params);
 	c->status = json_string_value(json_object_get(pt, "status"));
 	c->fault_kind = json_string_value(json_object_get(pt, "fault")); /* NULL when absent */
-	c->speedup =
+	sm->truth[sm->n] =
 		strcmp(c->status, "ok") ? NAN : json_number_value(json_object_get(pt, "speedup"));
+	c->speedup = isnan(sm->truth[sm->n]) ? NAN : measure(sm, pt, sm->truth[sm->n]);
 	c->lineage = -1;
 	c->round = round;
 	c->origin = origin;
@@ -185,6 +222,7 @@ static void sim_release(struct sim *sm)
 		json_decref(sm->h[i].params);
 	}
 	free(sm->h);
+	free(sm->truth);
 }
 
 /* The best few measured variants, best first: a session's lineages' bests. */
@@ -250,6 +288,7 @@ static int sim_run(struct proposer *p, const struct spec *s, const struct blocks
 	size_t got = 1;
 	int rc;
 
+	sm.noise = o->noise ? seed ^ 0x6e6f697365ull : 0; /* "noise" */
 	rc = sim_eval(&sm, tmpl, s->template_src, s->build_options ? s->build_options : "", 0,
 		      "start", msg, n);
 	for (int round = 1; !rc && got && sm.n < budget; round++) {
@@ -260,7 +299,7 @@ static int sim_run(struct proposer *p, const struct spec *s, const struct blocks
 	}
 	for (size_t i = 0; i < budget; i++) {
 		double prev = i ? best[i - 1] : 0;
-		double sp = i < sm.n && !isnan(sm.h[i].speedup) ? sm.h[i].speedup : 0;
+		double sp = i < sm.n && !isnan(sm.truth[i]) ? sm.truth[i] : 0;
 
 		best[i] = sp > prev ? sp : prev;
 	}
@@ -335,8 +374,8 @@ static void print_text(const struct opts *o, const char *path, const struct data
 	printf("dataset %s: %zu points, %zu ok, best %.4gx\n", path, json_array_size(ds->points),
 	       ds->nok, ds->best);
 	printf("fraction of the best recorded speedup reached, median (worst) over %ld seeds, "
-	       "batch %ld\n",
-	       o->seeds, o->batch);
+	       "batch %ld%s\n",
+	       o->seeds, o->batch, o->noise ? ", measurements with noise" : "");
 	printf("%-10s", "strategy");
 	for (b = 0; b < o->nbudgets; b++)
 		printf(" %14ld", o->budgets[b]);
@@ -397,6 +436,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "batch", required_argument, NULL, 'B' },
 		{ "spec", required_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "noise", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -415,6 +455,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'B': bad = parse_long(optarg, 1, 1024, &o->batch); break;
 		case 's': o->spec = optarg; break;
 		case 'o': o->out = optarg; break;
+		case 'N': o->noise = 1; break;
 		default: bad = 1;
 		}
 		if (bad) {
@@ -497,11 +538,11 @@ int cmd_simulate(int argc, char **argv)
 	if (rc) {
 		log_error("simulate: %s", msg);
 	} else if (!strcmp(o.out, "json")) {
-		json_t *doc =
-			json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:O}", "dataset", argv[optind],
-				  "points", (json_int_t)json_array_size(ds.points), "ok",
-				  (json_int_t)ds.nok, "best", ds.best, "seeds", (json_int_t)o.seeds,
-				  "batch", (json_int_t)o.batch, "results", results);
+		json_t *doc = json_pack(
+			"{s:s, s:I, s:I, s:f, s:I, s:I, s:b, s:O}", "dataset", argv[optind],
+			"points", (json_int_t)json_array_size(ds.points), "ok", (json_int_t)ds.nok,
+			"best", ds.best, "seeds", (json_int_t)o.seeds, "batch", (json_int_t)o.batch,
+			"noise", o.noise, "results", results);
 
 		json_dumpf(doc, stdout, JSON_INDENT(2));
 		putchar('\n');

@@ -109,6 +109,18 @@ def tune_beats_random_on_structure():
 
 
 @test
+def noise_leaves_the_random_state_alone():
+    """--noise changes what is measured, not which points random sampling draws."""
+    plain, noisy = replay(), replay("--noise")
+    check(noisy["noise"] is True and plain["noise"] is False, "the document says so")
+    for budget in BUDGETS:
+        check(row(plain, "random", budget) == row(noisy, "random", budget),
+              "random at %d is the same with noise" % budget)
+    check(row(noisy, "tune", 24)["median"] >= row(noisy, "random", 24)["median"] + 0.1,
+          "with noise too tune is clearly ahead at 24")
+
+
+@test
 def text_table():
     r = kctl(SMOOTH, "--seeds", "2", "--budgets", "12,24", "--strategy", "random")
     check(r.returncode == 0, r.stderr)
