@@ -20,6 +20,7 @@
 #include "xalloc.h"
 
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,8 @@
 
 static const char simulate_usage[] =
 	"usage: kctl simulate DATASET [--strategy S,...] [--budgets N,...] [--seeds N]\n"
-	"                     [--batch N] [--spec FILE] [--noise] [-o text|json]\n";
+	"                     [--batch N] [--spec FILE] [--noise] [--trace]\n"
+	"                     [-o text|json]\n";
 
 struct dataset {
 	json_t *doc;
@@ -53,7 +55,8 @@ struct opts {
 	long budgets[SIM_MAX_BUDGETS];
 	size_t nbudgets;
 	long seeds, batch;
-	int noise; /* --noise: measurements drawn around the recorded speedups */
+	int noise;           /* --noise: measurements drawn around the recorded speedups */
+	const char *tracing; /* --trace: the strategy being replayed; NULL: quiet */
 };
 
 /* "TM=4,VN=8,..." in the spec's order: how a point is looked up. */
@@ -149,6 +152,8 @@ struct sim {
 	struct cand *h;
 	size_t n;
 	uint64_t rng;
+	const char *strategy; /* --trace: its name; NULL: quiet */
+	uint64_t seed;
 	uint64_t noise; /* --noise: its own random state, so the tuner's is untouched */
 	double *truth;  /* the recorded speedup of each variant (NAN unless ok) */
 };
@@ -271,6 +276,11 @@ static int sim_round(struct sim *sm, struct proposer *p, int round, size_t want,
 	for (size_t i = 0; !rc && i < *got; i++) {
 		rc = sim_eval(sm, props[i].params, props[i].source, props[i].options, round, "tune",
 			      msg, n);
+		if (!rc && sm->strategy)
+			fprintf(stderr, "%s seed %" PRIu64 " %s %s %.4gx (recorded %.4gx): %s\n",
+				sm->strategy, sm->seed, sm->h[sm->n - 1].id,
+				sm->h[sm->n - 1].status, sm->h[sm->n - 1].speedup,
+				sm->truth[sm->n - 1], props[i].rationale);
 	}
 	proposals_free(props, *got);
 	return rc;
@@ -289,6 +299,8 @@ static int sim_run(struct proposer *p, const struct spec *s, const struct blocks
 	int rc;
 
 	sm.noise = o->noise ? seed ^ 0x6e6f697365ull : 0; /* "noise" */
+	sm.seed = seed;
+	sm.strategy = o->tracing;
 	rc = sim_eval(&sm, tmpl, s->template_src, s->build_options ? s->build_options : "", 0,
 		      "start", msg, n);
 	for (int round = 1; !rc && got && sm.n < budget; round++) {
@@ -343,6 +355,7 @@ static json_t *simulate_strategy(struct proposer *p, const struct spec *s, const
 				 struct dataset *ds, json_t *tmpl, const struct opts *o,
 				 const char *name, char *msg, size_t n)
 {
+	struct opts oc = *o;
 	size_t maxb = 0, ns = (size_t)o->seeds;
 	double *best, *frac;
 	json_t *res = NULL;
@@ -352,8 +365,9 @@ static json_t *simulate_strategy(struct proposer *p, const struct spec *s, const
 		maxb = (size_t)o->budgets[b] > maxb ? (size_t)o->budgets[b] : maxb;
 	best = xcalloc(maxb, sizeof(*best));
 	frac = xcalloc(o->nbudgets * ns, sizeof(*frac));
+	oc.tracing = o->tracing ? name : NULL;
 	for (size_t seed = 1; !rc && seed <= ns; seed++) {
-		rc = sim_run(p, s, bl, ds, tmpl, seed, o, maxb, best, msg, n);
+		rc = sim_run(p, s, bl, ds, tmpl, seed, &oc, maxb, best, msg, n);
 		for (size_t b = 0; !rc && b < o->nbudgets; b++)
 			frac[b * ns + seed - 1] = best[o->budgets[b] - 1] / ds->best;
 	}
@@ -437,6 +451,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "spec", required_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "noise", no_argument, NULL, 'N' },
+		{ "trace", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -456,6 +471,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 's': o->spec = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'N': o->noise = 1; break;
+		case 'T': o->tracing = ""; break;
 		default: bad = 1;
 		}
 		if (bad) {
