@@ -252,6 +252,20 @@ static size_t sim_parents(const struct sim *sm, const struct cand **par)
 	return np;
 }
 
+/* --trace: the latest evaluation on one line. */
+static void sim_trace(const struct sim *sm, const char *why)
+{
+	const struct cand *c = &sm->h[sm->n - 1];
+
+	if (isnan(c->speedup))
+		fprintf(stderr, "%s seed %" PRIu64 " %s %s: %s\n", sm->strategy, sm->seed, c->id,
+			c->status, why);
+	else
+		fprintf(stderr, "%s seed %" PRIu64 " %s %s %.4gx (recorded %.4gx): %s\n",
+			sm->strategy, sm->seed, c->id, c->status, c->speedup, sm->truth[sm->n - 1],
+			why);
+}
+
 /* One round: asks the tuner and evaluates what it proposes; *got says how many. */
 static int sim_round(struct sim *sm, struct proposer *p, int round, size_t want, size_t left,
 		     size_t *got, char *msg, size_t n)
@@ -277,10 +291,7 @@ static int sim_round(struct sim *sm, struct proposer *p, int round, size_t want,
 		rc = sim_eval(sm, props[i].params, props[i].source, props[i].options, round, "tune",
 			      msg, n);
 		if (!rc && sm->strategy)
-			fprintf(stderr, "%s seed %" PRIu64 " %s %s %.4gx (recorded %.4gx): %s\n",
-				sm->strategy, sm->seed, sm->h[sm->n - 1].id,
-				sm->h[sm->n - 1].status, sm->h[sm->n - 1].speedup,
-				sm->truth[sm->n - 1], props[i].rationale);
+			sim_trace(sm, props[i].rationale);
 	}
 	proposals_free(props, *got);
 	return rc;

@@ -121,6 +121,18 @@ def noise_leaves_the_random_state_alone():
 
 
 @test
+def trace_lists_each_evaluation():
+    r = kctl(SMOOTH, "--seeds", "1", "--budgets", "12", "--strategy", "tune", "--trace")
+    check(r.returncode == 0, r.stderr)
+    lines = r.stderr.splitlines()
+    # round 0 (the template) is not the tuner's; 11 evaluations are
+    check(len(lines) == 11, "one line per proposal evaluated: %r" % lines)
+    check(all(line.startswith("tune seed 1 r0") for line in lines), "strategy, seed, id")
+    check(sum("space-filling point" in line for line in lines) == 8, "round 1 fills the space")
+    check(sum(": model: EI " in line for line in lines) == 3, "then the model")
+
+
+@test
 def text_table():
     r = kctl(SMOOTH, "--seeds", "2", "--budgets", "12,24", "--strategy", "random")
     check(r.returncode == 0, r.stderr)
