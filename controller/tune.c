@@ -4,12 +4,20 @@
  * The tuner searches the spec's tunables: a vector picks one value per
  * tunable (held as indices into the value lists) and is valid when every
  * constraint holds at every shape.  Small spaces are enumerated and
- * filtered once at open.  Each round either walks every untried valid
- * vector (when they all fit in the budget) or breeds children of the
- * lineages' bests: one- and two-step moves and crossovers when exploiting,
- * random points and wide moves when exploring.  Every choice draws from
- * the session's random state, so a resumed session proposes exactly what
- * the interrupted one would have.
+ * filtered once at open; a recorded space (tune_restrict) is its list.
+ * Each round either walks every untried valid vector (when they all fit
+ * in the budget) or follows the strategy:
+ *   - "tune" (the default): a Latin-hypercube round spread over the whole
+ *     space first, then a Gaussian process (surrogate.c) fitted to the
+ *     session's measurements picks points by expected improvement over
+ *     the model's mean at the best point, scaled by the chance of running,
+ *     a batch spread out by damping the candidates near each pick;
+ *   - "evolve" (the tuner before the model): one- and two-step moves and
+ *     crossovers of the lineages' bests, wide moves and random points;
+ *   - "random": uniform random valid points, the baseline for replays.
+ * Every choice draws from the session's random state and the model is
+ * deterministic, so a resumed session proposes exactly what the
+ * interrupted one would have.
  */
 #include "propose.h"
 #include "err.h"
