@@ -1080,6 +1080,15 @@ struct obs {
 	char *ok;    /* 1: measured, 0: failed */
 };
 
+/*
+ * Whether c says something about its point: evaluated, and not failed by
+ * the harness or the machine rather than by the program.
+ */
+static int cand_measured(const struct tune *t, const struct cand *c, uint32_t *v)
+{
+	return c->status && strcmp(c->status, "infra_error") && vec_of_cand(t, c, v);
+}
+
 static void obs_collect(struct obs *o, const struct run *r)
 {
 	const struct tune *t = r->t;
@@ -1089,7 +1098,7 @@ static void obs_collect(struct obs *o, const struct run *r)
 	memset(o, 0, sizeof(*o));
 	o->v = xcalloc(r->ctx->nhistory * k + 1, sizeof(*o->v));
 	for (size_t i = 0; i < r->ctx->nhistory; i++)
-		got += r->ctx->history[i].status && vec_of_cand(t, &r->ctx->history[i], o->v);
+		got += cand_measured(t, &r->ctx->history[i], o->v);
 	start = got > TUNE_MODEL_MAX ? got - TUNE_MODEL_MAX : 0;
 	o->x = xcalloc(got * k + 1, sizeof(*o->x));
 	o->y = xcalloc(got + 1, sizeof(*o->y));
@@ -1099,7 +1108,7 @@ static void obs_collect(struct obs *o, const struct run *r)
 		const struct cand *c = &r->ctx->history[i];
 		uint32_t *v = o->v + o->n * k;
 
-		if (!c->status || !vec_of_cand(t, c, v) || got++ < start)
+		if (!cand_measured(t, c, v) || got++ < start)
 			continue;
 		o->ok[o->n] = !strcmp(c->status, "ok") && c->speedup > 0 && isfinite(c->speedup);
 		if (o->ok[o->n]) {
