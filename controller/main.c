@@ -28,6 +28,9 @@ static const struct command commands[] = {
 	{ "cancel", cmd_cancel, "stop a session for good: kctl cancel SESSION" },
 	{ "render", cmd_render,
 	  "the Kubernetes Job a round would submit: kctl render SPEC [-o yaml|json]" },
+	{ "simulate", cmd_simulate,
+	  "replay the search against a recorded space: kctl simulate DATASET [--strategy "
+	  "S,...] [--budgets N,...] [--seeds N] [--batch N] [-o text|json]" },
 };
 
 static int usage(FILE *f)

@@ -102,6 +102,33 @@ void proposals_free(struct proposal *p, size_t n);
 
 /* The built-in tuner (tune.c). */
 int tune_open(struct proposer *p, const struct spec *s, char *msg, size_t n);
+
+/* How the tuner picks points in a space too large to walk whole. */
+enum tune_strategy {
+	TUNE_MODEL,  /* space-filling first round, then a Gaussian process and expected
+			improvement (the default) */
+	TUNE_EVOLVE, /* moves and crossovers around the lineages' bests (the old tuner) */
+	TUNE_RANDOM, /* uniform random valid points: the baseline */
+};
+
+/*
+ * Sets an open tuner's strategy by name ("tune", "evolve", "random").
+ * Returns 0, or KERR_INVALID with msg for another name.
+ */
+int tune_set_strategy(struct proposer *p, const char *name, char *msg, size_t n);
+
+/*
+ * Restricts an open tuner's space to the listed points (a JSON array of
+ * params objects {"TM": 4, ...}, one value per tunable), as when a space
+ * was recorded once and is replayed (`kctl simulate`).  Repeated points
+ * count once.  Returns 0, or KERR_INVALID with msg naming the first point
+ * that is not an object, lacks a tunable, holds a value outside its list
+ * or breaks a constraint; the space is then unchanged.
+ */
+int tune_restrict(struct proposer *p, json_t *points, char *msg, size_t n);
+
+/* The template's own params as a new object, or NULL when it has none. */
+json_t *tune_template_params(const struct proposer *p);
 /* The language model or the command, live or replayed (model.c). */
 int model_open(struct proposer *p, const struct spec *s, char *msg, size_t n);
 /*

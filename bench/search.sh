@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# bench/search.sh - search quality replayed on a recorded space (not a test: it prints).
+#
+# Runs `kctl simulate` on tests/data/space/matmul-512.json (a few hundred
+# points of examples/matmul.yaml's space timed once on the CI device, with
+# their status and speedup over the naive reference): per strategy (the
+# tuner, uniform random sampling, the old evolutionary tuner) and budget
+# (12/24/48/96 evaluations, the template's round 0 counted), the median
+# and the worst over SEEDS seeds (default 20) of the best speedup found
+# divided by the best recorded.  Without the recorded space it falls back
+# to the synthetic fixtures and says so.  DATASET, SEEDS, BATCH override.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x build/controller/kctl ]; then
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build build -j"$(nproc)" --target kctl
+fi
+seeds=${SEEDS:-20}
+batch=${BATCH:-8}
+if [ -n "${DATASET:-}" ]; then
+	sets=("$DATASET")
+elif [ -f tests/data/space/matmul-512.json ]; then
+	sets=(tests/data/space/matmul-512.json)
+else
+	echo "note: tests/data/space/matmul-512.json is not here yet; replaying the" \
+		"synthetic fixtures (made-up speedups, not measurements)"
+	sets=(tests/data/space/synthetic-smooth.json tests/data/space/synthetic-rugged.json)
+fi
+for d in "${sets[@]}"; do
+	echo
+	echo "\$ kctl simulate $d --seeds $seeds --batch $batch"
+	start=$(date +%s.%N)
+	build/controller/kctl simulate "$d" --seeds "$seeds" --batch "$batch" \
+		--strategy tune,random,evolve --budgets 12,24,48,96
+	end=$(date +%s.%N)
+	awk -v s="$start" -v e="$end" 'BEGIN { printf "(%.1f s for the replays)\n", e - s }'
+done
