@@ -314,6 +314,7 @@ def main():
                     done[key(r["params"])] = r
                     device = r.pop("_device", None) or device
     todo = [p for p in sample if key(p) not in done]
+    os.makedirs(os.path.dirname(os.path.abspath(args.scratch)), exist_ok=True)
     print(f"record_space: {len(done)} done, {len(todo)} to run", flush=True)
 
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
