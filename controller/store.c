@@ -680,11 +680,12 @@ int store_setting_add(struct store *st, const char *id, const char *key, const j
 
 	if (!rc && was)
 		rc = sq_doc_dump(st, was, &wtext);
-	if (!rc)
-		rc = sq_query_int(
-			st, &seq,
-			"SELECT COALESCE(MAX(seq), 0) + 1 FROM settings WHERE session = ?1", "t",
-			id);
+	/* an aggregate: always one row, so 1 */
+	if (!rc && (rc = sq_query_int(st, &seq,
+				      "SELECT COALESCE(MAX(seq), 0) + 1 FROM settings "
+				      "WHERE session = ?1",
+				      "t", id)) == 1)
+		rc = 0;
 	if (!rc)
 		rc = sq_db_write(st, "no such session",
 				 "INSERT INTO settings (session, seq, key, value, was, created) "
