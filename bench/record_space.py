@@ -311,8 +311,10 @@ def main():
             for line in f:
                 if line.strip():
                     r = json.loads(line)
-                    done[key(r["params"])] = r
                     device = r.pop("_device", None) or device
+                    # the machine failed, not the kernel: evaluated again
+                    if r["status"] != "infra_error":
+                        done[key(r["params"])] = r
     todo = [p for p in sample if key(p) not in done]
     os.makedirs(os.path.dirname(os.path.abspath(args.scratch)), exist_ok=True)
     print(f"record_space: {len(done)} done, {len(todo)} to run", flush=True)
@@ -359,7 +361,8 @@ def main():
         device = res["device"] or device
         with open(args.scratch, "a", encoding="utf-8") as f:
             for r in res["rows"]:
-                done[key(r["params"])] = r
+                if r["status"] != "infra_error":
+                    done[key(r["params"])] = r
                 f.write(json.dumps(dict(r, _device=device)) + "\n")
         ok = sum(r["status"] == "ok" for r in res["rows"])
         print(f"record_space: batch {i // args.batch}: {len(chunk)} points, {ok} ok, "
@@ -369,7 +372,10 @@ def main():
         write_doc(args, rows, device, meta)
     rows = [done[key(p)] for p in sample if key(p) in done]
     write_doc(args, rows, device, meta)
-    print(f"record_space: wrote {args.out}: {len(rows)} points", flush=True)
+    left = len(sample) - len(rows)
+    print(f"record_space: wrote {args.out}: {len(rows)} points"
+          + (f"; {left} ended in infra_error: run again to evaluate them" if left else ""),
+          flush=True)
 
 
 if __name__ == "__main__":
