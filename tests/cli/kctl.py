@@ -753,6 +753,35 @@ exec {evalpod} "$@"
               f"busy: round 1 was retried and its last batch has the new limit (got {r1})")
 
 
+def deadlines_follow_the_reference(kctl, evalpod, data):
+    # Limits far below what the reference needs: once a round has timed the
+    # reference, the next batch's deadline is 4x its estimated check time.
+    with Scenario(kctl, evalpod, data, "deadlines") as sc:
+        res = sc.run(["start", sc.spec, "--step"], stdin="n\n")
+        sid = first_line(res.stdout)
+        summary = json.loads(sc.read(sc.session_dir(sid), "rounds", "r000", "results",
+                                     "summary.json") or "{}")
+        ref = summary.get("reference") or {}
+        median = (((ref.get("performance") or {}).get("stats")) or {}).get("median")
+        build = (ref.get("compile") or {}).get("build_ms", 0)
+        check(isinstance(median, (int, float)) and median > 0,
+              f"deadlines: round 0's summary times the reference (got {median!r}; {tail(res)})")
+        # 2 shapes x 3 seeds x 2 determinism passes, and the 3 timing seeds
+        want = 4 * (build + 15 * (median or 0)) / 1000
+        res = sc.run(["resume", sid, "--rounds", "1", "--set", "limits.compile_timeout_s=0.001",
+                      "--set", "limits.run_timeout_s=0.001", "--set",
+                      "limits.time_timeout_s=900"])
+        lims = (batch_limits(sc, sid, 1) or [{}])[0]
+        got = lims.get("compile_timeout_s", 0) + lims.get("run_timeout_s", 0)
+        timing = min(604800, 900 * want / 0.002)
+        check(want > 0.002 and abs(got - want) <= 1e-6 * want
+              and abs(lims.get("time_timeout_s", 0) - timing) <= 1e-6 * timing,
+              f"deadlines: round 1's deadline is 4x the reference's estimated check time "
+              f"{want:.4f} s, time_timeout_s in proportion (got {lims})")
+        check(lims.get("compile_timeout_s") == 0.001,
+              f"deadlines: the raise goes on run_timeout_s (got {lims})")
+
+
 def main():
     if len(sys.argv) != 4:
         print("usage: kctl.py KCTL EVALPOD DATA_DIR", file=sys.stderr)
@@ -761,7 +790,7 @@ def main():
     for scenario in (usage, malformed_spec, unbalanced_template, no_evaluator,
                      compile_failures, spec_errors, rounds_cap, full_session, step, cancel,
                      noise_never_a_success, confirm_and_export, tiny_limit_resumed_with_set,
-                     busy_machine_keeps_history):
+                     busy_machine_keeps_history, deadlines_follow_the_reference):
         t0 = time.time()
         try:
             scenario(kctl, evalpod, data)
