@@ -1,6 +1,6 @@
 /*
  * kctl start SPEC [--rounds N] [--step] [--state FILE] [-v]
- * kctl resume SESSION [--rounds N] [--step] [--state FILE] [-v]
+ * kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] [--step] [--state FILE] [-v]
  */
 #include "cmds.h"
 #include "err.h"
@@ -15,19 +15,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#define MAX_SETS 16
+
 struct run_opts {
 	const char *state;
 	int rounds, step;
+	const char *set[MAX_SETS]; /* resume --set KEY=VALUE */
+	int nset;
 };
 
 static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 {
 	static const struct option opts[] = {
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "step", no_argument, NULL, 's' },
-		{ "state", required_argument, NULL, 'S' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ NULL, 0, NULL, 0 },
+		{ "rounds", required_argument, NULL, 'r' }, { "step", no_argument, NULL, 's' },
+		{ "state", required_argument, NULL, 'S' },  { "verbose", no_argument, NULL, 'v' },
+		{ "set", required_argument, NULL, 'x' },    { NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -48,6 +50,17 @@ static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 		case 's': o->step = 1; break;
 		case 'S': o->state = optarg; break;
 		case 'v': log_level_current = LOG_DEBUG; break;
+		case 'x':
+			if (!strstr(usage, "--set")) {
+				fputs(usage, stderr);
+				return -1;
+			}
+			if (o->nset == MAX_SETS) {
+				log_error("--set: at most %d at once", MAX_SETS);
+				return -1;
+			}
+			o->set[o->nset++] = optarg;
+			break;
 		default: fputs(usage, stderr); return -1;
 		}
 	}
@@ -103,6 +116,29 @@ static int drive(struct session *s, const struct run_opts *o)
 	return ended(s, session_run(s, msg, sizeof(msg)), msg, "resume");
 }
 
+/*
+ * resume --set: every change recorded in one transaction, or none; the
+ * session goes back to running (a failed or paused one included).
+ */
+static int apply_sets(struct session *s, const struct run_opts *o, char *msg, size_t n)
+{
+	int rc;
+
+	if (!o->nset)
+		return 0;
+	if ((rc = store_begin(s->st, msg, n)))
+		return rc;
+	for (int i = 0; i < o->nset && !rc; i++)
+		rc = session_set(s, o->set[i], msg, n);
+	if (!rc)
+		rc = store_session_set_state(s->st, s->id, "running", NULL, msg, n);
+	if (rc) {
+		store_rollback(s->st);
+		return rc;
+	}
+	return store_commit(s->st, msg, n);
+}
+
 typedef int (*open_fn)(struct session *s, struct store *st, const char *arg, char *msg, size_t n);
 
 /* start and resume differ only in how the session is opened. */
@@ -120,7 +156,10 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 		return KCTL_EXIT_INFRA;
 	memset(&s, 0, sizeof(s));
 	rc = open(&s, st, argv[optind], msg, sizeof(msg));
-	if (rc) {
+	if (!rc && (rc = apply_sets(&s, &o, msg, sizeof(msg)))) {
+		log_error("session %s: %s", s.id, msg);
+		rc = rc == KERR_INVALID || rc == KERR_RANGE ? KCTL_EXIT_USAGE : KCTL_EXIT_FAIL;
+	} else if (rc) {
 		rc = open_failed(rc, msg);
 	} else {
 		if (created) {
@@ -145,7 +184,8 @@ int cmd_start(int argc, char **argv)
 int cmd_resume(int argc, char **argv)
 {
 	return run_command(argc, argv,
-			   "usage: kctl resume SESSION [--rounds N] [--step] [--state FILE] [-v]\n",
+			   "usage: kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] "
+			   "[--step] [--state FILE] [-v]\n",
 			   session_reopen, 0);
 }
 

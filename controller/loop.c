@@ -233,6 +233,7 @@ int session_create(struct session *s, struct store *st, const char *spec_path, c
 
 static int reopen(struct session *s, struct store *st, const char *id, int confirm, char *msg,
 		  size_t n);
+static int apply_settings(struct session *s, char *msg, size_t n);
 
 int session_reopen(struct session *s, struct store *st, const char *id, char *msg, size_t n)
 {
@@ -273,7 +274,68 @@ static int reopen(struct session *s, struct store *st, const char *id, int confi
 	}
 	if (!rc && state && ((!confirm && !strcmp(state, "done")) || !strcmp(state, "cancelled")))
 		rc = kerr_set(msg, n, KERR_INVALID, "session '%s' is %s", id, state);
+	if (!rc)
+		rc = apply_settings(s, msg, n);
 	json_decref(row);
+	return rc;
+}
+
+/* "limits.KEY" -> KEY, or NULL when key is not of that form. */
+static const char *limit_key(const char *key)
+{
+	return !strncmp(key, "limits.", 7) && key[7] ? key + 7 : NULL;
+}
+
+/* What `kctl resume --set` recorded, over the spec just loaded. */
+static int apply_settings(struct session *s, char *msg, size_t n)
+{
+	json_t *rows = store_settings(s->st, s->id), *row;
+	size_t i;
+
+	if (!rows)
+		return kerr_set(msg, n, KERR_IO, "cannot read the settings of session '%s'", s->id);
+	json_array_foreach (rows, i, row) {
+		const char *key = limit_key(json_string_value(json_object_get(row, "key")));
+
+		if (!key) /* only limits are ever recorded */
+			continue;
+		if (!s->spec.limits)
+			s->spec.limits = json_object();
+		json_object_set(s->spec.limits, key, json_object_get(row, "value"));
+	}
+	json_decref(rows);
+	return 0;
+}
+
+int session_set(struct session *s, const char *assignment, char *msg, size_t n)
+{
+	const char *eq = strchr(assignment, '=');
+	char *key = eq ? xstrndup(assignment, (size_t)(eq - assignment)) : xstrdup(assignment);
+	const char *lim = limit_key(key);
+	json_t *value = NULL, *was;
+	int rc;
+
+	if (!eq)
+		rc = kerr_set(msg, n, KERR_INVALID, "--set '%s': expected KEY=VALUE", assignment);
+	else if (!lim)
+		rc = kerr_set(msg, n, KERR_INVALID,
+			      "--set '%s': only the spec's limits.* can change in a session "
+			      "(the rest makes a new session)",
+			      key);
+	else
+		rc = spec_limit_value(lim, eq + 1, &value, msg, n);
+	if (!rc) {
+		was = json_object_get(s->spec.limits, lim);
+		rc = store_setting_add(s->st, s->id, key, value, was, msg, n);
+	}
+	if (!rc) {
+		if (!s->spec.limits)
+			s->spec.limits = json_object();
+		json_object_set(s->spec.limits, lim, value);
+		log_info("session %s: %s set to %s", s->id, key, eq + 1);
+	}
+	json_decref(value);
+	free(key);
 	return rc;
 }
 

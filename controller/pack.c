@@ -71,6 +71,77 @@ static json_t *program_json(json_t *v)
 			 "rationale", json_object_get(v, "rationale"));
 }
 
+static double limit_num(const json_t *limits, const char *key, double def)
+{
+	const json_t *v = json_object_get(limits, key);
+
+	return json_is_number(v) ? json_number_value(v) : def;
+}
+
+/*
+ * Seconds the reference's check worker took, estimated from the newest
+ * summary of rounds round..0 that timed it: its build, then one run of its
+ * plan per shape, seed and determinism pass plus the three timing seeds, each
+ * as long as its median at the timed shape (the largest, in practice).  0
+ * when no summary has it.
+ */
+static double reference_check_estimate_s(struct session *s, int round)
+{
+	const json_t *seeds = json_object_get(s->spec.correctness, "seeds");
+	size_t nseeds = json_is_array(seeds) ? json_array_size(seeds) : 3;
+	double runs = 2.0 * (double)nseeds * (double)json_array_size(s->spec.shapes) + 3;
+
+	for (int r = round; r >= 0; r--) {
+		char *dir = session_round_dir(s, r);
+		char *path = xasprintf("%s/results/summary.json", dir);
+		json_t *sum = json_load_file(path, 0, NULL),
+		       *ref = json_object_get(sum, "reference");
+		const json_t *med = json_object_get(
+			json_object_get(json_object_get(ref, "performance"), "stats"), "median");
+		double build = limit_num(json_object_get(ref, "compile"), "build_ms", 0), est = 0;
+
+		if (json_is_number(med) && json_number_value(med) > 0)
+			est = (build + runs * json_number_value(med)) / 1000;
+		json_decref(sum);
+		free(path);
+		free(dir);
+		if (est > 0)
+			return est;
+	}
+	return 0;
+}
+
+json_t *session_batch_limits(struct session *s, int round)
+{
+	json_t *lim = s->spec.limits ? json_deep_copy(s->spec.limits) : json_object();
+	/* evalpod's defaults, docs/evalbatch.md#limits */
+	double compile = limit_num(lim, "compile_timeout_s", 120);
+	double run = limit_num(lim, "run_timeout_s", 120);
+	double timing = limit_num(lim, "time_timeout_s", 900);
+	double want = REF_DEADLINE_FACTOR * reference_check_estimate_s(s, round);
+
+	if (s->deadline_s > want)
+		want = s->deadline_s;
+	if (want > compile + run) {
+		double ratio = want / (compile + run);
+
+		run = want - compile > 86400 ? 86400 : want - compile;
+		timing = timing * ratio > 604800 ? 604800 : timing * ratio;
+		json_object_set_new(lim, "run_timeout_s", json_real(run));
+		json_object_set_new(lim, "time_timeout_s", json_real(timing));
+	}
+	return lim;
+}
+
+double session_check_deadline(struct session *s, int round)
+{
+	json_t *lim = session_batch_limits(s, round);
+	double t = limit_num(lim, "compile_timeout_s", 120) + limit_num(lim, "run_timeout_s", 120);
+
+	json_decref(lim);
+	return t;
+}
+
 json_t *round_batch_json(struct session *s, int round, json_t *todo, const char *batch_id)
 {
 	json_t *b = json_object(), *inc = NULL, *vars, *row = store_round_get(s->st, s->id, round);
@@ -120,6 +191,7 @@ json_t *round_batch_json(struct session *s, int round, json_t *todo, const char 
 	for (size_t i = 0; i < 4; i++)
 		if (parts[i])
 			json_object_set(b, optional[i], parts[i]);
+	json_object_set_new(b, "limits", session_batch_limits(s, round));
 	json_decref(inc);
 	json_decref(row);
 	free(bid);

@@ -492,6 +492,31 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 		sbuf_release(&why);
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 		rc = kerr_set(msg, n, KERR_NOTFOUND, "evalpod could not be started:\n%s", tail);
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 3 &&
+		   strstr(tail, "the reference ran past its")) {
+		/* the machine or the limit, not the batch: again, with twice the time */
+		double was = session_check_deadline(s, round);
+
+		s->deadline_s = 2 * was;
+		log_warn(
+			"round %d: the reference ran past its %g s limit: the machine is slow, not "
+			"the candidates; %s",
+			round, was,
+			attempt + 1 < EVALPOD_ATTEMPTS
+				? "evaluating again with the deadline doubled"
+				: "giving up");
+		if (attempt + 1 < EVALPOD_ATTEMPTS)
+			log_warn("round %d: compile_timeout_s + run_timeout_s raised to %g s for "
+				 "this session",
+				 round, s->deadline_s);
+		rc = session_cancelled(s) ? kerr_set(msg, n, KERR_CHILD, "cancelled") : 1;
+		if (rc == 1)
+			kerr_set(
+				msg, n, KERR_CHILD,
+				"round %d: the reference ran past its %g s limit, %d times (the "
+				"machine is slow or the limit too low); go on with a higher limit: "
+				"kctl resume %s --set limits.run_timeout_s=%g\n%s",
+				round, was, attempt + 1, s->id, 2 * was, tail);
 	} else {
 		log_warn("round %d: evalpod failed (%s %d); %s", round,
 			 WIFEXITED(status) ? "exit status" : "signal",

@@ -43,6 +43,7 @@ struct session {
 	char *evalpod;     /* the evalpod binary used */
 	struct s3 *s3;     /* evaluator.storage when it is s3:// (handoff.h), else NULL */
 	struct kube *kube; /* the cluster of the kubernetes backend (kround.h), else NULL */
+	double deadline_s; /* raised check deadline after a reference ran past it (pack.c) */
 };
 
 /* Exit statuses of kctl commands. */
@@ -70,6 +71,15 @@ int session_reopen(struct session *s, struct store *st, const char *id, char *ms
 /* As session_reopen, but a done session too: for `kctl confirm`. */
 int session_reopen_to_confirm(struct session *s, struct store *st, const char *id, char *msg,
 			      size_t n);
+
+/*
+ * kctl resume --set KEY=VALUE: checks that KEY is one of the spec's limits
+ * (limits.run_timeout_s, ...) and VALUE in its range, records the change in
+ * the store (with the value it replaces and the time; later opens of the
+ * session apply it over the spec) and applies it to s.  Call inside a store
+ * transaction.  Returns 0 or KERR_INVALID / KERR_RANGE with msg.
+ */
+int session_set(struct session *s, const char *assignment, char *msg, size_t n);
 
 void session_release(struct session *s);
 
@@ -118,6 +128,17 @@ int round_evaluate(struct session *s, int round, char *msg, size_t n);
 json_t *round_pending(struct session *s, int round, const char *dir);
 /* Renames the infra_error results of vars to ID.infra-N.json (see kctl.md). */
 void round_set_aside_infra(const char *dir, json_t *vars);
+/*
+ * The limits of round r's batch (a new object): the spec's, with
+ * compile_timeout_s + run_timeout_s raised to REF_DEADLINE_FACTOR times the
+ * reference's estimated check time in the newest summary of the session, or
+ * to s->deadline_s, when either is longer; time_timeout_s grows in the same
+ * ratio.  See kctl.md, "A busy machine".
+ */
+json_t *session_batch_limits(struct session *s, int round);
+/* compile_timeout_s + run_timeout_s of those limits. */
+double session_check_deadline(struct session *s, int round);
+#define REF_DEADLINE_FACTOR 4
 /* The EvalBatch of round r for the variants todo, named batch_id (a new object). */
 json_t *round_batch_json(struct session *s, int round, json_t *todo, const char *batch_id);
 /* With object storage: what evalpods uploaded for round r, into dir/results. */

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1114,6 +1115,43 @@ static const struct field limit_fields[] = {
 static int read_limits(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
 	return fld_load(ld, nd, path, limit_fields, ARRAY_SIZE(limit_fields), &ld->s->limits);
+}
+
+int spec_limit_value(const char *key, const char *text, json_t **out, char *msg, size_t n)
+{
+	char names[256] = "";
+	const struct field *f = NULL;
+	char *end = NULL;
+
+	*out = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(limit_fields); i++) {
+		if (!strcmp(key, limit_fields[i].key))
+			f = &limit_fields[i];
+		strlcat(names, i ? ", " : "", sizeof(names));
+		strlcat(names, limit_fields[i].key, sizeof(names));
+	}
+	if (!f)
+		return kerr_set(msg, n, KERR_INVALID,
+				"limits.%s: no such limit (the limits are %s)", key, names);
+	errno = 0;
+	if (f->kind == F_INT) {
+		long long v = strtoll(text, &end, 10);
+
+		if (end == text || *end || errno || v < f->ilo || v > f->ihi)
+			return kerr_set(msg, n, KERR_RANGE,
+					"limits.%s: '%s' is not an integer from %lld to %lld", key,
+					text, (long long)f->ilo, (long long)f->ihi);
+		*out = json_integer(v);
+	} else {
+		double v = strtod(text, &end);
+
+		if (end == text || *end || errno || !isfinite(v) || v < f->lo || v > f->hi)
+			return kerr_set(msg, n, KERR_RANGE,
+					"limits.%s: '%s' is not a number from %g to %g", key, text,
+					f->lo, f->hi);
+		*out = json_real(v);
+	}
+	return 0;
 }
 
 static const char *const device_type_names[] = { "any", "gpu", "cpu", "accelerator", NULL };

@@ -172,6 +172,14 @@ int spec_load(struct spec *s, const char *path, char *msg, size_t n);
 void spec_release(struct spec *s);
 
 /*
+ * The value of the limit key (a key of the spec's limits, without "limits.")
+ * read from text and checked against the spec's range for it, as a new JSON
+ * number in *out; or KERR_INVALID (no such limit, the message lists them) or
+ * KERR_RANGE with msg.  For kctl resume --set.
+ */
+int spec_limit_value(const char *key, const char *text, json_t **out, char *msg, size_t n);
+
+/*
  * The launch geometry of a program (source and build options; either may
  * be NULL): at every shape, the problem's "launch" plan resolved as evalpod
  * resolves it (the program's #defines after its -D options, then the

@@ -145,6 +145,15 @@ static const char *const migrations[] = {
 	      "  meta TEXT,"
 	      "  created TEXT NOT NULL,"
 	      "  PRIMARY KEY (session, round, seq));",
+	/* 4: what `kctl resume --set` changed in a session's spec, and when */
+	[4] = "CREATE TABLE IF NOT EXISTS settings ("
+	      "  session TEXT NOT NULL REFERENCES sessions(id),"
+	      "  seq INTEGER NOT NULL CHECK (seq >= 1),"
+	      "  key TEXT NOT NULL,"
+	      "  value TEXT NOT NULL,"
+	      "  was TEXT,"
+	      "  created TEXT NOT NULL,"
+	      "  PRIMARY KEY (session, seq));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION + 1,
@@ -655,6 +664,45 @@ int store_session_set_winner(struct store *st, const char *id, json_t *winner, c
 				 "tt", id, text);
 	free(text);
 	return rc ? sq_fail(st, rc, msg, n, "recording the winner of session '%s'", id) : 0;
+}
+
+static int setting_fix(json_t *row)
+{
+	return json_column_fix(row, "value") || json_column_fix(row, "was");
+}
+
+int store_setting_add(struct store *st, const char *id, const char *key, const json_t *value,
+		      const json_t *was, char *msg, size_t n)
+{
+	char *vtext = NULL, *wtext = NULL;
+	int64_t seq = 0;
+	int rc = sq_doc_dump(st, value, &vtext);
+
+	if (!rc && was)
+		rc = sq_doc_dump(st, was, &wtext);
+	/* an aggregate: always one row, so 1 */
+	if (!rc && (rc = sq_query_int(st, &seq,
+				      "SELECT COALESCE(MAX(seq), 0) + 1 FROM settings "
+				      "WHERE session = ?1",
+				      "t", id)) == 1)
+		rc = 0;
+	if (!rc)
+		rc = sq_db_write(st, "no such session",
+				 "INSERT INTO settings (session, seq, key, value, was, created) "
+				 "SELECT ?1, ?2, ?3, ?4, ?5, " NOW " FROM sessions WHERE id = ?1",
+				 "tIttt", id, seq, key, vtext, wtext);
+	free(vtext);
+	free(wtext);
+	return rc ? sq_fail(st, rc, msg, n, "recording '%s' of session '%s'", key, id) : 0;
+}
+
+json_t *store_settings(struct store *st, const char *id)
+{
+	return sq_query_rows(
+		st, setting_fix,
+		"SELECT seq, key, value, was, created FROM settings WHERE session = ?1 "
+		"ORDER BY seq",
+		"t", id);
 }
 
 int store_session_set_state(struct store *st, const char *id, const char *state, const char *reason,

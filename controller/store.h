@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_VERSION 3
+#define STORE_VERSION 4
 
 struct store;
 
@@ -77,6 +77,14 @@ json_t *store_session_get(struct store *st, const char *id);
 json_t *store_session_list(struct store *st);
 int store_session_set_state(struct store *st, const char *id, const char *state, const char *reason,
 			    char *msg, size_t n);
+/* Records that key (e.g. "limits.run_timeout_s") of session id's spec is value
+ * from now on; was is what it was (NULL: the spec left it out).  Rows are
+ * numbered from 1 per session and keep their time (kctl resume --set). */
+int store_setting_add(struct store *st, const char *id, const char *key, const json_t *value,
+		      const json_t *was, char *msg, size_t n);
+/* The settings of session id, oldest first: a new array of
+ * {seq, key, value, was, created}; NULL on failure. */
+json_t *store_settings(struct store *st, const char *id);
 /* The proposer's random state, saved with each round so resumes replay.
  * SQLite integers are signed, so "rng" comes back as the same 64 bits:
  * (uint64_t)json_integer_value(rng) is the value saved. */

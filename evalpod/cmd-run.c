@@ -171,9 +171,21 @@ static char *seeds_arg(const struct run *r)
 			 (unsigned long long)r->tseeds[1], (unsigned long long)r->tseeds[2]);
 }
 
-static double check_timeout(const struct batch *b)
+/*
+ * One check worker's deadline: compile_timeout_s + run_timeout_s, or
+ * REF_DEADLINE_FACTOR times the reference's own check when that is longer.
+ * A machine that is slow for the naive reference is slow for every program,
+ * so the candidates' deadlines follow its measured speed (docs/evalpod.md).
+ * The reference's own check (check_wall_ms still 0) gets the limits alone.
+ */
+#define REF_DEADLINE_FACTOR 4
+
+static double check_timeout(const struct run *r)
 {
-	return b->limits.compile_timeout_s + b->limits.run_timeout_s;
+	double limit = r->b.limits.compile_timeout_s + r->b.limits.run_timeout_s;
+	double scaled = REF_DEADLINE_FACTOR * r->ref.check_wall_ms / 1000;
+
+	return scaled > limit ? scaled : limit;
 }
 
 /*
@@ -202,8 +214,7 @@ static int run_reference(struct run *r)
 	char *seeds = seeds_arg(r);
 	int rc = 0;
 
-	job_setup(r, &j, "reference", worker_dir(r->work, "reference"), seeds,
-		  check_timeout(&r->b));
+	job_setup(r, &j, "reference", worker_dir(r->work, "reference"), seeds, check_timeout(r));
 	free(seeds);
 	log_info("computing reference outputs");
 	if (pool_run(&j, 1, 1, r->echo, NULL, NULL, r->msg, sizeof(r->msg))) {
@@ -217,9 +228,14 @@ static int run_reference(struct run *r)
 		const char *origin =
 			json_string_value(json_object_get(json_object_get(doc, "fault"), "origin"));
 
-		/* The reference is the batch author's code: its crash is the batch's fault. */
+		/*
+		 * The reference is the batch author's code: its crash is the
+		 * batch's fault.  Running past its deadline is not: the naive
+		 * reference is slow by design, so that is the machine or the limit.
+		 */
 		rc = (st && !strcmp(st, "infra_error")) ||
-				     (origin && !strcmp(origin, "infrastructure")) || j.mem_exceeded
+				     (origin && !strcmp(origin, "infrastructure")) ||
+				     j.mem_exceeded || j.timed_out
 			     ? RUN_EXIT_INFRA
 			     : RUN_EXIT_BATCH;
 		snprintf(r->msg, sizeof(r->msg), "%s%s",
@@ -228,6 +244,13 @@ static int run_reference(struct run *r)
 				 ? "the reference: "
 				 : "",
 			 why ? why : "the reference worker failed");
+		if (j.timed_out)
+			snprintf(
+				r->msg, sizeof(r->msg),
+				"the reference ran past its %g s limit (limits.compile_timeout_s + "
+				"limits.run_timeout_s): the machine is too slow or the limit too "
+				"low, not the candidates' fault (%s)",
+				j.timeout_s, why ? why : "killed at its deadline");
 	}
 	r->ref.src = &r->b.reference;
 	r->ref.check = doc;
@@ -323,7 +346,7 @@ static int check_job(struct run *r, struct job *j, struct judge_chan *c, size_t 
 		if (judge_out_bytes(&r->b, s) > bytes)
 			bytes = judge_out_bytes(&r->b, s);
 	job_setup(r, j, "check", worker_prog_dir(r->work, r->progs[i].src->id), r->progs[i].src->id,
-		  check_timeout(&r->b));
+		  check_timeout(r));
 	if (judge_chan_open(c, &r->judge, bytes, r->msg, sizeof(r->msg)))
 		return -1;
 	c->rec = &r->judge.recs[i];

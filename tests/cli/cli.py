@@ -410,6 +410,24 @@ def reference_that_does_not_compile(ctx):
 
 
 @test
+def reference_that_runs_past_its_limit_is_infrastructure(ctx):
+    # A reference killed at its deadline is the machine or the limit, not the
+    # batch: exit 3 (retried by kctl), a message naming the limit, no results.
+    d = ctx.fresh_dir("slowref")
+    out_dir = os.path.join(d, "out")
+    batch = make_batch(reference=read("hang.cl"))
+    batch["limits"].update({"compile_timeout_s": 2, "run_timeout_s": 1})
+    rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
+    expect_status(ctx, rc, 3, err)
+    ctx.expect("the reference ran past its 3 s limit" in err,
+               "stderr says the reference ran past its 3 s limit (got %r)" % err[:400])
+    ctx.expect("not the candidates' fault" in err,
+               "stderr clears the candidates (got %r)" % err[:400])
+    ctx.expect(not os.path.exists(os.path.join(out_dir, "good.json")),
+               "no result written for the variant")
+
+
+@test
 def batch_url_error_does_not_quote_signature(ctx):
     # A presigned batch URL that serves something that is not a batch: the
     # error names the document, but the URL's signature must not show.

@@ -634,6 +634,154 @@ def confirm_and_export(kctl, evalpod, data):
         check(res.returncode == 2, f"kctl confirm --passes 0 is a usage error ({tail(res)})")
 
 
+def settings_rows(sc, sid):
+    """The store's record of `kctl resume --set` for sid: [(key, value, was)]."""
+    import sqlite3
+    db = sqlite3.connect(os.path.join(sc.tmp, "state", "kctl.db"))
+    try:
+        return [(k, json.loads(v), None if w is None else json.loads(w)) for k, v, w in
+                db.execute("SELECT key, value, was FROM settings WHERE session = ? "
+                           "ORDER BY seq", (sid,))]
+    finally:
+        db.close()
+
+
+def batch_limits(sc, sid, rnd):
+    """limits of every batch file of round rnd, in the order they were written."""
+    d = os.path.join(sc.session_dir(sid), "rounds", f"r{rnd:03d}")
+    names = sorted((f for f in os.listdir(d) if re.fullmatch(r"batch(-[0-9]+)?\.json", f)),
+                   key=lambda f: int(f[6:-5] or 0) if f != "batch.json" else 0)
+    return [json.loads(sc.read(d, f)).get("limits", {}) for f in names]
+
+
+def tiny_limit_resumed_with_set(kctl, evalpod, data):
+    # The naive reference cannot start within 2 ms, however fast the machine:
+    # every attempt is the infrastructure's fault, retried with the deadline
+    # doubled, then the session fails and resumes with a raised limit.
+    with Scenario(kctl, evalpod, data, "tinylimit") as sc:
+        spec = sc.derive("tiny.yaml", [
+            ("session:\n", "limits: {compile_timeout_s: 0.001, run_timeout_s: 0.001}\n"
+                           "session:\n")])
+        res = sc.run(["start", spec, "--rounds", "1"])
+        sid = first_line(res.stdout)
+        st = sc.status(sid) or {}
+        check(res.returncode == 1 and st.get("state") == "failed",
+              f"tiny limit: the session fails (got {tail(res)}; state {st.get('state')})")
+        check(res.stderr.count("the reference ran past its") >= 3
+              and "not the batch" not in error_text(res.stderr)
+              and "evaluating again with the deadline doubled" in res.stderr,
+              "tiny limit: each attempt says the reference ran past its limit, and kctl "
+              f"retries with the deadline doubled (stderr {res.stderr[-600:]!r})")
+        lims = batch_limits(sc, sid, 0)
+        totals = [lim.get("compile_timeout_s", 0) + lim.get("run_timeout_s", 0) for lim in lims]
+        check(len(totals) == 3 and all(abs(b - 2 * a) < 1e-9 for a, b in
+                                       zip(totals, totals[1:])),
+              f"tiny limit: three attempts, each deadline twice the last (got {totals})")
+        check(f"kctl resume {sid} --set limits.run_timeout_s=" in res.stderr,
+              f"tiny limit: the failure says how to resume with a higher limit "
+              f"(got {error_text(res.stderr)[-300:]!r})")
+
+        for bad, want in (("limits.bogus=1", "no such limit"),
+                          ("measurement.min_samples=3", "only the spec's limits"),
+                          ("limits.run_timeout_s=0", "not a number from"),
+                          ("limits.run_timeout_s", "expected KEY=VALUE")):
+            res = sc.run(["resume", sid, "--set", bad])
+            check(res.returncode == 2 and want in res.stderr,
+                  f"resume --set {bad}: refused, exit 2, says {want!r} (got {tail(res)})")
+        check(settings_rows(sc, sid) == [] and (sc.status(sid) or {}).get("state") == "failed",
+              "refused --set: nothing recorded, the session is still failed")
+
+        res = sc.run(["resume", sid, "--set", "limits.compile_timeout_s=60",
+                      "--set", "limits.run_timeout_s=600"])
+        st = sc.status(sid) or {}
+        check(res.returncode == 0 and st.get("state") == "done",
+              f"resume --set with raised limits finishes the failed session ({tail(res)}; "
+              f"state {st.get('state')})")
+        check(settings_rows(sc, sid) == [("limits.compile_timeout_s", 60, 0.001),
+                                         ("limits.run_timeout_s", 600, 0.001)],
+              f"resume --set: the store records each change with what it replaced "
+              f"(got {settings_rows(sc, sid)})")
+        last = (batch_limits(sc, sid, 0) or [{}])[-1]
+        check(last.get("run_timeout_s", 0) >= 600 and last.get("compile_timeout_s") == 60,
+              f"resume --set: round 0's new batch carries the new limits (got {last})")
+
+
+def busy_machine_keeps_history(kctl, evalpod, data):
+    # Round 0 runs; then evalpod reports the reference past its limit on
+    # every run (a wrapper stands in for a slow machine), the session fails,
+    # and a resume with --set finishes it without touching round 0.
+    with Scenario(kctl, evalpod, data, "busy") as sc:
+        flag = os.path.join(sc.tmp, "slow")
+        wrapper = sc.write("evalpod.sh", f"""#!/bin/sh
+if [ "$1" = run ] && [ -e {flag} ]; then
+  echo "evalpod: error: the reference ran past its 240 s limit (limits.compile_timeout_s + \
+limits.run_timeout_s): the machine is too slow or the limit too low, not the candidates' fault" >&2
+  exit 3
+fi
+exec {evalpod} "$@"
+""")
+        os.chmod(wrapper, 0o755)
+        sc.env["KCTL_EVALPOD"] = wrapper
+        res = sc.run(["start", sc.spec, "--step"], stdin="n\n")
+        sid = first_line(res.stdout)
+        before = show_rows(sc, sid)
+        r0 = os.path.join(sc.session_dir(sid), "rounds", "r000", "results")
+        snap = {f: sc.read(r0, f) for f in sorted(os.listdir(r0))} if os.path.isdir(r0) else {}
+        check((sc.status(sid) or {}).get("state") == "paused" and before and snap,
+              f"busy: round 0 evaluated, session paused ({tail(res)})")
+        open(flag, "w").close()
+        res = sc.run(["resume", sid, "--rounds", "1"])
+        st = sc.status(sid) or {}
+        check(res.returncode == 1 and st.get("state") == "failed"
+              and "the reference ran past its 240 s limit" in res.stderr,
+              f"busy: a reference past its limit in every attempt fails the session, "
+              f"saying so ({tail(res)}; state {st.get('state')})")
+        os.unlink(flag)
+        res = sc.run(["resume", sid, "--set", "limits.run_timeout_s=600", "--rounds", "1"])
+        st = sc.status(sid) or {}
+        after = show_rows(sc, sid)
+        check(res.returncode == 0 and st.get("state") == "done",
+              f"busy: resume --set finishes the failed session ({tail(res)}; "
+              f"state {st.get('state')})")
+        check(all(after.get(v) == r for v, r in before.items()) and len(after) > len(before),
+              f"busy: round 0's variants and verdicts are unchanged and later rounds added "
+              f"(before {before}, after {len(after)} rows)")
+        check({f: sc.read(r0, f) for f in sorted(os.listdir(r0))} == snap,
+              "busy: round 0's result files are byte for byte what they were")
+        r1 = batch_limits(sc, sid, 1)
+        check(len(r1) >= 2 and r1[-1].get("run_timeout_s", 0) >= 600,
+              f"busy: round 1 was retried and its last batch has the new limit (got {r1})")
+
+
+def deadlines_follow_the_reference(kctl, evalpod, data):
+    # Limits far below what the reference needs: once a round has timed the
+    # reference, the next batch's deadline is 4x its estimated check time.
+    with Scenario(kctl, evalpod, data, "deadlines") as sc:
+        res = sc.run(["start", sc.spec, "--step"], stdin="n\n")
+        sid = first_line(res.stdout)
+        summary = json.loads(sc.read(sc.session_dir(sid), "rounds", "r000", "results",
+                                     "summary.json") or "{}")
+        ref = summary.get("reference") or {}
+        median = (((ref.get("performance") or {}).get("stats")) or {}).get("median")
+        build = (ref.get("compile") or {}).get("build_ms", 0)
+        check(isinstance(median, (int, float)) and median > 0,
+              f"deadlines: round 0's summary times the reference (got {median!r}; {tail(res)})")
+        # 2 shapes x 3 seeds x 2 determinism passes, and the 3 timing seeds
+        want = 4 * (build + 15 * (median or 0)) / 1000
+        res = sc.run(["resume", sid, "--rounds", "1", "--set", "limits.compile_timeout_s=0.001",
+                      "--set", "limits.run_timeout_s=0.001", "--set",
+                      "limits.time_timeout_s=900"])
+        lims = (batch_limits(sc, sid, 1) or [{}])[0]
+        got = lims.get("compile_timeout_s", 0) + lims.get("run_timeout_s", 0)
+        timing = min(604800, 900 * want / 0.002)
+        check(want > 0.002 and abs(got - want) <= 1e-6 * want
+              and abs(lims.get("time_timeout_s", 0) - timing) <= 1e-6 * timing,
+              f"deadlines: round 1's deadline is 4x the reference's estimated check time "
+              f"{want:.4f} s, time_timeout_s in proportion (got {lims})")
+        check(lims.get("compile_timeout_s") == 0.001,
+              f"deadlines: the raise goes on run_timeout_s (got {lims})")
+
+
 def main():
     if len(sys.argv) != 4:
         print("usage: kctl.py KCTL EVALPOD DATA_DIR", file=sys.stderr)
@@ -641,7 +789,8 @@ def main():
     kctl, evalpod, data = (os.path.abspath(a) for a in sys.argv[1:])
     for scenario in (usage, malformed_spec, unbalanced_template, no_evaluator,
                      compile_failures, spec_errors, rounds_cap, full_session, step, cancel,
-                     noise_never_a_success, confirm_and_export):
+                     noise_never_a_success, confirm_and_export, tiny_limit_resumed_with_set,
+                     busy_machine_keeps_history, deadlines_follow_the_reference):
         t0 = time.time()
         try:
             scenario(kctl, evalpod, data)

@@ -922,6 +922,31 @@ TEST(launch_geometry)
 }
 
 /* The specs the project ships load. */
+TEST(limit_values)
+{
+	char msg[512] = "";
+	json_t *v = NULL;
+
+	CHECK(spec_limit_value("run_timeout_s", "600", &v, msg, sizeof(msg)) == 0);
+	CHECK(json_is_real(v) && json_real_value(v) == 600);
+	json_decref(v);
+	CHECK(spec_limit_value("log_max_bytes", "4096", &v, msg, sizeof(msg)) == 0);
+	CHECK(json_is_integer(v) && json_integer_value(v) == 4096);
+	json_decref(v);
+	/* the spec's own ranges and types */
+	CHECK(spec_limit_value("run_timeout_s", "0", &v, msg, sizeof(msg)) == KERR_RANGE);
+	CHECK(v == NULL && strstr(msg, "limits.run_timeout_s: '0'") && strstr(msg, "0.001"));
+	CHECK(spec_limit_value("run_timeout_s", "10s", &v, msg, sizeof(msg)) == KERR_RANGE);
+	CHECK(spec_limit_value("run_timeout_s", "", &v, msg, sizeof(msg)) == KERR_RANGE);
+	CHECK(spec_limit_value("run_timeout_s", "nan", &v, msg, sizeof(msg)) == KERR_RANGE);
+	CHECK(spec_limit_value("log_max_bytes", "1.5", &v, msg, sizeof(msg)) == KERR_RANGE);
+	CHECK(spec_limit_value("peak_margin", "0.5", &v, msg, sizeof(msg)) == KERR_RANGE);
+	/* an unknown key lists the known ones */
+	CHECK(spec_limit_value("memory", "1", &v, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK(v == NULL && strstr(msg, "limits.memory: no such limit") &&
+	      strstr(msg, "compile_timeout_s, run_timeout_s, time_timeout_s"));
+}
+
 TEST(shipped_specs)
 {
 	static const char *const specs[] = {
@@ -1007,6 +1032,7 @@ int main(int argc, char **argv)
 	RUN(expr_checks);
 	RUN(launch_geometry);
 	RUN(shipped_specs);
+	RUN(limit_values);
 	printf("%zu malformed specs checked\n", ARRAY_SIZE(bads));
 	dir_remove_tree(tmpdir);
 	free(tmpreal);

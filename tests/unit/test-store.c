@@ -730,6 +730,50 @@ TEST(crash_safety)
 	free(path);
 }
 
+TEST(settings_are_recorded_in_order)
+{
+	char *path = NULL;
+	struct store *st = open_with_session(&path);
+	json_t *v600 = json_real(600), *v120 = json_integer(120), *rows, *r;
+
+	rows = store_settings(st, "s");
+	CHECK(rows && json_array_size(rows) == 0);
+	json_decref(rows);
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(store_setting_add(st, "s", "limits.run_timeout_s", v600, NULL, msg, sizeof(msg)) ==
+	      0);
+	CHECK(store_setting_add(st, "s", "limits.run_timeout_s", v120, v600, msg, sizeof(msg)) ==
+	      0);
+	CHECK(store_setting_add(st, "nope", "limits.run_timeout_s", v120, NULL, msg, sizeof(msg)) ==
+	      KERR_NOTFOUND);
+	CHECK(strstr(msg, "nope") != NULL);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+	store_close(st);
+
+	/* they outlive the connection, numbered from 1, each with what it replaced */
+	st = open_ok(path);
+	rows = store_settings(st, "s");
+	CHECK(rows && json_array_size(rows) == 2);
+	r = json_array_get(rows, 0);
+	CHECK(jint(r, "seq") == 1);
+	CHECK_STR(jstr(r, "key"), "limits.run_timeout_s");
+	CHECK(json_equal(json_object_get(r, "value"), v600));
+	CHECK(jnull(r, "was"));
+	CHECK(jstr(r, "created") != NULL);
+	r = json_array_get(rows, 1);
+	CHECK(jint(r, "seq") == 2);
+	CHECK(json_equal(json_object_get(r, "value"), v120));
+	CHECK(json_equal(json_object_get(r, "was"), v600));
+	json_decref(rows);
+	rows = store_settings(st, "nope");
+	CHECK(rows && json_array_size(rows) == 0);
+	json_decref(rows);
+	json_decref(v600);
+	json_decref(v120);
+	store_close(st);
+	free(path);
+}
+
 TEST(bound_parameters)
 {
 	static const char *const ids[] = {
@@ -796,6 +840,7 @@ int main(void)
 	RUN(rollback);
 	RUN(crash_safety);
 	RUN(bound_parameters);
+	RUN(settings_are_recorded_in_order);
 	rc = test_summary();
 	if (dir_remove_tree(tmpdir))
 		fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Checks a recorded space (tests/data/space/README.md) against its spec.
+
+usage: space_data.py REPO_ROOT SPACE.json [MIN_POINTS]
+
+Every point must be a valid vector of the spec's tunables (every constraint
+at every shape, the timed one at the recorded size), points are distinct,
+the first is the template's defaults, figures are present exactly when the
+status is ok and agree with each other.  Prints one line per check and
+"N passed, M failed"; exits 1 when anything failed.
+"""
+import json
+import os
+import sys
+
+passes, failures = [], []
+
+
+def check(cond, what):
+    (passes if cond else failures).append(what)
+    print(("ok   " if cond else "FAIL ") + what)
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        print("usage: space_data.py REPO_ROOT SPACE.json [MIN_POINTS]", file=sys.stderr)
+        return 2
+    root, path = sys.argv[1], sys.argv[2]
+    least = int(sys.argv[3]) if len(sys.argv) == 4 else 1
+    sys.path.insert(0, os.path.join(root, "bench"))
+    import record_space as rs  # the same constraint reader the recording used
+
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    check(doc.get("format") == "kctl-space/1", f"format is kctl-space/1 (got {doc.get('format')!r})")
+    for k in ("spec", "shape", "device", "recorded", "commit", "measurement", "points"):
+        check(k in doc, f"has '{k}'")
+    spec = os.path.join(root, doc["spec"])
+    params, constraints, shapes = rs.read_spec(spec)
+    shape = doc["shape"]
+    check(set(shape) == {"M", "N", "K"} and all(isinstance(v, int) and v > 0
+                                                 for v in shape.values()),
+          f"shape is positive M, N, K (got {shape})")
+    checked = [s for s in shapes if not s["timed"]] + [{"timed": True, "values": shape}]
+    valid = rs.make_valid(params, constraints, shapes + checked)
+    pts = doc["points"]
+    check(len(pts) >= least, f"at least {least} points (got {len(pts)})")
+
+    names = list(params)
+    bad = [p["params"] for p in pts
+           if list(p["params"]) != names or not all(p["params"][k] in params[k] for k in names)
+           or not valid(p["params"])]
+    check(not bad, f"every point sets every tunable to one of its values and is valid "
+                   f"(bad: {bad[:3]})")
+    # and by the hand-written copy of the constraints in make_batch.py
+    sys.path.insert(0, os.path.join(root, "examples", "matmul"))
+    import make_batch
+    check(all(make_batch.valid(p["params"]) for p in pts),
+          "every point is valid by examples/matmul/make_batch.py's constraints too")
+    keys = [json.dumps(p["params"], sort_keys=True) for p in pts]
+    check(len(set(keys)) == len(keys), f"points are distinct ({len(keys) - len(set(keys))} repeats)")
+    tmpl = os.path.join(os.path.dirname(spec), "matmul/matmul.cl")
+    check(bool(pts) and pts[0]["params"] == rs.template_defaults(tmpl, names),
+          "the first point is the template's defaults")
+    check(any(p["params"].get("PACK") == 1 for p in pts)
+          and any(p["params"].get("PACK") == 0 for p in pts), "both PACK values are sampled")
+
+    flops = 2 * shape["M"] * shape["N"] * shape["K"]
+    figs = ("median_ms", "gflops", "cv", "speedup")
+    incoherent = []
+    for p in pts:
+        ok = p["status"] == "ok"
+        if ok:
+            good = (all(isinstance(p[k], (int, float)) for k in ("median_ms", "gflops"))
+                    and p["median_ms"] > 0
+                    and abs(p["gflops"] - flops / (p["median_ms"] * 1e6)) <= 1e-3 * p["gflops"] + 1e-3
+                    and (p["speedup"] is None or p["speedup"] > 0))
+        else:
+            good = all(p.get(k) is None for k in figs) and p["status"] != "infra_error"
+        if not good:
+            incoherent.append(p)
+    check(not incoherent, f"figures exactly for ok points, gflops = 2MNK/median "
+                          f"(incoherent: {incoherent[:2]})")
+    n_ok = sum(p["status"] == "ok" for p in pts)
+    check(n_ok >= len(pts) // 2, f"most points are ok ({n_ok} of {len(pts)})")
+    print(f"{len(passes)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
