@@ -133,9 +133,15 @@ def flip_byte(files):
 
 
 def foreign(files):
-    with open(files[1], "rb") as f:
+    """Another entry's bytes, of the same length, under a third one's name: only the
+    key in its header can tell (names are hashes, so their order differs by build)."""
+    by_size = {}
+    for path in files:
+        by_size.setdefault(os.path.getsize(path), []).append(path)
+    src, dst = next(paths for paths in by_size.values() if len(paths) >= 2)[:2]
+    with open(src, "rb") as f:
         other = f.read()
-    with open(files[2], "wb") as f:
+    with open(dst, "wb") as f:
         f.write(other)
 
 
