@@ -16,6 +16,7 @@
 #include "log.h"
 #include "propose.h"
 #include "sbuf.h"
+#include "splitmix.h"
 #include "session.h"
 #include "xalloc.h"
 
@@ -158,21 +159,11 @@ struct sim {
 	double *truth;  /* the recorded speedup of each variant (NAN unless ok) */
 };
 
-/* splitmix64, as the tuner's, for the noise only. */
-static uint64_t noise_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* A standard normal draw (Box-Muller). */
 static double noise_normal(uint64_t *s)
 {
-	double u = ((double)(noise_next(s) >> 11) + 0.5) / 9007199254740992.0;
-	double v = (double)(noise_next(s) >> 11) / 9007199254740992.0;
+	double u = ((double)(splitmix_next(s) >> 11) + 0.5) / 9007199254740992.0;
+	double v = (double)(splitmix_next(s) >> 11) / 9007199254740992.0;
 
 	return sqrt(-2 * log(u)) * cos(2 * 3.14159265358979323846 * v);
 }

@@ -24,6 +24,7 @@
 #include "surrogate.h"
 #include "expr.h"
 #include "sbuf.h"
+#include "splitmix.h"
 #include "xalloc.h"
 
 #include <assert.h>
@@ -48,22 +49,13 @@
 
 /* --- random numbers: splitmix64, any state (even 0) is fine ------------- */
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Uniform in [0, n), n > 0, without modulo bias. */
 static size_t rng_below(uint64_t *s, size_t n)
 {
 	uint64_t lim = UINT64_MAX - UINT64_MAX % n, x;
 
 	do
-		x = rng_next(s);
+		x = splitmix_next(s);
 	while (x >= lim);
 	return (size_t)(x % n);
 }

@@ -3,6 +3,7 @@
  */
 #include "noise.h"
 #include "err.h"
+#include "splitmix.h"
 #include "stats.h"
 #include "xalloc.h"
 
@@ -12,22 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GOLDEN 0x9e3779b97f4a7c15ull
-
 /* Domains of the two draws, so that a round factor never equals a jitter. */
 enum { NOISE_ROUND = 'R', NOISE_JITTER = 'J' };
 
-/* splitmix64's finaliser: every input bit reaches every output bit. */
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static uint64_t fold(uint64_t h, uint64_t v)
 {
-	return mix64(h ^ mix64(v + GOLDEN));
+	return splitmix_mix(h ^ splitmix_mix(v + SPLITMIX_GOLDEN));
 }
 
 /* FNV-1a of s, then its length: "ab","c" and "a","bc" hash apart. */
@@ -49,7 +40,7 @@ static double unit(uint64_t h)
 
 static uint64_t start(const struct noise *nz, int domain, const char *batch_id)
 {
-	return fold_str(fold(mix64((uint64_t)nz->seed), (uint64_t)domain), batch_id);
+	return fold_str(fold(splitmix_mix((uint64_t)nz->seed), (uint64_t)domain), batch_id);
 }
 
 double noise_round(const struct noise *nz, const char *batch_id, uint64_t round)

@@ -34,6 +34,7 @@
 #include "peaks.h"
 #include "prog.h"
 #include "screen.h"
+#include "splitmix.h"
 #include "stats.h"
 #include "world.h"
 #include "xalloc.h"
@@ -95,11 +96,7 @@ static const char flush_source[] = "__kernel void evalpod_flush(__global uint4 *
 
 static uint64_t tm_rand(struct timer *t)
 {
-	uint64_t z = (t->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return splitmix_next(&t->rng);
 }
 
 static void tp_fail(struct tprog *p, const char *status, const char *origin, const char *kind,

@@ -1,5 +1,6 @@
 #include "world-internal.h"
 #include "err.h"
+#include "splitmix.h"
 #include "xalloc.h"
 
 #include <math.h>
@@ -11,19 +12,9 @@
 static const uint32_t poison32[2] = { 0x7fe5a5a5u, 0x7fd3c3c3u };
 static const uint64_t poison64[2] = { 0x7ffa5a5a5a5a5a5aull, 0x7ff9c3c3c3c3c3c3ull };
 
-/* splitmix64: small, fast and fully specified, so inputs are reproducible. */
-static uint64_t mix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static double unit01(uint64_t *s)
 {
-	return (double)(mix64(s) >> 11) * (1.0 / 9007199254740992.0);
+	return (double)(splitmix_next(s) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 static double draw(const struct init_spec *in, uint64_t *s, size_t i)
