@@ -32,6 +32,7 @@
 #include "jsonx.h"
 #include "log.h"
 #include "peaks.h"
+#include "pocladopt.h"
 #include "prog.h"
 #include "screen.h"
 #include "splitmix.h"
@@ -42,10 +43,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_REPS          1000
-#define TRACE_MAX_SAMPLES 64 /* a program's trace keeps its first 64 samples */
-#define CALIBRATION_RUNS  3  /* warm-up runs at least: the fastest sets the repetitions */
+#define ADOPT_MAX_BYTES   (256u << 20) /* a check worker's compiled program, at most */
+#define TRACE_MAX_SAMPLES 64           /* a program's trace keeps its first 64 samples */
+#define CALIBRATION_RUNS  3            /* warm-up runs at least: the fastest sets the repetitions */
 #define SHARED_REPS_SPAN  16 /* programs whose samples stay under 16 x sample_min_ms share R */
 
 struct tprog {
@@ -167,6 +170,34 @@ static json_t *launch_json(const struct plan *pl)
 	return arr;
 }
 
+/* The POCL_CACHE_DIR the parent gave this worker, when PoCL is the driver. */
+static const char *pocl_cache_dir(void)
+{
+	return getenv("POCL_CACHE_DIR");
+}
+
+/*
+ * PoCL: the program as its check worker compiled it (pocladopt.h), so that
+ * neither the build nor the first launch compiles it again.  Returns the
+ * adopted directory (for pocladopt_verify after the build) or NULL: then
+ * the program is compiled here, as it would be without the check worker's.
+ */
+static char *adopt_compiled(struct timer *t, const char *dir, struct pocl_progs *before)
+{
+	const char *cache = pocl_cache_dir();
+	char *from, *adopted = NULL, why[1024];
+
+	if (!cache || !strstr(t->rt.info.platform, "Portable Computing Language"))
+		return NULL;
+	from = xasprintf("%s/pocl", dir);
+	pocladopt_list(cache, before);
+	if (!access(from, F_OK) &&
+	    pocladopt_copy(from, cache, ADOPT_MAX_BYTES, &adopted, why, sizeof(why)))
+		log_info("compiling again for timing: %s", why);
+	free(from);
+	return adopted;
+}
+
 static int prepare_prog(struct timer *t, struct tprog *p)
 {
 	struct expr_vars vars = EXPR_VARS_INIT;
@@ -184,12 +215,22 @@ static int prepare_prog(struct timer *t, struct tprog *p)
 		launch = t->b.ref_launch;
 		nlaunch = t->b.nref_launch;
 	}
-	if (!file_read_untrusted(path, 1u << 30, &bin, &len, t->msg, sizeof(t->msg)))
+	if (!file_read_untrusted(path, 1u << 30, &bin, &len, t->msg, sizeof(t->msg))) {
 		rc = prog_build_binary(&p->pg, &t->rt, bin, len, opts, t->b.limits.log_max_bytes,
 				       t->msg, sizeof(t->msg));
-	else
+	} else {
+		struct pocl_progs before = { NULL, 0, 0 };
+		char *adopted = adopt_compiled(t, dir, &before), why[1024];
+
 		rc = prog_build_source(&p->pg, &t->rt, p->src->source, opts,
 				       t->b.limits.log_max_bytes, t->msg, sizeof(t->msg));
+		if (adopted &&
+		    pocladopt_verify(pocl_cache_dir(), &before, adopted, why, sizeof(why)))
+			log_warn("program '%s': %s", p->id, why);
+		json_object_set_new(p->doc, "compiled_by_check", json_boolean(adopted != NULL));
+		pocladopt_release(&before);
+		free(adopted);
+	}
 	p->rebuild_ms = p->pg.build_ms;
 	free(opts);
 	free(bin);

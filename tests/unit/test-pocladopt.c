@@ -1,0 +1,200 @@
+/*
+ * test-pocladopt.c - handing a compiled program from a check worker's PoCL
+ * cache to the timing worker's (pocladopt.h): what is copied, what is
+ * refused, and the check after the build.
+ */
+#include "fileio.h"
+#include "pocladopt.h"
+#include "xalloc.h"
+
+#include "test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PROG "LF/OJMFNBJKNBLAFCHNIHDGKIEAHPOEFAMBBIMNN"
+#define REF  "NP/EMJOCAAJEBHHAEGJCDFBKGEDHJBDNIFOJGELO"
+
+static char root[] = "/tmp/test-pocladopt-XXXXXX";
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+	char *path = xasprintf("%s/%s", dir, rel), *slash = strrchr(path, '/'), msg[512];
+
+	*slash = '\0';
+	CHECK(!dir_make(path, msg, sizeof(msg)));
+	*slash = '/';
+	CHECK(!file_write_atomic(path, text, strlen(text), msg, sizeof(msg)));
+	free(path);
+}
+
+static int exists(const char *dir, const char *rel)
+{
+	char *path = xasprintf("%s/%s", dir, rel);
+	int ok = !access(path, F_OK);
+
+	free(path);
+	return ok;
+}
+
+static char *read_back(const char *dir, const char *rel)
+{
+	char *path = xasprintf("%s/%s", dir, rel), *text = NULL, msg[512];
+
+	if (file_read(path, 1 << 20, &text, NULL, msg, sizeof(msg)))
+		text = NULL;
+	free(path);
+	return text;
+}
+
+/* A fresh pair of caches: a check worker's holding one program, and the timing worker's. */
+static void caches(const char *name, char **from, char **to)
+{
+	char msg[512];
+
+	*from = xasprintf("%s/%s/check", root, name);
+	*to = xasprintf("%s/%s/time", root, name);
+	CHECK(!dir_make(*from, msg, sizeof(msg)));
+	CHECK(!dir_make(*to, msg, sizeof(msg)));
+	put(*from, PROG "/program.bc", "bitcode");
+	put(*from, PROG "/matmul/4-1-1-goffs0-smallgrid/matmul.so", "machine code");
+	put(*from, PROG "/matmul/4-1-1-goffs0-smallgrid/parallel.bc", "wg function");
+	put(*from, PROG "/pack_a/0-0-0/pack_a.so", "generic");
+	put(*from, PROG "/last_accessed", "");
+	put(*from, "tempfile_abc.cl", "PoCL's temporary");
+}
+
+TEST(copies_the_program_and_its_kernels)
+{
+	char *from, *to, *adopted = NULL, *text, msg[512];
+
+	caches("copy", &from, &to);
+	CHECK(!pocladopt_copy(from, to, 1 << 20, &adopted, msg, sizeof(msg)));
+	CHECK_STR(adopted, PROG);
+	CHECK_STR(text = read_back(to, PROG "/program.bc"), "bitcode");
+	free(text);
+	CHECK_STR(text = read_back(to, PROG "/matmul/4-1-1-goffs0-smallgrid/matmul.so"),
+		  "machine code");
+	free(text);
+	CHECK(exists(to, PROG "/pack_a/0-0-0/pack_a.so"));
+	/* Only what PoCL needs to skip the compile: no IR, no temporaries. */
+	CHECK(!exists(to, PROG "/matmul/4-1-1-goffs0-smallgrid/parallel.bc"));
+	CHECK(!exists(to, "tempfile_abc.cl"));
+	free(adopted);
+	free(from);
+	free(to);
+}
+
+TEST(refuses_what_is_not_one_pocl_program)
+{
+	char *from, *to, *adopted = NULL, msg[512];
+
+	/* Two programs: which is this candidate's cannot be told. */
+	caches("two", &from, &to);
+	put(from, REF "/program.bc", "another");
+	CHECK(pocladopt_copy(from, to, 1 << 20, &adopted, msg, sizeof(msg)));
+	CHECK(!adopted);
+	CHECK_CONTAINS(msg, "exactly one PoCL program (2)");
+	CHECK(!exists(to, PROG));
+	free(from);
+	free(to);
+
+	/* A name that is not PoCL's among the buckets' entries. */
+	caches("odd", &from, &to);
+	put(from, "LF/not-a-hash/program.bc", "x");
+	CHECK(pocladopt_copy(from, to, 1 << 20, &adopted, msg, sizeof(msg)));
+	CHECK_CONTAINS(msg, "not PoCL's");
+	free(from);
+	free(to);
+
+	/* A kernel directory whose name would climb out. */
+	caches("climb", &from, &to);
+	put(from, PROG "/a b/1-1-1/a b.so", "x");
+	CHECK(pocladopt_copy(from, to, 1 << 20, &adopted, msg, sizeof(msg)));
+	CHECK_CONTAINS(msg, "is not a PoCL kernel");
+	CHECK(!exists(to, PROG)); /* nothing half-copied is left */
+	free(from);
+	free(to);
+}
+
+TEST(refuses_links_limits_and_occupied_places)
+{
+	char *from, *to, *adopted = NULL, *link, *target, msg[512];
+
+	/* A symbolic link in place of a kernel's code (it could point anywhere). */
+	caches("link", &from, &to);
+	link = xasprintf("%s/%s/matmul/4-1-1-goffs0-smallgrid/matmul.so", from, PROG);
+	target = xasprintf("%s/secret", root);
+	put(root, "secret", "not for the timing worker");
+	CHECK(!unlink(link));
+	CHECK(!symlink(target, link));
+	CHECK(pocladopt_copy(from, to, 1 << 20, &adopted, msg, sizeof(msg)));
+	CHECK_CONTAINS(msg, "matmul.so");
+	CHECK(!exists(to, PROG));
+	free(link);
+	free(target);
+	free(from);
+	free(to);
+
+	/* Past the byte limit. */
+	caches("big", &from, &to);
+	CHECK(pocladopt_copy(from, to, 10, &adopted, msg, sizeof(msg)));
+	CHECK_CONTAINS(msg, "limit");
+	CHECK(!exists(to, PROG));
+	free(from);
+	free(to);
+
+	/* Its place is taken (by the reference's program, say): never overwritten. */
+	caches("taken", &from, &to);
+	put(to, PROG "/program.bc", "the reference's");
+	CHECK(pocladopt_copy(from, to, 1 << 20, &adopted, msg, sizeof(msg)));
+	CHECK_CONTAINS(msg, "in the cache already");
+	CHECK_STR(target = read_back(to, PROG "/program.bc"), "the reference's");
+	free(target);
+	free(from);
+	free(to);
+}
+
+TEST(verify_removes_a_program_that_is_not_the_source)
+{
+	char *from, *to, *adopted = NULL, msg[512];
+	struct pocl_progs before;
+
+	caches("verify", &from, &to);
+	put(to, REF "/program.bc", "the reference");
+	pocladopt_list(to, &before);
+	CHECK(before.nr == 1);
+	CHECK(!pocladopt_copy(from, to, 1 << 20, &adopted, msg, sizeof(msg)));
+
+	/* The build used the adopted directory: nothing new appeared. */
+	CHECK(!pocladopt_verify(to, &before, adopted, msg, sizeof(msg)));
+	CHECK(exists(to, PROG "/program.bc"));
+
+	/* The build made a directory of its own: the adopted one was not this source's. */
+	put(to, "QQ/ABCDEFGHIJKLMNOP/program.bc", "the real one");
+	CHECK(pocladopt_verify(to, &before, adopted, msg, sizeof(msg)));
+	CHECK_CONTAINS(msg, "not the one its source builds");
+	CHECK(!exists(to, PROG));
+	CHECK(exists(to, REF "/program.bc"));
+	pocladopt_release(&before);
+	free(adopted);
+	free(from);
+	free(to);
+}
+
+int main(void)
+{
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(copies_the_program_and_its_kernels);
+	RUN(refuses_what_is_not_one_pocl_program);
+	RUN(refuses_links_limits_and_occupied_places);
+	RUN(verify_removes_a_program_that_is_not_the_source);
+	dir_remove_tree(root);
+	return test_summary();
+}
