@@ -453,6 +453,13 @@ def batch_on_stdin(ctx):
     if ctx.expect(res is not None, "good.json written"):
         ctx.expect(res.get("status") == "ok", "good.json has status ok (got %r: %s)"
                    % (res.get("status"), str(res.get("fault"))[:300]))
+        # On PoCL the timing worker takes the program its check worker
+        # compiled (docs/evalpod.md, process model) instead of compiling again.
+        perf = res.get("performance") or {}
+        if "Portable Computing Language" in str((res.get("device") or {}).get("platform")):
+            ctx.expect(perf.get("compiled_by_check") is True,
+                       "good's timing adopted its check worker's compiled program "
+                       "(compiled_by_check %r)" % perf.get("compiled_by_check"))
 
 
 @test
