@@ -27,6 +27,7 @@
 #include "worker.h"
 #include "defines.h"
 #include "err.h"
+#include "expr.h"
 #include "fileio.h"
 #include "judge.h"
 #include "jsonx.h"
@@ -47,6 +48,7 @@
 
 #define MAX_REPS          1000
 #define ADOPT_MAX_BYTES   (256u << 20) /* a check worker's compiled program, at most */
+#define PEAKS_NEAR        0.8          /* of a cached peak: measure the peaks now */
 #define TRACE_MAX_SAMPLES 64           /* a program's trace keeps its first 64 samples */
 #define CALIBRATION_RUNS  3            /* warm-up runs at least: the fastest sets the repetitions */
 #define SHARED_REPS_SPAN  16 /* programs whose samples stay under 16 x sample_min_ms share R */
@@ -791,6 +793,71 @@ static int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds
 	return rc;
 }
 
+/*
+ * The device peaks before any program runs: the cached ones the parent put
+ * in w/time/peaks/ (see stage_peaks in cmd-run.c), else measured now.  A
+ * cached ceiling is the best ever measured on this device, so it is only
+ * too low if every measurement so far was made on a busy machine; that
+ * matters only to a program that comes near it, and then near_peaks has
+ * them measured again after the rounds.
+ */
+static int first_peaks(struct timer *t, struct peaks *pk)
+{
+	char *dir = xasprintf("%s/peaks", t->dir);
+	int rc = 0;
+
+	if (!peaks_read_cache(&t->rt.info, dir, pk)) {
+		pk->cached = 1;
+		pk->fresh_gflops = pk->fresh_gbs = 0;
+	} else {
+		rc = peaks_get(&t->rt, NULL, pk, t->msg, sizeof(t->msg));
+	}
+	free(dir);
+	return rc;
+}
+
+static int shape_figure(const struct batch *b, const char *text, double *out)
+{
+	int64_t v = 0;
+	char msg[256];
+
+	if (!text || expr_eval(text, expr_vars_lookup, (void *)&b->shapes[b->timed_shape].vars, &v,
+			       msg, sizeof(msg)))
+		return -1;
+	*out = (double)v;
+	return 0;
+}
+
+/*
+ * Whether a program's fastest sample reached PEAKS_NEAR of a cached ceiling
+ * (bytes only for single cold runs, as the invalid gate counts them): then
+ * the peaks are measured now, so that a ceiling measured low on a busy
+ * machine does not turn an honest program into above_peak.
+ */
+static int near_peaks(struct timer *t, const struct peaks *pk)
+{
+	double flops = NAN, bytes = NAN;
+
+	shape_figure(&t->b, t->b.flops, &flops);
+	shape_figure(&t->b, t->b.bytes, &bytes);
+	for (size_t i = 0; i < t->nprogs; i++) {
+		const struct tprog *p = &t->progs[i];
+		double best = INFINITY;
+
+		for (size_t k = 0; k < p->nsamples; k++)
+			if (p->samples[k] > 0 && p->samples[k] < best)
+				best = p->samples[k];
+		if (!isfinite(best))
+			continue;
+		if (isfinite(flops) && flops / (best * 1e6) > PEAKS_NEAR * pk->gflops)
+			return 1;
+		if (isfinite(bytes) && p->reps == 1 && t->b.measure.flush &&
+		    bytes / (best * 1e6) > PEAKS_NEAR * pk->gbs)
+			return 1;
+	}
+	return 0;
+}
+
 int worker_time(const char *work, const uint64_t *tseeds)
 {
 	struct timer t;
@@ -804,7 +871,7 @@ int worker_time(const char *work, const uint64_t *tseeds)
 	if (!rc) {
 		/* Measured before any candidate runs here; the parent keeps the cache. */
 		worker_progress(t.dir, "peaks");
-		rc = peaks_get(&t.rt, NULL, &pk, t.msg, sizeof(t.msg));
+		rc = first_peaks(&t, &pk);
 	}
 	for (size_t i = 0; !rc && i < t.nprogs; i++) {
 		worker_progress(t.dir, t.progs[i].id);
@@ -818,6 +885,10 @@ int worker_time(const char *work, const uint64_t *tseeds)
 		order = xcalloc(t.nprogs + 1, sizeof(*order));
 		while (run_round(&t, rounds, order))
 			rounds++;
+		if (!pk.fresh_gflops && near_peaks(&t, &pk)) {
+			worker_progress(t.dir, "peaks");
+			rc = peaks_get(&t.rt, NULL, &pk, t.msg, sizeof(t.msg));
+		}
 		rc = write_time_doc(&t, &pk, rounds + 1, clrt_now_ms() - t0);
 	}
 	if (rc)

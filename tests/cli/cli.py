@@ -463,6 +463,46 @@ def batch_on_stdin(ctx):
 
 
 @test
+def cached_peaks_are_measured_again_only_when_a_program_comes_near(ctx):
+    # docs/evalpod.md, device peaks: with a cached figure the timing worker
+    # does not measure the peaks; a program near a cached ceiling makes it
+    # measure them, so a ceiling measured low cannot turn it into above_peak.
+    d = ctx.fresh_dir("peaks")
+    cache = os.path.join(d, "cache")
+    batch = write_batch(ctx, d, make_batch())
+    runs = []
+    for name in ("first", "cached", "low"):
+        if name == "low":
+            for f in os.listdir(cache):
+                path = os.path.join(cache, f)
+                doc = load_json(path)
+                doc["gflops"], doc["gbs"] = 1e-6, 1e-6
+                with open(path, "w", encoding="utf-8") as out:
+                    json.dump(doc, out)
+        out_dir = os.path.join(d, name)
+        rc, out, err = ctx.evalpod_run(["run", batch, "--out", out_dir, "--cache-dir", cache])
+        expect_status(ctx, rc, 0, err)
+        runs.append((load_json(os.path.join(out_dir, "summary.json")) or {},
+                     load_json(os.path.join(out_dir, "good.json")) or {}))
+    (first, _), (cached, _), (low, good) = runs
+    files = [f for f in os.listdir(cache) if f.startswith("peaks-")]
+    ctx.expect(len(files) == 1, "one peaks file cached (got %r)" % files)
+    ctx.expect("measured_now_gflops" in (first.get("peaks") or {}),
+               "with no cache the peaks are measured (got %r)" % first.get("peaks"))
+    pk = cached.get("peaks") or {}
+    ctx.expect(pk.get("cached") is True and "measured_now_gflops" not in pk,
+               "with a cache they are not measured again (got %r)" % pk)
+    pk = low.get("peaks") or {}
+    ctx.expect(pk.get("measured_now_gflops", 0) > 1 and pk.get("gflops", 0) > 1,
+               "a program above a low cached ceiling has the peaks measured now (got %r)" % pk)
+    ctx.expect(good.get("status") == "ok", "and it is not above_peak (got %r: %s)"
+               % (good.get("status"), str(good.get("fault"))[:200]))
+    raised = load_json(os.path.join(cache, files[0])) if files else {}
+    ctx.expect((raised or {}).get("gflops", 0) > 1, "the cache is raised again (got %r)"
+               % (raised or {}).get("gflops"))
+
+
+@test
 def batch_and_outputs_over_http(ctx):
     prefix = "/plain"
     batch = make_batch(outputs=url_outputs(ctx.http, prefix))
@@ -883,8 +923,11 @@ def main():
             if shutil.which("openssl"):
                 ctx.ca, cert, key = make_certs(tmp)
                 ctx.https = Peer(peer, tmp, "https", tls=(cert, key), ca=ctx.ca)
+            # CLI_ONLY=substring runs the matching tests alone (while working on them).
+            only = os.environ.get("CLI_ONLY", "")
             for fn in tests:
-                run_test(ctx, fn)
+                if only in fn.__name__:
+                    run_test(ctx, fn)
         finally:
             for p in (ctx.http, ctx.https):
                 if p is not None:
