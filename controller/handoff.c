@@ -203,6 +203,20 @@ int handoff_publish(struct session *s, int round, json_t *batch, char **url, cha
 
 /* --- fetch --------------------------------------------------------------- */
 
+/*
+ * A store's key made fit for a log line (malloc'd): control bytes, which a
+ * hostile store could use to rewrite the operator's terminal, become '?'.
+ */
+static char *handoff_shown_key(const char *key)
+{
+	char *shown = xstrdup(key);
+
+	for (char *p = shown; *p; p++)
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			*p = '?';
+	return shown;
+}
+
 /* Writes the object key to path unless path exists (or overwrite); creates its folder. */
 static int handoff_copy(struct session *s, const char *key, const char *path, int overwrite,
 			char *msg, size_t n)
@@ -220,7 +234,10 @@ static int handoff_copy(struct session *s, const char *key, const char *path, in
 		rc = s3_get(s->s3, key, HANDOFF_RESULT_MAX, &data, &len, msg, n);
 	if (!rc && !len && !overwrite) {
 		/* no document: the variant stays without a result (evaluated again) */
-		log_warn("store: result object '%.1100s' is empty (0 bytes); not taken", key);
+		char *shown = handoff_shown_key(key);
+
+		log_warn("store: result object '%s' is empty (0 bytes); not taken", shown);
+		free(shown);
 		goto out;
 	}
 	if (!rc)
@@ -302,9 +319,12 @@ int handoff_fetch(struct session *s, int round, const char *results_dir, char *m
 		char *b = handoff_batch_of(rp, l.obj[i].key, &rest), *mark, *local;
 
 		if (!b) {
-			log_warn("store: ignoring key '%.1100s': not under this round's prefix "
+			char *shown = handoff_shown_key(l.obj[i].key);
+
+			log_warn("store: ignoring key '%s': not under this round's prefix "
 				 "'%s' as BATCH_ID/...",
-				 l.obj[i].key, rp);
+				 shown, rp);
+			free(shown);
 			continue;
 		}
 		mark = xasprintf("%s/.fetched-%s", results_dir, b);

@@ -132,6 +132,8 @@ def test_collect_ignores_foreign_keys(s):
           "a key elsewhere that contains the prefix is ignored with a warning naming it")
     check("ignoring key '" + "y" * 1000 + "'" in r.stderr,
           "a 1,000-byte key is named in full in its warning")
+    check("\x1b" not in r.stderr and "ignoring key 'esc?]0;owned?/runs/" in r.stderr,
+          "control bytes in a key name reach the terminal as '?'")
     check(r.stderr.count("ignoring key 'zzz") >= 1,
           "a key as long as the prefix, with a result path after it, is ignored")
     sid = session_id(r)

@@ -84,6 +84,7 @@ def foreign_keys(prefix):
             "elsewhere/" + prefix + "forged/results/r01-v001.json",
             "x" + prefix + "forged/results/r01-v001.json",
             ("y" * 1000),
+            "esc\x1b]0;owned\x07/" + prefix,  # a terminal escape in a key name
             # as long as the prefix, then what a result under it looks like
             ("z" * len(prefix)) + "forged/results/r01-v001.json"]
     if prefix:
