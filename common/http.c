@@ -720,7 +720,11 @@ int http_request(const char *method, const char *url, const void *body, size_t b
 		resp->attempts++;
 		if (resp->attempts >= c.max_attempts || !http__is_retryable(&c, res, resp->status))
 			break;
+		if (c.opts->stop && c.opts->stop())
+			break; /* the final attempt's failure stands */
 		http_wait_retry(&c, res, resp->status, resp->attempts);
+		if (c.opts->stop && c.opts->stop())
+			break;
 	}
 	if (c.body.buf)
 		resp->body = sbuf_detach(&c.body, &resp->body_len);

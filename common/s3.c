@@ -26,6 +26,8 @@
 #define S3_LIST_PAGE_MAX    ((size_t)16 << 20) /* one ListObjectsV2 page's XML */
 #define S3_ERROR_BODY_MAX   ((size_t)1 << 20)
 #define S3_MAX_KEY_LEN      1024
+#define S3_LIST_PAGES_MAX   100000 /* pages of one listing, whatever they hold */
+#define S3_LIST_EMPTY_MAX   3      /* truncated pages in a row without a key */
 
 struct s3 {
 	char *bucket;
@@ -37,6 +39,7 @@ struct s3 {
 	struct awsconf conf;
 	struct http_opts http;
 	char list_page[16]; /* "" or max-keys per list page */
+	int (*interrupted)(void);
 };
 
 int s3_is_url(const char *url)
@@ -172,6 +175,8 @@ int s3_open(struct s3 **out, const char *url, const struct s3_opts *o, char *msg
 	s->http.max_attempts = o->max_attempts;
 	s->http.backoff_ms = o->backoff_ms;
 	s->http.timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : S3_TIMEOUT_MS;
+	s->http.stop = o->interrupted;
+	s->interrupted = o->interrupted;
 	if (o->list_page > 0)
 		snprintf(s->list_page, sizeof(s->list_page), "%d", o->list_page);
 	free(aws_ep);
@@ -317,7 +322,11 @@ struct s3_call {
 	const char *what; /* names the target in messages; NULL: the key */
 };
 
-/* The failure of call as the store told it, into msg; returns the code. */
+/*
+ * The failure of call as the store told it, into msg; returns the code.
+ * Status and S3 error code come first and the target (up to a 1,024-byte
+ * key) last, so that a message cut short loses the least useful part.
+ */
 static int s3_failure(const struct s3 *s, const struct s3_call *c, const struct http_response *resp,
 		      const char *http_msg, char *msg, size_t n)
 {
@@ -328,14 +337,15 @@ static int s3_failure(const struct s3 *s, const struct s3_call *c, const struct 
 	int rc = resp->status == 404 ? KERR_NOTFOUND : KERR_HTTP;
 
 	if (!resp->status)
-		kerr_set(msg, n, rc, "S3 %s '%s/%s': %s", c->method, s->bucket, what, http_msg);
+		kerr_set(msg, n, rc, "S3 %s failed: %s; target '%s/%s'", c->method, http_msg,
+			 s->bucket, what);
 	else if (code)
-		kerr_set(msg, n, rc, "S3 %s '%s/%s': %ld %s%s%.300s%s", c->method, s->bucket, what,
+		kerr_set(msg, n, rc, "S3 %s %ld %.100s%s%.300s%s; target '%s/%s'", c->method,
 			 resp->status, code, text ? ": " : "", text ? text : "",
-			 resp->attempts > 1 ? " (after retries)" : "");
+			 resp->attempts > 1 ? " (after retries)" : "", s->bucket, what);
 	else
-		kerr_set(msg, n, rc, "S3 %s '%s/%s': HTTP %ld%s", c->method, s->bucket, what,
-			 resp->status, resp->status == 404 ? " (no such key)" : "");
+		kerr_set(msg, n, rc, "S3 %s HTTP %ld%s; target '%s/%s'", c->method, resp->status,
+			 resp->status == 404 ? " (no such key)" : "", s->bucket, what);
 	free(code);
 	free(text);
 	return rc;
@@ -360,7 +370,7 @@ static int s3_do(struct s3 *s, const struct s3_call *c, struct http_response *re
 	struct sigv4_signed sig = { 0 };
 	struct http_opts o = s->http;
 	const char **hdrs = NULL;
-	char hash[65], http_msg[512], *host, *path, *url = NULL;
+	char hash[65], http_msg[2048], *host, *path, *url = NULL;
 	size_t nh = 0;
 	int rc;
 
@@ -396,11 +406,11 @@ static int s3_do(struct s3 *s, const struct s3_call *c, struct http_response *re
 	if (rc == KERR_HTTP || (rc && resp->status >= 400))
 		rc = s3_failure(s, c, resp, http_msg, msg, n);
 	else if (rc)
-		kerr_set(msg, n, rc, "S3 %s '%s/%s': %s", c->method, s->bucket,
+		kerr_set(msg, n, rc, "S3 %s failed: %s; target '%s/%s'", c->method, http_msg,
+			 s->bucket,
 			 c->what  ? c->what
 			 : c->key ? c->key
-				  : "",
-			 http_msg);
+				  : "");
 out:
 	if (hdrs && c->content_type)
 		free((char *)hdrs[nh]);
@@ -460,8 +470,9 @@ int s3_get(struct s3 *s, const char *key, size_t max, char **data, size_t *len, 
 	*data = NULL;
 	*len = 0;
 	if (!rc && resp.body_len > max)
-		rc = kerr_set(msg, n, KERR_LIMIT, "S3 GET '%s/%s': the object exceeds %zu bytes",
-			      s->bucket, key, max);
+		rc = kerr_set(msg, n, KERR_LIMIT,
+			      "S3 GET: the object exceeds %zu bytes; target '%s/%s'", max,
+			      s->bucket, key);
 	if (!rc) {
 		*data = resp.body ? resp.body : xstrdup("");
 		*len = resp.body_len;
@@ -541,51 +552,119 @@ static size_t s3_list_page(const char *xml, size_t len, struct s3_list *out, siz
 	return added;
 }
 
+/*
+ * Reads one ListObjectsV2 answer: appends its keys to out and sets *token
+ * to its NextContinuationToken when IsTruncated says more follow (NULL
+ * otherwise).  *added counts the keys.  An empty body or one that is not a
+ * ListBucketResult is an error, as is a truncated page without a token.
+ */
+static int s3_list_answer(const struct s3 *s, const char *what, const struct http_response *resp,
+			  struct s3_list *out, size_t max, char **token, size_t *added, char *msg,
+			  size_t n)
+{
+	const char *b = resp->body, *e;
+	char *truncated = NULL;
+	int rc = 0;
+
+	*token = NULL;
+	*added = 0;
+	if (!b || !resp->body_len)
+		return kerr_set(msg, n, KERR_PARSE,
+				"S3 GET %ld: the list answer has an empty body; target '%s/%s'",
+				resp->status, s->bucket, what);
+	e = b + resp->body_len;
+	if (!memmem(b, resp->body_len, "<ListBucketResult", 17))
+		return kerr_set(msg, n, KERR_PARSE,
+				"S3 GET %ld: the list answer is not a ListBucketResult document; "
+				"target '%s/%s'",
+				resp->status, s->bucket, what);
+	*added = s3_list_page(b, resp->body_len, out, max);
+	truncated = s3_xml_text(b, e, "IsTruncated", NULL);
+	if (truncated && !strcmp(truncated, "true")) {
+		*token = s3_xml_text(b, e, "NextContinuationToken", NULL);
+		if (!*token || !**token) {
+			free(*token);
+			*token = NULL;
+			rc = kerr_set(msg, n, KERR_PARSE,
+				      "S3 GET: a truncated list page without a continuation token; "
+				      "target '%s/%s'",
+				      s->bucket, what);
+		}
+	}
+	free(truncated);
+	return rc;
+}
+
+/* Why the listing must stop before asking for the page after token, or 0. */
+static int s3_list_stuck(const struct s3 *s, const char *what, const char *prev, const char *token,
+			 int pages, int empty, char *msg, size_t n)
+{
+	if (s->interrupted && s->interrupted())
+		return kerr_set(msg, n, KERR_CHILD,
+				"S3 list interrupted by a signal; target '%s/%s'", s->bucket, what);
+	if (prev && !strcmp(prev, token))
+		return kerr_set(msg, n, KERR_PARSE,
+				"S3 list: the store sent the same continuation token twice; "
+				"target '%s/%s'",
+				s->bucket, what);
+	if (empty >= S3_LIST_EMPTY_MAX)
+		return kerr_set(
+			msg, n, KERR_PARSE,
+			"S3 list: %d truncated pages in a row without a key; target '%s/%s'", empty,
+			s->bucket, what);
+	if (pages >= S3_LIST_PAGES_MAX)
+		return kerr_set(msg, n, KERR_LIMIT, "S3 list: more than %d pages; target '%s/%s'",
+				S3_LIST_PAGES_MAX, s->bucket, what);
+	return 0;
+}
+
 int s3_list(struct s3 *s, const char *prefix, size_t max_keys, struct s3_list *out, char *msg,
 	    size_t n)
 {
-	char *token = NULL;
-	size_t max = max_keys ? max_keys : S3_MAX_KEYS_DEFAULT;
-	int rc = 0;
+	char *token = NULL, *prev = NULL;
+	char *what = xasprintf("?prefix=%s", prefix ? prefix : "");
+	size_t max = max_keys ? max_keys : S3_MAX_KEYS_DEFAULT, added = 0;
+	int rc = 0, pages = 0, empty = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (;;) {
 		struct sigv4_pair q[5] = { { "list-type", "2" },
 					   { "encoding-type", "url" },
 					   { "prefix", prefix ? prefix : "" } };
-		struct s3_call c = {
-			.method = "GET", .query = q, .nquery = 3, .max_body = S3_LIST_PAGE_MAX
-		};
+		struct s3_call c = { .method = "GET",
+				     .query = q,
+				     .nquery = 3,
+				     .max_body = S3_LIST_PAGE_MAX,
+				     .what = what };
 		struct http_response resp;
-		char *truncated = NULL;
 
 		if (*s->list_page)
 			q[c.nquery++] = (struct sigv4_pair){ "max-keys", s->list_page };
 		if (token)
 			q[c.nquery++] = (struct sigv4_pair){ "continuation-token", token };
 		rc = s3_do(s, &c, &resp, msg, n);
-		if (!rc) {
-			const char *e = resp.body + resp.body_len;
-
-			s3_list_page(resp.body ? resp.body : "", resp.body_len, out, max);
-			truncated =
-				resp.body ? s3_xml_text(resp.body, e, "IsTruncated", NULL) : NULL;
-			free(token);
-			token = truncated && !strcmp(truncated, "true")
-					? s3_xml_text(resp.body, e, "NextContinuationToken", NULL)
-					: NULL;
-		}
+		free(prev);
+		prev = token;
+		token = NULL;
+		if (!rc)
+			rc = s3_list_answer(s, what, &resp, out, max, &token, &added, msg, n);
 		http_response_release(&resp);
-		free(truncated);
+		pages++;
+		empty = added ? 0 : empty + 1;
 		if (rc || !token)
 			break;
 		if (out->n >= max) {
-			rc = kerr_set(msg, n, KERR_LIMIT, "S3 list '%s/%s': more than %zu keys",
-				      s->bucket, prefix ? prefix : "", max);
+			rc = kerr_set(msg, n, KERR_LIMIT,
+				      "S3 list: more than %zu keys; target '%s/%s'", max, s->bucket,
+				      what);
 			break;
 		}
+		if ((rc = s3_list_stuck(s, what, prev, token, pages, empty, msg, n)))
+			break;
 	}
 	free(token);
+	free(prev);
+	free(what);
 	if (rc)
 		s3_list_release(out);
 	return rc;

@@ -24,9 +24,11 @@
  * Requests are retried (http.h) on connection failures, 429, and 5xx
  * (S3's 503 SlowDown included), with exponential backoff and jitter; a 4xx
  * such as SignatureDoesNotMatch is final.  Errors keep the store's XML
- * error code and message: "S3 PUT 'bucket/key': 403 SignatureDoesNotMatch:
- * The request signature we calculated does not match ...".  Messages never
- * carry credentials or a presigned URL's query.
+ * error code and message, status and code first and the target last (a
+ * key may be 1,024 bytes, so a message cut short keeps what matters):
+ * "S3 PUT 403 SignatureDoesNotMatch: The request signature we calculated
+ * does not match ...; target 'bucket/key'".  Messages never carry
+ * credentials or a presigned URL's query.
  */
 #ifndef KCTL_S3_H
 #define KCTL_S3_H
@@ -46,6 +48,9 @@ struct s3_opts {
 	long backoff_ms;     /* 0: http.h's default */
 	long timeout_ms;     /* per request; 0: 10 minutes (artifacts can be large) */
 	int list_page;       /* keys per ListObjectsV2 page; 0: the store's default (1000) */
+	/* nonzero when the caller was asked to stop (SIGINT/SIGTERM): checked
+	 * between retries and between list pages; NULL: never */
+	int (*interrupted)(void);
 };
 
 struct s3;
@@ -103,7 +108,13 @@ int s3_head(struct s3 *s, const char *key, struct s3_object *info, char *msg, si
 /*
  * Lists the keys that start with prefix, in the store's (lexical) order,
  * following continuation tokens; at most max_keys (0: 1,000,000) before
- * KERR_LIMIT.  Release out with s3_list_release.
+ * KERR_LIMIT.  Release out with s3_list_release (it is empty on failure).
+ * A store that misbehaves ends the listing with an error naming the bucket
+ * and prefix, never a loop: KERR_PARSE for an empty or non-XML answer, a
+ * truncated page without a token, the same token twice, or three
+ * truncated pages in a row without a key; KERR_LIMIT past 100,000 pages;
+ * KERR_CHILD when opts.interrupted says stop.  Keys are the store's words:
+ * the caller checks that they start with prefix.
  */
 int s3_list(struct s3 *s, const char *prefix, size_t max_keys, struct s3_list *out, char *msg,
 	    size_t n);

@@ -31,8 +31,9 @@ int handoff_open(struct session *s, char *msg, size_t n)
 			     .region = s->spec.s3.region,
 			     .profile = s->spec.s3.profile,
 			     .addressing = (enum s3_addressing)s->spec.s3.addressing,
-			     .ca_file = s->spec.s3.ca_file };
-	char why[1024];
+			     .ca_file = s->spec.s3.ca_file,
+			     .interrupted = round_interrupted };
+	char why[4096];
 	int rc = s3_open(&s->s3, s->spec.storage, &o, why, sizeof(why));
 
 	if (rc)
@@ -202,6 +203,20 @@ int handoff_publish(struct session *s, int round, json_t *batch, char **url, cha
 
 /* --- fetch --------------------------------------------------------------- */
 
+/*
+ * A store's key made fit for a log line (malloc'd): control bytes, which a
+ * hostile store could use to rewrite the operator's terminal, become '?'.
+ */
+static char *handoff_shown_key(const char *key)
+{
+	char *shown = xstrdup(key);
+
+	for (char *p = shown; *p; p++)
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			*p = '?';
+	return shown;
+}
+
 /* Writes the object key to path unless path exists (or overwrite); creates its folder. */
 static int handoff_copy(struct session *s, const char *key, const char *path, int overwrite,
 			char *msg, size_t n)
@@ -217,6 +232,14 @@ static int handoff_copy(struct session *s, const char *key, const char *path, in
 	rc = dir_make(dir, msg, n);
 	if (!rc)
 		rc = s3_get(s->s3, key, HANDOFF_RESULT_MAX, &data, &len, msg, n);
+	if (!rc && !len && !overwrite) {
+		/* no document: the variant stays without a result (evaluated again) */
+		char *shown = handoff_shown_key(key);
+
+		log_warn("store: result object '%s' is empty (0 bytes); not taken", shown);
+		free(shown);
+		goto out;
+	}
 	if (!rc)
 		rc = file_write_atomic(path, data, len, msg, n);
 out:
@@ -255,12 +278,29 @@ static char *handoff_local_path(const char *results_dir, const char *rel)
 	return xasprintf("%s/%s", results_dir, id);
 }
 
-/* Whether the batch of key (under prefix rp) was drained before. */
-static char *handoff_batch_of(const char *rp, const char *key)
+/*
+ * The batch id of key, the path segment right after the round's prefix rp
+ * ("rp" "BATCH_ID/..."), malloc'd; *rest points past its '/'.  Keys come
+ * from the store: one that does not start with rp, or whose batch id is
+ * not a plain name, is no result of this round and yields NULL.
+ */
+static char *handoff_batch_of(const char *rp, const char *key, const char **rest)
 {
-	const char *b = key + strlen(rp), *slash = strchr(b, '/');
+	size_t plen = strlen(rp), blen;
+	const char *b, *slash;
 
-	return slash ? xstrndup(b, (size_t)(slash - b)) : NULL;
+	*rest = NULL;
+	if (strncmp(key, rp, plen))
+		return NULL; /* shorter than rp, or elsewhere */
+	b = key + plen;
+	slash = strchr(b, '/');
+	if (!slash)
+		return NULL;
+	blen = (size_t)(slash - b);
+	if (!blen || b[0] == '.' || blen > 255)
+		return NULL;
+	*rest = slash + 1;
+	return xstrndup(b, blen);
 }
 
 int handoff_fetch(struct session *s, int round, const char *results_dir, char *msg, size_t n)
@@ -275,15 +315,20 @@ int handoff_fetch(struct session *s, int round, const char *results_dir, char *m
 		rc = s3_list(s->s3, rp, HANDOFF_MAX_KEYS, &l, msg, n);
 	/* newest attempt first: its result wins over an older one of the same id */
 	for (size_t i = l.n; i-- > 0 && !rc;) {
-		char *b = handoff_batch_of(rp, l.obj[i].key), *mark, *local;
+		const char *rest;
+		char *b = handoff_batch_of(rp, l.obj[i].key, &rest), *mark, *local;
 
-		if (!b)
+		if (!b) {
+			char *shown = handoff_shown_key(l.obj[i].key);
+
+			log_warn("store: ignoring key '%s': not under this round's prefix "
+				 "'%s' as BATCH_ID/...",
+				 shown, rp);
+			free(shown);
 			continue;
+		}
 		mark = xasprintf("%s/.fetched-%s", results_dir, b);
-		local = access(mark, F_OK) == 0
-				? NULL
-				: handoff_local_path(results_dir,
-						     l.obj[i].key + strlen(rp) + strlen(b) + 1);
+		local = access(mark, F_OK) == 0 ? NULL : handoff_local_path(results_dir, rest);
 		if (local) {
 			int summary = !strcmp(local + strlen(local) - 13, "/summary.json");
 

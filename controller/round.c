@@ -465,7 +465,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 	evalrun_log_tail(dir, tail, sizeof(tail));
 	if (!round_interrupted() && (rc = round_fetch(s, dir, round, msg, n))) {
 		/* what evalpod uploaded stays in the store; a resume fetches it */
-		char why[1024];
+		char why[4096];
 
 		strlcpy(why, msg, sizeof(why));
 		kerr_set(msg, n, rc,
@@ -585,13 +585,17 @@ static int collect_one(struct session *s, const char *dir, json_t *v, char *msg,
 	char *path = xasprintf("%s/results/%s.json", dir, id), *text = NULL;
 	json_error_t jerr;
 	json_t *res = NULL;
+	size_t len = 0;
 	int rc;
 
 	if (!json_is_null(json_object_get(v, "status")) && json_object_get(v, "status")) {
 		free(path);
 		return 0; /* recorded before */
 	}
-	rc = file_read(path, 256u << 20, &text, NULL, msg, n);
+	rc = file_read(path, 256u << 20, &text, &len, msg, n);
+	if (!rc && !len)
+		rc = kerr_set(msg, n, KERR_PARSE,
+			      "variant '%s': result file '%s' is empty (0 bytes)", id, path);
 	if (!rc && !(res = json_loads(text, 0, &jerr)))
 		rc = kerr_set(msg, n, KERR_PARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column,
 			      jerr.text);

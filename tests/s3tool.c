@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 {
 	struct s3_opts o = { .endpoint = getenv("S3_ENDPOINT") };
 	struct s3 *s = NULL;
-	char msg[1024];
+	char msg[4096];
 	int rc;
 
 	if (argc < 3)

@@ -64,6 +64,37 @@ static void clean_env(void)
 	setenv("AWS_CONFIG_FILE", conf_path, 1);
 }
 
+/* 0-byte credentials and config files hold no entries: the environment still counts. */
+TEST(empty_files_are_no_entries)
+{
+	char empty[300];
+	struct awsconf c;
+	char msg[256];
+	FILE *f;
+
+	snprintf(empty, sizeof(empty), "%s/empty", dir);
+	f = fopen(empty, "w");
+	if (f)
+		fclose(f);
+	clean_env();
+	setenv("AWS_SHARED_CREDENTIALS_FILE", empty, 1);
+	setenv("AWS_CONFIG_FILE", empty, 1);
+	CHECK(awsconf_load(&c, NULL, msg, sizeof(msg)) == 0);
+	CHECK(c.access_key == NULL && c.secret_key == NULL && c.region == NULL);
+	CHECK(c.endpoint_url == NULL && c.addressing == NULL);
+	awsconf_release(&c);
+	setenv("AWS_ACCESS_KEY_ID", "AKIDENV", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "secret-env", 1);
+	CHECK(awsconf_load(&c, NULL, msg, sizeof(msg)) == 0);
+	CHECK_STR(c.access_key, "AKIDENV");
+	CHECK(c.region == NULL);
+	awsconf_release(&c);
+	CHECK(awsconf_load(&c, "named", msg, sizeof(msg)) == KERR_NOTFOUND);
+	CHECK_CONTAINS(msg, "named");
+	awsconf_release(&c);
+	unlink(empty);
+}
+
 TEST(default_profile_from_files)
 {
 	struct awsconf c;
@@ -170,6 +201,7 @@ int main(void)
 	snprintf(conf_path, sizeof(conf_path), "%s/config", dir);
 	write_file(cred_path, cred_text);
 	write_file(conf_path, conf_text);
+	RUN(empty_files_are_no_entries);
 	RUN(default_profile_from_files);
 	RUN(named_profile_and_subsection);
 	RUN(environment_wins_unless_profile_named);

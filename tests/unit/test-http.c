@@ -183,6 +183,33 @@ TEST(retry_503_exhausted)
 	http_response_release(&resp);
 }
 
+static int stop_calls;
+
+/* The caller's interrupt flag: raised after the first check (a signal came). */
+static int stop_after_first(void)
+{
+	return ++stop_calls > 1;
+}
+
+TEST(retry_stops_when_asked)
+{
+	struct http_opts opts = fast;
+	struct http_response resp;
+	char msg[512];
+	int rc;
+
+	opts.max_attempts = 9;
+	opts.stop = stop_after_first;
+	stop_calls = 0;
+	rc = http_request("GET", url_of(http_peer, "/fail503/9/stopped"), NULL, 0, &opts, &resp,
+			  msg, sizeof(msg));
+	CHECK(rc == KERR_HTTP);
+	CHECK(resp.status == 503);
+	CHECK(resp.attempts == 1); /* the wait after it saw the flag: no second attempt */
+	CHECK_CONTAINS(msg, "HTTP 503");
+	http_response_release(&resp);
+}
+
 TEST(retry_after_honoured)
 {
 	struct http_response resp;
@@ -648,6 +675,7 @@ int main(void)
 	RUN(post_delete_head);
 	RUN(retry_503_then_success);
 	RUN(retry_503_exhausted);
+	RUN(retry_stops_when_asked);
 	RUN(retry_after_honoured);
 	RUN(not_found_keeps_body);
 	RUN(status_table);

@@ -498,6 +498,35 @@ TEST(home_kube_config)
 	rmdir(at("home/.kube"));
 }
 
+/* A 0-byte token file (kubeconfig tokenFile or in-cluster) is an error naming it, no header. */
+TEST(empty_token_files)
+{
+	struct kubeconfig kc;
+	char msg[512], *hdr;
+
+	clean_env();
+	write_file("tok.txt", "");
+	CHECK(kubeconfig_load(&kc, at("base"), "tf", msg, sizeof(msg)) == KERR_IO);
+	CHECK_CONTAINS(msg, at("tok.txt"));
+	CHECK_CONTAINS(msg, "is empty");
+	hdr = kubeconfig_auth_header(&kc);
+	CHECK(hdr == NULL);
+	free(hdr);
+	kubeconfig_release(&kc);
+	mkdir(at("sa0"), 0700);
+	write_file("sa0/token", "");
+	write_file("sa0/ca.crt", CA_PEM);
+	write_file("sa0/namespace", "jobs\n");
+	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	CHECK(kubeconfig_in_cluster(&kc, at("sa0"), msg, sizeof(msg)) == KERR_IO);
+	CHECK_CONTAINS(msg, at("sa0/token"));
+	CHECK_CONTAINS(msg, "is empty");
+	kubeconfig_release(&kc);
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
 TEST(in_cluster)
 {
 	static const struct {
@@ -795,6 +824,7 @@ int main(void)
 	RUN(errors);
 	RUN(kubeconfig_env_merged);
 	RUN(home_kube_config);
+	RUN(empty_token_files);
 	RUN(in_cluster);
 	RUN(exec_token_expiry);
 	RUN(exec_offsets_v1beta1_path_and_cert);

@@ -1,0 +1,113 @@
+/*
+ * test-fileio.c - common/fileio.c: every buffer file_read returns is
+ * NUL-terminated, empty files included (callers treat it as a C string).
+ *
+ * Registered with MALLOC_PERTURB_ set, so that a buffer fresh from malloc
+ * holds non-zero bytes and a missing terminator shows; ASan fills new
+ * blocks likewise.
+ */
+#include "err.h"
+#include "fileio.h"
+#include "test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/test-fileio.XXXXXX";
+
+static const char *at(const char *name)
+{
+	static char bufs[4][512];
+	static int next;
+	char *b = bufs[next++ % 4];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, name);
+	return b;
+}
+
+static void write_bytes(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (f) {
+		if (len)
+			fwrite(data, 1, len, f);
+		fclose(f);
+	}
+}
+
+typedef int (*read_fn)(const char *, size_t, char **, size_t *, char *, size_t);
+
+TEST(terminated_whatever_the_size)
+{
+	static const struct {
+		const char *data;
+		size_t len;
+	} cases[] = {
+		{ "", 0 },
+		{ "x", 1 },
+		{ "token\n", 6 },
+		{ "a\0b", 3 },
+	};
+	static const read_fn readers[] = { file_read, file_read_untrusted };
+	char msg[256];
+
+	for (size_t r = 0; r < sizeof(readers) / sizeof(readers[0]); r++) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			char *out = NULL;
+			size_t len = 99;
+
+			write_bytes(at("f"), cases[i].data, cases[i].len);
+			CHECK(readers[r](at("f"), 1024, &out, &len, msg, sizeof(msg)) == 0);
+			CHECK(out != NULL);
+			CHECK(len == cases[i].len);
+			CHECK(out && out[len] == '\0');
+			CHECK(out && !memcmp(out, cases[i].data, cases[i].len));
+			free(out);
+			unlink(at("f"));
+		}
+	}
+}
+
+TEST(empty_file_is_an_empty_string)
+{
+	char *out = NULL, msg[256];
+
+	write_bytes(at("empty"), "", 0);
+	/* len may be NULL: the terminator is all a caller has */
+	CHECK(file_read(at("empty"), 16, &out, NULL, msg, sizeof(msg)) == 0);
+	CHECK_STR(out, "");
+	free(out);
+	unlink(at("empty"));
+}
+
+TEST(limits_and_missing_files_name_the_path)
+{
+	char *out = (char *)1, msg[256];
+	size_t len = 7;
+
+	write_bytes(at("big"), "0123456789", 10);
+	CHECK(file_read(at("big"), 9, &out, &len, msg, sizeof(msg)) == KERR_LIMIT);
+	CHECK(out == NULL && len == 0);
+	CHECK_CONTAINS(msg, at("big"));
+	unlink(at("big"));
+	CHECK(file_read(at("none"), 9, &out, &len, msg, sizeof(msg)) == KERR_IO);
+	CHECK(out == NULL);
+	CHECK_CONTAINS(msg, at("none"));
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(terminated_whatever_the_size);
+	RUN(empty_file_is_an_empty_string);
+	RUN(limits_and_missing_files_name_the_path);
+	rmdir(dir);
+	return test_summary();
+}
