@@ -492,8 +492,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 		sbuf_release(&why);
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 		rc = kerr_set(msg, n, KERR_NOTFOUND, "evalpod could not be started:\n%s", tail);
-	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 3 &&
-		   strstr(tail, "the reference ran past its")) {
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == EVALPOD_EXIT_SLOW) {
 		/* the machine or the limit, not the batch: again, with twice the time */
 		double was = session_check_deadline(s, round);
 

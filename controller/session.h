@@ -149,7 +149,8 @@ int round_interrupted(void);
 void session_note_signal(int sig);
 
 /* evalpod runs per round and kctl run; infra_error results per variant. */
-#define EVALPOD_ATTEMPTS 3
+#define EVALPOD_ATTEMPTS  3
+#define EVALPOD_EXIT_SLOW 4 /* evalpod: the reference ran past its deadline (docs/evalpod.md) */
 
 /* Records the results of round r (COLLECTED). */
 int round_collect(struct session *s, int round, char *msg, size_t n);

@@ -233,9 +233,9 @@ static int run_reference(struct run *r)
 		 * batch's fault.  Running past its deadline is not: the naive
 		 * reference is slow by design, so that is the machine or the limit.
 		 */
-		rc = (st && !strcmp(st, "infra_error")) ||
-				     (origin && !strcmp(origin, "infrastructure")) ||
-				     j.mem_exceeded || j.timed_out
+		rc = j.timed_out ? RUN_EXIT_SLOW
+		     : (st && !strcmp(st, "infra_error")) ||
+				     (origin && !strcmp(origin, "infrastructure")) || j.mem_exceeded
 			     ? RUN_EXIT_INFRA
 			     : RUN_EXIT_BATCH;
 		snprintf(r->msg, sizeof(r->msg), "%s%s",

@@ -19,6 +19,7 @@ enum {
 	RUN_EXIT_BATCH = 1, /* the batch document or its reference is at fault */
 	RUN_EXIT_USAGE = 2,
 	RUN_EXIT_INFRA = 3, /* no device, out of memory, storage unreachable */
+	RUN_EXIT_SLOW = 4,  /* the reference ran past its deadline: the machine or the limit */
 };
 
 /* Everything the parent learned about one program. */

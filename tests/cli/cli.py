@@ -412,13 +412,13 @@ def reference_that_does_not_compile(ctx):
 @test
 def reference_that_runs_past_its_limit_is_infrastructure(ctx):
     # A reference killed at its deadline is the machine or the limit, not the
-    # batch: exit 3 (retried by kctl), a message naming the limit, no results.
+    # batch: exit 4 (retried by kctl), a message naming the limit, no results.
     d = ctx.fresh_dir("slowref")
     out_dir = os.path.join(d, "out")
     batch = make_batch(reference=read("hang.cl"))
     batch["limits"].update({"compile_timeout_s": 2, "run_timeout_s": 1})
     rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
-    expect_status(ctx, rc, 3, err)
+    expect_status(ctx, rc, 4, err)
     ctx.expect("the reference ran past its 3 s limit" in err,
                "stderr says the reference ran past its 3 s limit (got %r)" % err[:400])
     ctx.expect("not the candidates' fault" in err,

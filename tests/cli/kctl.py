@@ -716,7 +716,7 @@ def busy_machine_keeps_history(kctl, evalpod, data):
 if [ "$1" = run ] && [ -e {flag} ]; then
   echo "evalpod: error: the reference ran past its 240 s limit (limits.compile_timeout_s + \
 limits.run_timeout_s): the machine is too slow or the limit too low, not the candidates' fault" >&2
-  exit 3
+  exit 4
 fi
 exec {evalpod} "$@"
 """)
