@@ -13,14 +13,10 @@
 
 static void fuzz_awsconf_env(void)
 {
-	static const char *const unset[] = { "AWS_ACCESS_KEY_ID",
-					     "AWS_SECRET_ACCESS_KEY",
-					     "AWS_SESSION_TOKEN",
-					     "AWS_PROFILE",
-					     "AWS_DEFAULT_PROFILE",
-					     "AWS_REGION",
-					     "AWS_DEFAULT_REGION",
-					     "AWS_ENDPOINT_URL",
+	static const char *const unset[] = { "AWS_ACCESS_KEY_ID",   "AWS_SECRET_ACCESS_KEY",
+					     "AWS_SESSION_TOKEN",   "AWS_PROFILE",
+					     "AWS_DEFAULT_PROFILE", "AWS_REGION",
+					     "AWS_DEFAULT_REGION",  "AWS_ENDPOINT_URL",
 					     "AWS_ENDPOINT_URL_S3" };
 
 	for (size_t i = 0; i < sizeof(unset) / sizeof(unset[0]); i++)

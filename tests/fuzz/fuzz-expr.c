@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const struct {
 		const char *name;
 		int64_t value;
-	} names[] = { { "N", 1024 },	   { "M", 3 },	{ "K", -7 },
+	} names[] = { { "N", 1024 },        { "M", 3 },           { "K", -7 },
 		      { "BIG", INT64_MAX }, { "MIN", INT64_MIN }, { "Z", 0 } };
 	struct expr_vars vars = EXPR_VARS_INIT;
 	char *text = xmalloc(size + 1), msg[512];

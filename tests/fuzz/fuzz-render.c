@@ -33,8 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!vars && !(vars = json_loads(fuzz_render_vars, 0, NULL)))
 		abort();
-	if (!render_template("fuzz.yaml", (const char *)data, size, vars, &out, msg,
-			     sizeof(msg))) {
+	if (!render_template("fuzz.yaml", (const char *)data, size, vars, &out, msg, sizeof(msg))) {
 		struct sbuf b = SBUF_INIT;
 
 		render_yaml(&b, out);
