@@ -34,3 +34,16 @@ echo "== build and test under ASan + UBSan"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKCTL_SANITIZE=ON -DKCTL_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 ctest --test-dir build-asan --output-on-failure -j1
+
+# Each libFuzzer harness (tests/fuzz) for a short bounded time, when clang
+# is there: 8 fuzzers x 20 s.  Their corpora are replayed by both passes
+# above (ctest's fuzz/ tests) with or without clang.
+if command -v clang >/dev/null 2>&1; then
+	echo "== fuzz (tests/fuzz/run.sh, 20 s each)"
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCTL_FUZZ=ON >/dev/null
+	cmake --build build-fuzz -j"$jobs" --target fuzz-spec fuzz-batch fuzz-result fuzz-expr \
+		fuzz-render fuzz-kubeconfig fuzz-awsconf fuzz-s3xml
+	bash tests/fuzz/run.sh build-fuzz 20
+else
+	echo "== fuzz skipped: it needs clang (libFuzzer)"
+fi

@@ -552,16 +552,30 @@ static int kc_need_file(const struct kc_entry *e, const char *key, const char *p
 
 /* ---- exec plugin settings ---- */
 
-static int kc_read_args(struct kc_file *f, const yaml_node_t *nd, const char *path, char ***out)
+/*
+ * The item count of nd, a list or absent/null (0); anything else is an
+ * error.  The type is checked first: a scalar's or mapping's size read as
+ * a list's is garbage (a scalar `args:` asked calloc for 2^44 entries).
+ */
+static int kc_list_count(struct kc_file *f, const yaml_node_t *nd, const char *path, size_t *cnt)
 {
-	size_t cnt = nd && yamlx_type_of(nd) != YAMLX_NULL ? yamlx_list_size(nd) : 0;
-	char ipath[YAMLX_PATH_LEN];
-	const char *s;
 	int rc = 0;
 
+	*cnt = 0;
+	if (nd && yamlx_type_of(nd) != YAMLX_NULL &&
+	    !(rc = yamlx_need_list(&f->y, nd, path, 0, SIZE_MAX)))
+		*cnt = yamlx_list_size(nd);
+	return rc;
+}
+
+static int kc_read_args(struct kc_file *f, const yaml_node_t *nd, const char *path, char ***out)
+{
+	size_t cnt;
+	char ipath[YAMLX_PATH_LEN];
+	const char *s;
+	int rc = kc_list_count(f, nd, path, &cnt);
+
 	*out = xcalloc(cnt + 1, sizeof(**out));
-	if (cnt && (rc = yamlx_need_list(&f->y, nd, path, 0, SIZE_MAX)))
-		return rc;
 	for (size_t i = 0; i < cnt && !rc; i++) {
 		yamlx_path_idx(ipath, path, i);
 		rc = yamlx_get_text(&f->y, yamlx_list_item(&f->y, nd, i), ipath, &s);
@@ -573,14 +587,12 @@ static int kc_read_args(struct kc_file *f, const yaml_node_t *nd, const char *pa
 
 static int kc_read_env(struct kc_file *f, const yaml_node_t *nd, const char *path, char ***out)
 {
-	size_t cnt = nd && yamlx_type_of(nd) != YAMLX_NULL ? yamlx_list_size(nd) : 0;
+	size_t cnt;
 	char ipath[YAMLX_PATH_LEN];
 	const char *name, *value;
-	int rc = 0;
+	int rc = kc_list_count(f, nd, path, &cnt);
 
 	*out = xcalloc(cnt + 1, sizeof(**out));
-	if (cnt && (rc = yamlx_need_list(&f->y, nd, path, 0, SIZE_MAX)))
-		return rc;
 	for (size_t i = 0; i < cnt && !rc; i++) {
 		const yaml_node_t *item = yamlx_list_item(&f->y, nd, i);
 

@@ -7,6 +7,7 @@
  * is requested, so signing and sending never disagree about encoding.
  */
 #include "s3.h"
+#include "s3-internal.h"
 #include "awsconf.h"
 #include "err.h"
 #include "http.h"
@@ -710,4 +711,16 @@ char *s3_presign(struct s3 *s, const char *method, const char *key, long expires
 	free(host);
 	free(path);
 	return url;
+}
+
+/* --- for tests and fuzz harnesses (s3-internal.h) ------------------------ */
+
+size_t s3__list_page(const char *xml, size_t len, struct s3_list *out, size_t max)
+{
+	return s3_list_page(xml, len, out, max);
+}
+
+char *s3__xml_text(const char *p, const char *end, const char *tag, const char **after)
+{
+	return s3_xml_text(p, end, tag, after);
 }

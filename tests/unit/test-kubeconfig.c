@@ -382,6 +382,17 @@ TEST(errors)
 		  "users: [{name: u, user: {auth-provider: {name: gcp}}}]\n"
 		  "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
 		  "c", KERR_INVALID, "auth-provider" },
+		/* found by tests/fuzz: a scalar's size was read as a list's */
+		{ "clusters: [{name: k, cluster: {server: h}}]\n"
+		  "users: [{name: u, user: {exec: {command: x, apiVersion: "
+		  "client.authentication.k8s.io/v1, args: a-b}}}]\n"
+		  "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+		  "c", KERR_PARSE, "users[0].user.exec.args: expected a list" },
+		{ "clusters: [{name: k, cluster: {server: h}}]\n"
+		  "users: [{name: u, user: {exec: {command: x, apiVersion: "
+		  "client.authentication.k8s.io/v1, env: A=b}}}]\n"
+		  "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+		  "c", KERR_PARSE, "users[0].user.exec.env: expected a list" },
 		{ "clusters: {k: 1}\n", "c", KERR_PARSE, "bad:1:11: clusters: expected a list" },
 		{ "a: [\n", NULL, KERR_PARSE, "bad:" },
 		{ "", NULL, KERR_NOTFOUND, "sets no current-context" },
