@@ -11,6 +11,7 @@ pkgs=(
 	llvm-15 binutils          # llvm-dis-15 and objdump for stage 5 (IR analysis)
 	libopenblas-dev           # the yardstick of bench/examples.sh
 	python3 python3-yaml openssl ca-certificates clang-format
+	clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (ci/test.sh fuzzes each harness 20 s)
 	swift-proxy swift-object swift-container swift-account  # S3 store of tests/peers/swift_s3.sh
 )
 
