@@ -89,6 +89,7 @@ int cmd_status(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *state = NULL;
+	char msg[2048];
 	int c, as_json = 0, rc = KCTL_EXIT_OK;
 	struct store *st;
 	json_t *out;
@@ -112,6 +113,11 @@ int cmd_status(int argc, char **argv)
 		return KCTL_EXIT_INFRA;
 	if (optind == argc - 1) {
 		out = session_status_json(st, argv[optind]);
+		if (!out && store_check(st, msg, sizeof(msg))) {
+			log_error("%s", msg);
+			store_close(st);
+			return KCTL_EXIT_INFRA;
+		}
 		if (!out) {
 			log_error("no session '%s'", argv[optind]);
 			store_close(st);
@@ -127,6 +133,13 @@ int cmd_status(int argc, char **argv)
 				out, session_status_json(
 					     st, json_string_value(json_object_get(row, "id"))));
 		json_decref(list);
+	}
+	/* a read that failed is never shown as "no sessions" or a partial list */
+	if (store_check(st, msg, sizeof(msg))) {
+		log_error("%s", msg);
+		json_decref(out);
+		store_close(st);
+		return KCTL_EXIT_INFRA;
 	}
 	if (as_json) {
 		char *text = jx_dump(out);

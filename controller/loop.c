@@ -255,6 +255,8 @@ static int reopen(struct session *s, struct store *st, const char *id, int confi
 	int rc;
 
 	s->st = st;
+	if (!row && store_check(st, msg, n))
+		return KERR_IO;
 	if (!row)
 		return kerr_set(msg, n, KERR_INVALID, "no session '%s' (see 'kctl status')", id);
 	path = json_string_value(json_object_get(row, "spec_path"));
