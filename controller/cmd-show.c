@@ -109,6 +109,9 @@ int cmd_show(int argc, char **argv)
 		return KCTL_EXIT_INFRA;
 	vars = store_variants_brief(st, argv[1], -1);
 	row = store_session_get(st, argv[1]);
+	if (row && session_report_refresh(st, argv[1], msg, sizeof(msg)) < 0)
+		log_warn("session %s: its report.md is stale and cannot be rewritten: %s", argv[1],
+			 msg);
 	if (store_check(st, msg, sizeof(msg))) {
 		log_error("%s", msg);
 		rc = KCTL_EXIT_INFRA;

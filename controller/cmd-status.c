@@ -56,7 +56,9 @@ static void print_one(json_t *st)
 
 	printf("%-40s %-10s rounds %-3lld evaluations %-5lld",
 	       json_string_value(json_object_get(st, "session")),
-	       json_string_value(json_object_get(st, "state")),
+	       json_is_object(json_object_get(st, "interrupted"))
+		       ? "interrupted"
+		       : json_string_value(json_object_get(st, "state")),
 	       (long long)json_integer_value(json_object_get(st, "rounds")),
 	       (long long)json_integer_value(json_object_get(st, "evaluations")));
 	if (json_is_object(best)) {
@@ -76,9 +78,29 @@ static void print_one(json_t *st)
 			       : "not confirmed");
 	}
 	putchar('\n');
+	if (json_is_object(json_object_get(st, "interrupted")))
+		printf("  interrupted (kctl pid %lld gone); go on with: kctl resume %s\n",
+		       (long long)json_integer_value(
+			       json_object_get(json_object_get(st, "interrupted"), "kctl_pid")),
+		       json_string_value(json_object_get(st, "session")));
 	if (json_string_value(json_object_get(st, "reason")))
 		printf("  %s\n", json_string_value(json_object_get(st, "reason")));
 	print_model(json_object_get(st, "model"));
+}
+
+/*
+ * A finished session whose report.md still says otherwise (kctl was killed
+ * between the two) gets it rewritten; a failure to do so is only a warning.
+ */
+static void refresh_report(struct store *st, const char *id)
+{
+	char msg[2048];
+	int rc = session_report_refresh(st, id, msg, sizeof(msg));
+
+	if (rc < 0)
+		log_warn("session %s: its report.md is stale and cannot be rewritten: %s", id, msg);
+	else if (rc > 0)
+		fprintf(stderr, "session %s: report.md was stale; rewritten\n", id);
 }
 
 int cmd_status(int argc, char **argv)
@@ -112,6 +134,7 @@ int cmd_status(int argc, char **argv)
 	if (!(st = cmd_open_store(state)))
 		return KCTL_EXIT_INFRA;
 	if (optind == argc - 1) {
+		refresh_report(st, argv[optind]);
 		out = session_status_json(st, argv[optind]);
 		if (!out && store_check(st, msg, sizeof(msg))) {
 			log_error("%s", msg);
@@ -128,6 +151,8 @@ int cmd_status(int argc, char **argv)
 		size_t i;
 
 		out = json_array();
+		json_array_foreach (list, i, row)
+			refresh_report(st, json_string_value(json_object_get(row, "id")));
 		json_array_foreach (list, i, row)
 			json_array_append_new(
 				out, session_status_json(
