@@ -121,6 +121,13 @@ static void child_exec(struct job *j, int wfd, pid_t parent)
 		dup2(devnull, STDIN_FILENO);
 	dup2(wfd, STDERR_FILENO);
 	dup2(wfd, STDOUT_FILENO);
+	/* Nothing else inherited: above all not the round's lock that kctl
+	 * handed to evalpod, which a worker must never hold for it. */
+	if (j->ctl_child < 0)
+		close(POOL_CTL_FD);
+	if (j->shm_child < 0)
+		close(POOL_SHM_FD);
+	close_range(POOL_SHM_FD + 1, ~0u, 0);
 	execve(j->argv[0], j->argv, j->envp ? j->envp : no_env);
 	_exit(127);
 }
