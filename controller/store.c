@@ -185,7 +185,7 @@ static int remember_read(struct store *st);
 
 /*
  * A read failed: records the reason as sq_note_db does and keeps the first
- * such reason for store_check and store_commit.  Returns the code.
+ * such reason for store_check and store_commit.  Returns KERR_IO.
  */
 int sq_note_read(struct store *st)
 {
@@ -584,7 +584,7 @@ static int check_whole(struct store *st)
 	int rc = sqlite3_busy_timeout(st->db, STORE_BUSY_MS) != SQLITE_OK
 			 ? sq_note_db(st)
 			 : sq_prepare(st, &s, "PRAGMA quick_check(5)", "");
-	int step = rc ? SQLITE_ERROR : sqlite3_step(s);
+	int step = rc ? SQLITE_ERROR : sqlite3_step(s), busy;
 
 	if (!rc && step == SQLITE_ROW) {
 		line = (const char *)sqlite3_column_text(s, 0);
@@ -594,15 +594,18 @@ static int check_whole(struct store *st)
 		rc = sq_note_db(st);
 	}
 	sqlite3_finalize(s);
-	if (rc) {
+	/* a lock held past the busy timeout is not damage: say what it is */
+	busy = (sqlite3_errcode(st->db) & 0xff) == SQLITE_BUSY ||
+	       (sqlite3_errcode(st->db) & 0xff) == SQLITE_LOCKED;
+	if (rc && !busy) {
 		char why[256];
 
 		strlcpy(why, st->err, sizeof(why));
 		rc = sq_note(st, KERR_IO,
 			     "the database is damaged (PRAGMA quick_check: %s); kctl does not "
-			     "use it.  Inspect it with: sqlite3 '%.100s' 'PRAGMA integrity_check'; "
+			     "use it.  Inspect it with: sqlite3 '%.200s' 'PRAGMA integrity_check'; "
 			     "recover what is readable, after keeping a copy, with: sqlite3 "
-			     "'%.100s' .recover | sqlite3 NEW.db, then use --state NEW.db",
+			     "'%.200s' .recover | sqlite3 NEW.db, then use --state NEW.db",
 			     why, st->path, st->path);
 	}
 	return rc;
