@@ -277,8 +277,8 @@ int session_report_refresh(struct store *st, const char *id, char *msg, size_t n
 	int rc = 0;
 
 	memset(&s, 0, sizeof(s));
-	if (state && dir && (!strcmp(state, "done") || !strcmp(state, "failed")) &&
-	    report_stale(dir, state)) {
+	/* a failed or paused session is rewritten by the resume that goes on with it */
+	if (state && dir && !strcmp(state, "done") && report_stale(dir, state)) {
 		rc = reopen(&s, st, id, 1, msg, n);
 		if (!rc)
 			rc = learnings_write(&s, msg, n);

@@ -206,7 +206,7 @@ int learnings_write(struct session *s, char *msg, size_t n);
 int report_write(struct session *s, char *msg, size_t n);
 
 /*
- * A finished (done or failed) session whose report.md does not say so: a
+ * A finished (done) session whose report.md does not say so: a
  * kctl killed between recording the end and rewriting the report.  Reopens
  * the session (its spec) and rewrites learnings.md, best.cl and report.md.
  * Returns 1 when it rewrote them, 0 when they were up to date (or the
