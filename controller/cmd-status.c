@@ -50,7 +50,8 @@ static void print_model(json_t *m)
 	putchar('\n');
 }
 
-static void print_one(json_t *st)
+/* state_opt: the --state given, repeated in the command that goes on (or NULL). */
+static void print_one(json_t *st, const char *state_opt)
 {
 	json_t *best = json_object_get(st, "best");
 
@@ -79,10 +80,11 @@ static void print_one(json_t *st)
 	}
 	putchar('\n');
 	if (json_is_object(json_object_get(st, "interrupted")))
-		printf("  interrupted (kctl pid %lld gone); go on with: kctl resume %s\n",
+		printf("  interrupted (kctl pid %lld gone); go on with: kctl resume %s%s%s\n",
 		       (long long)json_integer_value(
 			       json_object_get(json_object_get(st, "interrupted"), "kctl_pid")),
-		       json_string_value(json_object_get(st, "session")));
+		       json_string_value(json_object_get(st, "session")),
+		       state_opt ? " --state " : "", state_opt ? state_opt : "");
 	if (json_string_value(json_object_get(st, "reason")))
 		printf("  %s\n", json_string_value(json_object_get(st, "reason")));
 	print_model(json_object_get(st, "model"));
@@ -178,9 +180,9 @@ int cmd_status(int argc, char **argv)
 		if (!json_array_size(out))
 			printf("no sessions yet: kctl start SPEC\n");
 		json_array_foreach (out, i, one)
-			print_one(one);
+			print_one(one, state);
 	} else {
-		print_one(out);
+		print_one(out, state);
 	}
 	json_decref(out);
 	store_close(st);

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -100,6 +101,47 @@ def empty_database(kctl, tmp):
           f"the message names the file and says it is empty: {st.stderr.strip()[:300]}")
     check("no sessions" not in st.stdout, "a 0-byte file is not an empty database")
     check(os.path.getsize(db) == 0, "the 0-byte file is left as it was")
+
+
+def owner_record(pid):
+    """What a kctl with pid writes into session.lock (see docs/kctl.md)."""
+    with open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as f:
+        boot = f.read().strip()
+    with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+        start = f.read().rsplit(")", 1)[1].split()[19]
+    return f"pid {pid}\nboot {boot}\nstart {start}\nhost {socket.gethostname()}\n"
+
+
+def recorded_owners(kctl, tmp):
+    """A running session whose recorded kctl is gone is shown interrupted, with
+    the --state given; one whose recorded process lives is not."""
+    db = os.path.join(tmp, "owners.db")
+    env = dict(os.environ)
+    run(kctl, ["status", "--state", db], env)
+    gone = subprocess.Popen(["sleep", "60"])
+    cases = {"gone": owner_record(gone.pid), "live": owner_record(os.getpid())}
+    gone.kill()
+    gone.wait()
+    con = sqlite3.connect(db)
+    with con:
+        for name, record in cases.items():
+            sdir = os.path.join(tmp, "owners", name)
+            os.makedirs(sdir)
+            with open(os.path.join(sdir, "session.lock"), "w", encoding="utf-8") as f:
+                f.write(record)
+            con.execute("INSERT INTO sessions (id, spec_path, spec_hash, output_dir, state,"
+                        " created, updated) VALUES (?, 's', 'h', ?, 'running', 'now', 'now')",
+                        (name, sdir))
+    con.close()
+    st = run(kctl, ["status", "--state", db], env)
+    want = (f"interrupted (kctl pid {gone.pid} gone); go on with: kctl resume gone "
+            f"--state {db}")
+    check(st.returncode == 0 and want in st.stdout,
+          f"a session whose kctl is gone is interrupted, the hint keeps --state: "
+          f"{st.stdout.strip()[:300]}")
+    live = [line for line in st.stdout.splitlines() if line.startswith("live ")]
+    check(len(live) == 1 and " running " in live[0] and "kctl resume live" not in st.stdout,
+          f"a session whose recorded kctl runs is running ({live})")
 
 
 def prepare(data, tmp):
@@ -202,6 +244,7 @@ def main():
     try:
         damaged_database(kctl, tmp)
         empty_database(kctl, tmp)
+        recorded_owners(kctl, tmp)
         liveness_and_report(kctl, data, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
