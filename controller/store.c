@@ -601,6 +601,9 @@ static int check_whole(struct store *st)
 		char why[256];
 
 		strlcpy(why, st->err, sizeof(why));
+		/* quick_check's answer spans lines; the message is one */
+		for (char *p = why; (p = strchr(p, '\n'));)
+			*p = ' ';
 		rc = sq_note(st, KERR_IO,
 			     "the database is damaged (PRAGMA quick_check: %s); kctl does not "
 			     "use it.  Inspect it with: sqlite3 '%.200s' 'PRAGMA integrity_check'; "
