@@ -92,6 +92,7 @@ static void show_variant(struct store *st, const char *session, json_t *v)
 int cmd_show(int argc, char **argv)
 {
 	const char *state = NULL;
+	char msg[2048];
 	struct store *st;
 	json_t *vars, *row;
 	int rc = KCTL_EXIT_OK;
@@ -108,7 +109,13 @@ int cmd_show(int argc, char **argv)
 		return KCTL_EXIT_INFRA;
 	vars = store_variants_brief(st, argv[1], -1);
 	row = store_session_get(st, argv[1]);
-	if (!row) {
+	if (row && session_report_refresh(st, argv[1], msg, sizeof(msg)) < 0)
+		log_warn("session %s: its report.md is stale and cannot be rewritten: %s", argv[1],
+			 msg);
+	if (store_check(st, msg, sizeof(msg))) {
+		log_error("%s", msg);
+		rc = KCTL_EXIT_INFRA;
+	} else if (!row) {
 		log_error("no session '%s'", argv[1]);
 		rc = KCTL_EXIT_FAIL;
 	} else if (argc == 2) {
@@ -123,6 +130,10 @@ int cmd_show(int argc, char **argv)
 			show_variant(st, argv[1], v);
 		}
 		json_decref(v);
+	}
+	if (!rc && store_check(st, msg, sizeof(msg))) {
+		log_error("%s", msg);
+		rc = KCTL_EXIT_INFRA;
 	}
 	json_decref(row);
 	json_decref(vars);

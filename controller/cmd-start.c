@@ -75,7 +75,7 @@ struct store *cmd_open_store(const char *state_path)
 {
 	char *path = session_state_path(state_path), *dir = xstrdup(path), *slash;
 	struct store *st = NULL;
-	char msg[1024];
+	char msg[2048];
 
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir)
@@ -148,7 +148,7 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 	struct session s;
 	struct store *st;
 	char msg[4096] = "";
-	int rc;
+	int rc, opened = 1;
 
 	if (parse(argc, argv, &o, usage))
 		return KCTL_EXIT_USAGE;
@@ -160,6 +160,7 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 		log_error("session %s: %s", s.id, msg);
 		rc = rc == KERR_INVALID || rc == KERR_RANGE ? KCTL_EXIT_USAGE : KCTL_EXIT_FAIL;
 	} else if (rc) {
+		opened = 0;
 		rc = open_failed(rc, msg);
 	} else {
 		if (created) {
@@ -168,6 +169,12 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 			fflush(stdout);
 		}
 		rc = drive(&s, &o);
+	}
+	/* whatever was decided after a failed read was not committed (store_commit) */
+	if (store_check(st, msg, sizeof(msg))) {
+		if (opened)
+			log_error("%s; nothing read after that failure was recorded", msg);
+		rc = KCTL_EXIT_INFRA;
 	}
 	session_release(&s);
 	store_close(st);

@@ -50,13 +50,16 @@ static void print_model(json_t *m)
 	putchar('\n');
 }
 
-static void print_one(json_t *st)
+/* state_opt: the --state given, repeated in the command that goes on (or NULL). */
+static void print_one(json_t *st, const char *state_opt)
 {
 	json_t *best = json_object_get(st, "best");
 
 	printf("%-40s %-10s rounds %-3lld evaluations %-5lld",
 	       json_string_value(json_object_get(st, "session")),
-	       json_string_value(json_object_get(st, "state")),
+	       json_is_object(json_object_get(st, "interrupted"))
+		       ? "interrupted"
+		       : json_string_value(json_object_get(st, "state")),
 	       (long long)json_integer_value(json_object_get(st, "rounds")),
 	       (long long)json_integer_value(json_object_get(st, "evaluations")));
 	if (json_is_object(best)) {
@@ -76,9 +79,30 @@ static void print_one(json_t *st)
 			       : "not confirmed");
 	}
 	putchar('\n');
+	if (json_is_object(json_object_get(st, "interrupted")))
+		printf("  interrupted (kctl pid %lld gone); go on with: kctl resume %s%s%s\n",
+		       (long long)json_integer_value(
+			       json_object_get(json_object_get(st, "interrupted"), "kctl_pid")),
+		       json_string_value(json_object_get(st, "session")),
+		       state_opt ? " --state " : "", state_opt ? state_opt : "");
 	if (json_string_value(json_object_get(st, "reason")))
 		printf("  %s\n", json_string_value(json_object_get(st, "reason")));
 	print_model(json_object_get(st, "model"));
+}
+
+/*
+ * A finished session whose report.md still says otherwise (kctl was killed
+ * between the two) gets it rewritten; a failure to do so is only a warning.
+ */
+static void refresh_report(struct store *st, const char *id)
+{
+	char msg[2048];
+	int rc = session_report_refresh(st, id, msg, sizeof(msg));
+
+	if (rc < 0)
+		log_warn("session %s: its report.md is stale and cannot be rewritten: %s", id, msg);
+	else if (rc > 0)
+		fprintf(stderr, "session %s: report.md was stale; rewritten\n", id);
 }
 
 int cmd_status(int argc, char **argv)
@@ -89,6 +113,7 @@ int cmd_status(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *state = NULL;
+	char msg[2048];
 	int c, as_json = 0, rc = KCTL_EXIT_OK;
 	struct store *st;
 	json_t *out;
@@ -111,7 +136,13 @@ int cmd_status(int argc, char **argv)
 	if (!(st = cmd_open_store(state)))
 		return KCTL_EXIT_INFRA;
 	if (optind == argc - 1) {
+		refresh_report(st, argv[optind]);
 		out = session_status_json(st, argv[optind]);
+		if (!out && store_check(st, msg, sizeof(msg))) {
+			log_error("%s", msg);
+			store_close(st);
+			return KCTL_EXIT_INFRA;
+		}
 		if (!out) {
 			log_error("no session '%s'", argv[optind]);
 			store_close(st);
@@ -123,10 +154,19 @@ int cmd_status(int argc, char **argv)
 
 		out = json_array();
 		json_array_foreach (list, i, row)
+			refresh_report(st, json_string_value(json_object_get(row, "id")));
+		json_array_foreach (list, i, row)
 			json_array_append_new(
 				out, session_status_json(
 					     st, json_string_value(json_object_get(row, "id"))));
 		json_decref(list);
+	}
+	/* a read that failed is never shown as "no sessions" or a partial list */
+	if (store_check(st, msg, sizeof(msg))) {
+		log_error("%s", msg);
+		json_decref(out);
+		store_close(st);
+		return KCTL_EXIT_INFRA;
 	}
 	if (as_json) {
 		char *text = jx_dump(out);
@@ -140,9 +180,9 @@ int cmd_status(int argc, char **argv)
 		if (!json_array_size(out))
 			printf("no sessions yet: kctl start SPEC\n");
 		json_array_foreach (out, i, one)
-			print_one(one);
+			print_one(one, state);
 	} else {
-		print_one(out);
+		print_one(out, state);
 	}
 	json_decref(out);
 	store_close(st);

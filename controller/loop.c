@@ -246,6 +246,51 @@ int session_reopen_to_confirm(struct session *s, struct store *st, const char *i
 	return reopen(s, st, id, 1, msg, n);
 }
 
+/* The largest report.md read back to see whether it is stale. */
+#define REPORT_MAX (64u << 20)
+
+/*
+ * Whether dir/report.md fails to say the session is in state: its status
+ * block's top-level "state" differs, or there is no readable report.
+ */
+static int report_stale(const char *dir, const char *state)
+{
+	char *path = xasprintf("%s/report.md", dir), *want = NULL, *text = NULL, why[256];
+	int stale = 1;
+
+	if (!file_read(path, REPORT_MAX, &text, NULL, why, sizeof(why))) {
+		want = xasprintf("\n  \"state\": \"%s\"", state);
+		stale = !strstr(text, want);
+	}
+	free(text);
+	free(want);
+	free(path);
+	return stale;
+}
+
+int session_report_refresh(struct store *st, const char *id, char *msg, size_t n)
+{
+	json_t *row = store_session_get(st, id);
+	const char *state = json_string_value(json_object_get(row, "state"));
+	const char *dir = json_string_value(json_object_get(row, "output_dir"));
+	struct session s;
+	int rc = 0;
+
+	memset(&s, 0, sizeof(s));
+	/* a failed or paused session is rewritten by the resume that goes on with it */
+	if (state && dir && !strcmp(state, "done") && report_stale(dir, state)) {
+		rc = reopen(&s, st, id, 1, msg, n);
+		if (!rc)
+			rc = learnings_write(&s, msg, n);
+		if (!rc)
+			rc = report_write(&s, msg, n);
+		rc = rc ? rc : 1;
+		session_release(&s);
+	}
+	json_decref(row);
+	return rc;
+}
+
 static int reopen(struct session *s, struct store *st, const char *id, int confirm, char *msg,
 		  size_t n)
 {
@@ -255,6 +300,8 @@ static int reopen(struct session *s, struct store *st, const char *id, int confi
 	int rc;
 
 	s->st = st;
+	if (!row && store_check(st, msg, n))
+		return KERR_IO;
 	if (!row)
 		return kerr_set(msg, n, KERR_INVALID, "no session '%s' (see 'kctl status')", id);
 	path = json_string_value(json_object_get(row, "spec_path"));
@@ -272,6 +319,11 @@ static int reopen(struct session *s, struct store *st, const char *id, int confi
 				      "session for the new spec",
 				      path, id);
 	}
+	if (!rc && state && !confirm && !strcmp(state, "done") && report_stale(s->dir, state) &&
+	    !learnings_write(s, msg, n) && !report_write(s, msg, n))
+		fprintf(stderr,
+			"session %s is done; its report was stale and is rewritten: %s/report.md\n",
+			id, s->dir);
 	if (!rc && state && ((!confirm && !strcmp(state, "done")) || !strcmp(state, "cancelled")))
 		rc = kerr_set(msg, n, KERR_INVALID, "session '%s' is %s", id, state);
 	if (!rc)
@@ -552,6 +604,7 @@ static int session_end(struct session *s, int exhausted, char *msg, size_t n)
 		set_state(s, "failed", why.buf, msg, n);
 		rc = KCTL_EXIT_FAIL;
 	}
+	crash_point("ended", store_round_last(s->st, s->id));
 	learnings_write(s, msg, n);
 	report_write(s, msg, n);
 	if (w)
@@ -719,6 +772,10 @@ static int with_lock(struct session *s, int (*fn)(struct session *, char *, size
 		kerr_set(msg, n, KERR_INVALID, "session %s is being driven by another kctl", s->id);
 		return KCTL_EXIT_FAIL;
 	}
+	/* who drives it, for `kctl status` once this kctl is gone */
+	if (session_owner_record(fd))
+		log_warn("session %s: cannot record this kctl in its session.lock: %s", s->id,
+			 strerror(errno));
 	rc = fn(s, msg, n);
 	close(fd);
 	return rc;

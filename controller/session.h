@@ -171,7 +171,8 @@ int round_rank(struct session *s, int round, int *stop, char *msg, size_t n);
  * Test hook for the crash-safety tests: when $KCTL_TEST_CRASH_AT is
  * "POINT:ROUND" (or "POINT" for any round), kctl kills itself with SIGKILL
  * at that point, as a power cut would.  Points: proposed, packed, spawned,
- * collected, ranked.
+ * collected, ranked, ended (the session's final state committed, its
+ * report not yet rewritten; its round is the session's last).
  */
 void crash_point(const char *point, int round);
 
@@ -183,6 +184,20 @@ void crash_point(const char *point, int round);
  */
 int spec_fault(struct session *s, int round, char *msg, size_t n);
 
+/*
+ * session.lock records who holds it: "pid N\nboot ID\nstart TICKS\nhost NAME\n"
+ * (the boot id and the process's start time tell a pid reused after a
+ * reboot or by another process apart).  session_owner_record writes it into
+ * the lock file fd just locked; returns 0 or -1 (errno set).
+ */
+int session_owner_record(int fd);
+/*
+ * Whether the kctl recorded in dir/session.lock is gone: 1 (with *pid its
+ * pid) when this host's recorded process no longer runs, 0 when it runs,
+ * or when there is no record or it was made on another host.
+ */
+int session_owner_gone(const char *dir, long *pid);
+
 /* Whether `kctl cancel` has marked the session cancelled. */
 int session_cancelled(struct session *s);
 
@@ -190,6 +205,15 @@ int session_cancelled(struct session *s);
 int learnings_write(struct session *s, char *msg, size_t n);
 /* Rewrites best.cl and report.md. */
 int report_write(struct session *s, char *msg, size_t n);
+
+/*
+ * A finished (done) session whose report.md does not say so: a
+ * kctl killed between recording the end and rewriting the report.  Reopens
+ * the session (its spec) and rewrites learnings.md, best.cl and report.md.
+ * Returns 1 when it rewrote them, 0 when they were up to date (or the
+ * session is not finished), or a negative KERR_* code with msg.
+ */
+int session_report_refresh(struct store *st, const char *id, char *msg, size_t n);
 
 /* Noise margin for "faster": the larger of 1% and the spreads measured. */
 double rank_margin(json_t *a_result, json_t *b_result);

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t interrupted_by;
 
@@ -109,6 +110,92 @@ int session_cancelled(struct session *s)
 	return c;
 }
 
+/* Start time of process pid in clock ticks after boot (field 22 of its stat), or -1. */
+static long long proc_start(long pid)
+{
+	char *path = xasprintf("/proc/%ld/stat", pid), *text = NULL, *p, why[128];
+	long long start = -1;
+
+	if (!file_read(path, 4096, &text, NULL, why, sizeof(why)) && (p = strrchr(text, ')'))) {
+		/* after "pid (comm)": field 3 is the state, so 22 is the 20th from here */
+		for (int field = 3; p && field <= 22; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			start = strtoll(p + 1, NULL, 10);
+	}
+	free(text);
+	free(path);
+	return start;
+}
+
+/* This boot's id (/proc/sys/kernel/random/boot_id) into buf, "" when unknown. */
+static void boot_id(char *buf, size_t n)
+{
+	char *text = NULL, why[128];
+
+	buf[0] = '\0';
+	if (!file_read("/proc/sys/kernel/random/boot_id", 128, &text, NULL, why, sizeof(why)))
+		strlcpy(buf, text, n);
+	buf[strcspn(buf, "\n")] = '\0';
+	free(text);
+}
+
+int session_owner_record(int fd)
+{
+	char boot[64], host[256] = "", *rec;
+	ssize_t len, put;
+
+	boot_id(boot, sizeof(boot));
+	if (gethostname(host, sizeof(host) - 1))
+		host[0] = '\0';
+	rec = xasprintf("pid %ld\nboot %s\nstart %lld\nhost %s\n", (long)getpid(), boot,
+			proc_start((long)getpid()), host);
+	len = (ssize_t)strlen(rec);
+	put = ftruncate(fd, 0) ? -1 : pwrite(fd, rec, (size_t)len, 0);
+	free(rec);
+	return put == len ? 0 : -1;
+}
+
+/* The value of "key VALUE" in the owner record text, into buf ("" when absent). */
+static void owner_field(const char *text, const char *key, char *buf, size_t n)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+
+	buf[0] = '\0';
+	for (; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, key, klen) && p[klen] == ' ') {
+			strlcpy(buf, p + klen + 1, n);
+			buf[strcspn(buf, "\n")] = '\0';
+			return;
+		}
+}
+
+int session_owner_gone(const char *dir, long *pid)
+{
+	char *path = xasprintf("%s/session.lock", dir), *text = NULL, why[128];
+	char f_pid[32], f_boot[64], f_start[32], f_host[256], boot[64], host[256] = "";
+	int gone = 0;
+
+	*pid = 0;
+	if (!file_read(path, 4096, &text, NULL, why, sizeof(why))) {
+		owner_field(text, "pid", f_pid, sizeof(f_pid));
+		owner_field(text, "boot", f_boot, sizeof(f_boot));
+		owner_field(text, "start", f_start, sizeof(f_start));
+		owner_field(text, "host", f_host, sizeof(f_host));
+		boot_id(boot, sizeof(boot));
+		if (gethostname(host, sizeof(host) - 1))
+			host[0] = '\0';
+		*pid = strtol(f_pid, NULL, 10);
+		if (*pid > 0 && !strcmp(f_host, host))
+			gone = strcmp(f_boot, boot) ||
+			       proc_start(*pid) != strtoll(f_start, NULL, 10);
+	}
+	free(text);
+	free(path);
+	return gone;
+}
+
 json_t *session_status_json(struct store *st, const char *id)
 {
 	json_t *row = store_session_get(st, id), *w, *out;
@@ -122,6 +209,16 @@ json_t *session_status_json(struct store *st, const char *id)
 			json_object_get(row, "output_dir"), "rounds", store_round_last(st, id),
 			"evaluations", store_result_count(st, id));
 	json_object_set_new(out, "best", w ? w : json_null());
+	{
+		const char *state = json_string_value(json_object_get(row, "state"));
+		const char *dir = json_string_value(json_object_get(row, "output_dir"));
+		long pid = 0;
+
+		/* "running" is what a killed kctl leaves behind: say so */
+		if (state && dir && !strcmp(state, "running") && session_owner_gone(dir, &pid))
+			json_object_set_new(out, "interrupted",
+					    json_pack("{s:I}", "kctl_pid", (json_int_t)pid));
+	}
 	{
 		json_t *t = store_llm_totals(st, id);
 

@@ -27,13 +27,19 @@
 struct store {
 	sqlite3 *db;
 	char *path;
-	char err[512]; /* the reason of the last failure, see sq_note_db() */
+	char err[1024]; /* the reason of the last failure, see sq_note_db() */
+	/* The first read that failed on this connection, kept until it closes:
+	 * getters return NULL both for "absent" and for a failure, so this is
+	 * what tells them apart (store_check) and what store_commit refuses on. */
+	int read_failed;
+	char read_err[512];
 };
 
 /* Rewrites columns that SQLite cannot type for us; returns 0 or -1. */
 typedef int (*row_fix)(json_t *row);
 
 int sq_note_db(struct store *st);
+int sq_note_read(struct store *st);
 int sq_note(struct store *st, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int sq_fail(struct store *st, int code, char *msg, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));

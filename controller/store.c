@@ -17,12 +17,14 @@
 #include "jsonx.h"
 #include "xalloc.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* How long a writer waits for another connection's lock before failing. */
 #define STORE_BUSY_MS 10000
@@ -179,6 +181,36 @@ int sq_note_db(struct store *st)
 	return code == SQLITE_CONSTRAINT ? KERR_INVALID : KERR_IO;
 }
 
+static int remember_read(struct store *st);
+
+/*
+ * A read failed: records the reason as sq_note_db does and keeps the first
+ * such reason for store_check and store_commit.  Returns KERR_IO.
+ */
+int sq_note_read(struct store *st)
+{
+	sq_note_db(st);
+	return remember_read(st);
+}
+
+/* Keeps the reason just noted as the first failed read; returns KERR_IO. */
+static int remember_read(struct store *st)
+{
+	if (!st->read_failed) {
+		st->read_failed = 1;
+		strlcpy(st->read_err, st->err, sizeof(st->read_err));
+	}
+	return KERR_IO;
+}
+
+/* A row was read but one of its columns cannot be given back (its JSON). */
+static void note_bad_row(struct store *st, sqlite3_stmt *s)
+{
+	sq_note(st, KERR_IO, "a stored JSON value cannot be read back (%.200s)",
+		sqlite3_sql(s) ? sqlite3_sql(s) : "?");
+	remember_read(st);
+}
+
 /* Records our own reason for a failure and returns code. */
 int sq_note(struct store *st, int code, const char *fmt, ...)
 {
@@ -324,7 +356,7 @@ int sq_query_int(struct store *st, int64_t *out, const char *sql, const char *fm
 	rc = sq_prepare_va(st, &s, sql, fmt, ap);
 	va_end(ap);
 	if (rc)
-		return rc;
+		return remember_read(st);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		*out = sqlite3_column_int64(s, 0);
@@ -332,7 +364,7 @@ int sq_query_int(struct store *st, int64_t *out, const char *sql, const char *fm
 	} else if (rc == SQLITE_DONE) {
 		rc = 0;
 	} else {
-		rc = sq_note_db(st);
+		rc = sq_note_read(st);
 	}
 	sqlite3_finalize(s);
 	return rc;
@@ -388,8 +420,10 @@ static json_t *sq_query_rows_va(struct store *st, row_fix fix, const char *sql, 
 	json_t *rows = NULL, *row;
 	int rc;
 
-	if (sq_prepare_va(st, &s, sql, fmt, ap))
+	if (sq_prepare_va(st, &s, sql, fmt, ap)) {
+		remember_read(st);
 		return NULL;
+	}
 	rows = json_array();
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		row = sq_row_json(s, fix);
@@ -399,7 +433,9 @@ static json_t *sq_query_rows_va(struct store *st, row_fix fix, const char *sql, 
 	}
 	if (rc != SQLITE_DONE) {
 		if (rc != SQLITE_ROW)
-			sq_note_db(st);
+			sq_note_read(st);
+		else
+			note_bad_row(st, s);
 		json_decref(rows);
 		rows = NULL;
 	}
@@ -537,16 +573,82 @@ static int migrate(struct store *st)
 	return rc;
 }
 
+/*
+ * PRAGMA quick_check: a damaged file is refused before anything reads it as
+ * if it were whole (a damaged page must never look like "no rows").
+ */
+static int check_whole(struct store *st)
+{
+	sqlite3_stmt *s = NULL;
+	const char *line;
+	int rc = sqlite3_busy_timeout(st->db, STORE_BUSY_MS) != SQLITE_OK
+			 ? sq_note_db(st)
+			 : sq_prepare(st, &s, "PRAGMA quick_check(5)", "");
+	int step = rc ? SQLITE_ERROR : sqlite3_step(s), busy;
+
+	if (!rc && step == SQLITE_ROW) {
+		line = (const char *)sqlite3_column_text(s, 0);
+		if (!line || strcmp(line, "ok"))
+			rc = sq_note(st, KERR_IO, "%.200s", line ? line : "(no answer)");
+	} else if (!rc) {
+		rc = sq_note_db(st);
+	}
+	sqlite3_finalize(s);
+	/* a lock held past the busy timeout is not damage: say what it is */
+	busy = (sqlite3_errcode(st->db) & 0xff) == SQLITE_BUSY ||
+	       (sqlite3_errcode(st->db) & 0xff) == SQLITE_LOCKED;
+	if (rc && !busy) {
+		char why[256];
+
+		strlcpy(why, st->err, sizeof(why));
+		/* quick_check's answer spans lines; the message is one */
+		for (char *p = why; (p = strchr(p, '\n'));)
+			*p = ' ';
+		rc = sq_note(st, KERR_IO,
+			     "the database is damaged (PRAGMA quick_check: %s); kctl does not "
+			     "use it.  Inspect it with: sqlite3 '%.200s' 'PRAGMA integrity_check'; "
+			     "recover what is readable, after keeping a copy, with: sqlite3 "
+			     "'%.200s' .recover | sqlite3 NEW.db, then use --state NEW.db",
+			     why, st->path, st->path);
+	}
+	return rc;
+}
+
+/*
+ * How to open path: a file that does not exist is created; an existing
+ * empty one is refused (a truncated database is not a new one).
+ */
+static int open_flags(struct store *st, int *flags)
+{
+	struct stat sb;
+
+	*flags = SQLITE_OPEN_READWRITE;
+	if (stat(st->path, &sb)) {
+		if (errno != ENOENT)
+			return sq_note(st, KERR_IO, "%s", strerror(errno));
+		*flags |= SQLITE_OPEN_CREATE;
+		return 0;
+	}
+	if (S_ISREG(sb.st_mode) && sb.st_size == 0)
+		return sq_note(st, KERR_INVALID,
+			       "the file is empty (0 bytes), not a kctl database: a new database "
+			       "is created only where no file exists.  If it was truncated, "
+			       "restore it from a copy; to start afresh, remove it");
+	return 0;
+}
+
 int store_open(const char *path, struct store **out, char *msg, size_t n)
 {
 	struct store *st = xcalloc(1, sizeof(*st));
-	int rc = 0;
+	int rc = 0, flags = 0;
 
 	*out = NULL;
 	st->path = xstrdup(path);
-	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK)
+	rc = open_flags(st, &flags);
+	if (!rc && sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK)
 		rc = st->db ? sq_note_db(st) : sq_note(st, KERR_IO, "out of memory");
+	if (!rc && !(flags & SQLITE_OPEN_CREATE))
+		rc = check_whole(st);
 	if (!rc)
 		rc = configure(st);
 	if (!rc)
@@ -578,9 +680,23 @@ int store_begin(struct store *st, char *msg, size_t n)
 
 int store_commit(struct store *st, char *msg, size_t n)
 {
-	int rc = sq_db_exec(st, "COMMIT");
+	int rc;
+
+	if (st->read_failed)
+		return kerr_set(msg, n, KERR_IO,
+				"not committing to '%s': a read from it failed: %s", st->path,
+				st->read_err);
+	rc = sq_db_exec(st, "COMMIT");
 
 	return rc ? sq_fail(st, rc, msg, n, "committing to '%s'", st->path) : 0;
+}
+
+int store_check(struct store *st, char *msg, size_t n)
+{
+	if (!st->read_failed)
+		return 0;
+	return kerr_set(msg, n, KERR_IO, "reading the state database '%s': %s", st->path,
+			st->read_err);
 }
 
 void store_rollback(struct store *st)

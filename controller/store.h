@@ -23,7 +23,11 @@
  * else (disk, locks held past the busy timeout) KERR_IO.
  *
  * Getters return a new JSON reference the caller json_decref()s, with null
- * for absent values; NULL means absent, or a database failure.
+ * for absent values; NULL means absent, or a database failure.  A failed
+ * read (a damaged page, an unreadable JSON column, a lock held past the
+ * busy timeout) is remembered until store_close: store_check reports it,
+ * and store_commit refuses to commit after it, so nothing decided on a
+ * read that failed is ever recorded.
  * Timestamps are ISO-8601 UTC text ("2025-01-31T12:00:00.000Z").
  */
 #ifndef KCTL_STORE_H
@@ -47,9 +51,12 @@ enum round_state {
 };
 
 /*
- * Opens (creating if needed) the database at path, in WAL mode with a busy
- * timeout, and migrates it to STORE_VERSION.  Fails with KERR_INVALID on a
- * file from a newer kctl.  *out is freed with store_close.
+ * Opens the database at path, in WAL mode with a busy timeout, and migrates
+ * it to STORE_VERSION.  A new database is created only where no file
+ * exists: an existing empty (0-byte) file is refused (KERR_INVALID), and
+ * an existing file must pass PRAGMA quick_check (KERR_IO otherwise, the
+ * message saying how to inspect and recover it).  Fails with KERR_INVALID
+ * on a file from a newer kctl.  *out is freed with store_close.
  * synchronous=FULL: a committed transaction survives kill -9 and power loss.
  */
 int store_open(const char *path, struct store **out, char *msg, size_t n);
@@ -58,8 +65,14 @@ void store_close(struct store *st);
 
 /* BEGIN IMMEDIATE: takes the write lock now, waiting up to the busy timeout. */
 int store_begin(struct store *st, char *msg, size_t n);
-/* On failure the transaction is still open: call store_rollback. */
+/* On failure the transaction is still open: call store_rollback.  Fails
+ * (KERR_IO) without committing when a read on this connection failed. */
 int store_commit(struct store *st, char *msg, size_t n);
+/*
+ * 0 when every read on st so far succeeded; else KERR_IO with msg naming
+ * the database file and SQLite's reason for the first failed read.
+ */
+int store_check(struct store *st, char *msg, size_t n);
 /* Discards the open transaction's writes; does nothing when none is open. */
 void store_rollback(struct store *st);
 

@@ -4,11 +4,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -69,11 +71,46 @@ static void child_fd(int fd, int target)
 	close(tmp);
 }
 
-static void child_exec(struct job *j, int wfd)
+/*
+ * The child's own deadline, in whole seconds for alarm(): the parent's
+ * deadline with some grace, so that a parent that is alive kills first
+ * (and records a timeout), and one that is not still gets its worker killed.
+ */
+static unsigned child_deadline_s(double timeout_s)
+{
+	double grace = timeout_s / 4 > POOL_OWN_GRACE_S ? timeout_s / 4 : POOL_OWN_GRACE_S;
+	double s = ceil(timeout_s + grace);
+
+	return s > POOL_OWN_MAX_S ? POOL_OWN_MAX_S : (unsigned)s;
+}
+
+/*
+ * A worker must not outlive the evalpod that started it: it gets SIGKILL
+ * when its parent dies (checked once more after the prctl, since the parent
+ * may have died before it), and its own deadline (SIGALRM, which keeps its
+ * default action through execve), so it dies even if nobody is watching.
+ */
+static void child_bind_to(pid_t parent, double timeout_s)
+{
+	sigset_t alrm;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(127);
+	if (timeout_s <= 0)
+		return;
+	signal(SIGALRM, SIG_DFL);
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+	alarm(child_deadline_s(timeout_s));
+}
+
+static void child_exec(struct job *j, int wfd, pid_t parent)
 {
 	static char *const no_env[] = { NULL };
 	int devnull = open("/dev/null", O_RDONLY);
 
+	child_bind_to(parent, j->timeout_s);
 	setpgid(0, 0);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -84,12 +121,20 @@ static void child_exec(struct job *j, int wfd)
 		dup2(devnull, STDIN_FILENO);
 	dup2(wfd, STDERR_FILENO);
 	dup2(wfd, STDOUT_FILENO);
+	/* Nothing else inherited: above all not the round's lock that kctl
+	 * handed to evalpod, which a worker must never hold for it. */
+	if (j->ctl_child < 0)
+		close(POOL_CTL_FD);
+	if (j->shm_child < 0)
+		close(POOL_SHM_FD);
+	close_range(POOL_SHM_FD + 1, ~0u, 0);
 	execve(j->argv[0], j->argv, j->envp ? j->envp : no_env);
 	_exit(127);
 }
 
 static int job_start(struct job *j, char *msg, size_t n)
 {
+	pid_t self = getpid();
 	int fds[2];
 
 	if (pipe2(fds, O_CLOEXEC))
@@ -102,7 +147,7 @@ static int job_start(struct job *j, char *msg, size_t n)
 	}
 	if (j->pid == 0) {
 		close(fds[0]);
-		child_exec(j, fds[1]);
+		child_exec(j, fds[1], self);
 	}
 	setpgid(j->pid, j->pid);
 	close(fds[1]);

@@ -22,6 +22,12 @@
  * SIGINT, SIGTERM and SIGHUP received while jobs run kill every running
  * job's process group; pool_run then returns KERR_CHILD and
  * pool_interrupted() tells which signal it was.
+ *
+ * A job never outlives the process that ran pool_run: it gets SIGKILL when
+ * that process dies (PR_SET_PDEATHSIG, SIGKILL included), and keeps its
+ * own deadline, timeout_s plus a grace of a quarter of it (at least
+ * POOL_OWN_GRACE_S), as an alarm() that survives its execve: a worker
+ * spinning in a hung kernel dies even when no parent is left to kill it.
  */
 #ifndef EVALPOD_POOL_H
 #define EVALPOD_POOL_H
@@ -33,6 +39,8 @@
 #define POOL_CTL_FD      3
 #define POOL_SHM_FD      4
 #define POOL_MEM_POLL_MS 100
+#define POOL_OWN_GRACE_S 10
+#define POOL_OWN_MAX_S   (7u * 24 * 3600)
 
 struct job {
 	/* in */

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Crash safety of kctl: kill -9 at several points of a session, then resume.
 
-usage: kctl_crash.py KCTL DATA_DIR
+usage: kctl_crash.py KCTL DATA_DIR [--groups-only]
 
 For each crash point (the KCTL_TEST_CRASH_AT hook kills kctl with SIGKILL
 right after that step was committed, as a power cut would) and for kills
@@ -10,6 +10,13 @@ done.  Then:
   - the session is done and every variant has exactly one recorded result;
   - no evaluation ran twice: evalpod's logs name each variant once;
   - no evaluation was lost: every result file of every round is recorded.
+
+The last trial kills more than kctl, at random moments (seeded): evalpod
+alone (kctl sees it die and evaluates what is missing again), and kctl's
+whole process group (kctl and its evalpod at once; the workers follow their
+evalpod).  An evaluation cut by such a kill left no result and runs again,
+so there the logs may name a variant twice; every variant must still have
+exactly one recorded result and a result file.
 """
 import glob
 import json
@@ -81,7 +88,7 @@ def evaluated_ids(log_text):
     return ids
 
 
-def verify(kctl, env, tmp, label):
+def verify(kctl, env, tmp, label, cut=False):
     sid = session_id(tmp)
     check(sid is not None, f"{label}: one session folder")
     if not sid:
@@ -105,8 +112,15 @@ def verify(kctl, env, tmp, label):
     aside = [os.path.basename(p).split(".infra-")[0] for p in
              glob.glob(os.path.join(tmp, "runs", sid, "rounds", "r*", "results", "*.infra-*"))]
     twice = sorted({v for v in seen if seen.count(v) > 1 + aside.count(v)})
-    check(not twice, f"{label}: no variant evaluated twice, infrastructure retries aside "
-                     f"{twice} ({len(aside)} set aside)")
+    if cut:
+        files = {os.path.basename(p)[:-len(".json")] for p in
+                 glob.glob(os.path.join(tmp, "runs", sid, "rounds", "r*", "results", "*.json"))}
+        missing = sorted(set(variants) - files)
+        check(not missing, f"{label}: every recorded variant has its result file "
+                           f"(missing {missing}; {len(twice)} cut evaluations ran again)")
+    else:
+        check(not twice, f"{label}: no variant evaluated twice, infrastructure retries aside "
+                         f"{twice} ({len(aside)} set aside)")
     check(sorted(set(seen)) == sorted(variants),
           f"{label}: every variant evaluated ({len(set(seen))} of {len(variants)})")
     # the confirmation (round 4 here) ran, and every output names its winner
@@ -171,12 +185,82 @@ def random_kills(kctl, data, seed, kills):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def children(pid):
+    """[(pid, argv)] of the processes whose parent is pid."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid:
+            found.append((int(entry), argv))
+    return found
+
+
+def kill_quietly(fn, *args):
+    try:
+        fn(*args)
+    except ProcessLookupError:
+        pass
+
+
+def random_group_kills(kctl, data, seed, kills):
+    """Kills evalpod, or kctl with its whole process group, at random moments."""
+    rnd = random.Random(seed)
+    tmp = tempfile.mkdtemp(prefix="kctl-group-")
+    label = f"random evalpod and group kills (seed {seed})"
+    done = []
+    try:
+        spec = prepare(data, tmp)
+        env = dict(os.environ, KCTL_STATE_DIR=os.path.join(tmp, "state"),
+                   XDG_CACHE_HOME=os.path.join(tmp, "cache"))
+        args = ["start", spec]
+        for k in range(kills):
+            proc = subprocess.Popen([kctl] + args, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
+            target = rnd.choice(("evalpod", "group"))
+            time.sleep(rnd.uniform(1.0, 5.0))
+            pods = [p for p, argv in children(proc.pid)
+                    if len(argv) > 1 and argv[0].endswith(b"evalpod") and argv[1] == b"run"]
+            if target == "evalpod" and pods:
+                for p in pods:
+                    kill_quietly(os.kill, p, signal.SIGKILL)
+                done.append(f"evalpod {pods}")
+                # kctl notices, and is itself killed a moment later
+                time.sleep(rnd.uniform(0.5, 3.0))
+            kill_quietly(os.killpg, proc.pid, signal.SIGKILL)
+            proc.communicate()
+            done.append("group")
+            sid = session_id(tmp)
+            if sid:
+                args = ["resume", sid]
+        print(f"{label}: {', '.join(done)}")
+        res = run(kctl, args, env)
+        check(res.returncode == 0, f"{label}: the last resume finishes ({res.returncode}: "
+                                   f"{res.stderr.strip()[-300:]})")
+        wait_orphans(tmp)
+        verify(kctl, env, tmp, label, cut=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     kctl, data = sys.argv[1], sys.argv[2]
+    if sys.argv[3:] == ["--groups-only"]:
+        random_group_kills(kctl, data, 11, 4)
+        print(f"{len(passes)} passed, {len(failures)} failed")
+        return 1 if failures else 0
     for point in ("proposed:1", "packed:1", "spawned:1", "collected:2", "ranked:0",
                   "ranked:3", "spawned:4", "ranked:4"):
         crash_then_resume(kctl, data, point)
     random_kills(kctl, data, 7, 4)
+    random_group_kills(kctl, data, 11, 4)
     print(f"{len(passes)} passed, {len(failures)} failed")
     return 1 if failures else 0
 

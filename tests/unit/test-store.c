@@ -7,6 +7,7 @@
 #include "err.h"
 #include "fileio.h"
 #include "store.h"
+#include "store-internal.h"
 #include "xalloc.h"
 
 #include "test.h"
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -817,6 +819,108 @@ TEST(bound_parameters)
 	free(path);
 }
 
+/* A store at a fresh path holding many sessions (a file of many pages), closed. */
+static char *many_sessions_db(void)
+{
+	char *path = db_path(), pad[400];
+	struct store *st = open_ok(path);
+
+	memset(pad, 'p', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	for (int i = 0; i < 200; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "s%03d", i);
+		CHECK(store_session_create(st, id, pad, "h", pad, msg, sizeof(msg)) == 0);
+	}
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+	store_close(st);
+	return path;
+}
+
+/* Overwrites the page in the middle of the file with garbage; returns 0 on success. */
+static int damage_middle_page(const char *path)
+{
+	FILE *f = fopen(path, "r+b");
+	char junk[4096];
+	long size, page;
+	int rc = -1;
+
+	if (!f)
+		return -1;
+	memset(junk, 0xa5, sizeof(junk));
+	if (!fseek(f, 0, SEEK_END) && (size = ftell(f)) >= 8 * 4096) {
+		page = size / 4096 / 2;
+		if (!fseek(f, page * 4096, SEEK_SET) && fwrite(junk, 1, sizeof(junk), f) == 4096)
+			rc = 0;
+	}
+	if (fclose(f))
+		rc = -1;
+	return rc;
+}
+
+TEST(empty_file_is_not_a_new_database)
+{
+	char *path = db_path();
+	FILE *f = fopen(path, "w");
+	struct store *st = NULL;
+	struct stat sb;
+
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+	CHECK(store_open(path, &st, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK(st == NULL);
+	CHECK_CONTAINS(msg, path);
+	CHECK_CONTAINS(msg, "empty (0 bytes)");
+	CHECK(stat(path, &sb) == 0 && sb.st_size == 0);
+	free(path);
+}
+
+TEST(damaged_page_refused_on_open)
+{
+	char *path = many_sessions_db();
+	struct store *st = NULL;
+
+	CHECK(damage_middle_page(path) == 0);
+	CHECK(store_open(path, &st, msg, sizeof(msg)) == KERR_IO);
+	CHECK(st == NULL);
+	CHECK_CONTAINS(msg, path);
+	CHECK_CONTAINS(msg, "is damaged");
+	CHECK_CONTAINS(msg, "PRAGMA integrity_check");
+	CHECK_CONTAINS(msg, ".recover");
+	free(path);
+}
+
+/* Damage that appears while the store is open: reads fail, nothing commits. */
+TEST(read_error_is_an_error_and_blocks_commits)
+{
+	char *path = many_sessions_db();
+	struct store *st = open_ok(path);
+	json_t *list;
+
+	CHECK(store_check(st, msg, sizeof(msg)) == 0);
+	CHECK(damage_middle_page(path) == 0);
+	/* drop the pages this connection keeps, so the next read goes to the file */
+	sqlite3_db_release_memory(st->db);
+	list = store_session_list(st);
+	CHECK(list == NULL);
+	CHECK(store_check(st, msg, sizeof(msg)) == KERR_IO);
+	CHECK_CONTAINS(msg, path);
+	CHECK_CONTAINS(msg, "malformed");
+	/* a write decided after the failed read is never committed */
+	if (store_begin(st, msg, sizeof(msg)) == 0) {
+		CHECK(store_round_create(st, "s000", 1, "exploit", msg, sizeof(msg)) == 0);
+		CHECK(store_commit(st, msg, sizeof(msg)) == KERR_IO);
+		CHECK_CONTAINS(msg, "not committing");
+		store_rollback(st);
+	}
+	json_decref(list);
+	store_close(st);
+	free(path);
+}
+
 int main(void)
 {
 	int rc;
@@ -841,6 +945,9 @@ int main(void)
 	RUN(crash_safety);
 	RUN(bound_parameters);
 	RUN(settings_are_recorded_in_order);
+	RUN(empty_file_is_not_a_new_database);
+	RUN(damaged_page_refused_on_open);
+	RUN(read_error_is_an_error_and_blocks_commits);
 	rc = test_summary();
 	if (dir_remove_tree(tmpdir))
 		fprintf(stderr, "could not remove %s\n", tmpdir);

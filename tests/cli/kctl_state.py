@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""The state database and the session's liveness, through the real kctl.
+
+usage: kctl_state.py KCTL DATA_DIR
+
+  - a damaged database (a page in the middle overwritten with garbage) makes
+    `kctl status` fail (exit 3) naming the file, never "no sessions yet", and
+    `kctl resume` fail without writing anything to it;
+  - an empty (0-byte) file at the state path is refused, not made a new one;
+  - a kctl killed while it drives a session: `kctl status` says it is
+    interrupted and how to go on, and says nothing of the kind while a kctl
+    drives it;
+  - a kctl killed between recording the session's end and rewriting
+    report.md (crash point `ended`): status, show and resume rewrite it.
+"""
+import glob
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+import checks
+
+check = checks.check
+
+
+def run(kctl, args, env, timeout=900):
+    return subprocess.run([kctl] + args, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def wait_for(what, limit_s, poll_s=0.2):
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        got = what()
+        if got:
+            return got
+        time.sleep(poll_s)
+    return what()
+
+
+def damaged_database(kctl, tmp):
+    db = os.path.join(tmp, "damaged.db")
+    env = dict(os.environ)
+    fresh = run(kctl, ["status", "--state", db], env)
+    check(fresh.returncode == 0 and "no sessions yet" in fresh.stdout,
+          f"a missing database is created ({fresh.returncode}: {fresh.stderr.strip()})")
+    con = sqlite3.connect(db)
+    pad = "p" * 400
+    with con:
+        for i in range(200):
+            con.execute("INSERT INTO sessions (id, spec_path, spec_hash, output_dir, state,"
+                        " created, updated) VALUES (?, ?, 'h', ?, 'running', 'now', 'now')",
+                        (f"s{i:03d}", pad, os.path.join(tmp, f"s{i:03d}")))
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    whole = run(kctl, ["status", "--state", db], env)
+    check(whole.returncode == 0 and whole.stdout.count("\n") >= 200,
+          f"the whole database lists its 200 sessions ({whole.returncode})")
+    size = os.path.getsize(db)
+    with open(db, "r+b") as f:
+        f.seek(size // 4096 // 2 * 4096)
+        f.write(b"\xa5" * 4096)
+    before = digest(db)
+    st = run(kctl, ["status", "--state", db], env)
+    check(st.returncode == 3, f"status of a damaged database exits 3 (got {st.returncode})")
+    check(db in st.stderr and "damaged" in st.stderr and "integrity_check" in st.stderr,
+          f"the message names the file and how to inspect it: {st.stderr.strip()[:300]}")
+    check("no sessions" not in st.stdout and not st.stdout.strip(),
+          f"nothing is listed from a damaged database ({st.stdout[:100]!r})")
+    js = run(kctl, ["status", "s001", "-o", "json", "--state", db], env)
+    check(js.returncode == 3 and not js.stdout.strip(),
+          f"status SESSION -o json fails too ({js.returncode})")
+    res = run(kctl, ["resume", "s001", "--state", db], env)
+    check(res.returncode == 3 and db in res.stderr,
+          f"resume on a damaged database exits 3 naming it ({res.returncode}: "
+          f"{res.stderr.strip()[:200]})")
+    wal = os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0
+    check(digest(db) == before and wal == 0,
+          f"resume wrote nothing to the damaged database (its log has {wal} bytes)")
+
+
+def empty_database(kctl, tmp):
+    db = os.path.join(tmp, "empty.db")
+    open(db, "w").close()
+    st = run(kctl, ["status", "--state", db], dict(os.environ))
+    check(st.returncode == 3, f"status of a 0-byte database exits 3 (got {st.returncode})")
+    check(db in st.stderr and "empty (0 bytes)" in st.stderr,
+          f"the message names the file and says it is empty: {st.stderr.strip()[:300]}")
+    check("no sessions" not in st.stdout, "a 0-byte file is not an empty database")
+    check(os.path.getsize(db) == 0, "the 0-byte file is left as it was")
+
+
+def owner_record(pid):
+    """What a kctl with pid writes into session.lock (see docs/kctl.md)."""
+    with open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as f:
+        boot = f.read().strip()
+    with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+        start = f.read().rsplit(")", 1)[1].split()[19]
+    return f"pid {pid}\nboot {boot}\nstart {start}\nhost {socket.gethostname()}\n"
+
+
+def recorded_owners(kctl, tmp):
+    """A running session whose recorded kctl is gone is shown interrupted, with
+    the --state given; one whose recorded process lives is not."""
+    db = os.path.join(tmp, "owners.db")
+    env = dict(os.environ)
+    run(kctl, ["status", "--state", db], env)
+    gone = subprocess.Popen(["sleep", "60"])
+    cases = {"gone": owner_record(gone.pid), "live": owner_record(os.getpid())}
+    gone.kill()
+    gone.wait()
+    con = sqlite3.connect(db)
+    with con:
+        for name, record in cases.items():
+            sdir = os.path.join(tmp, "owners", name)
+            os.makedirs(sdir)
+            with open(os.path.join(sdir, "session.lock"), "w", encoding="utf-8") as f:
+                f.write(record)
+            con.execute("INSERT INTO sessions (id, spec_path, spec_hash, output_dir, state,"
+                        " created, updated) VALUES (?, 's', 'h', ?, 'running', 'now', 'now')",
+                        (name, sdir))
+    con.close()
+    st = run(kctl, ["status", "--state", db], env)
+    want = (f"interrupted (kctl pid {gone.pid} gone); go on with: kctl resume gone "
+            f"--state {db}")
+    check(st.returncode == 0 and want in st.stdout,
+          f"a session whose kctl is gone is interrupted, the hint keeps --state: "
+          f"{st.stdout.strip()[:300]}")
+    live = [line for line in st.stdout.splitlines() if line.startswith("live ")]
+    check(len(live) == 1 and " running " in live[0] and "kctl resume live" not in st.stdout,
+          f"a session whose recorded kctl runs is running ({live})")
+
+
+def prepare(data, tmp):
+    for name in ("affine.cl", "affine_ref.cl"):
+        shutil.copy(os.path.join(data, name), tmp)
+    with open(os.path.join(data, "affine.yaml"), encoding="utf-8") as f:
+        text = f.read()
+    with open(os.path.join(tmp, "affine.yaml"), "w", encoding="utf-8") as f:
+        f.write(text.replace("confirm_passes: 2\n", "confirm_passes: 1\n"))
+    return os.path.join(tmp, "affine.yaml")
+
+
+def lock_pid(sdir):
+    """The pid session.lock records, or None."""
+    try:
+        with open(os.path.join(sdir, "session.lock"), encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("pid "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def report_state(sdir):
+    try:
+        with open(os.path.join(sdir, "report.md"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return None
+    block = text.rsplit("```json\n", 1)[-1].split("```", 1)[0]
+    try:
+        return json.loads(block).get("state")
+    except ValueError:
+        return None
+
+
+def status_json(kctl, env, sid):
+    st = run(kctl, ["status", sid, "-o", "json"], env)
+    return json.loads(st.stdout) if st.returncode == 0 else {}
+
+
+def liveness_and_report(kctl, data, tmp):
+    spec = prepare(data, tmp)
+    env = dict(os.environ, KCTL_STATE_DIR=os.path.join(tmp, "state"),
+               XDG_CACHE_HOME=os.path.join(tmp, "cache"))
+    proc = subprocess.Popen([kctl, "start", spec], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    sdirs = wait_for(lambda: [d for d in glob.glob(os.path.join(tmp, "runs", "affine-*"))
+                              if lock_pid(d) == proc.pid], 300)
+    check(len(sdirs) == 1, "session.lock records the kctl that drives the session")
+    if not sdirs:
+        proc.kill()
+        proc.communicate()
+        return
+    sdir = sdirs[0]
+    sid = os.path.basename(sdir)
+    busy = status_json(kctl, env, sid)
+    check(busy.get("state") == "running" and "interrupted" not in busy,
+          f"a session a kctl drives is running, not interrupted ({busy.get('state')})")
+    killed = proc.pid
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    st = run(kctl, ["status"], env)
+    want = f"interrupted (kctl pid {killed} gone); go on with: kctl resume {sid}"
+    check(st.returncode == 0 and want in st.stdout,
+          f"status says the session is interrupted and how to go on: {st.stdout.strip()[:400]}")
+    js = status_json(kctl, env, sid)
+    check(js.get("interrupted", {}).get("kctl_pid") == killed,
+          f"status -o json names the kctl that is gone ({js.get('interrupted')})")
+
+    res = run(kctl, ["resume", sid], dict(env, KCTL_TEST_CRASH_AT="ended"))
+    check(res.returncode == -signal.SIGKILL,
+          f"resume died at the crash point 'ended' ({res.returncode}: {res.stderr[-300:]})")
+    check(report_state(sdir) == "running",
+          f"the kill left report.md stale ({report_state(sdir)})")
+    st = run(kctl, ["status", sid], env)
+    check(st.returncode == 0 and "report.md was stale; rewritten" in st.stderr,
+          f"status rewrites the stale report ({st.returncode}: {st.stderr.strip()[:300]})")
+    check(report_state(sdir) == "done", f"report.md says done now ({report_state(sdir)})")
+    check("interrupted" not in st.stdout, "a done session is not shown interrupted")
+    again = run(kctl, ["status", sid], env)
+    check("rewritten" not in again.stderr, "an up-to-date report is left alone")
+
+    # the same stale report, seen by resume and by show
+    for cmd in (["resume", sid], ["show", sid]):
+        path = os.path.join(sdir, "report.md")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text.replace('\n  "state": "done"', '\n  "state": "running"'))
+        out = run(kctl, cmd, env)
+        check(report_state(sdir) == "done",
+              f"{cmd[0]} rewrites a stale report ({out.returncode}: {out.stderr.strip()[:200]})")
+
+
+def main():
+    kctl, data = sys.argv[1], sys.argv[2]
+    tmp = tempfile.mkdtemp(prefix="kctl-state-")
+    try:
+        damaged_database(kctl, tmp)
+        empty_database(kctl, tmp)
+        recorded_owners(kctl, tmp)
+        liveness_and_report(kctl, data, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return checks.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
