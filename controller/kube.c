@@ -176,6 +176,8 @@ static void kube_note(struct kube *k, const char *path, int rc, const struct htt
 
 	k->retry_after_s = -1;
 	k->transient = 0;
+	if (r->attempts > 1)
+		k->disturbed = 1; /* http.h retried: the first tries failed */
 	if (r->status >= 200 && r->status < 300 && strcmp(path, "/version"))
 		k->authorized = 1;
 	if (r->retryable) {
