@@ -352,7 +352,7 @@ def test_adopted_pending_timeout(args, ns, token, kc_dir):
         dl = jobs[0]["spec"].get("activeDeadlineSeconds", 0)
         check(dl > 300, f"its activeDeadlineSeconds ({dl}) is far beyond this test's wait")
         try:
-            r = s.run(["resume", sid], timeout=300)
+            r = s.run(["resume", sid, "--rounds", "1"], timeout=300)
         except subprocess.TimeoutExpired as e:
             err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr
             check(False, f"kctl resume ends the adopted Job at pending_timeout_s "
