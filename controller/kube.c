@@ -258,8 +258,10 @@ static int kube_call_once(struct kube *k, const char *method, const char *path, 
 	int rc = kube_refresh(k, 0, msg, n);
 
 	*status = 0;
-	if (rc)
+	if (rc) {
+		k->transient = 0; /* the credentials, not the server */
 		return rc;
+	}
 	rc = kube_once(k, method, path, text, content_type, &resp, http_msg, sizeof(http_msg));
 	if (rc && resp.status == 401 && k->kc.exec_command && !kube_refresh(k, 1, msg, n)) {
 		/* the plugin's token went stale early: renew it and try once more */
@@ -399,8 +401,10 @@ int kube_watch(struct kube *k, const char *path, const char *selector, char *rv,
 	time_t began;
 	int rc = kube_refresh(k, 0, msg, n);
 
-	if (rc)
+	if (rc) {
+		k->transient = 0; /* the credentials, not the server */
 		return rc;
+	}
 	sbuf_addf(&u, "%s%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld", k->kc.server,
 		  path, timeout_s);
 	if (selector && *selector) {
