@@ -115,7 +115,7 @@ static int kube_failure(const char *method, const char *path, const struct http_
 	snprintf(where, sizeof(where), "%s", path);
 	if ((q = strchr(where, '?')))
 		*q = '\0';
-	if (!r->status)
+	if (r->status < 300) /* no answer, or a 2xx stream cut short: curl's words */
 		kerr_set(msg, n, rc, "Kubernetes %s %s: %s", method, where, http_msg);
 	else if (reason || text)
 		kerr_set(msg, n, rc, "Kubernetes %s %s: %ld %s: %.600s", method, where, r->status,
