@@ -256,6 +256,8 @@ def test_faults(args, dbl):
         served = sum(served.values()) if isinstance(served, dict) else served
         check(served >= 5, f"the faults were served ({c.get('faults_served')})")
         check("listing again" in r.stderr, "410 Gone made kctl list again")
+        check("HTTP 200" not in r.stderr and "watch" in r.stderr,
+              "the cut watch is reported with curl's error, not as 'HTTP 200'")
         check(c.get("watch_connections", 0) >= 3, f"the watch was resumed "
                                                   f"({c.get('watch_connections')} connections)")
         jobs = [j for j in dbl.jobs() if j["metadata"].get("annotations", {}).get(
