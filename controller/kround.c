@@ -24,10 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define KROUND_WATCH_S       300 /* one watch request; the server ends it, kctl resumes */
-#define KROUND_DIAG_EVERY_S  30  /* how often pods are looked at while Jobs run */
-#define KROUND_WATCH_RETRIES 8   /* failed watch requests in a row before giving up */
-#define KROUND_LABEL_MAX     40  /* of the session's name in labels, before the hash */
+#define KROUND_WATCH_S      300 /* one watch request; the server ends it, kctl resumes */
+#define KROUND_DIAG_EVERY_S 30  /* how often pods are looked at while Jobs run */
+#define KROUND_LABEL_MAX    40  /* of the session's name in labels, before the hash */
 
 /* What the server can do, from its version. */
 struct kround_caps {
@@ -41,6 +40,8 @@ struct kround_caps {
 struct kjob {
 	char *name;
 	int first_shard, nshards; /* the shards it runs: [first, first + n) */
+	int attempt;
+	time_t created; /* its creationTimestamp, from the API; 0: unknown */
 	int done, failed;
 	char reason[512];     /* the Job's Failed condition, or why kctl ended it */
 	char pod_reason[512]; /* what its pods said */
@@ -55,6 +56,8 @@ struct kwait {
 	size_t njobs, left;
 	time_t started, next_diag;
 	int interrupted, cancelled;
+	int failed; /* a Job could not be ended: the round fails with why */
+	char why[1400];
 	int quiet;      /* finishing Jobs found finished is no news */
 	char *selector; /* the session's label selector */
 	char rv[64];
@@ -113,6 +116,8 @@ int kround_open(struct session *s, char *msg, size_t n)
 				s->spec.path);
 	s->kube = xcalloc(1, sizeof(*s->kube));
 	rc = kube_open(s->kube, sk->kubeconfig, sk->context, sk->namespace, msg, n);
+	/* the API server may restart or fail for a while (evaluator.kubernetes.api_retry_s) */
+	s->kube->retry_s = sk->api_retry_s;
 	if (!rc)
 		rc = kube_version(s->kube, msg, n);
 	if (!rc)
@@ -262,16 +267,26 @@ json_t *kround_render(struct session *s, int nshards, char *msg, size_t n)
 	return job;
 }
 
-/* Creates job; an AlreadyExists of this session's is adopted. */
-static int kround_create(struct kube *k, const struct session *s, json_t *job, char *msg, size_t n)
+/* A Job's creationTimestamp; 0 when it has none. */
+static time_t kround_created(json_t *job)
+{
+	return kpod_time(json_string_value(
+		json_object_get(json_object_get(job, "metadata"), "creationTimestamp")));
+}
+
+/* Creates job (*created: when, from the server); an AlreadyExists of this session's is adopted. */
+static int kround_create(struct kube *k, const struct session *s, json_t *job, time_t *created,
+			 char *msg, size_t n)
 {
 	const char *name =
 		json_string_value(json_object_get(json_object_get(job, "metadata"), "name"));
 	char *path = xasprintf("/apis/batch/v1/namespaces/%s/jobs", k->ns), *one;
-	json_t *there = NULL;
+	json_t *there = NULL, *made = NULL;
 	long status = 0;
-	int rc = kube_call(k, "POST", path, job, NULL, NULL, &status, msg, n);
+	int rc = kube_call(k, "POST", path, job, NULL, &made, &status, msg, n);
 
+	*created = kround_created(made);
+	json_decref(made);
 	if (rc && status == 409) {
 		one = xasprintf("%s/%s", path, name);
 		rc = kube_call(k, "GET", one, NULL, NULL, &there, NULL, msg, n);
@@ -288,6 +303,7 @@ static int kround_create(struct kube *k, const struct session *s, json_t *job, c
 					      name, sid ? sid : "none");
 			else
 				log_info("Job %s was created before; adopting it", name);
+			*created = kround_created(there);
 		}
 	}
 	json_decref(there);
@@ -408,11 +424,57 @@ static struct kjob *kround_job_of_shard(struct kwait *w, int shard)
 	return NULL;
 }
 
+/* The Job that owns pod: by its ownerReference, else by its shard. */
+static struct kjob *kround_job_of_pod(struct kwait *w, json_t *pod)
+{
+	json_t *refs = json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), *ref;
+	size_t i;
+
+	json_array_foreach (refs, i, ref) {
+		const char *kind = json_string_value(json_object_get(ref, "kind"));
+
+		if (kind && !strcmp(kind, "Job"))
+			return kround_find(w, json_string_value(json_object_get(ref, "name")));
+	}
+	return kround_job_of_shard(w, kpod_shard(pod));
+}
+
 /*
- * Lists the round's pods (one request) and records why they fail; with
- * act, a Job whose pod has been stuck past pending_timeout_s is deleted
- * and failed with that reason.  Returns the count of pods that said "exit
- * status 1/2" (evalpod refused its batch) in *refused.
+ * Ends Job j, stuck as j->pod_reason says: deletes it and fails it.  A
+ * Job that cannot be deleted (403: the Role lacks delete) would hold the
+ * round until its activeDeadlineSeconds: the round fails instead, saying
+ * what to do.
+ */
+static void kround_end_stuck(struct kwait *w, struct kjob *j)
+{
+	char *del = xasprintf("/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background",
+			      w->k->ns, j->name);
+	char msg[1024];
+	long status = 0;
+	int rc;
+
+	log_warn("Job %s: %s; deleting it", j->name, j->pod_reason);
+	rc = kube_call(w->k, "DELETE", del, NULL, NULL, NULL, &status, msg, sizeof(msg));
+	free(del);
+	if (!rc || status == 404) {
+		kround_finish(w, j, 1, NULL);
+	} else if (rc != KERR_CHILD) {
+		w->failed = 1;
+		snprintf(w->why, sizeof(w->why),
+			 "Job %s is stuck (%s) and kctl could not delete it: %s; delete it "
+			 "(kubectl delete job -n %s %s) and run 'kctl resume'",
+			 j->name, j->pod_reason, msg, w->k->ns, j->name);
+	}
+}
+
+/*
+ * Lists the round's pods (one request; attempt < 0: every attempt's) and
+ * records why they fail; with act, a Job whose pod has been stuck past
+ * pending_timeout_s is ended (kround_end_stuck).  The pending clock runs
+ * from the pod's creationTimestamp, else its Job's, as the API server
+ * says: a Job adopted by a resumed kctl is not given a new one.  Returns
+ * the count of pods that said "exit status 1/2" (evalpod refused its
+ * batch) in *refused.
  */
 static int kround_diagnose(struct kwait *w, int act, int *refused, char *msg, size_t n)
 {
@@ -423,21 +485,24 @@ static int kround_diagnose(struct kwait *w, int act, int *refused, char *msg, si
 	int rc;
 
 	*refused = 0;
-	sbuf_addf(&sel, "%s,kctl.dev/round=%d,kctl.dev/attempt=%d", w->selector, w->round,
-		  w->attempt);
+	sbuf_addf(&sel, "%s,kctl.dev/round=%d", w->selector, w->round);
+	if (w->attempt >= 0)
+		sbuf_addf(&sel, ",kctl.dev/attempt=%d", w->attempt);
 	sbuf_addf(&p, "/api/v1/namespaces/%s/pods?labelSelector=", w->k->ns);
 	kube_escape(&p, sel.buf);
 	rc = kube_call(w->k, "GET", p.buf, NULL, NULL, &list, NULL, msg, n);
 	json_array_foreach (json_object_get(list, "items"), i, pod) {
-		struct kjob *j = kround_job_of_shard(w, kpod_shard(pod));
+		struct kjob *j = kround_job_of_pod(w, pod);
 		time_t born = kpod_time(json_string_value(
 			json_object_get(json_object_get(pod, "metadata"), "creationTimestamp")));
-		char why[400], *del;
+		char why[400];
 		int stuck;
 
 		kpod_diagnose(pod, why, sizeof(why), &stuck);
 		if (!j || !why[0])
 			continue;
+		if (!born)
+			born = j->created;
 		if (strstr(why, "(exit status 1)") || strstr(why, "(exit status 2)"))
 			(*refused)++;
 		if (!j->pod_reason[0] || stuck)
@@ -445,16 +510,9 @@ static int kround_diagnose(struct kwait *w, int act, int *refused, char *msg, si
 				 json_string_value(
 					 json_object_get(json_object_get(pod, "metadata"), "name")),
 				 why);
-		if (act && stuck && !j->done && born &&
-		    now - born >= w->s->spec.kube.pending_timeout_s) {
-			log_warn("Job %s: %s; deleting it", j->name, j->pod_reason);
-			del = xasprintf("/apis/batch/v1/namespaces/%s/jobs/%s"
-					"?propagationPolicy=Background",
-					w->k->ns, j->name);
-			kube_call(w->k, "DELETE", del, NULL, NULL, NULL, NULL, msg, n);
-			free(del);
-			kround_finish(w, j, 1, NULL);
-		}
+		if (act && stuck && !j->done && !w->failed && born &&
+		    now - born >= w->s->spec.kube.pending_timeout_s)
+			kround_end_stuck(w, j);
 	}
 	json_decref(list);
 	sbuf_release(&p);
@@ -470,51 +528,66 @@ static int kround_diag_every(const struct session *s)
 	return t < 2 ? 2 : t > KROUND_DIAG_EVERY_S ? KROUND_DIAG_EVERY_S : t;
 }
 
+/* Whether to stop: kctl interrupted or the session cancelled (k->stop too). */
+static int kround_stop(void *arg)
+{
+	struct kwait *w = arg;
+
+	if (!w->interrupted && !w->cancelled) {
+		if (round_interrupted())
+			w->interrupted = 1;
+		else if (session_cancelled(w->s))
+			w->cancelled = 1;
+	}
+	return w->interrupted || w->cancelled;
+}
+
 static int kround_tick(void *arg)
 {
 	struct kwait *w = arg;
-	char msg[512];
+	char msg[1024];
 	int refused;
 
-	if (round_interrupted()) {
-		w->interrupted = 1;
+	if (kround_stop(w))
 		return 1;
-	}
-	if (session_cancelled(w->s)) {
-		w->cancelled = 1;
-		return 1;
-	}
 	if (time(NULL) >= w->next_diag) {
 		w->next_diag = time(NULL) + kround_diag_every(w->s);
 		if (kround_diagnose(w, 1, &refused, msg, sizeof(msg)))
 			log_warn("%s", msg);
 	}
-	return w->left == 0;
+	return w->left == 0 || w->failed;
 }
 
-/* Follows the Jobs until all are over, kctl is interrupted or the session cancelled. */
+/*
+ * Follows the Jobs until all are over, kctl is interrupted or the session
+ * cancelled (0 then, with w saying which).  A failed watch is resumed from
+ * its resourceVersion; the failures of the watches and of the lists share
+ * the API's retry budget (kube_backoff).
+ */
 static int kround_wait(struct kwait *w, char *msg, size_t n)
 {
 	char *path = xasprintf("/apis/batch/v1/namespaces/%s/jobs", w->k->ns);
-	int rc = kround_list(w, msg, n), fails = 0;
+	int rc = kround_list(w, msg, n);
 
-	while (!rc && w->left && !w->interrupted && !w->cancelled) {
+	while (!rc && w->left && !w->failed && !kround_stop(w)) {
 		int r = kube_watch(w->k, path, w->selector, w->rv, sizeof(w->rv), KROUND_WATCH_S,
 				   kround_event, kround_tick, w, msg, n);
 
-		if (r == KUBE_WATCH_GONE) {
+		if (w->failed) {
+			break;
+		} else if (r == KUBE_WATCH_GONE) {
 			log_info("watch: resourceVersion %s expired; listing again", w->rv);
 			rc = kround_list(w, msg, n);
-		} else if (r < 0 && ++fails < KROUND_WATCH_RETRIES) {
-			log_warn("%s; watching again", msg);
-			sleep((unsigned)(fails < 5 ? 1 << fails : 30));
-			rc = kround_list(w, msg, n);
+		} else if (r < 0 && w->k->transient && w->k->retry_s > 0) {
+			rc = kube_backoff(w->k, msg, n);
 		} else if (r < 0) {
 			rc = r;
-		} else {
-			fails = 0;
 		}
 	}
+	if (!rc && w->failed)
+		rc = kerr_set(msg, n, KERR_HTTP, "%s", w->why);
+	if (rc == KERR_CHILD && (w->interrupted || w->cancelled))
+		rc = 0; /* stopped while waiting for the API: the caller says which */
 	free(path);
 	return rc;
 }
@@ -624,9 +697,10 @@ static int kround_submit(struct kwait *w, char **urls, size_t count, long deadli
 			json_object_get(json_object_get(job, "metadata"), "name")));
 		w->jobs[i].first_shard = first;
 		w->jobs[i].nshards = cnt;
+		w->jobs[i].attempt = w->attempt;
 		w->njobs++;
 		w->left++;
-		rc = kround_create(w->k, w->s, job, msg, n);
+		rc = kround_create(w->k, w->s, job, &w->jobs[i].created, msg, n);
 		json_decref(job);
 	}
 	return rc;
@@ -674,45 +748,105 @@ static void kround_wait_release(struct kwait *w)
 	free(w->selector);
 }
 
+/* Integer label key of obj; dflt when it has none or it is not a number. */
+static int kround_label_int(json_t *obj, const char *key, int dflt)
+{
+	const char *v = json_string_value(
+		json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
+	char *end;
+	long x = v ? strtol(v, &end, 10) : 0;
+
+	return v && *v && !*end && x >= 0 && x < 1000000 ? (int)x : dflt;
+}
+
+/* Follows Job item, found in the cluster, as one of w's. */
+static void kround_adopt_one(struct kwait *w, json_t *item)
+{
+	const char *name =
+		json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+	struct kjob *j;
+
+	w->jobs = xreallocarray(w->jobs, w->njobs + 1, sizeof(*w->jobs));
+	j = memset(&w->jobs[w->njobs], 0, sizeof(*w->jobs));
+	j->name = xstrdup(name ? name : "?");
+	j->attempt = kround_label_int(item, "kctl.dev/attempt", 0);
+	/* an Indexed Job (shard "all") runs shards [0, completions) */
+	j->first_shard = kround_label_int(item, "kctl.dev/shard", 0);
+	j->nshards = kround_label_int(item, "kctl.dev/shard", -1) >= 0
+			     ? 1
+			     : (int)json_integer_value(json_object_get(
+				       json_object_get(item, "spec"), "completions"));
+	j->created = kround_created(item);
+	w->njobs++;
+	w->left++;
+	w->quiet = 1;
+	kround_job_state(w, "ADDED", item);
+	w->quiet = 0;
+}
+
+/*
+ * infra_error results for the variants of an adopted Job that failed (its
+ * shards' batches are in dir): retried as the round's own would be.
+ */
+static void kround_adopted_failures(struct kwait *w, const char *dir)
+{
+	for (size_t i = 0; i < w->njobs; i++) {
+		struct kjob *j = &w->jobs[i];
+		char why[1100];
+
+		if (!j->failed)
+			continue;
+		snprintf(why, sizeof(why), "%s%s%s", j->pod_reason,
+			 j->pod_reason[0] && j->reason[0] ? "; Job: " : "",
+			 j->reason[0] || j->pod_reason[0] ? j->reason : "the Job failed");
+		for (int sh = j->first_shard; sh < j->first_shard + j->nshards; sh++) {
+			char *path = xasprintf("%s/batch-a%d-s%d.json", dir, j->attempt, sh);
+			json_t *b = json_load_file(path, 0, NULL), *v;
+			size_t k;
+
+			json_array_foreach (json_object_get(b, "variants"), k, v)
+				kround_infra_result(
+					dir, json_string_value(json_object_get(v, "id")),
+					json_string_value(json_object_get(b, "batch_id")), why);
+			json_decref(b);
+			free(path);
+		}
+	}
+}
+
 /* A kctl that stopped while Jobs ran: wait for this round's leftovers first. */
 static int kround_adopt(struct session *s, int round, const char *dir, char *msg, size_t n)
 {
-	struct kwait w = { .s = s, .k = s->kube, .round = round };
+	struct kwait w = { .s = s, .k = s->kube, .round = round, .attempt = -1 };
 	char *label = kround_session_label(s->id);
 	struct sbuf p = SBUF_INIT;
 	json_t *list = NULL, *item;
 	size_t i;
 	int rc;
 
+	s->kube->stop = kround_stop;
+	s->kube->stop_arg = &w;
 	w.selector = xasprintf("kctl.dev/session=%s", label);
 	sbuf_addf(&p, "/apis/batch/v1/namespaces/%s/jobs?labelSelector=", s->kube->ns);
 	kube_escape(&p, w.selector);
 	sbuf_addf(&p, "%%2Ckctl.dev%%2Fround%%3D%d", round);
 	rc = kube_call(s->kube, "GET", p.buf, NULL, NULL, &list, NULL, msg, n);
-	json_array_foreach (json_object_get(list, "items"), i, item) {
-		const char *name = json_string_value(
-			json_object_get(json_object_get(item, "metadata"), "name"));
-
-		w.jobs = xreallocarray(w.jobs, w.njobs + 1, sizeof(*w.jobs));
-		memset(&w.jobs[w.njobs], 0, sizeof(*w.jobs));
-		w.jobs[w.njobs].name = xstrdup(name);
-		w.njobs++;
-		w.left++;
-		w.quiet = 1;
-		kround_job_state(&w, "ADDED", item);
-		w.quiet = 0;
-	}
+	json_array_foreach (json_object_get(list, "items"), i, item)
+		kround_adopt_one(&w, item);
 	if (!rc && w.left) {
 		log_warn("round %d: %zu Job(s) from before are still running; waiting for them",
 			 round, w.left);
 		w.next_diag = time(NULL) + kround_diag_every(s);
 		rc = kround_wait(&w, msg, n);
-		if (!rc && (w.interrupted || w.cancelled))
-			rc = kerr_set(msg, n, KERR_CHILD,
-				      w.cancelled ? "cancelled" : "interrupted");
 	}
+	if ((!rc || rc == KERR_CHILD) && (w.interrupted || w.cancelled))
+		rc = kerr_set(msg, n, KERR_CHILD, w.cancelled ? "cancelled" : "interrupted");
 	if (!rc)
 		rc = round_fetch(s, dir, round, msg, n);
+	if (!rc)
+		kround_adopted_failures(&w, dir);
+	s->kube->stop = NULL;
+	s->kube->stop_arg = NULL;
 	json_decref(list);
 	sbuf_release(&p);
 	free(label);
@@ -732,6 +866,8 @@ int kround_evaluate(struct session *s, int round, const char *dir, char *msg, si
 
 	if (rc)
 		goto out;
+	s->kube->stop = kround_stop;
+	s->kube->stop_arg = &w;
 	todo = round_pending(s, round, dir);
 	if (!json_array_size(todo))
 		goto out;
@@ -757,9 +893,9 @@ int kround_evaluate(struct session *s, int round, const char *dir, char *msg, si
 	w.next_diag = w.started + kround_diag_every(s);
 	if (!rc)
 		rc = kround_wait(&w, msg, n);
-	if (!rc && w.cancelled)
+	if ((!rc || rc == KERR_CHILD) && w.cancelled)
 		rc = kerr_set(msg, n, KERR_CHILD, "cancelled");
-	else if (!rc && w.interrupted)
+	else if ((!rc || rc == KERR_CHILD) && w.interrupted)
 		rc = kerr_set(msg, n, KERR_CHILD,
 			      "interrupted; round %d's Jobs keep running and 'kctl resume' "
 			      "collects them",
@@ -767,6 +903,8 @@ int kround_evaluate(struct session *s, int round, const char *dir, char *msg, si
 	else if (!rc)
 		rc = kround_conclude(&w, dir, shards, msg, n);
 out:
+	s->kube->stop = NULL;
+	s->kube->stop_arg = NULL;
 	log_info("round %d: %lu Kubernetes API requests so far (%lu watches)", round,
 		 s->kube->requests, s->kube->watches);
 	kround_wait_release(&w);

@@ -22,9 +22,14 @@
  * results at most); nothing is blamed on a kernel.  evalpod refusing its
  * batch (exit 1 or 2) fails the session, as on the local backend.
  *
+ * A Job stuck past pending_timeout_s that cannot be deleted fails the
+ * round (KERR_HTTP) rather than hold it.  The API server may restart or
+ * fail for evaluator.kubernetes.api_retry_s (kube.h's retry budget).
+ *
  * A kctl interrupted while Jobs run leaves them running; the resumed one
- * finds the round's unfinished Jobs by label, waits for them and collects
- * their results before it submits anything new.
+ * finds the round's unfinished Jobs by label, waits for them (diagnosed as
+ * its own: pending_timeout_s counts from their pods' creation) and
+ * collects their results before it submits anything new.
  */
 #ifndef KCTL_KROUND_H
 #define KCTL_KROUND_H

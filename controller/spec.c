@@ -1215,6 +1215,7 @@ static const struct field kube_fields[] = {
 	FINT("backoff_limit", 0, 100),
 	FINT("ttl_s", 0, 30 * 86400),
 	FINT("pending_timeout_s", 10, 86400),
+	FINT("api_retry_s", 0, 86400),
 };
 
 /* node_selector: a mapping of strings; tolerations: a list of mappings. */
@@ -1280,6 +1281,7 @@ static int read_kube(struct ld *ld, const yaml_node_t *nd, const char *path)
 		k->backoff_limit = (int)fld_int(o, "backoff_limit", 1);
 		k->ttl_s = (int)fld_int(o, "ttl_s", 3600);
 		k->pending_timeout_s = (int)fld_int(o, "pending_timeout_s", 600);
+		k->api_retry_s = (int)fld_int(o, "api_retry_s", 300);
 	}
 	json_decref(o);
 	return rc;
@@ -1327,6 +1329,7 @@ static int read_evaluator(struct ld *ld, const yaml_node_t *nd, const char *path
 	s->kube.backoff_limit = 1;
 	s->kube.ttl_s = 3600;
 	s->kube.pending_timeout_s = 600;
+	s->kube.api_retry_s = 300;
 	if (!rc && yamlx_map_get(&ld->y, nd, "kubernetes"))
 		rc = read_kube(ld, yamlx_map_get(&ld->y, nd, "kubernetes"), "evaluator.kubernetes");
 	json_decref(o);

@@ -98,6 +98,7 @@ struct spec {
 		int backoff_limit;     /* default 1 */
 		int ttl_s;             /* ttlSecondsAfterFinished, default 3600 */
 		int pending_timeout_s; /* a pod pending this long for a reason that will not pass fails its shard; default 600 */
+		int api_retry_s; /* the API server may fail (restart, outage) this long in a row; default 300 */
 	} kube;
 
 	/* session */

@@ -290,6 +290,86 @@ def test_crash_resume_cancel(args, ns, token, kc_dir):
         check(gone, "the session's Jobs are gone")
 
 
+def new_jobs(ns, before):
+    st, lst = api("GET", f"/apis/batch/v1/namespaces/{ns}/jobs")
+    return [j for j in lst.get("items", []) if j["metadata"]["name"] not in before]
+
+
+def test_apiserver_restart(args, ns, token, kc_dir):
+    """Runs with no kubelet: the round's pods stay Pending until the restart is over."""
+    kc = kubeconfig(os.path.join(kc_dir, "sa4.kubeconfig"), ns, token=token)
+    repo = args[3]
+    with Scenario(args, "the API server stops gracefully mid-round, 10 s down, and restarts",
+                  "kube-restart", {"kubeconfig": kc}) as s:
+        before = {j["metadata"]["name"] for j in new_jobs(ns, set())}
+        p = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1"], env=s.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        kubelet = None
+        try:
+            deadline = time.time() + 120
+            while not new_jobs(ns, before) and p.poll() is None and time.time() < deadline:
+                time.sleep(0.2)
+            check(bool(new_jobs(ns, before)), "kctl created the round's Job")
+            rs = subprocess.run(["bash", os.path.join(repo, "tests", "peers", "kube_cluster.sh"),
+                                 "restart-apiserver", env("KUBE_DIR"), "10", "TERM"],
+                                capture_output=True, text=True, timeout=180)
+            check(rs.returncode == 0, f"the API server restarted ({rs.stderr[-300:]!r})")
+            kubelet = Kubelet(repo, args[1], ns)
+            try:
+                out, err = p.communicate(timeout=300)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+                check(False, f"kctl finished after the restart ({err[-600:]!r})")
+                return
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            if kubelet:
+                kubelet.stop()
+        check(p.returncode == 0, f"the session completes across the restart ({err[-600:]!r})")
+        check("trying again in" in err, "kctl saw the API server go away and waited for it")
+        st = s.status((out.splitlines() or [""])[0].strip())
+        check(st.get("evaluations", 0) >= 4,
+              f"every variant was evaluated ({st.get('evaluations')})")
+
+
+def test_adopted_pending_timeout(args, ns, token, kc_dir):
+    kc = kubeconfig(os.path.join(kc_dir, "sa5.kubeconfig"), ns, token=token)
+    with Scenario(args, "a Job adopted by kctl resume whose pod never starts ends at "
+                  "pending_timeout_s", "kube-adopt-pull",
+                  {"kubeconfig": kc, "pending_timeout_s": 10},
+                  image="registry.invalid/never:1") as s:
+        r = s.run(["start", s.spec, "--rounds", "1"], extra={"KCTL_TEST_CRASH_AT": "spawned:0"})
+        check(r.returncode != 0, "kctl died after creating round 0's Job")
+        sid = session_id(r)
+        jobs = session_jobs(ns, sid)
+        check(len(jobs) == 1, f"the crashed kctl left its Job ({len(jobs)})")
+        if len(jobs) != 1:
+            return
+        name = jobs[0]["metadata"]["name"]
+        dl = jobs[0]["spec"].get("activeDeadlineSeconds", 0)
+        check(dl > 300, f"its activeDeadlineSeconds ({dl}) is far beyond this test's wait")
+        try:
+            r = s.run(["resume", sid, "--rounds", "1"], timeout=300)
+        except subprocess.TimeoutExpired as e:
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr
+            check(False, f"kctl resume ends the adopted Job at pending_timeout_s "
+                         f"({(err or '')[-400:]!r})")
+            return
+        check(f"Job {name}: pod" in r.stderr and "ImagePullBackOff" in r.stderr
+              and "deleting it" in r.stderr,
+              f"the adopted Job was ended as stuck ({r.stderr[-400:]!r})")
+        res = s.results(sid, 0).get("r00-start", {})
+        check(res.get("status") == "infra_error" and "ImagePullBackOff" in json.dumps(res),
+              f"its variant got an infra_error result naming ImagePullBackOff "
+              f"({json.dumps(res)[:200]})")
+        left = [j for j in session_jobs(ns, sid) if j["metadata"]["name"] == name
+                and not j["metadata"].get("deletionTimestamp")]
+        check(not left, "the adopted Job was deleted")
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__)
@@ -303,19 +383,32 @@ def main():
     token = sa_token(ns)
     check(token is not None, "the ServiceAccount of rbac.yaml has a token")
     kc_dir = tempfile.mkdtemp(prefix="kctl-kc-")
+    # KCTL_TEST_ONLY=a,b: only the tests whose names contain a or b
+    only = os.environ.get("KCTL_TEST_ONLY", "").split(",")
     kubelet = Kubelet(args[3], args[1], ns, ["--fail-image-pull", "registry.invalid"])
+
+    def run_one(t, a):
+        if not any(o in t.__name__ for o in only):
+            return
+        try:
+            t(*a)
+        except Exception as e:  # the test's own crash is a failure
+            check(False, f"{t.__name__} raised {e!r}")
     try:
         for t, a in ((test_token_session, (args, ns, token, kc_dir)),
                      (test_client_cert, (args, ns, kc_dir)),
                      (test_forbidden, (args, ns, kc_dir)),
                      (test_image_pull, (args, ns, token, kc_dir, args[3], args[1])),
-                     (test_crash_resume_cancel, (args, ns, token, kc_dir))):
-            try:
-                t(*a)
-            except Exception as e:  # the test's own crash is a failure
-                check(False, f"{t.__name__} raised {e!r}")
-    finally:
+                     (test_crash_resume_cancel, (args, ns, token, kc_dir)),
+                     (test_adopted_pending_timeout, (args, ns, token, kc_dir))):
+            run_one(t, a)
         kubelet.stop()
+        kubelet = None
+        # last: it restarts the API server, and runs its own kubelet
+        run_one(test_apiserver_restart, (args, ns, token, kc_dir))
+    finally:
+        if kubelet:
+            kubelet.stop()
         shutil.rmtree(kc_dir, ignore_errors=True)
     return summary()
 

@@ -256,6 +256,8 @@ def test_faults(args, dbl):
         served = sum(served.values()) if isinstance(served, dict) else served
         check(served >= 5, f"the faults were served ({c.get('faults_served')})")
         check("listing again" in r.stderr, "410 Gone made kctl list again")
+        check("HTTP 200" not in r.stderr and "watch" in r.stderr,
+              "the cut watch is reported with curl's error, not as 'HTTP 200'")
         check(c.get("watch_connections", 0) >= 3, f"the watch was resumed "
                                                   f"({c.get('watch_connections')} connections)")
         jobs = [j for j in dbl.jobs() if j["metadata"].get("annotations", {}).get(
@@ -407,6 +409,73 @@ def test_exec_plugin(args, dbl):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_outage(args, dbl):
+    with Scenario(args, dbl, "lists failing for longer than http.h's retries share the "
+                  "API retry budget", "kd-outage", {}) as s:
+        dbl.control(method="DELETE")
+        # about 12 s of 503s (Retry-After: 1) on the Job lists: three times what
+        # http.h's own retries cover
+        dbl.control({"plan": [{"fault": "503", "verb": "GET", "path": "/jobs", "times": 12}]})
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        c = dbl.control()
+        check(c.get("faults_served", {}).get("503") == 12, f"the 503s were served "
+                                                          f"({c.get('faults_served')})")
+        check(r.returncode == 0, f"kctl rides out the outage ({r.stderr[-400:]!r})")
+        check("left of evaluator.kubernetes.api_retry_s" in r.stderr,
+              "kctl said how long it goes on trying")
+    with Scenario(args, dbl, "an outage longer than api_retry_s fails the round, saying so",
+                  "kd-outage-long", {"api_retry_s": 3}) as s:
+        dbl.control(method="DELETE")
+        dbl.control({"plan": [{"fault": "503", "verb": "GET", "path": "/jobs", "times": 40}]})
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        dbl.control(method="DELETE")
+        check(r.returncode != 0 and "503" in r.stderr and "api_retry_s" in r.stderr
+              and "giving up" in r.stderr, f"the message names the status and the budget "
+                                           f"({r.stderr[-400:]!r})")
+
+
+def test_auth_after_loss(args, dbl):
+    with Scenario(args, dbl, "a 403 right after a lost connection is transient", "kd-403-loss",
+                  {}) as s:
+        dbl.control(method="DELETE")
+        # the create's connection is lost, then the server (starting again) refuses twice
+        dbl.control({"plan": [{"fault": "close", "verb": "POST", "path": "/jobs"},
+                              {"fault": "403", "verb": "POST", "path": "/jobs", "times": 2}]})
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        c = dbl.control()
+        check(sum(c.get("faults_served", {}).values()) == 3, f"the faults were served "
+                                                             f"({c.get('faults_served')})")
+        check(r.returncode == 0, f"kctl retries the 403 and completes ({r.stderr[-400:]!r})")
+        check("transient: it follows a lost connection" in r.stderr,
+              "the message says why the 403 was retried")
+    with Scenario(args, dbl, "a 403 out of the blue is final", "kd-403-final", {}) as s:
+        dbl.control(method="DELETE")
+        dbl.control({"plan": [{"fault": "403", "verb": "POST", "path": "/jobs"}]})
+        r = s.run(["start", s.spec, "--rounds", "1"])
+        dbl.control(method="DELETE")
+        check(r.returncode != 0 and "403" in r.stderr and "(final: the connection to the API "
+              "server had not been lost" in r.stderr,
+              f"kctl fails at once, saying the 403 is final and why ({r.stderr[-400:]!r})")
+        check("trying again" not in r.stderr, "it was not retried")
+
+
+def test_undeletable(args, dbl):
+    with Scenario(args, dbl, "a stuck Job that cannot be deleted fails the round",
+                  "kd-undeletable", {"queue": "kctl", "pending_timeout_s": 10}) as s:
+        dbl.control(method="DELETE")
+        dbl.control({"plan": [{"fault": "403", "verb": "DELETE", "path": "/jobs/",
+                               "times": 5}]})
+        r, seen = run_admitted(s, dbl, faults="image-pull")
+        dbl.control(method="DELETE")
+        name = seen[0]["metadata"]["name"] if seen else "?"
+        check(r.returncode != 0 and f"Job {name} is stuck" in r.stderr
+              and "could not delete it" in r.stderr and "403" in r.stderr,
+              f"the round fails, naming the Job and the refusal ({r.stderr[-500:]!r})")
+        check(f"kubectl delete job -n kctl {name}" in r.stderr, "and says what to do")
+        left = [j for j in dbl.jobs() if j["metadata"]["name"] == name]
+        check(len(left) == 1, "the Job is still there: nothing pretended it was gone")
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__)
@@ -418,8 +487,12 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kctl-double-")
     dbl = Double(args[3], args[1], tmp)
     try:
-        run((test_indexed_kueue, test_faults, test_invalid, test_pod_failures, test_adoption,
-             test_deadline, test_exec_plugin), args, dbl)
+        # KCTL_TEST_ONLY=a,b: only the tests whose names contain a or b
+        only = os.environ.get("KCTL_TEST_ONLY", "").split(",")
+        run([t for t in (test_indexed_kueue, test_faults, test_invalid, test_pod_failures,
+                         test_adoption, test_deadline, test_exec_plugin, test_outage,
+                         test_auth_after_loss, test_undeletable)
+             if any(o in t.__name__ for o in only)], args, dbl)
     finally:
         dbl.stop()
         shutil.rmtree(tmp, ignore_errors=True)

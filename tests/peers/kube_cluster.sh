@@ -4,6 +4,7 @@
 #
 #   eval "$(tests/peers/kube_cluster.sh start [DIR])"   # 0 up, 1 failed, 77 skip
 #   tests/peers/kube_cluster.sh stop "$KUBE_DIR"
+#   tests/peers/kube_cluster.sh restart-apiserver "$KUBE_DIR" [DOWN_S] [SIGNAL]
 #
 # `start` prints shell assignments (and nothing else) on stdout; progress,
 # timings and, on failure, log tails go to stderr.  There is no node and no
@@ -320,11 +321,54 @@ do_start() {
 	cat "$D/env"
 }
 
+# Restarts kube-apiserver on the same port with the same flags: SIGNAL
+# (TERM: a graceful shutdown) to its process group, KILL after 30 s, DOWN_S
+# seconds with nothing listening, then the server again; returns once it
+# listens (not once it is ready: RBAC may still be loading).
+do_restart_apiserver() { # $1 dir, $2 seconds down, $3 signal
+	local d=${1:?usage: kube_cluster.sh restart-apiserver DIR [DOWN_S] [SIGNAL]}
+	local down=${2:-0} sig=${3:-TERM} pid t port args=()
+	d=$(cd "$d" && pwd)
+	pid=$(awk '$1 == "kube-apiserver" { p = $2 } END { print p }' "$d/pids")
+	if [ -z "$pid" ] || ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$d/"; then
+		say "ERROR: no kube-apiserver of $d runs"
+		return 1
+	fi
+	# timeout -k 5 TTL kube-apiserver FLAGS...
+	mapfile -d '' args <"/proc/$pid/cmdline"
+	args=("${args[@]:4}")
+	port=$(printf '%s\n' "${args[@]}" | sed -n 's/^--secure-port=//p')
+	kill -"$sig" -- "-$pid" 2>/dev/null || true
+	for t in $(seq 1 300); do
+		pgrep -g "$pid" >/dev/null 2>&1 || break
+		sleep 0.1
+	done
+	if pgrep -g "$pid" >/dev/null 2>&1; then
+		say "kube-apiserver ignored $sig for 30 s; sending KILL"
+		kill -KILL -- "-$pid" 2>/dev/null || true
+		sleep 0.5
+	fi
+	echo "apiserver-down $(date +%s.%N)" >>"$d/timings"
+	sleep "$down"
+	D=$d
+	sed -i '/^kube-apiserver /d' "$D/pids"
+	mv -f "$D/log/kube-apiserver.log" "$D/log/kube-apiserver.$pid.log" 2>/dev/null || true
+	spawn kube-apiserver "${args[@]}"
+	for t in $(seq 1 $((${KUBE_WAIT:-90} * 10))); do
+		[ -n "$(ss -Htln "( sport = :$port )" 2>/dev/null)" ] && break
+		alive kube-apiserver || fail "kube-apiserver did not come back"
+		sleep 0.1
+	done
+	echo "apiserver-up $(date +%s.%N)" >>"$d/timings"
+	say "kube-apiserver restarted ($sig, ${down} s down) on port $port"
+}
+
 case "${1:-}" in
 start) shift; do_start "$@" ;;
 stop) shift; do_stop "$@" ;;
+restart-apiserver) shift; do_restart_apiserver "$@" ;;
 *)
-	echo "usage: $0 start [DIR] | stop DIR" >&2
+	echo "usage: $0 start [DIR] | stop DIR | restart-apiserver DIR [DOWN_S] [SIGNAL]" >&2
 	exit 2
 	;;
 esac

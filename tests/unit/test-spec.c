@@ -248,6 +248,7 @@ static void check_full_settings(const struct spec *s)
 	char *want;
 
 	CHECK(s->backend == BACKEND_KUBERNETES);
+	CHECK(s->kube.pending_timeout_s == 600 && s->kube.api_retry_s == 300);
 	want = xasprintf("%s/../bin/evalpod", tmpreal);
 	CHECK_STR(s->evalpod, want);
 	free(want);
@@ -615,6 +616,9 @@ static const struct bad {
 	  "batch:\n  variants_per_round: 8\nevaluator: {kubernetes: {tolerations: &a [*a]}}\n",
 	  "27:39: evaluator.kubernetes.tolerations[0]", KERR_PARSE,
 	  "an alias refers to a node that contains it" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nevaluator: {kubernetes: {api_retry_s: -1}}\n",
+	  "27:39: evaluator.kubernetes.api_retry_s", KERR_RANGE, "-1 is outside [0, 86400]" },
 };
 
 static char *apply(const struct bad *b)
