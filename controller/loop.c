@@ -589,7 +589,8 @@ static int session_drive(struct session *s, char *msg, size_t n)
 		if (state < 0 && round > 0 && rounds_done > 0 && !ask_to_go_on(s, round - 1)) {
 			free(mode);
 			set_state(s, "paused", "paused by the user (--step)", msg, n);
-			fprintf(stderr, "paused; go on with: kctl resume %s\n", s->id);
+			fprintf(stderr, "paused; go on with: kctl resume %s%s\n", s->id,
+				s->again ? s->again : "");
 			return KCTL_EXIT_OK;
 		}
 		if (state < 0) {

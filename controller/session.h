@@ -40,6 +40,8 @@ struct session {
 	int interactive;   /* progress line on a terminal */
 	int step;          /* --step: ask before each next round */
 	int rounds_cap;    /* --rounds N: 0 = spec's max_rounds */
+	const char *again; /* options a "go on with: kctl resume ID" hint repeats
+			    * (" --state FILE" or ""; borrowed; NULL: none) */
 	char *evalpod;     /* the evalpod binary used */
 	struct s3 *s3;     /* evaluator.storage when it is s3:// (handoff.h), else NULL */
 	struct kube *kube; /* the cluster of the kubernetes backend (kround.h), else NULL */

@@ -558,7 +558,7 @@ static void mark_untimed(struct run *r)
 	r->tdoc = NULL;
 }
 
-static const char run_usage[] =
+const char run_usage[] =
 	"usage: evalpod run [BATCH] [--out DIR] [--jobs N] [--cache-dir DIR] [--ref-cache DIR]\n"
 	"                           [--ca-file FILE] [--keep-work] [--verbose]\n"
 	"  BATCH    an EvalBatch JSON file, - for stdin, or an http(s) URL; when left out,\n"
