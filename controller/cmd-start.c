@@ -197,6 +197,7 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 		return KCTL_EXIT_FAIL;
 	}
 	s.again = again = again_options(o.state);
+	s.rounds_cap = o.rounds; /* reopen lets a larger one extend a done session */
 	rc = open(&s, st, created ? argv[optind] : id, msg, sizeof(msg));
 	if (!rc && (rc = apply_sets(&s, &o, msg, sizeof(msg)))) {
 		log_error("session %s: %s", s.id, msg);

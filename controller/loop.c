@@ -246,6 +246,25 @@ int session_reopen_to_confirm(struct session *s, struct store *st, const char *i
 	return reopen(s, st, id, 1, msg, n);
 }
 
+/*
+ * A done session goes on only when --rounds raises its round budget past
+ * the rounds it has (the numbers `kctl status` shows: confirmation rounds
+ * count); anything else ended it for good.
+ */
+static int reopen_done(struct session *s, const char *id, char *msg, size_t n)
+{
+	int last = store_round_last(s->st, id);
+
+	if (s->rounds_cap > last) {
+		s->extending = 1;
+		return 0;
+	}
+	return kerr_set(msg, n, KERR_INVALID,
+			"session '%s' is done after round %d; to go on, give it a larger round "
+			"budget: kctl resume %s --rounds N (N > %d)",
+			id, last, id, last);
+}
+
 static int reopen(struct session *s, struct store *st, const char *id, int confirm, char *msg,
 		  size_t n)
 {
@@ -272,7 +291,9 @@ static int reopen(struct session *s, struct store *st, const char *id, int confi
 				      "session for the new spec",
 				      path, id);
 	}
-	if (!rc && state && ((!confirm && !strcmp(state, "done")) || !strcmp(state, "cancelled")))
+	if (!rc && state && !confirm && !strcmp(state, "done"))
+		rc = reopen_done(s, id, msg, n);
+	else if (!rc && state && !strcmp(state, "cancelled"))
 		rc = kerr_set(msg, n, KERR_INVALID, "session '%s' is %s", id, state);
 	if (!rc)
 		rc = apply_settings(s, msg, n);
@@ -497,6 +518,12 @@ static int next_step(struct session *s, int *round, int *state, char **mode, int
 		const char *m = json_string_value(json_object_get(row, "mode"));
 
 		*stop = d && !strcmp(d, "stop");
+		/* kctl resume --rounds N of a done session: the old budget's stop is past */
+		if (*stop && s->extending) {
+			*stop = 0;
+			d = "exploit";
+		}
+		s->extending = 0;
 		/* a search that stops is confirmed first; a confirmation that ends does not */
 		if (*stop && m && strcmp(m, "confirm") && wants_confirmation(s)) {
 			*stop = 0;

@@ -40,6 +40,8 @@ struct session {
 	int interactive;   /* progress line on a terminal */
 	int step;          /* --step: ask before each next round */
 	int rounds_cap;    /* --rounds N: 0 = spec's max_rounds */
+	int extending;     /* a done session reopened with a larger --rounds: its
+			    * last "stop" does not end it (reopen sets, next_step clears) */
 	const char *again; /* options a "go on with: kctl resume ID" hint repeats
 			    * (" --state FILE" or ""; borrowed; NULL: none) */
 	char *evalpod;     /* the evalpod binary used */

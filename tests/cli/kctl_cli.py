@@ -252,13 +252,43 @@ def delete_running(kctl, evalpod, data):
               f"delete --force once its kctl is gone: exit 0, all removed (got {tail(res)})")
 
 
+def rounds_extend(kctl, evalpod, data):
+    """--rounds N ends a session; resume --rounds M > its rounds extends it."""
+    with Scenario(kctl, evalpod, data) as sc:
+        with open(sc.spec, encoding="utf-8") as f:
+            text = f.read()
+        with open(sc.spec, "w", encoding="utf-8") as f:  # no confirmation rounds: quicker
+            f.write(text.replace("confirm_passes: 2", "confirm_passes: 0"))
+        res = sc.run(["start", sc.spec, "--rounds", "1", "--state", sc.db])
+        sid = res.stdout.strip()
+        st = sc.status_json(sid) or {}
+        check(res.returncode == 0 and st.get("state") == "done" and st.get("rounds") == 1,
+              f"start --rounds 1: done after round 1 (got {tail(res)}; {st.get('state')}, "
+              f"rounds {st.get('rounds')})")
+        res = sc.run(["resume", sid, "--state", sc.db])
+        check(res.returncode == 1 and "--rounds N (N > 1)" in res.stderr,
+              f"resume of a done session without --rounds: exit 1 saying how to extend it "
+              f"(got {tail(res)})")
+        res = sc.run(["resume", sid, "--rounds", "1", "--state", sc.db])
+        check(res.returncode == 1 and (sc.status_json(sid) or {}).get("rounds") == 1,
+              f"resume --rounds 1 of a session with 1 round: refused (got {tail(res)})")
+        res = sc.run(["resume", sid, "--rounds", "2", "--state", sc.db])
+        st = sc.status_json(sid) or {}
+        check(res.returncode == 0 and st.get("state") == "done" and st.get("rounds") == 2
+              and "round budget spent (2 rounds)" in (st.get("reason") or "")
+              + res.stderr,
+              f"resume --rounds 2: one more round, done again (got {tail(res)}; "
+              f"{st.get('state')}, rounds {st.get('rounds')})")
+
+
 def main():
     if len(sys.argv) != 4:
         print("usage: kctl_cli.py KCTL EVALPOD DATA_DIR", file=sys.stderr)
         return 2
     kctl, evalpod, data = (os.path.abspath(a) for a in sys.argv[1:])
     only = os.environ.get("KCTL_CLI_ONLY")
-    for scenario in (help_and_version, output_formats, interrupt_and_prefix, delete_running):
+    for scenario in (help_and_version, output_formats, interrupt_and_prefix, delete_running,
+                     rounds_extend):
         if only and scenario.__name__ != only:
             continue
         t0 = time.time()
