@@ -389,6 +389,28 @@ static int set_state(struct session *s, const char *state, const char *reason, c
 	return store_commit(s->st, msg, n);
 }
 
+/*
+ * Seconds the rest of the session should take: the evaluations its budgets
+ * leave (rounds left times variants per round, at most the evaluations
+ * left, plus a confirmation) at the rate measured in the rounds this
+ * process drove.  NAN before a measurement.  An estimate, not a bound: a
+ * stop decision ends the session sooner, a slow variant makes it later.
+ */
+static double eta_s(struct session *s, int round)
+{
+	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
+	long left = (long)(max_rounds - round) * s->spec.variants_per_round;
+	long budget = s->spec.max_evaluations - store_result_count(s->st, s->id);
+
+	if (s->evals <= 0 || s->eval_s <= 0)
+		return NAN;
+	if (left > budget)
+		left = budget > 0 ? budget : 0;
+	if (s->spec.confirm_passes > 0)
+		left += (long)s->spec.confirm_passes * s->spec.confirm_candidates;
+	return s->eval_s / s->evals * (double)left;
+}
+
 /* One line per finished round: what happened and what comes next. */
 static void round_line(struct session *s, int round, double round_s, int rounds_done)
 {
@@ -396,10 +418,13 @@ static void round_line(struct session *s, int round, double round_s, int rounds_
 	json_t *row = store_round_get(s->st, s->id, round), *vars = round_programs(s, round);
 	json_t *conf = json_object_get(row, "confirm");
 	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
-	double eta = rounds_done > 0 ? round_s * (max_rounds - round) : NAN;
+	double eta;
 	const char *decision = json_string_value(json_object_get(row, "decision"));
 	char noise[64];
 
+	s->eval_s += round_s;
+	s->evals += (int)json_array_size(vars);
+	eta = eta_s(s, round);
 	winner_noise(w, noise, sizeof(noise));
 	if (json_is_object(conf)) {
 		fprintf(stderr,
@@ -434,7 +459,8 @@ static void round_line(struct session *s, int round, double round_s, int rounds_
 			fprintf(stderr, "no variant passed yet; ");
 		fprintf(stderr, "next: %s", decision);
 		if (isfinite(eta) && eta > 0 && strcmp(decision, "stop"))
-			fprintf(stderr, " (ETA %.0fs at most)", eta);
+			fprintf(stderr, " (ETA about %.0f s at %.1f s per evaluation so far)", eta,
+				s->eval_s / s->evals);
 		fputc('\n', stderr);
 	}
 	json_decref(vars);

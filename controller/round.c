@@ -461,7 +461,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 			store_commit(s->st, msg, n);
 	}
 	crash_point("spawned", round);
-	status = evalrun_wait(s, round, ntodo, pid);
+	status = evalrun_wait(s, dir, round, ntodo, pid);
 	evalrun_log_tail(dir, tail, sizeof(tail));
 	if (!round_interrupted() && (rc = round_fetch(s, dir, round, msg, n))) {
 		/* what evalpod uploaded stays in the store; a resume fetches it */

@@ -252,6 +252,50 @@ def delete_running(kctl, evalpod, data):
               f"delete --force once its kctl is gone: exit 0, all removed (got {tail(res)})")
 
 
+def progress(sc, sid, err):
+    """Progress of the session that printed err: per variant, and an estimated ETA."""
+    batch = os.path.join(sc.session_dir(sid), "rounds", "r001", "batch.json")
+    try:
+        with open(batch, encoding="utf-8") as f:
+            ids = [v["id"] for v in json.load(f)["variants"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        ids = []
+    lines = err.splitlines()
+    checked = [i for i in ids if any(re.fullmatch(
+        rf"\[round 1\] checked {re.escape(i)} \([0-9]+ of [0-9]+, [0-9.]+ s\)", l)
+        for l in lines)]
+    check(ids and checked == ids,
+          f"kctl: a line per variant of round 1 as its checks end (want {ids}, got {checked})")
+    order = [n for n, l in enumerate(lines)
+             if re.match(r"\[round 1\] (timing [0-9]+ programs|timing done|\[round 1/)", l)
+             or l.startswith("[round 1/")]
+    check(len(order) == 3 and order == sorted(order),
+          f"kctl: round 1 shows timing start, timing end, then its summary (got "
+          f"{[lines[n] for n in order]})")
+    eta = [l for l in lines if "ETA" in l]
+    check(eta and all(re.search(r"\(ETA about [0-9]+ s at [0-9.]+ s per evaluation so far\)", l)
+                      for l in eta) and "at most" not in err,
+          f"kctl: the ETA is an estimate from measured evaluations (got {eta})")
+    out = os.path.join(sc.tmp, "again")
+    env = dict(sc.env)
+    for quiet in (False, True):
+        res = subprocess.run([sc.env["KCTL_EVALPOD"], "run", batch, "--out", out + str(quiet)]
+                             + (["--quiet"] if quiet else []), env=env, capture_output=True,
+                             text=True, timeout=WAIT_S, stdin=subprocess.DEVNULL)
+        got = [l for l in res.stderr.splitlines()
+               if re.match(r"evalpod: (checked |timing |checking |\S+ passed its checks)", l)]
+        if quiet:
+            check(res.returncode == 0 and not got,
+                  f"evalpod run --quiet: no progress lines (got {tail(res)})")
+        else:
+            want = ([f"checked {i}" for i in ids] + [f"{i} passed its checks" for i in ids]
+                    + ["timing done"])
+            check(res.returncode == 0 and all(any(w in l for l in got) for w in want)
+                  and got[-1].startswith("evalpod: timing done"),
+                  f"evalpod run: a line per program as its checks end, and timing's start and "
+                  f"end, on stderr (got {got})")
+
+
 def rounds_extend(kctl, evalpod, data):
     """--rounds N ends a session; resume --rounds M > its rounds extends it."""
     with Scenario(kctl, evalpod, data) as sc:
@@ -265,6 +309,7 @@ def rounds_extend(kctl, evalpod, data):
         check(res.returncode == 0 and st.get("state") == "done" and st.get("rounds") == 1,
               f"start --rounds 1: done after round 1 (got {tail(res)}; {st.get('state')}, "
               f"rounds {st.get('rounds')})")
+        progress(sc, sid, res.stderr)
         res = sc.run(["resume", sid, "--state", sc.db])
         check(res.returncode == 1 and "--rounds N (N > 1)" in res.stderr,
               f"resume of a done session without --rounds: exit 1 saying how to extend it "
