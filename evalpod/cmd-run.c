@@ -391,18 +391,16 @@ static void report_checks(const struct run *r)
 {
 	for (size_t i = 0; i < r->nprogs; i++) {
 		json_t *c = r->progs[i].check, *fault = json_object_get(c, "fault");
-		const char *st = json_string_value(json_object_get(c, "status"));
+		const char *kind = json_string_value(json_object_get(fault, "kind"));
+		const char *origin = json_string_value(json_object_get(fault, "origin"));
 
+		if (!kind)
+			kind = json_string_value(json_object_get(c, "status"));
 		if (run_prog_ok(&r->progs[i]))
 			run_progress(r, "%s passed its checks", r->progs[i].src->id);
 		else
 			run_progress(r, "%s failed its checks: %s (%s)", r->progs[i].src->id,
-				     json_string_value(json_object_get(fault, "kind"))
-					     ? json_string_value(json_object_get(fault, "kind"))
-					     : st ? st : "?",
-				     json_string_value(json_object_get(fault, "origin"))
-					     ? json_string_value(json_object_get(fault, "origin"))
-					     : "-");
+				     kind ? kind : "?", origin ? origin : "-");
 	}
 }
 
