@@ -326,6 +326,45 @@ def rounds_extend(kctl, evalpod, data):
               f"{st.get('state')}, rounds {st.get('rounds')})")
 
 
+COMPLETION = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "controller",
+                          "kctl-completion.bash")
+
+
+def complete(sc, words, cword):
+    """The completions bash offers for words with the cursor on words[cword]."""
+    script = ('source "$1"; shift; COMP_CWORD="$1"; shift; COMP_WORDS=("$@"); '
+              'COMP_LINE="$*"; _kctl; printf "%s\\n" "${COMPREPLY[@]}"')
+    res = subprocess.run(["bash", "-c", script, "bash", COMPLETION, str(cword), sc.kctl]
+                         + words, env=sc.env, capture_output=True, text=True, timeout=WAIT_S,
+                         cwd=sc.tmp)
+    return res.returncode, sorted(l for l in res.stdout.splitlines() if l)
+
+
+def completion(kctl, evalpod, data):
+    with Scenario(kctl, evalpod, data) as sc:
+        sid, _, _ = sc.interrupted_session()
+        cases = [
+            (["st"], 1, ["start", "status"], "subcommands"),
+            (["de"], 1, ["delete"], "subcommands (delete)"),
+            (["delete", "--f"], 2, ["--force"], "a subcommand's options"),
+            (["status", "-o", ""], 3, ["json", "text"], "-o's formats"),
+            (["render", "-o", ""], 3, ["json", "yaml"], "render's -o"),
+            (["show", "", "--state", sc.db], 2, [sid], "session ids, --state after"),
+            (["show", "--state", sc.db, sid[:8]], 4, [sid], "session ids by prefix"),
+            (["delete", "--state=" + sc.db, ""], 3, [sid], "session ids, --state=FILE"),
+            (["show", "--state", sc.db, sid, "r00"], 5, ["r00-start"], "variant ids of show"),
+            (["start", ""], 2, [n for n in os.listdir(sc.tmp) if n.endswith(".yaml")
+                                or os.path.isdir(os.path.join(sc.tmp, n))],
+             "start: spec files and folders, not the .cl files"),
+        ]
+        for words, cword, want, what in cases:
+            rc, got = complete(sc, words, cword)
+            check(rc == 0 and got == sorted(want),
+                  f"completion of {what}: {words} -> {sorted(want)} (got {rc}, {got})")
+        rc, got = complete(sc, ["show", ""], 2)  # the default database: none there
+        check(rc == 0 and got == [], f"completion without the session's --state: none ({got})")
+
+
 def main():
     if len(sys.argv) != 4:
         print("usage: kctl_cli.py KCTL EVALPOD DATA_DIR", file=sys.stderr)
@@ -333,7 +372,7 @@ def main():
     kctl, evalpod, data = (os.path.abspath(a) for a in sys.argv[1:])
     only = os.environ.get("KCTL_CLI_ONLY")
     for scenario in (help_and_version, output_formats, interrupt_and_prefix, delete_running,
-                     rounds_extend):
+                     completion, rounds_extend):
         if only and scenario.__name__ != only:
             continue
         t0 = time.time()
