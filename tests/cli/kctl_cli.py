@@ -365,6 +365,59 @@ def completion(kctl, evalpod, data):
         check(rc == 0 and got == [], f"completion without the session's --state: none ({got})")
 
 
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+
+
+def readme_files():
+    """{name: text} of the files that README.md's "Your own kernel" shows."""
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    section = text.split("## Your own kernel", 1)[-1].split("\n## ", 1)[0]
+    files, name, lines = {}, None, []
+    for line in section.splitlines() + ["end"]:
+        m = re.fullmatch(r"`([a-z_]+\.(?:cl|yaml))`:", line)
+        if name and (line.startswith("    ") or not line.strip()):
+            lines.append(line[4:])
+            continue
+        if name:
+            files[name] = "\n".join(lines).strip("\n") + "\n"
+            name = None
+        if m:
+            name, lines = m.group(1), []
+    return files
+
+
+def readme_quick_start(kctl, evalpod, data):
+    """The README's own kernel runs: its round 0 passes its checks."""
+    with Scenario(kctl, evalpod, data) as sc:
+        files = readme_files()
+        check(sorted(files) == ["scale.cl", "scale.yaml", "scale_ref.cl"],
+              f"README: 'Your own kernel' shows a template, a reference and a spec "
+              f"(got {sorted(files)})")
+        for name, text in files.items():
+            with open(os.path.join(sc.tmp, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        check("EVOLVE-BLOCK-START" in files.get("scale.cl", "")
+              and "EVOLVE-BLOCK-END" in files.get("scale.cl", ""),
+              "README: the template shows the block markers")
+        proc = subprocess.run([kctl, "start", "scale.yaml", "--step", "--state", sc.db],
+                              env=sc.env, cwd=sc.tmp, input="n\n", capture_output=True,
+                              text=True, timeout=WAIT_S)
+        sid = proc.stdout.strip()
+        st = sc.status_json(sid) or {}
+        rows = sc.run(["show", sid, "-o", "json", "--state", sc.db])
+        try:
+            start = [v for v in json.loads(rows.stdout) if v.get("id") == "r00-start"]
+        except ValueError:
+            start = []
+        check(proc.returncode == 0 and st.get("state") == "paused" and start
+              and start[0].get("status") == "ok",
+              f"README's kernel: round 0 passes its checks against the reference "
+              f"(got {tail(proc)}; {st.get('state')}, {start})")
+        check(f"paused; go on with: kctl resume {sid} --state {sc.db}" in proc.stderr,
+              f"--step, answer n: the hint repeats --state (got {tail(proc)})")
+
+
 def main():
     if len(sys.argv) != 4:
         print("usage: kctl_cli.py KCTL EVALPOD DATA_DIR", file=sys.stderr)
@@ -372,7 +425,7 @@ def main():
     kctl, evalpod, data = (os.path.abspath(a) for a in sys.argv[1:])
     only = os.environ.get("KCTL_CLI_ONLY")
     for scenario in (help_and_version, output_formats, interrupt_and_prefix, delete_running,
-                     completion, rounds_extend):
+                     completion, readme_quick_start, rounds_extend):
         if only and scenario.__name__ != only:
             continue
         t0 = time.time()
