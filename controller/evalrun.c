@@ -94,7 +94,7 @@ void evalrun_note(const char *dir, const char *batch, json_t *todo, int confirm)
 /*
  * evalpod's progress lines ("evalpod: checked r01-v002 (1 of 3, 2.1 s)",
  * "evalpod: timing ...") followed in the round's evalpod.log as they are
- * written, and shown as "[round R] checked r01-v002 ...".  The log is
+ * written, and shown as "round R: checked r01-v002 ...".  The log is
  * evalpod's stderr: its bytes are shown only as printable ASCII, a line
  * cut at FOLLOW_LINE, at most FOLLOW_READ bytes read per look.
  */
@@ -123,7 +123,7 @@ static void follow_line(struct session *s, int round, struct follow *f)
 	for (char *c = f->line; *c; c++)
 		if (*c < 0x20 || *c > 0x7e)
 			*c = '?';
-	fprintf(stderr, "%s[round %d] %s\n", s->interactive ? "\r\033[K" : "", round, p);
+	fprintf(stderr, "%sround %d: %s\n", s->interactive ? "\r\033[K" : "", round, p);
 }
 
 static void follow_read(struct session *s, int round, struct follow *f)

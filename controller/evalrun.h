@@ -29,7 +29,7 @@ void evalrun_note(const char *dir, const char *batch, json_t *todo, int confirm)
 
 /*
  * Waits for pid, with a progress line on a terminal; shows evalpod's
- * progress lines as they reach dir/evalpod.log ("[round R] checked ID
+ * progress lines as they reach dir/evalpod.log ("round R: checked ID
  * ..."); passes an interruption (round_interrupted) on as SIGTERM.
  * Returns its wait status (-1 when waitpid failed).
  */

@@ -262,12 +262,12 @@ def progress(sc, sid, err):
         ids = []
     lines = err.splitlines()
     checked = [i for i in ids if any(re.fullmatch(
-        rf"\[round 1\] checked {re.escape(i)} \([0-9]+ of [0-9]+, [0-9.]+ s\)", l)
+        rf"round 1: checked {re.escape(i)} \([0-9]+ of [0-9]+, [0-9.]+ s\)", l)
         for l in lines)]
     check(ids and checked == ids,
           f"kctl: a line per variant of round 1 as its checks end (want {ids}, got {checked})")
     order = [n for n, l in enumerate(lines)
-             if re.match(r"\[round 1\] (timing [0-9]+ programs|timing done|\[round 1/)", l)
+             if re.match(r"round 1: (timing [0-9]+ programs|timing done)", l)
              or l.startswith("[round 1/")]
     check(len(order) == 3 and order == sorted(order),
           f"kctl: round 1 shows timing start, timing end, then its summary (got "
