@@ -11,8 +11,10 @@
 #include "session.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Whether pid is still an evalpod (pids are reused: never signal a stranger). */
@@ -56,25 +58,39 @@ static int cancel_jobs(json_t *row, const char *id, char *msg, size_t n)
 
 int cmd_cancel(int argc, char **argv)
 {
-	const char *state = NULL, *id;
+	static const struct option opts[] = {
+		{ "state", required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *state = NULL;
 	struct store *st;
 	json_t *row, *round;
-	char msg[1024];
-	int rc;
+	char msg[1024], *id;
+	int rc, c;
 
-	if (argc == 4 && !strcmp(argv[2], "--state")) {
-		state = argv[3];
-	} else if (argc != 2) {
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'S') {
+			fputs("usage: kctl cancel SESSION [--state FILE]\n", stderr);
+			return KCTL_EXIT_USAGE;
+		}
+		state = optarg;
+	}
+	if (optind != argc - 1) {
 		fputs("usage: kctl cancel SESSION [--state FILE]\n", stderr);
 		return KCTL_EXIT_USAGE;
 	}
-	id = argv[1];
 	if (!(st = cmd_open_store(state)))
 		return KCTL_EXIT_INFRA;
+	if (!(id = cmd_session_id(st, argv[optind]))) {
+		store_close(st);
+		return KCTL_EXIT_FAIL;
+	}
 	row = store_session_get(st, id);
 	if (!row) {
 		log_error("no session '%s'", id);
 		store_close(st);
+		free(id);
 		return KCTL_EXIT_FAIL;
 	}
 	rc = store_begin(st, msg, sizeof(msg));
@@ -101,5 +117,6 @@ int cmd_cancel(int argc, char **argv)
 	json_decref(round);
 	json_decref(row);
 	store_close(st);
+	free(id);
 	return rc ? KCTL_EXIT_FAIL : KCTL_EXIT_OK;
 }

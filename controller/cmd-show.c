@@ -1,5 +1,5 @@
 /*
- * kctl show SESSION [VARIANT] [--state FILE]
+ * kctl show SESSION [VARIANT] [-o text|json] [--state FILE]
  *   without VARIANT: every variant of the session, one line each;
  *   with VARIANT: its figures, its source and its diff from its parent.
  */
@@ -10,8 +10,10 @@
 #include "sbuf.h"
 #include "session.h"
 
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *str(json_t *o, const char *k)
@@ -89,54 +91,100 @@ static void show_variant(struct store *st, const char *session, json_t *v)
 	json_decref(res);
 }
 
+/* -o json: the variant with its result and its parent's id, as recorded. */
+static void show_variant_json(struct store *st, const char *session, json_t *v)
+{
+	json_t *out = json_deep_copy(v);
+	json_t *res = store_result_get(st, session, str(v, "id"));
+	char *text;
+
+	json_object_set_new(out, "result", res ? res : json_null());
+	text = jx_dump(out);
+	fputs(text, stdout);
+	free(text);
+	json_decref(out);
+}
+
+static void show_list_json(json_t *vars)
+{
+	char *text = jx_dump(vars);
+
+	fputs(text, stdout);
+	free(text);
+}
+
+static const char show_usage[] =
+	"usage: kctl show SESSION [VARIANT] [-o text|json] [--state FILE]\n";
+
 int cmd_show(int argc, char **argv)
 {
-	const char *state = NULL;
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "state", required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *state = NULL, *variant;
 	char msg[2048];
 	struct store *st;
-	json_t *vars, *row;
-	int rc = KCTL_EXIT_OK;
+	json_t *vars = NULL, *v;
+	int c, as_json = 0, rc = KCTL_EXIT_OK;
+	char *id;
 
-	if (argc >= 4 && !strcmp(argv[argc - 2], "--state")) {
-		state = argv[argc - 1];
-		argc -= 2;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		if (c == 'o' && !cmd_output_format(optarg, &as_json)) {
+			continue;
+		} else if (c == 'S') {
+			state = optarg;
+		} else {
+			fputs(show_usage, stderr);
+			return KCTL_EXIT_USAGE;
+		}
 	}
-	if (argc < 2 || argc > 3) {
-		fputs("usage: kctl show SESSION [VARIANT] [--state FILE]\n", stderr);
+	if (argc - optind < 1 || argc - optind > 2) {
+		fputs(show_usage, stderr);
 		return KCTL_EXIT_USAGE;
 	}
+	variant = argc - optind == 2 ? argv[optind + 1] : NULL;
 	if (!(st = cmd_open_store(state)))
 		return KCTL_EXIT_INFRA;
-	vars = store_variants_brief(st, argv[1], -1);
-	row = store_session_get(st, argv[1]);
-	if (row && session_report_refresh(st, argv[1], msg, sizeof(msg)) < 0)
-		log_warn("session %s: its report.md is stale and cannot be rewritten: %s", argv[1],
-			 msg);
+	if (!(id = cmd_session_id(st, argv[optind]))) {
+		rc = KCTL_EXIT_FAIL;
+		if (store_check(st, msg, sizeof(msg))) {
+			log_error("%s", msg);
+			rc = KCTL_EXIT_INFRA;
+		}
+		store_close(st);
+		return rc;
+	}
+	if (session_report_refresh(st, id, msg, sizeof(msg)) < 0)
+		log_warn("session %s: its report.md is stale and cannot be rewritten: %s", id, msg);
 	if (store_check(st, msg, sizeof(msg))) {
 		log_error("%s", msg);
 		rc = KCTL_EXIT_INFRA;
-	} else if (!row) {
-		log_error("no session '%s'", argv[1]);
+	} else if (!variant) {
+		if (!(vars = store_variants_brief(st, id, -1)))
+			vars = json_array();
+		if (as_json)
+			show_list_json(vars);
+		else
+			show_list(vars);
+	} else if (!(v = store_variant_get(st, id, variant))) {
+		log_error("no variant '%s' in session '%s'", variant, id);
 		rc = KCTL_EXIT_FAIL;
-	} else if (argc == 2) {
-		show_list(vars);
 	} else {
-		json_t *v = store_variant_get(st, argv[1], argv[2]);
-
-		if (!v) {
-			log_error("no variant '%s' in session '%s'", argv[2], argv[1]);
-			rc = KCTL_EXIT_FAIL;
-		} else {
-			show_variant(st, argv[1], v);
-		}
+		if (as_json)
+			show_variant_json(st, id, v);
+		else
+			show_variant(st, id, v);
 		json_decref(v);
 	}
 	if (!rc && store_check(st, msg, sizeof(msg))) {
 		log_error("%s", msg);
 		rc = KCTL_EXIT_INFRA;
 	}
-	json_decref(row);
 	json_decref(vars);
 	store_close(st);
+	free(id);
 	return rc;
 }

@@ -6,9 +6,11 @@
 #include "err.h"
 #include "fileio.h"
 #include "log.h"
+#include "sbuf.h"
 #include "session.h"
 #include "xalloc.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,13 +98,48 @@ static int open_failed(int rc, const char *msg)
 	return rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA : KCTL_EXIT_FAIL;
 }
 
-/* Says how a run of session s ended (rc, msg); again is the command that goes on. */
-static int ended(struct session *s, int rc, const char *msg, const char *again)
+/* Characters a shell takes as they are; any other gets the word quoted. */
+static int shell_plain(const char *word)
+{
+	if (!*word)
+		return 0;
+	for (; *word; word++)
+		if (!isalnum((unsigned char)*word) && !strchr("/._-+=:,@%", *word))
+			return 0;
+	return 1;
+}
+
+/*
+ * " --state FILE" when the database was named on the command line (quoted
+ * for a POSIX shell where it needs it), else "": what a "go on with" hint
+ * must repeat to reach the same session.  Returns a new string.
+ */
+static char *again_options(const char *state)
+{
+	struct sbuf b = SBUF_INIT;
+
+	if (state && shell_plain(state)) {
+		sbuf_addf(&b, " --state %s", state);
+	} else if (state) {
+		sbuf_adds(&b, " --state '");
+		for (const char *p = state; *p; p++)
+			if (*p == '\'')
+				sbuf_adds(&b, "'\\''");
+			else
+				sbuf_addch(&b, *p);
+		sbuf_adds(&b, "'");
+	}
+	return sbuf_detach(&b, NULL);
+}
+
+/* Says how a run of session s ended (rc, msg); cmd is the command that goes on. */
+static int ended(struct session *s, int rc, const char *msg, const char *cmd)
 {
 	if (rc && rc != 130)
 		log_error("session %s: %s", s->id, msg);
 	else if (rc == 130)
-		fprintf(stderr, "interrupted; go on with: kctl %s %s\n", again, s->id);
+		fprintf(stderr, "interrupted; go on with: kctl %s %s%s\n", cmd, s->id,
+			s->again ? s->again : "");
 	return rc;
 }
 
@@ -147,7 +184,7 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 	struct run_opts o;
 	struct session s;
 	struct store *st;
-	char msg[4096] = "";
+	char msg[4096] = "", *id = NULL, *again = NULL;
 	int rc, opened = 1;
 
 	if (parse(argc, argv, &o, usage))
@@ -155,7 +192,18 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 	if (!(st = cmd_open_store(o.state)))
 		return KCTL_EXIT_INFRA;
 	memset(&s, 0, sizeof(s));
-	rc = open(&s, st, argv[optind], msg, sizeof(msg));
+	if (!created && !(id = cmd_session_id(st, argv[optind]))) {
+		rc = KCTL_EXIT_FAIL;
+		if (store_check(st, msg, sizeof(msg))) {
+			log_error("%s", msg);
+			rc = KCTL_EXIT_INFRA;
+		}
+		store_close(st);
+		return rc;
+	}
+	s.again = again = again_options(o.state);
+	s.rounds_cap = o.rounds; /* reopen lets a larger one extend a done session */
+	rc = open(&s, st, created ? argv[optind] : id, msg, sizeof(msg));
 	if (!rc && (rc = apply_sets(&s, &o, msg, sizeof(msg)))) {
 		log_error("session %s: %s", s.id, msg);
 		rc = rc == KERR_INVALID || rc == KERR_RANGE ? KCTL_EXIT_USAGE : KCTL_EXIT_FAIL;
@@ -178,6 +226,8 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 	}
 	session_release(&s);
 	store_close(st);
+	free(again);
+	free(id);
 	return rc;
 }
 
@@ -212,7 +262,7 @@ int cmd_confirm(int argc, char **argv)
 	long passes = 0, cands = 0;
 	struct session s;
 	struct store *st;
-	char msg[4096] = "", *end;
+	char msg[4096] = "", *end, *id = NULL, *again = NULL;
 	int c, rc;
 
 	optind = 1;
@@ -243,8 +293,13 @@ int cmd_confirm(int argc, char **argv)
 	}
 	if (!(st = cmd_open_store(state)))
 		return KCTL_EXIT_INFRA;
+	if (!(id = cmd_session_id(st, argv[optind]))) {
+		store_close(st);
+		return KCTL_EXIT_FAIL;
+	}
 	memset(&s, 0, sizeof(s));
-	rc = session_reopen_to_confirm(&s, st, argv[optind], msg, sizeof(msg));
+	s.again = again = again_options(state);
+	rc = session_reopen_to_confirm(&s, st, id, msg, sizeof(msg));
 	if (rc) {
 		rc = open_failed(rc, msg);
 	} else {
@@ -259,5 +314,7 @@ int cmd_confirm(int argc, char **argv)
 	}
 	session_release(&s);
 	store_close(st);
+	free(again);
+	free(id);
 	return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * kctl status [SESSION] [-o json] [--state FILE]
+ * kctl status [SESSION] [-o text|json] [--state FILE]
  */
 #include "cmds.h"
 #include "jsonx.h"
@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double jnum(json_t *o, const char *k)
@@ -120,31 +121,38 @@ int cmd_status(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		if (c == 'o' && !strcmp(optarg, "json")) {
-			as_json = 1;
+		if (c == 'o' && !cmd_output_format(optarg, &as_json)) {
+			continue;
 		} else if (c == 'S') {
 			state = optarg;
 		} else {
-			fputs("usage: kctl status [SESSION] [-o json] [--state FILE]\n", stderr);
+			fputs("usage: kctl status [SESSION] [-o text|json] [--state FILE]\n",
+			      stderr);
 			return KCTL_EXIT_USAGE;
 		}
 	}
 	if (optind < argc - 1) {
-		fputs("usage: kctl status [SESSION] [-o json] [--state FILE]\n", stderr);
+		fputs("usage: kctl status [SESSION] [-o text|json] [--state FILE]\n", stderr);
 		return KCTL_EXIT_USAGE;
 	}
 	if (!(st = cmd_open_store(state)))
 		return KCTL_EXIT_INFRA;
 	if (optind == argc - 1) {
-		refresh_report(st, argv[optind]);
-		out = session_status_json(st, argv[optind]);
+		char *id = cmd_session_id(st, argv[optind]);
+
+		if (id)
+			refresh_report(st, id);
+		out = id ? session_status_json(st, id) : NULL;
 		if (!out && store_check(st, msg, sizeof(msg))) {
 			log_error("%s", msg);
+			free(id);
 			store_close(st);
 			return KCTL_EXIT_INFRA;
 		}
+		if (id && !out)
+			log_error("no session '%s'", id);
+		free(id);
 		if (!out) {
-			log_error("no session '%s'", argv[optind]);
 			store_close(st);
 			return KCTL_EXIT_FAIL;
 		}

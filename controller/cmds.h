@@ -16,8 +16,20 @@ int cmd_brief(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
+int cmd_delete(int argc, char **argv);
 
 /* Opens the state database (--state FILE or the default); logs on failure. */
 struct store *cmd_open_store(const char *state_path);
+
+/* -o FORMAT: sets *as_json for "json", clears it for "text"; -1 for others. */
+int cmd_output_format(const char *arg, int *as_json);
+
+/*
+ * The full id of the session that arg names: the id itself, or the one id
+ * it is a prefix of (like git's short hashes).  Returns a new string (the
+ * caller frees it), or NULL after logging that no session or more than one
+ * (listing them) matches.
+ */
+char *cmd_session_id(struct store *st, const char *arg);
 
 #endif

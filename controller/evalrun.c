@@ -91,6 +91,60 @@ void evalrun_note(const char *dir, const char *batch, json_t *todo, int confirm)
 	free(path);
 }
 
+/*
+ * evalpod's progress lines ("evalpod: checked r01-v002 (1 of 3, 2.1 s)",
+ * "evalpod: timing ...") followed in the round's evalpod.log as they are
+ * written, and shown as "round R: checked r01-v002 ...".  The log is
+ * evalpod's stderr: its bytes are shown only as printable ASCII, a line
+ * cut at FOLLOW_LINE, at most FOLLOW_READ bytes read per look.
+ */
+#define FOLLOW_LINE 512
+#define FOLLOW_READ 65536
+
+struct follow {
+	int fd;
+	size_t len;
+	char line[FOLLOW_LINE];
+};
+
+/* Levels of evalpod's log lines, which are not progress. */
+static const char *const log_levels[] = { "error:", "warning:", "info:", "debug:" };
+
+static void follow_line(struct session *s, int round, struct follow *f)
+{
+	const char *p = f->line + 9;
+
+	f->line[f->len] = '\0';
+	if (f->len <= 9 || strncmp(f->line, "evalpod: ", 9))
+		return;
+	for (size_t i = 0; i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
+		if (!strncmp(p, log_levels[i], strlen(log_levels[i])))
+			return;
+	for (char *c = f->line; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';
+	fprintf(stderr, "%sround %d: %s\n", s->interactive ? "\r\033[K" : "", round, p);
+}
+
+static void follow_read(struct session *s, int round, struct follow *f)
+{
+	char buf[4096];
+	size_t total = 0;
+	ssize_t got;
+
+	while (f->fd >= 0 && total < FOLLOW_READ && (got = read(f->fd, buf, sizeof(buf))) > 0) {
+		total += (size_t)got;
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i] == '\n') {
+				follow_line(s, round, f);
+				f->len = 0;
+			} else if (f->len < FOLLOW_LINE - 1) {
+				f->line[f->len++] = buf[i];
+			}
+		}
+	}
+}
+
 static void evalrun_progress(struct session *s, int round, size_t todo, double t0)
 {
 	if (!s->interactive)
@@ -105,10 +159,19 @@ static void evalrun_progress(struct session *s, int round, size_t todo, double t
  * A pidfd wakes us the moment evalpod exits (falling back to short sleeps
  * where the kernel has none), so a round never waits on a timer.
  */
-int evalrun_wait(struct session *s, int round, size_t todo, pid_t pid)
+int evalrun_wait(struct session *s, const char *dir, int round, size_t todo, pid_t pid)
 {
 	double t0 = (double)time(NULL);
 	int status = 0, pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	char *log = xasprintf("%s/evalpod.log", dir);
+	struct follow f = { .fd = open(log, O_RDONLY | O_CLOEXEC), .len = 0 };
+
+	free(log);
+	/* evalpod appends to the log; what is there already is from before it */
+	if (f.fd >= 0 && lseek(f.fd, 0, SEEK_END) < 0) {
+		close(f.fd);
+		f.fd = -1;
+	}
 
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
@@ -121,6 +184,7 @@ int evalrun_wait(struct session *s, int round, size_t todo, pid_t pid)
 		}
 		if (round_interrupted()) /* pass the interruption on; evalpod writes what it has */
 			kill(pid, SIGTERM);
+		follow_read(s, round, &f);
 		evalrun_progress(s, round, todo, t0);
 		if (pfd >= 0) {
 			struct pollfd p = { .fd = pfd, .events = POLLIN };
@@ -132,6 +196,9 @@ int evalrun_wait(struct session *s, int round, size_t todo, pid_t pid)
 	}
 	if (pfd >= 0)
 		close(pfd);
+	follow_read(s, round, &f);
+	if (f.fd >= 0)
+		close(f.fd);
 	if (s->interactive)
 		fputs("\r\033[K", stderr);
 	return status;

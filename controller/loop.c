@@ -291,6 +291,25 @@ int session_report_refresh(struct store *st, const char *id, char *msg, size_t n
 	return rc;
 }
 
+/*
+ * A done session goes on only when --rounds raises its round budget past
+ * the rounds it has (the numbers `kctl status` shows: confirmation rounds
+ * count); anything else ended it for good.
+ */
+static int reopen_done(struct session *s, const char *id, char *msg, size_t n)
+{
+	int last = store_round_last(s->st, id);
+
+	if (s->rounds_cap > last) {
+		s->extending = 1;
+		return 0;
+	}
+	return kerr_set(msg, n, KERR_INVALID,
+			"session '%s' is done after round %d; to go on, give it a larger round "
+			"budget: kctl resume %s --rounds N (N > %d)",
+			id, last, id, last);
+}
+
 static int reopen(struct session *s, struct store *st, const char *id, int confirm, char *msg,
 		  size_t n)
 {
@@ -324,7 +343,9 @@ static int reopen(struct session *s, struct store *st, const char *id, int confi
 		fprintf(stderr,
 			"session %s is done; its report was stale and is rewritten: %s/report.md\n",
 			id, s->dir);
-	if (!rc && state && ((!confirm && !strcmp(state, "done")) || !strcmp(state, "cancelled")))
+	if (!rc && state && !confirm && !strcmp(state, "done"))
+		rc = reopen_done(s, id, msg, n);
+	else if (!rc && state && !strcmp(state, "cancelled"))
 		rc = kerr_set(msg, n, KERR_INVALID, "session '%s' is %s", id, state);
 	if (!rc)
 		rc = apply_settings(s, msg, n);
@@ -420,6 +441,28 @@ static int set_state(struct session *s, const char *state, const char *reason, c
 	return store_commit(s->st, msg, n);
 }
 
+/*
+ * Seconds the rest of the session should take: the evaluations its budgets
+ * leave (rounds left times variants per round, at most the evaluations
+ * left, plus a confirmation) at the rate measured in the rounds this
+ * process drove.  NAN before a measurement.  An estimate, not a bound: a
+ * stop decision ends the session sooner, a slow variant makes it later.
+ */
+static double eta_s(struct session *s, int round)
+{
+	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
+	long left = (long)(max_rounds - round) * s->spec.variants_per_round;
+	long budget = s->spec.max_evaluations - store_result_count(s->st, s->id);
+
+	if (s->evals <= 0 || s->eval_s <= 0)
+		return NAN;
+	if (left > budget)
+		left = budget > 0 ? budget : 0;
+	if (s->spec.confirm_passes > 0)
+		left += (long)s->spec.confirm_passes * s->spec.confirm_candidates;
+	return s->eval_s / s->evals * (double)left;
+}
+
 /* One line per finished round: what happened and what comes next. */
 static void round_line(struct session *s, int round, double round_s, int rounds_done)
 {
@@ -427,10 +470,13 @@ static void round_line(struct session *s, int round, double round_s, int rounds_
 	json_t *row = store_round_get(s->st, s->id, round), *vars = round_programs(s, round);
 	json_t *conf = json_object_get(row, "confirm");
 	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
-	double eta = rounds_done > 0 ? round_s * (max_rounds - round) : NAN;
+	double eta;
 	const char *decision = json_string_value(json_object_get(row, "decision"));
 	char noise[64];
 
+	s->eval_s += round_s;
+	s->evals += (int)json_array_size(vars);
+	eta = eta_s(s, round);
 	winner_noise(w, noise, sizeof(noise));
 	if (json_is_object(conf)) {
 		fprintf(stderr,
@@ -465,7 +511,8 @@ static void round_line(struct session *s, int round, double round_s, int rounds_
 			fprintf(stderr, "no variant passed yet; ");
 		fprintf(stderr, "next: %s", decision);
 		if (isfinite(eta) && eta > 0 && strcmp(decision, "stop"))
-			fprintf(stderr, " (ETA %.0fs at most)", eta);
+			fprintf(stderr, " (ETA about %.0f s at %.1f s per evaluation so far)", eta,
+				s->eval_s / s->evals);
 		fputc('\n', stderr);
 	}
 	json_decref(vars);
@@ -549,6 +596,12 @@ static int next_step(struct session *s, int *round, int *state, char **mode, int
 		const char *m = json_string_value(json_object_get(row, "mode"));
 
 		*stop = d && !strcmp(d, "stop");
+		/* kctl resume --rounds N of a done session: the old budget's stop is past */
+		if (*stop && s->extending) {
+			*stop = 0;
+			d = "exploit";
+		}
+		s->extending = 0;
 		/* a search that stops is confirmed first; a confirmation that ends does not */
 		if (*stop && m && strcmp(m, "confirm") && wants_confirmation(s)) {
 			*stop = 0;
@@ -642,7 +695,8 @@ static int session_drive(struct session *s, char *msg, size_t n)
 		if (state < 0 && round > 0 && rounds_done > 0 && !ask_to_go_on(s, round - 1)) {
 			free(mode);
 			set_state(s, "paused", "paused by the user (--step)", msg, n);
-			fprintf(stderr, "paused; go on with: kctl resume %s\n", s->id);
+			fprintf(stderr, "paused; go on with: kctl resume %s%s\n", s->id,
+				s->again ? s->again : "");
 			return KCTL_EXIT_OK;
 		}
 		if (state < 0) {

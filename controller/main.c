@@ -8,41 +8,79 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifndef KCTL_VERSION
+#define KCTL_VERSION "unknown"
+#endif
+
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *help;
+	const char *help;  /* one line for `kctl help` */
+	const char *usage; /* what `kctl COMMAND --help` prints */
 };
 
+static int cmd_version(int argc, char **argv);
+
 static const struct command commands[] = {
-	{ "start", cmd_start, "start a session: kctl start SPEC [--rounds N] [--step]" },
-	{ "resume", cmd_resume, "go on with a stopped or killed session: kctl resume SESSION" },
-	{ "confirm", cmd_confirm,
-	  "re-time a session's top candidates side by side: kctl confirm SESSION [--passes N]" },
-	{ "status", cmd_status,
-	  "sessions and their best kernels: kctl status [SESSION] [-o json]" },
-	{ "show", cmd_show, "a session's variants, or one variant: kctl show SESSION [VARIANT]" },
-	{ "brief", cmd_brief,
-	  "a variant's profile brief, as the model sees it: kctl brief SESSION [VARIANT] "
-	  "[--code]" },
-	{ "cancel", cmd_cancel, "stop a session for good: kctl cancel SESSION" },
-	{ "render", cmd_render,
-	  "the Kubernetes Job a round would submit: kctl render SPEC [-o yaml|json]" },
-	{ "simulate", cmd_simulate,
-	  "replay the search against a recorded space: kctl simulate DATASET [--strategy "
-	  "S,...] [--budgets N,...] [--seeds N] [--batch N] [-o text|json]" },
+	{ "start", cmd_start, "start a session",
+	  "kctl start SPEC [--rounds N] [--step] [--state FILE] [-v]" },
+	{ "resume", cmd_resume, "go on with a stopped, killed or finished session",
+	  "kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] [--step] "
+	  "[--state FILE] [-v]\n\n"
+	  "--rounds N lets a session that ended on its round budget go on to N rounds." },
+	{ "confirm", cmd_confirm, "re-time a session's top candidates side by side",
+	  "kctl confirm SESSION [--passes N] [--candidates K] [--state FILE] [-v]" },
+	{ "status", cmd_status, "sessions and their best kernels",
+	  "kctl status [SESSION] [-o text|json] [--state FILE]" },
+	{ "show", cmd_show, "a session's variants, or one variant",
+	  "kctl show SESSION [VARIANT] [-o text|json] [--state FILE]" },
+	{ "brief", cmd_brief, "a variant's profile brief, as the model sees it",
+	  "kctl brief SESSION [VARIANT] [--code] [-o text|json] [--state FILE]" },
+	{ "cancel", cmd_cancel, "stop a session for good", "kctl cancel SESSION [--state FILE]" },
+	{ "delete", cmd_delete, "remove a session's records and its output folder",
+	  "kctl delete SESSION [--force] [--state FILE]\n\n"
+	  "A running session is refused; --force deletes it when no kctl drives it any more." },
+	{ "render", cmd_render, "the Kubernetes Job a round would submit",
+	  "kctl render SPEC [-o yaml|json]" },
+	{ "simulate", cmd_simulate, "replay the search against a recorded space",
+	  "kctl simulate DATASET [--strategy S,...] [--budgets N,...] [--seeds N] "
+	  "[--batch N] [-o text|json]" },
+	{ "version", cmd_version, "print kctl's version", "kctl version" },
 };
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static int cmd_version(int argc, char **argv)
+{
+	printf("kctl %s\n", KCTL_VERSION);
+	return 0;
+}
 
 static int usage(FILE *f)
 {
-	fputs("usage: kctl COMMAND [ARGS]\n\ncommands:\n", f);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	fputs("usage: kctl COMMAND [ARGS]\n       kctl COMMAND --help\n       kctl --version\n\n"
+	      "commands:\n",
+	      f);
+	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
-	fputs("\nThe state database is --state FILE, else $KCTL_STATE_DIR/kctl.db, else\n"
-	      "$XDG_STATE_HOME/kctl/kctl.db, else ~/.local/state/kctl/kctl.db.  See "
-	      "docs/kctl.md.\n",
+	fputs("\nSESSION may be any unique prefix of a session id.  The state database is\n"
+	      "--state FILE, else $KCTL_STATE_DIR/kctl.db, else $XDG_STATE_HOME/kctl/kctl.db,\n"
+	      "else ~/.local/state/kctl/kctl.db.  See docs/kctl.md.\n",
 	      f);
 	return f == stdout ? 0 : 2;
+}
+
+/*
+ * Whether the command line asks for help: -h or --help anywhere before a
+ * "--" (an option's value that happens to read "--help" is taken as a
+ * request for help too, as git does).
+ */
+static int wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -53,9 +91,17 @@ int main(int argc, char **argv)
 		return usage(stderr);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
 		return usage(stdout);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--version"))
+		return cmd_version(argc - 1, argv + 1);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		if (wants_help(argc - 1, argv + 1)) {
+			printf("usage: %s\n\n%s.\n", commands[i].usage, commands[i].help);
+			return 0;
+		}
+		return commands[i].fn(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "kctl: '%s' is not a command\n", argv[1]);
 	return usage(stderr);
 }

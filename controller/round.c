@@ -461,7 +461,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 			store_commit(s->st, msg, n);
 	}
 	crash_point("spawned", round);
-	status = evalrun_wait(s, round, ntodo, pid);
+	status = evalrun_wait(s, dir, round, ntodo, pid);
 	evalrun_log_tail(dir, tail, sizeof(tail));
 	if (!round_interrupted() && (rc = round_fetch(s, dir, round, msg, n))) {
 		/* what evalpod uploaded stays in the store; a resume fetches it */
@@ -514,8 +514,9 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 				msg, n, KERR_CHILD,
 				"round %d: the reference ran past its %g s limit, %d times (the "
 				"machine is slow or the limit too low); go on with a higher limit: "
-				"kctl resume %s --set limits.run_timeout_s=%g\n%s",
-				round, was, attempt + 1, s->id, 2 * was, tail);
+				"kctl resume %s%s --set limits.run_timeout_s=%g\n%s",
+				round, was, attempt + 1, s->id, s->again ? s->again : "", 2 * was,
+				tail);
 	} else {
 		log_warn("round %d: evalpod failed (%s %d); %s", round,
 			 WIFEXITED(status) ? "exit status" : "signal",

@@ -40,6 +40,12 @@ struct session {
 	int interactive;   /* progress line on a terminal */
 	int step;          /* --step: ask before each next round */
 	int rounds_cap;    /* --rounds N: 0 = spec's max_rounds */
+	double eval_s;     /* seconds of rounds this process drove, and */
+	int evals;         /* the evaluations in them: the ETA's measured rate */
+	int extending;     /* a done session reopened with a larger --rounds: its
+			    * last "stop" does not end it (reopen sets, next_step clears) */
+	const char *again; /* options a "go on with: kctl resume ID" hint repeats
+			    * (" --state FILE" or ""; borrowed; NULL: none) */
 	char *evalpod;     /* the evalpod binary used */
 	struct s3 *s3;     /* evaluator.storage when it is s3:// (handoff.h), else NULL */
 	struct kube *kube; /* the cluster of the kubernetes backend (kround.h), else NULL */

@@ -769,6 +769,29 @@ json_t *store_session_list(struct store *st)
 			     "");
 }
 
+/* Tables that hold a session's rows, those that others refer to last. */
+static const char *const session_tables[] = {
+	"settings", "llm_calls", "learnings", "results", "lineages", "variants", "rounds",
+};
+
+int store_session_delete(struct store *st, const char *id, int64_t *rows, char *msg, size_t n)
+{
+	char sql[128];
+	int rc = 0;
+
+	*rows = 0;
+	for (size_t i = 0; !rc && i < sizeof(session_tables) / sizeof(session_tables[0]); i++) {
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE session = ?1", session_tables[i]);
+		rc = sq_db_write(st, NULL, sql, "t", id);
+		*rows += rc ? 0 : sqlite3_changes(st->db);
+	}
+	if (!rc)
+		rc = sq_db_write(st, "no such session", "DELETE FROM sessions WHERE id = ?1", "t",
+				 id);
+	*rows += rc ? 0 : 1;
+	return rc ? sq_fail(st, rc, msg, n, "deleting session '%s'", id) : 0;
+}
+
 int store_session_set_winner(struct store *st, const char *id, json_t *winner, char *msg, size_t n)
 {
 	char *text = NULL;

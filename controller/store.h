@@ -88,6 +88,9 @@ int store_session_create(struct store *st, const char *id, const char *spec_path
 json_t *store_session_get(struct store *st, const char *id);
 /* All sessions, newest first: a JSON array of the objects above. */
 json_t *store_session_list(struct store *st);
+/* Removes the session's rows from every table (in the caller's transaction);
+ * *rows gets how many rows went.  KERR_NOTFOUND when there is no such session. */
+int store_session_delete(struct store *st, const char *id, int64_t *rows, char *msg, size_t n);
 int store_session_set_state(struct store *st, const char *id, const char *state, const char *reason,
 			    char *msg, size_t n);
 /* Records that key (e.g. "limits.run_timeout_s") of session id's spec is value

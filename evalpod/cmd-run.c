@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +355,55 @@ static int check_job(struct run *r, struct job *j, struct judge_chan *c, size_t 
 	return 0;
 }
 
+/*
+ * A progress line on stderr, "evalpod: ..." (not with --quiet): what a
+ * person or kctl watching the run sees move before the results exist.
+ */
+static void run_progress(const struct run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void run_progress(const struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->quiet)
+		return;
+	va_start(ap, fmt);
+	fputs("evalpod: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	fflush(stderr);
+}
+
+/* pool.h's on_finish of a check worker: argv[4] is the program's id. */
+static void check_finished(void *ctx, struct job *j)
+{
+	struct run *r = ctx;
+
+	r->checked++;
+	run_progress(r, "checked %s (%zu of %zu, %.1f s)", j->argv[4] ? j->argv[4] : "?",
+		     r->checked, r->tocheck, j->wall_ms / 1e3);
+}
+
+/* One line per program once its checks are judged: its status and fault. */
+static void report_checks(const struct run *r)
+{
+	for (size_t i = 0; i < r->nprogs; i++) {
+		json_t *c = r->progs[i].check, *fault = json_object_get(c, "fault");
+		const char *kind = json_string_value(json_object_get(fault, "kind"));
+		const char *origin = json_string_value(json_object_get(fault, "origin"));
+
+		if (!kind)
+			kind = json_string_value(json_object_get(c, "status"));
+		if (run_prog_ok(&r->progs[i]))
+			run_progress(r, "%s passed its checks", r->progs[i].src->id);
+		else
+			run_progress(r, "%s failed its checks: %s (%s)", r->progs[i].src->id,
+				     kind ? kind : "?", origin ? origin : "-");
+	}
+}
+
 static int run_checks(struct run *r)
 {
 	struct job *jobs = xcalloc(r->nprogs + 1, sizeof(*jobs));
@@ -370,9 +420,13 @@ static int run_checks(struct run *r)
 		judge_chan_init(&chans[njobs]);
 		if (!rc)
 			rc = check_job(r, &jobs[njobs], &chans[njobs], i);
+		jobs[njobs].on_finish = check_finished;
+		jobs[njobs].finish_ctx = r;
 		njobs++;
 	}
-	log_info("checking %zu programs, %d at a time", njobs, r->jobs);
+	r->checked = 0;
+	r->tocheck = njobs;
+	run_progress(r, "checking %zu programs, %d at a time", njobs, r->jobs);
 	if (!rc)
 		rc = pool_run(jobs, njobs, r->jobs, r->echo, on_judge, r, r->msg, sizeof(r->msg));
 	for (size_t k = 0; k < njobs; k++) {
@@ -393,6 +447,7 @@ static int run_checks(struct run *r)
 	free(jobs);
 	free(chans);
 	free(map);
+	report_checks(r);
 	return rc ? RUN_EXIT_INFRA : 0;
 }
 
@@ -560,8 +615,11 @@ static int run_timing(struct run *r)
 			goto out;
 		}
 		give_chan(&j, &c);
-		log_info("timing %d programs with the reference, interleaved", count);
+		run_progress(r, "timing %d programs with the reference, interleaved", count);
 		prc = pool_run(&j, 1, 1, r->echo, on_judge, r, r->msg, sizeof(r->msg));
+		run_progress(r, "timing %s (%.1f s)",
+			     !prc && j.exited && j.exit_code == 0 ? "done" : "failed",
+			     j.wall_ms / 1e3);
 		if (!prc && j.exited && j.exit_code == 0 && (r->tdoc = run_load_doc(r, "time"))) {
 			apply_timed(r);
 			/* Before any statistic, speedup or gate is drawn from the samples. */
@@ -598,16 +656,18 @@ static void mark_untimed(struct run *r)
 	r->tdoc = NULL;
 }
 
-static const char run_usage[] =
+const char run_usage[] =
 	"usage: evalpod run [BATCH] [--out DIR] [--jobs N] [--cache-dir DIR] [--ref-cache DIR]\n"
-	"                           [--ca-file FILE] [--keep-work] [--verbose]\n"
+	"                           [--ca-file FILE] [--keep-work] [--verbose] [--quiet]\n"
 	"  BATCH    an EvalBatch JSON file, - for stdin, or an http(s) URL; when left out,\n"
 	"           the URL in $EVALPOD_BATCH_URL, or in $EVALPOD_BATCH_URL_<i> with\n"
 	"           i = $JOB_COMPLETION_INDEX (an Indexed Job's pod); a presigned URL is\n"
 	"           a credential: the environment keeps it off listable command lines\n"
 	"  --out    directory for one result JSON per variant, artifacts and summary.json\n"
 	"  --jobs   programs checked in parallel (default: online CPUs, at most 4)\n"
-	"  --ref-cache  the session's reference outputs and timing seeds, kept across runs\n";
+	"  --ref-cache  the session's reference outputs and timing seeds, kept across runs\n"
+	"  --quiet  no progress lines on stderr (one per program as its checks end, and\n"
+	"           when timing starts and ends)\n";
 
 /*
  * The batch URL from the environment: EVALPOD_BATCH_URL, or in a pod of an
@@ -647,6 +707,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 		{ "ca-file", required_argument, NULL, 'a' },
 		{ "keep-work", no_argument, NULL, 'k' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -654,7 +715,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 
 	r->jobs = cpus > 4 ? 4 : cpus < 1 ? 1 : (int)cpus;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:j:v", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:j:vq", opts, NULL)) != -1) {
 		char *end = NULL;
 
 		switch (c) {
@@ -663,6 +724,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 		case 'r': r->ref_cache_dir = optarg; break;
 		case 'a': r->ca_file = optarg; break;
 		case 'k': r->keep_work = 1; break;
+		case 'q': r->quiet = 1; break;
 		case 'v':
 			r->echo = 1;
 			log_level_current = LOG_DEBUG;

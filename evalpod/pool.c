@@ -236,6 +236,8 @@ static void job_finish(struct job *j, int status)
 	j->exit_code = j->exited ? WEXITSTATUS(status) : -1;
 	j->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	j->pid = 0;
+	if (j->on_finish)
+		j->on_finish(j->finish_ctx, j);
 }
 
 /* Reads what a child wrote; returns 1 on EOF (the child is gone or closed it). */

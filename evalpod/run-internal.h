@@ -22,6 +22,8 @@ struct run {
 	struct refcache refcache;  /* open when ref_cache_dir is set */
 	int ref_cached;            /* the reference's outputs came from the cache */
 	int jobs, keep_work, echo;
+	int quiet;               /* --quiet: no progress lines (run_progress) */
+	size_t checked, tocheck; /* check workers finished, and started */
 	char exe[PATH_MAX];
 	char *work;
 	struct batch b;

@@ -43,6 +43,8 @@ json_t *result_build(const struct batch *b, const struct outcome *o, const struc
 /* Roofline figures and the bottleneck class; adds "roofline" to result. */
 void result_roofline(const struct batch *b, json_t *result, json_t *tdoc);
 
+/* What `evalpod run --help` prints. */
+extern const char run_usage[];
 int cmd_run(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 
