@@ -409,6 +409,31 @@ static struct kjob *kround_job_of_shard(struct kwait *w, int shard)
 }
 
 /*
+ * Deletes a stuck Job.  A refusal is an error naming the Job (and, for
+ * 401/403, the RBAC verb kctl lacks): the Job leaks and keeps its pods until
+ * its activeDeadlineSeconds.  A 404 means it is gone already.
+ */
+static void kround_delete_job(struct kwait *w, const struct kjob *j, char *msg, size_t n)
+{
+	char *del = xasprintf("/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background",
+			      w->k->ns, j->name);
+	long status = 0;
+
+	if (kube_call(w->k, "DELETE", del, NULL, NULL, NULL, &status, msg, n) && status != 404) {
+		if (status == 401 || status == 403)
+			log_error("Job %s: cannot delete it: kctl needs the RBAC verb 'delete' on "
+				  "jobs.batch in namespace %s; the Job keeps its pods until its "
+				  "activeDeadlineSeconds: %s",
+				  j->name, w->k->ns, msg);
+		else
+			log_error("Job %s: cannot delete it; it keeps its pods until its "
+				  "activeDeadlineSeconds: %s",
+				  j->name, msg);
+	}
+	free(del);
+}
+
+/*
  * Lists the round's pods (one request) and records why they fail; with
  * act, a Job whose pod has been stuck past pending_timeout_s is deleted
  * and failed with that reason.  Returns the count of pods that said "exit
@@ -432,7 +457,7 @@ static int kround_diagnose(struct kwait *w, int act, int *refused, char *msg, si
 		struct kjob *j = kround_job_of_shard(w, kpod_shard(pod));
 		time_t born = kpod_time(json_string_value(
 			json_object_get(json_object_get(pod, "metadata"), "creationTimestamp")));
-		char why[400], *del;
+		char why[400];
 		int stuck;
 
 		kpod_diagnose(pod, why, sizeof(why), &stuck);
@@ -448,11 +473,7 @@ static int kround_diagnose(struct kwait *w, int act, int *refused, char *msg, si
 		if (act && stuck && !j->done && born &&
 		    now - born >= w->s->spec.kube.pending_timeout_s) {
 			log_warn("Job %s: %s; deleting it", j->name, j->pod_reason);
-			del = xasprintf("/apis/batch/v1/namespaces/%s/jobs/%s"
-					"?propagationPolicy=Background",
-					w->k->ns, j->name);
-			kube_call(w->k, "DELETE", del, NULL, NULL, NULL, NULL, msg, n);
-			free(del);
+			kround_delete_job(w, j, msg, n);
 			kround_finish(w, j, 1, NULL);
 		}
 	}

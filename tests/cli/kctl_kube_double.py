@@ -256,6 +256,10 @@ def test_faults(args, dbl):
         served = sum(served.values()) if isinstance(served, dict) else served
         check(served >= 5, f"the faults were served ({c.get('faults_served')})")
         check("listing again" in r.stderr, "410 Gone made kctl list again")
+        cut = [ln for ln in r.stderr.splitlines() if "watching again" in ln]
+        check(cut and not any("HTTP 200; watching again" in ln for ln in cut)
+              and all(", then: " in ln for ln in cut),
+              f"a cut watch is reported with curl's error, not as 'HTTP 200' ({cut[:2]})")
         check(c.get("watch_connections", 0) >= 3, f"the watch was resumed "
                                                   f"({c.get('watch_connections')} connections)")
         jobs = [j for j in dbl.jobs() if j["metadata"].get("annotations", {}).get(
@@ -263,6 +267,63 @@ def test_faults(args, dbl):
         creates = c.get("requests", {}).get("POST /apis/batch/v1/namespaces/{ns}/jobs", 0)
         check(creates <= len(jobs) + 2, f"creates retried, not duplicated ({creates} POSTs, "
                                         f"{len(jobs)} Jobs)")
+
+
+def test_delete_refused(args, dbl):
+    with Scenario(args, dbl, "a stuck Job whose DELETE is refused (403) is an error",
+                  "kd-delete403", {"queue": "kctl", "pending_timeout_s": 10}) as s:
+        dbl.control(method="DELETE")
+        refuse = {"plan": [{"fault": "403", "verb": "DELETE", "path": "/jobs/"}]}
+        r, seen = run_admitted(s, dbl, faults="image-pull",
+                               before=lambda j: dbl.control(refuse))
+        name = seen[0]["metadata"]["name"] if seen else "?"
+        want = f"Job {name}: cannot delete it: kctl needs the RBAC verb 'delete' on jobs.batch"
+        check(want in r.stderr and "403" in r.stderr,
+              f"the refusal names the Job, the verb and the status ({r.stderr[-400:]!r})")
+        res = s.results(sid_of(r), 0).get("r00-start", {})
+        check(res.get("status") == "infra_error",
+              f"the round still ends: the stuck Job's variant is an infra_error "
+              f"({json.dumps(res)[:200]})")
+
+
+def test_cancel_refused(args, dbl):
+    with Scenario(args, dbl, "kctl cancel deletes the Jobs first; a refusal cancels nothing",
+                  "kd-cancel", {"queue": "kctl"}) as s:
+        dbl.control(method="DELETE")
+        proc = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1"], env=s.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True)
+        try:
+            sid = proc.stdout.readline().strip()
+            deadline, mine = time.time() + 300, []
+            while time.time() < deadline and proc.poll() is None and not mine:
+                mine = [j for j in dbl.jobs() if j["metadata"].get("annotations", {}).get(
+                    "kctl.dev/session-id") == sid]
+                time.sleep(0.2)
+            check(bool(mine), f"the session created its (suspended) Job ({sid})")
+            dbl.control({"plan": [{"fault": "403", "verb": "DELETE", "path": "/jobs"}]})
+            r = s.run(["cancel", sid])
+            st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+            check(r.returncode == 1 and "403" in r.stderr and "is not cancelled" in r.stderr,
+                  f"a refused delete: exit 1, the store's answer, 'not cancelled' "
+                  f"({r.returncode}: {r.stderr[-300:]!r})")
+            check(st.get("state") == "running" and proc.poll() is None,
+                  f"the session is still running, its kctl too ({st.get('state')})")
+            r = s.run(["cancel", sid])
+            check(r.returncode == 0 and "deleted the session's Kubernetes Jobs" in r.stderr,
+                  f"cancel again: exit 0, the Jobs deleted ({r.returncode}: "
+                  f"{r.stderr[-300:]!r})")
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                pass
+            st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+            check(proc.poll() is not None and st.get("state") == "cancelled",
+                  f"the session's kctl stops; the state is cancelled ({st.get('state')})")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
 
 
 def test_invalid(args, dbl):
@@ -418,8 +479,11 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kctl-double-")
     dbl = Double(args[3], args[1], tmp)
     try:
-        run((test_indexed_kueue, test_faults, test_invalid, test_pod_failures, test_adoption,
-             test_deadline, test_exec_plugin), args, dbl)
+        tests = (test_indexed_kueue, test_faults, test_invalid, test_pod_failures,
+                 test_adoption, test_deadline, test_exec_plugin, test_delete_refused,
+                 test_cancel_refused)
+        only = os.environ.get("KCTL_TEST_ONLY", "").split(",")
+        run([t for t in tests if only == [""] or t.__name__ in only], args, dbl)
     finally:
         dbl.stop()
         shutil.rmtree(tmp, ignore_errors=True)
