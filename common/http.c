@@ -73,9 +73,13 @@ static const struct {
 	CURLoption opt;
 	long val;
 } http_fixed_opts[] = {
-	{ CURLOPT_NOSIGNAL, 1L },       { CURLOPT_SSL_VERIFYPEER, 1L },
-	{ CURLOPT_SSL_VERIFYHOST, 2L }, { CURLOPT_FOLLOWLOCATION, 0L },
+	{ CURLOPT_NOSIGNAL, 1L },
+	{ CURLOPT_SSL_VERIFYPEER, 1L },
+	{ CURLOPT_SSL_VERIFYHOST, 2L },
+	{ CURLOPT_FOLLOWLOCATION, 0L },
 	{ CURLOPT_FAILONERROR, 0L },
+	/* The path goes out as given: a signed one (SigV4) must not lose dot segments. */
+	{ CURLOPT_PATH_AS_IS, 1L },
 };
 
 /* Transport failures worth another attempt; everything else is final. */

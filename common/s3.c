@@ -58,6 +58,31 @@ char *s3_key(const struct s3 *s, const char *rel)
 	return *s->prefix ? xasprintf("%s/%s", s->prefix, rel) : xstrdup(rel);
 }
 
+const char *s3_key_fault(const char *key)
+{
+	const char *p = key;
+
+	if (!*key)
+		return "is empty";
+	if (*key == '/')
+		return "starts with '/' (an empty segment)";
+	for (;;) {
+		size_t seg = strcspn(p, "/");
+
+		if (seg == 0)
+			return "has an empty segment ('//')";
+		if (seg == 1 && p[0] == '.')
+			return "has a '.' segment";
+		if (seg == 2 && p[0] == '.' && p[1] == '.')
+			return "has a '..' segment";
+		if (!p[seg])
+			return NULL;
+		p += seg + 1;
+		if (!*p)
+			return "ends with '/' (an empty segment)";
+	}
+}
+
 /* Bucket names as S3 allows them: 3-63 of [a-z0-9.-], starting and ending alphanumeric. */
 static int s3_bucket_valid(const char *b, size_t len)
 {
@@ -73,7 +98,7 @@ static int s3_bucket_valid(const char *b, size_t len)
 
 static int s3_parse_url(struct s3 *s, const char *url, char *msg, size_t n)
 {
-	const char *b = url + 5, *slash;
+	const char *b = url + 5, *slash, *why;
 	size_t blen;
 	char *p;
 
@@ -91,8 +116,10 @@ static int s3_parse_url(struct s3 *s, const char *url, char *msg, size_t n)
 	s->prefix = xstrdup(slash ? slash + 1 : "");
 	for (p = s->prefix + strlen(s->prefix); p > s->prefix && p[-1] == '/';)
 		*--p = '\0';
-	if (strstr(s->prefix, "//") || s->prefix[0] == '/' || strpbrk(s->prefix, "\r\n\t") ||
-	    strlen(s->prefix) > S3_MAX_KEY_LEN / 2)
+	if (*s->prefix && (why = s3_key_fault(s->prefix)))
+		return kerr_set(msg, n, KERR_INVALID, "'%.80s': the prefix '%.80s' %s: %s", url,
+				s->prefix, why, S3_KEY_FAULT_WHY);
+	if (strpbrk(s->prefix, "\r\n\t") || strlen(s->prefix) > S3_MAX_KEY_LEN / 2)
 		return kerr_set(msg, n, KERR_INVALID, "'%.80s': the prefix is not a clean key path",
 				url);
 	return 0;
@@ -121,6 +148,27 @@ static int s3_parse_endpoint(struct s3 *s, const char *ep, char *msg, size_t n)
 	if (hlen > 3 && !strcmp(s->scheme, "http") && !strcmp(s->host + hlen - 3, ":80"))
 		s->host[hlen - 3] = '\0';
 	return 0;
+}
+
+/*
+ * The DNS suffix of AWS's partition for region: China's regions (cn-*) and
+ * the isolated ones have their own; the rest, GovCloud (us-gov-*) included,
+ * are amazonaws.com.
+ */
+static const char *s3_dns_suffix(const char *region)
+{
+	static const struct {
+		const char *prefix, *suffix;
+	} partitions[] = {
+		{ "cn-", "amazonaws.com.cn" },    { "us-isob-", "sc2s.sgov.gov" },
+		{ "us-iso-", "c2s.ic.gov" },      { "eu-isoe-", "cloud.adc-e.uk" },
+		{ "us-isof-", "csp.hci.ic.gov" },
+	};
+
+	for (size_t i = 0; i < sizeof(partitions) / sizeof(partitions[0]); i++)
+		if (!strncmp(region, partitions[i].prefix, strlen(partitions[i].prefix)))
+			return partitions[i].suffix;
+	return "amazonaws.com";
 }
 
 static int s3_choose_addressing(struct s3 *s, enum s3_addressing a, int custom, char *msg, size_t n)
@@ -168,7 +216,7 @@ int s3_open(struct s3 **out, const char *url, const struct s3_opts *o, char *msg
 					     : S3_DEFAULT_REGION);
 	ep = o->endpoint ? o->endpoint : s->conf.endpoint_url;
 	if (!ep)
-		ep = aws_ep = xasprintf("https://s3.%s.amazonaws.com", s->region);
+		ep = aws_ep = xasprintf("https://s3.%s.%s", s->region, s3_dns_suffix(s->region));
 	if ((rc = s3_parse_endpoint(s, ep, msg, n)) ||
 	    (rc = s3_choose_addressing(s, o->addressing, !aws_ep, msg, n)))
 		goto fail;
@@ -370,7 +418,7 @@ static int s3_do(struct s3 *s, const struct s3_call *c, struct http_response *re
 				   .now = time(NULL) };
 	struct sigv4_signed sig = { 0 };
 	struct http_opts o = s->http;
-	const char **hdrs = NULL;
+	const char **hdrs = NULL, *why;
 	char hash[65], http_msg[2048], *host, *path, *url = NULL;
 	size_t nh = 0;
 	int rc;
@@ -379,6 +427,9 @@ static int s3_do(struct s3 *s, const struct s3_call *c, struct http_response *re
 	if (c->key && (!*c->key || strlen(c->key) > S3_MAX_KEY_LEN))
 		return kerr_set(msg, n, KERR_INVALID, "S3 key '%.80s' is empty or too long",
 				c->key);
+	if (c->key && (why = s3_key_fault(c->key)))
+		return kerr_set(msg, n, KERR_INVALID, "S3 key '%.200s' %s: %s", c->key, why,
+				S3_KEY_FAULT_WHY);
 	host = s->virtual_hosted ? xasprintf("%s.%s", s->bucket, s->host) : xstrdup(s->host);
 	path = s->virtual_hosted
 		       ? xasprintf("/%s", c->key ? c->key : "")
@@ -694,10 +745,16 @@ char *s3_presign(struct s3 *s, const char *method, const char *key, long expires
 				   .now = now };
 	struct sigv4_signed sig;
 	char *host, *path, *url = NULL;
+	const char *why;
 
 	if (!key || !*key || strlen(key) > S3_MAX_KEY_LEN) {
 		kerr_set(msg, n, KERR_INVALID, "S3 key '%.80s' is empty or too long",
 			 key ? key : "");
+		return NULL;
+	}
+	if ((why = s3_key_fault(key))) {
+		kerr_set(msg, n, KERR_INVALID, "S3 key '%.200s' %s: %s", key, why,
+			 S3_KEY_FAULT_WHY);
 		return NULL;
 	}
 	host = s->virtual_hosted ? xasprintf("%s.%s", s->bucket, s->host) : xstrdup(s->host);

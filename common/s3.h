@@ -12,7 +12,11 @@
  * Settings come from s3_opts, falling back to the AWS conventions
  * (awsconf.h): credentials from the environment or the shared files,
  * region, endpoint (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL / endpoint_url).
- * Without an endpoint the store is AWS itself, https://s3.REGION.amazonaws.com.
+ * Without an endpoint the store is AWS itself, https://s3.REGION.amazonaws.com,
+ * or the suffix of the region's partition: amazonaws.com.cn for China's
+ * (cn-*), c2s.ic.gov (us-iso-*), sc2s.sgov.gov (us-isob-*), cloud.adc-e.uk
+ * (eu-isoe-*), csp.hci.ic.gov (us-isof-*); GovCloud (us-gov-*) is
+ * amazonaws.com.
  *
  * Addressing: path style puts the bucket in the path
  * (https://host/bucket/key), virtual-hosted style in the host name
@@ -70,8 +74,23 @@ struct s3_list {
 int s3_is_url(const char *url);
 
 /*
+ * Why key cannot be an object key that is sent as signed, or NULL when it
+ * can: an empty key, an empty segment (a leading, trailing or doubled '/'),
+ * a "." or ".." segment.  HTTP clients (libcurl) and stores remove dot
+ * segments and may merge slashes, so the path that arrives is not the one
+ * signed and the store answers 403 SignatureDoesNotMatch.  The reason is
+ * a static string ("has a '.' segment"); S3_KEY_FAULT_WHY says why it
+ * matters, for a message.
+ */
+const char *s3_key_fault(const char *key);
+
+#define S3_KEY_FAULT_WHY                                                                           \
+	"HTTP clients and stores rewrite such paths, so the request would not match its "          \
+	"signature"
+
+/*
  * Opens the store named by url.  Returns 0 with *out set (s3_free it), or
- * KERR_INVALID (bad URL, endpoint or addressing), KERR_NOTFOUND (no
+ * KERR_INVALID (bad URL, a prefix s3_key_fault refuses, endpoint or addressing), KERR_NOTFOUND (no
  * credentials anywhere, or a named profile that does not exist), KERR_IO or
  * KERR_PARSE (an AWS file that cannot be read), with msg saying which.
  */

@@ -1,7 +1,8 @@
 /*
- * kctl cancel SESSION [--state FILE]: marks the session cancelled and asks
- * the evalpod of its running round, if any, to stop (it writes what it
- * has).  A kctl driving the session stops when that evalpod ends (or, if
+ * kctl cancel SESSION [--state FILE]: on the kubernetes backend deletes
+ * the session's Jobs first (a failure leaves the session as it was, so
+ * cancel can be run again), then marks the session cancelled and asks the
+ * evalpod of its running round, if any, to stop (it writes what it has).  A kctl driving the session stops when that evalpod ends (or, if
  * none was running, before its next round).
  */
 #include "cmds.h"
@@ -93,6 +94,20 @@ int cmd_cancel(int argc, char **argv)
 		free(id);
 		return KCTL_EXIT_FAIL;
 	}
+	/* The Jobs go first: a session marked cancelled whose Jobs could not be
+	   deleted could no longer be resumed, and nothing would follow its Jobs. */
+	rc = cancel_jobs(row, id, msg, sizeof(msg));
+	if (rc) {
+		const char *was = json_string_value(json_object_get(row, "state"));
+
+		log_error("%s", msg);
+		log_error("session %s is not cancelled (still %s): fix that and run 'kctl cancel "
+			  "%s' again",
+			  id, was ? was : "as it was", id);
+		json_decref(row);
+		store_close(st);
+		return KCTL_EXIT_FAIL;
+	}
 	rc = store_begin(st, msg, sizeof(msg));
 	if (!rc)
 		rc = store_session_set_state(st, id, "cancelled", "cancelled by the user", msg,
@@ -108,8 +123,6 @@ int cmd_cancel(int argc, char **argv)
 		if (pid > 1 && is_evalpod(pid) && kill((pid_t)pid, SIGTERM) == 0)
 			fprintf(stderr, "asked evalpod (pid %ld) to stop\n", pid);
 	}
-	if (!rc)
-		rc = cancel_jobs(row, id, msg, sizeof(msg));
 	if (rc)
 		log_error("%s", msg);
 	else

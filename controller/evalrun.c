@@ -16,9 +16,137 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#define EVALRUN_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+extern char **environ;
+
+/*
+ * What evalpod may see of kctl's environment (docs/kctl.md#evalpods-environment):
+ * the basics, the OpenCL drivers' and sanitizers' variables, its own EVALPOD_*
+ * knobs, and what libcurl needs to reach a presigned URL (CA bundle, proxies).
+ * Never AWS_*, KCTL_*, or a kubeconfig: on the local backend evalpod gets what
+ * a pod gets, nothing but the batch (and its presigned URLs).
+ */
+static const struct {
+	const char *name;
+	int prefix; /* 1: any variable whose name starts with name */
+} evalrun_env_allow[] = {
+	{ .name = "PATH" },
+	{ .name = "HOME" },
+	{ .name = "USER" },
+	{ .name = "LOGNAME" },
+	{ .name = "LANG" },
+	{ .name = "TZ" },
+	{ .name = "TMPDIR" },
+	{ .name = "TERM" },
+	{ .name = "XDG_CACHE_HOME" },
+	{ .name = "LD_LIBRARY_PATH" },
+	{ .name = "CURL_CA_BUNDLE" },
+	{ .name = "SSL_CERT_FILE" },
+	{ .name = "SSL_CERT_DIR" },
+	{ .name = "http_proxy" },
+	{ .name = "https_proxy" },
+	{ .name = "HTTPS_PROXY" },
+	{ .name = "all_proxy" },
+	{ .name = "ALL_PROXY" },
+	{ .name = "no_proxy" },
+	{ .name = "NO_PROXY" },
+	{ .name = "ASAN_OPTIONS" },
+	{ .name = "UBSAN_OPTIONS" },
+	{ .name = "LSAN_OPTIONS" },
+	{ .name = "MSAN_OPTIONS" },
+	{ .name = "LC_", .prefix = 1 },
+	{ .name = "EVALPOD_", .prefix = 1 },
+	{ .name = "POCL_", .prefix = 1 },
+	{ .name = "OCL_ICD_", .prefix = 1 },
+	{ .name = "OPENCL_", .prefix = 1 },
+	{ .name = "CUDA_", .prefix = 1 },
+	{ .name = "NVIDIA_", .prefix = 1 },
+	{ .name = "__GL_", .prefix = 1 },
+	{ .name = "GPU_", .prefix = 1 },
+	{ .name = "HSA_", .prefix = 1 },
+	{ .name = "ROC", .prefix = 1 },
+	{ .name = "AMD_", .prefix = 1 },
+	{ .name = "HIP_", .prefix = 1 },
+};
+
+/* Words that drop a variable a prefix lets through (NVIDIA_API_KEY, EVALPOD_TOKEN). */
+static const char *const evalrun_env_secret_words[] = { "KEY",      "TOKEN",  "SECRET",
+							"PASSWORD", "PASSWD", "CREDENTIAL",
+							"AUTH" };
+
+/* Nonzero when name (len bytes, not NUL-terminated) contains word, in any case. */
+static int evalrun_env_has_word(const char *name, size_t len, const char *word)
+{
+	size_t wl = strlen(word);
+
+	for (size_t i = 0; i + wl <= len; i++)
+		if (!strncasecmp(name + i, word, wl))
+			return 1;
+	return 0;
+}
+
+/* Nonzero when the entry "NAME=value" may reach evalpod. */
+static int evalrun_env_passes(const char *entry)
+{
+	size_t len = strcspn(entry, "=");
+
+	if (!len || !entry[len])
+		return 0;
+	for (size_t i = 0; i < EVALRUN_ARRAY_SIZE(evalrun_env_secret_words); i++)
+		if (evalrun_env_has_word(entry, len, evalrun_env_secret_words[i]))
+			return 0;
+	for (size_t i = 0; i < EVALRUN_ARRAY_SIZE(evalrun_env_allow); i++) {
+		size_t al = strlen(evalrun_env_allow[i].name);
+
+		if ((evalrun_env_allow[i].prefix ? len >= al : len == al) &&
+		    !strncmp(entry, evalrun_env_allow[i].name, al))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 when extra holds a variable named like entry. */
+static int evalrun_env_overridden(const char *entry, const char *const *extra)
+{
+	size_t len = strcspn(entry, "=");
+
+	for (size_t i = 0; extra && extra[i]; i++)
+		if (strcspn(extra[i], "=") == len && !strncmp(extra[i], entry, len))
+			return 1;
+	return 0;
+}
+
+char **evalrun_env(char *const *env, const char *const *extra)
+{
+	size_t cap = 1, k = 0;
+	char **out;
+
+	for (size_t i = 0; env && env[i]; i++)
+		cap++;
+	for (size_t i = 0; extra && extra[i]; i++)
+		cap++;
+	out = xcalloc(cap, sizeof(*out));
+	for (size_t i = 0; env && env[i]; i++)
+		if (evalrun_env_passes(env[i]) && !evalrun_env_overridden(env[i], extra))
+			out[k++] = xstrdup(env[i]);
+	for (size_t i = 0; extra && extra[i]; i++)
+		out[k++] = xstrdup(extra[i]);
+	out[k] = NULL;
+	return out;
+}
+
+void evalrun_env_free(char **envp)
+{
+	for (size_t i = 0; envp && envp[i]; i++)
+		free(envp[i]);
+	free(envp);
+}
 
 /*
  * Starts evalpod on batch with the round's lock fd inherited; returns its
@@ -32,6 +160,12 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
 	char *log = xasprintf("%s/evalpod.log", dir), *out = xasprintf("%s/results", dir);
 	/* The session's reference outputs and timing seeds, shared by its rounds (refcache.h). */
 	char *cache = xasprintf("%s/evalpod-cache", s->dir);
+	char *url_var = url ? xasprintf("EVALPOD_BATCH_URL=%s", url) : NULL;
+	char *ca_var = url && s->spec.s3.ca_file
+			       ? xasprintf("CURL_CA_BUNDLE=%s", s->spec.s3.ca_file)
+			       : NULL;
+	const char *extra[] = { url_var, ca_var, NULL }; /* ca_var only with url_var */
+	char **envp = evalrun_env(environ, extra);
 	char jobs[16];
 	pid_t pid;
 
@@ -52,17 +186,15 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
 			dup2(fd, STDERR_FILENO);
 		}
 		(void)lockfd; /* stays open across exec: evalpod holds the round's lock */
-		if (url) {
-			setenv("EVALPOD_BATCH_URL", url, 1);
-			if (s->spec.s3.ca_file)
-				setenv("CURL_CA_BUNDLE", s->spec.s3.ca_file, 1);
-		}
-		execv(s->evalpod, url ? url_argv : argv);
+		execve(s->evalpod, url ? url_argv : argv, envp);
 		fprintf(stderr, "kctl: cannot run '%s': %s\n", s->evalpod, strerror(errno));
 		_exit(127);
 	}
 	if (pid < 0)
 		kerr_set(msg, n, KERR_IO, "fork: %s", strerror(errno));
+	evalrun_env_free(envp);
+	free(url_var);
+	free(ca_var);
 	free(log);
 	free(out);
 	free(cache);

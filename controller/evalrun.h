@@ -15,10 +15,23 @@
 struct session;
 
 /*
+ * The environment evalpod runs in: the entries of env that its allowlist
+ * passes (PATH, HOME, locale, TMPDIR, the OpenCL drivers', sanitizers',
+ * EVALPOD_* and libcurl's CA and proxy variables), never a name holding
+ * KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or AUTH, nor AWS_* or
+ * KCTL_*; then each "NAME=value" of extra (NULL-terminated, may be NULL),
+ * which replaces an entry of the same name.  Returns a NULL-terminated
+ * array of copies; free it with evalrun_env_free.
+ */
+char **evalrun_env(char *const *env, const char *const *extra);
+
+void evalrun_env_free(char **envp);
+
+/*
  * Starts evalpod on batch (a file) with lockfd inherited; with url (object
  * storage) evalpod instead reads the batch from that presigned URL, given
- * in its environment, and uploads its results.  Returns the pid, or -1
- * with msg.
+ * in its environment, and uploads its results.  evalpod gets evalrun_env's
+ * environment, never kctl's credentials.  Returns the pid, or -1 with msg.
  */
 pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const char *url,
 		    int lockfd, char *msg, size_t n);

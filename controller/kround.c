@@ -460,10 +460,17 @@ static void kround_end_stuck(struct kwait *w, struct kjob *j)
 		kround_finish(w, j, 1, NULL);
 	} else if (rc != KERR_CHILD) {
 		w->failed = 1;
+		char rbac[256] = "";
+
+		if (status == 401 || status == 403)
+			snprintf(
+				rbac, sizeof(rbac),
+				"kctl needs the RBAC verb 'delete' on jobs.batch in namespace %s: ",
+				w->k->ns);
 		snprintf(w->why, sizeof(w->why),
-			 "Job %s is stuck (%s) and kctl could not delete it: %s; delete it "
+			 "Job %s is stuck (%s) and kctl could not delete it: %s%s; delete it "
 			 "(kubectl delete job -n %s %s) and run 'kctl resume'",
-			 j->name, j->pod_reason, msg, w->k->ns, j->name);
+			 j->name, j->pod_reason, rbac, msg, w->k->ns, j->name);
 	}
 }
 

@@ -117,6 +117,9 @@ static int kube_failure(const char *method, const char *path, const struct http_
 		*q = '\0';
 	if (r->status < 300) /* no answer, or a 2xx stream cut short: curl's words */
 		kerr_set(msg, n, rc, "Kubernetes %s %s: %s", method, where, http_msg);
+	else if (r->status < 400) /* the answer began, then the transfer failed: curl says why */
+		kerr_set(msg, n, rc, "Kubernetes %s %s: HTTP %ld, then: %s", method, where,
+			 r->status, http_msg);
 	else if (reason || text)
 		kerr_set(msg, n, rc, "Kubernetes %s %s: %ld %s: %.600s", method, where, r->status,
 			 reason ? reason : "", text ? text : "");

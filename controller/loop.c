@@ -2,6 +2,7 @@
  * loop.c - creating, re-opening and driving sessions.
  */
 #include "session.h"
+#include "evalrun.h"
 #include "handoff.h"
 #include "kround.h"
 #include "kube.h"
@@ -27,6 +28,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 char *session_state_path(const char *explicit_path)
 {
@@ -97,7 +100,7 @@ static int check_evalpod(const char *evalpod, char *msg, size_t n)
 {
 	int fds[2], status = 0;
 	struct sbuf out = SBUF_INIT;
-	char buf[4096];
+	char buf[4096], **envp;
 	pid_t pid;
 	json_t *doc;
 	ssize_t got;
@@ -110,12 +113,16 @@ static int check_evalpod(const char *evalpod, char *msg, size_t n)
 				evalpod);
 	if (pipe2(fds, O_CLOEXEC))
 		return kerr_set(msg, n, KERR_IO, "pipe: %s", strerror(errno));
+	envp = evalrun_env(environ, NULL);
 	pid = fork();
 	if (pid == 0) {
+		char *argv[] = { (char *)evalpod, "devices", "-o", "json", NULL };
+
 		dup2(fds[1], STDOUT_FILENO);
-		execl(evalpod, evalpod, "devices", "-o", "json", (char *)NULL);
+		execve(evalpod, argv, envp);
 		_exit(127);
 	}
+	evalrun_env_free(envp);
 	close(fds[1]);
 	while ((got = read(fds[0], buf, sizeof(buf))) > 0 && out.len < (1u << 20))
 		sbuf_add(&out, buf, (size_t)got);

@@ -17,6 +17,7 @@
 #include "expr.h"
 #include "fileio.h"
 #include "mutate.h"
+#include "s3.h"
 #include "sbuf.h"
 #include "xalloc.h"
 #include "yamlx.h"
@@ -138,6 +139,29 @@ static int check_rule(struct ld *ld, const yaml_node_t *nd, const char *path, co
 	return yamlx_fail(&ld->y, nd, KERR_INVALID, path, "'%.40s' is not %s", s, rule_what[r]);
 }
 
+/* The PREFIX of s3://BUCKET/PREFIX (trailing '/'s aside) must be sent as it is signed. */
+static int check_s3_prefix(struct ld *ld, const yaml_node_t *nd, const char *path, const char *u)
+{
+	const char *slash = strchr(u + 5, '/'), *why;
+	size_t len;
+	char *prefix;
+	int rc = 0;
+
+	if (!slash)
+		return 0;
+	len = strlen(slash + 1);
+	while (len && slash[len] == '/')
+		len--;
+	if (!len)
+		return 0;
+	prefix = xstrndup(slash + 1, len);
+	if ((why = s3_key_fault(prefix)))
+		rc = yamlx_fail(&ld->y, nd, KERR_INVALID, path, "the key prefix '%.80s' %s: %s",
+				prefix, why, S3_KEY_FAULT_WHY);
+	free(prefix);
+	return rc;
+}
+
 /* Storage URLs: file://PATH or s3://BUCKET[/PREFIX], no spaces or control characters. */
 static int check_url(struct ld *ld, const yaml_node_t *nd, const char *path, const char *u)
 {
@@ -150,7 +174,7 @@ static int check_url(struct ld *ld, const yaml_node_t *nd, const char *path, con
 		if ((unsigned char)*p <= ' ' || *p == 0x7f)
 			return yamlx_fail(&ld->y, nd, KERR_INVALID, path,
 					  "the URL contains a space or control character");
-	return 0;
+	return skip == 5 ? check_s3_prefix(ld, nd, path, u) : 0;
 }
 
 /* p resolved against the spec's folder; a malloc'd string. */

@@ -256,8 +256,10 @@ def test_faults(args, dbl):
         served = sum(served.values()) if isinstance(served, dict) else served
         check(served >= 5, f"the faults were served ({c.get('faults_served')})")
         check("listing again" in r.stderr, "410 Gone made kctl list again")
-        check("HTTP 200" not in r.stderr and "watch" in r.stderr,
-              "the cut watch is reported with curl's error, not as 'HTTP 200'")
+        cut = [ln for ln in r.stderr.splitlines() if "watching again" in ln]
+        check(cut and not any("HTTP 200; watching again" in ln for ln in cut)
+              and all(", then: " in ln for ln in cut),
+              f"a cut watch is reported with curl's error, not as 'HTTP 200' ({cut[:2]})")
         check(c.get("watch_connections", 0) >= 3, f"the watch was resumed "
                                                   f"({c.get('watch_connections')} connections)")
         jobs = [j for j in dbl.jobs() if j["metadata"].get("annotations", {}).get(
@@ -265,6 +267,46 @@ def test_faults(args, dbl):
         creates = c.get("requests", {}).get("POST /apis/batch/v1/namespaces/{ns}/jobs", 0)
         check(creates <= len(jobs) + 2, f"creates retried, not duplicated ({creates} POSTs, "
                                         f"{len(jobs)} Jobs)")
+
+
+def test_cancel_refused(args, dbl):
+    with Scenario(args, dbl, "kctl cancel deletes the Jobs first; a refusal cancels nothing",
+                  "kd-cancel", {"queue": "kctl"}) as s:
+        dbl.control(method="DELETE")
+        proc = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1"], env=s.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True)
+        try:
+            sid = proc.stdout.readline().strip()
+            deadline, mine = time.time() + 300, []
+            while time.time() < deadline and proc.poll() is None and not mine:
+                mine = [j for j in dbl.jobs() if j["metadata"].get("annotations", {}).get(
+                    "kctl.dev/session-id") == sid]
+                time.sleep(0.2)
+            check(bool(mine), f"the session created its (suspended) Job ({sid})")
+            dbl.control({"plan": [{"fault": "403", "verb": "DELETE", "path": "/jobs"}]})
+            r = s.run(["cancel", sid])
+            st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+            check(r.returncode == 1 and "403" in r.stderr and "is not cancelled" in r.stderr,
+                  f"a refused delete: exit 1, the store's answer, 'not cancelled' "
+                  f"({r.returncode}: {r.stderr[-300:]!r})")
+            check(st.get("state") == "running" and proc.poll() is None,
+                  f"the session is still running, its kctl too ({st.get('state')})")
+            r = s.run(["cancel", sid])
+            check(r.returncode == 0 and "deleted the session's Kubernetes Jobs" in r.stderr,
+                  f"cancel again: exit 0, the Jobs deleted ({r.returncode}: "
+                  f"{r.stderr[-300:]!r})")
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                pass
+            st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+            check(proc.poll() is not None and st.get("state") == "cancelled",
+                  f"the session's kctl stops; the state is cancelled ({st.get('state')})")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
 
 
 def test_invalid(args, dbl):
@@ -472,6 +514,8 @@ def test_undeletable(args, dbl):
               and "could not delete it" in r.stderr and "403" in r.stderr,
               f"the round fails, naming the Job and the refusal ({r.stderr[-500:]!r})")
         check(f"kubectl delete job -n kctl {name}" in r.stderr, "and says what to do")
+        check("kctl needs the RBAC verb 'delete' on jobs.batch in namespace kctl" in r.stderr,
+              "and names the RBAC verb kctl lacks")
         left = [j for j in dbl.jobs() if j["metadata"]["name"] == name]
         check(len(left) == 1, "the Job is still there: nothing pretended it was gone")
 
@@ -491,7 +535,7 @@ def main():
         only = os.environ.get("KCTL_TEST_ONLY", "").split(",")
         run([t for t in (test_indexed_kueue, test_faults, test_invalid, test_pod_failures,
                          test_adoption, test_deadline, test_exec_plugin, test_outage,
-                         test_auth_after_loss, test_undeletable)
+                         test_auth_after_loss, test_undeletable, test_cancel_refused)
              if any(o in t.__name__ for o in only)], args, dbl)
     finally:
         dbl.stop()

@@ -74,6 +74,32 @@ TEST(put_get_round_trip)
 	http_response_release(&resp);
 }
 
+/*
+ * A path goes out as given, dot segments included: a signed (SigV4) path
+ * that libcurl rewrote would not match its signature.  The peer stores by
+ * the path it received, so what was stored tells what was sent.
+ */
+TEST(path_sent_as_is)
+{
+	struct http_response resp;
+	char msg[512];
+	int rc;
+
+	rc = http_request("PUT", url_of(http_peer, "/asis/a/./b/../k"), "dots", 4, &fast, &resp,
+			  msg, sizeof(msg));
+	CHECK(rc == 0 && resp.status == 200);
+	http_response_release(&resp);
+	rc = http_request("GET", url_of(http_peer, "/asis/a/k"), NULL, 0, &fast, &resp, msg,
+			  sizeof(msg));
+	CHECK(rc == KERR_HTTP && resp.status == 404);
+	http_response_release(&resp);
+	rc = http_request("GET", url_of(http_peer, "/asis/a/./b/../k"), NULL, 0, &fast, &resp, msg,
+			  sizeof(msg));
+	CHECK(rc == 0 && resp.status == 200);
+	CHECK(resp.body && resp.body_len == 4 && !memcmp(resp.body, "dots", 4));
+	http_response_release(&resp);
+}
+
 TEST(put_sends_content_length)
 {
 	struct http_response resp;
@@ -670,6 +696,7 @@ int main(void)
 	log_set_prog("test-http");
 
 	RUN(put_get_round_trip);
+	RUN(path_sent_as_is);
 	RUN(put_sends_content_length);
 	RUN(extra_headers_sent);
 	RUN(post_delete_head);

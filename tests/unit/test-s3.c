@@ -404,7 +404,8 @@ TEST(open_errors)
 		{ "s3://B_ad", "http://h", "not a valid bucket name" },
 		{ "s3://ok-bucket", "ftp://h", "not an http(s)://" },
 		{ "s3://ok-bucket", "http://h/path", "no path" },
-		{ "s3://ok-bucket//x", "http://h", "not a clean key path" },
+		{ "s3://ok-bucket//x", "http://h", "the prefix '/x' starts with '/'" },
+		{ "s3://ok-bucket/a/./x", "http://h", "the prefix 'a/./x' has a '.' segment" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {

@@ -108,10 +108,98 @@ TEST(refusals)
 	CHECK(s == NULL);
 }
 
+/* The default endpoint follows the region's partition. */
+TEST(partition_endpoints)
+{
+	static const struct {
+		const char *region, *want_prefix;
+	} cases[] = {
+		{ "cn-north-1", "https://bkt.s3.cn-north-1.amazonaws.com.cn/k?" },
+		{ "cn-northwest-1", "https://bkt.s3.cn-northwest-1.amazonaws.com.cn/k?" },
+		{ "us-gov-west-1", "https://bkt.s3.us-gov-west-1.amazonaws.com/k?" },
+		{ "us-iso-east-1", "https://bkt.s3.us-iso-east-1.c2s.ic.gov/k?" },
+		{ "us-isob-east-1", "https://bkt.s3.us-isob-east-1.sc2s.sgov.gov/k?" },
+		{ "eu-isoe-west-1", "https://bkt.s3.eu-isoe-west-1.cloud.adc-e.uk/k?" },
+		{ "us-isof-south-1", "https://bkt.s3.us-isof-south-1.csp.hci.ic.gov/k?" },
+		{ "eu-central-1", "https://bkt.s3.eu-central-1.amazonaws.com/k?" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct s3_opts o = { .region = cases[i].region };
+		struct s3 *s = NULL;
+		char msg[512], *url = NULL;
+
+		env_reset();
+		CHECK(s3_open(&s, "s3://bkt", &o, msg, sizeof(msg)) == 0);
+		if (s)
+			url = s3_presign(s, "GET", "k", 60, NOW, msg, sizeof(msg));
+		CHECK(url && !strncmp(url, cases[i].want_prefix, strlen(cases[i].want_prefix)));
+		if (url && strncmp(url, cases[i].want_prefix, strlen(cases[i].want_prefix)))
+			fprintf(stderr, "region %s: %s\n", cases[i].region, url);
+		free(url);
+		s3_free(s);
+	}
+}
+
+/* Keys whose path a client or store would rewrite are refused, naming the key. */
+TEST(dot_segments)
+{
+	static const struct {
+		const char *key, *want; /* want: NULL for a key that is fine */
+	} cases[] = {
+		{ "runs/x/batch.json", NULL },
+		{ "a.b/.c/d..e/...", NULL },
+		{ ".hidden/..x", NULL },
+		{ "runs/./x", "has a '.' segment" },
+		{ "runs/../x", "has a '..' segment" },
+		{ ".", "has a '.' segment" },
+		{ "..", "has a '..' segment" },
+		{ "x/..", "has a '..' segment" },
+		{ "./x", "has a '.' segment" },
+		{ "a//b", "has an empty segment" },
+		{ "/a", "starts with '/'" },
+		{ "a/", "ends with '/'" },
+		{ "", "is empty" },
+	};
+	struct s3_opts o = { .endpoint = "http://127.0.0.1:1", .region = "us-east-1" };
+	struct s3 *s = NULL;
+	char msg[512];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *got = s3_key_fault(cases[i].key);
+
+		if (cases[i].want)
+			CHECK_CONTAINS(got, cases[i].want);
+		else
+			CHECK(got == NULL);
+		if ((got == NULL) != (cases[i].want == NULL))
+			fprintf(stderr, "key '%s': %s\n", cases[i].key, got ? got : "(fine)");
+	}
+
+	env_reset();
+	CHECK(s3_open(&s, "s3://bkt/runs/./x", &o, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK_CONTAINS(msg, "the prefix 'runs/./x' has a '.' segment");
+	CHECK(s == NULL);
+	CHECK(s3_open(&s, "s3://bkt/runs/../x/", &o, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK_CONTAINS(msg, "'..' segment");
+	CHECK(s3_open(&s, "s3://bkt/runs/x/", &o, msg, sizeof(msg)) == 0);
+	if (!s)
+		return;
+	CHECK(s3_presign(s, "PUT", "runs/x/./a.json", 60, NOW, msg, sizeof(msg)) == NULL);
+	CHECK_CONTAINS(msg, "S3 key 'runs/x/./a.json' has a '.' segment");
+	/* Refused before any request: the endpoint (port 1) is never contacted. */
+	CHECK(s3_put(s, "runs/x/../a.json", "{}", 2, NULL, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK_CONTAINS(msg, "S3 key 'runs/x/../a.json' has a '..' segment");
+	CHECK_CONTAINS(msg, "would not match its signature");
+	s3_free(s);
+}
+
 int main(void)
 {
 	RUN(addressing);
 	RUN(token_and_region_from_environment);
 	RUN(refusals);
+	RUN(partition_endpoints);
+	RUN(dot_segments);
 	return test_summary();
 }
