@@ -3,6 +3,7 @@
  * evalrun.h.
  */
 #include "evalrun.h"
+#include "envlist.h"
 #include "err.h"
 #include "fileio.h"
 #include "session.h"
@@ -112,40 +113,14 @@ static int evalrun_env_passes(const char *entry)
 }
 
 /* 1 when extra holds a variable named like entry. */
-static int evalrun_env_overridden(const char *entry, const char *const *extra)
-{
-	size_t len = strcspn(entry, "=");
-
-	for (size_t i = 0; extra && extra[i]; i++)
-		if (strcspn(extra[i], "=") == len && !strncmp(extra[i], entry, len))
-			return 1;
-	return 0;
-}
-
 char **evalrun_env(char *const *env, const char *const *extra)
 {
-	size_t cap = 1, k = 0;
-	char **out;
-
-	for (size_t i = 0; env && env[i]; i++)
-		cap++;
-	for (size_t i = 0; extra && extra[i]; i++)
-		cap++;
-	out = xcalloc(cap, sizeof(*out));
-	for (size_t i = 0; env && env[i]; i++)
-		if (evalrun_env_passes(env[i]) && !evalrun_env_overridden(env[i], extra))
-			out[k++] = xstrdup(env[i]);
-	for (size_t i = 0; extra && extra[i]; i++)
-		out[k++] = xstrdup(extra[i]);
-	out[k] = NULL;
-	return out;
+	return envlist_build(env, evalrun_env_passes, extra);
 }
 
 void evalrun_env_free(char **envp)
 {
-	for (size_t i = 0; envp && envp[i]; i++)
-		free(envp[i]);
-	free(envp);
+	envlist_free(envp);
 }
 
 /*

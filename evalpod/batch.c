@@ -1330,3 +1330,15 @@ const struct output_url *batch_output_url(const struct batch *b, const char *id)
 			return &b->outputs.urls[i];
 	return NULL;
 }
+
+int batch_timed_figure(const struct batch *b, const char *text, double *out)
+{
+	int64_t v = 0;
+	char msg[256];
+
+	if (!text || expr_eval(text, expr_vars_lookup, (void *)&b->shapes[b->timed_shape].vars, &v,
+			       msg, sizeof(msg)))
+		return -1;
+	*out = (double)v;
+	return 0;
+}

@@ -206,4 +206,11 @@ const struct source_spec *batch_variant(const struct batch *b, const char *id);
 /* Finds the upload targets of id; NULL if none. */
 const struct output_url *batch_output_url(const struct batch *b, const char *id);
 
+/*
+ * An expression of the problem (problem.flops, problem.bytes) evaluated
+ * over the timed shape's values into *out.  Returns 0, or -1 when text is
+ * NULL or does not evaluate.
+ */
+int batch_timed_figure(const struct batch *b, const char *text, double *out);
+
 #endif

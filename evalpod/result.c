@@ -170,18 +170,6 @@ json_t *result_build(const struct batch *b, const struct outcome *o, const struc
 	return r;
 }
 
-static int eval_shape(const struct batch *b, const char *text, double *out)
-{
-	int64_t v = 0;
-	char msg[256];
-
-	if (!text || expr_eval(text, expr_vars_lookup, (void *)&b->shapes[b->timed_shape].vars, &v,
-			       msg, sizeof(msg)))
-		return -1;
-	*out = (double)v;
-	return 0;
-}
-
 static void evidence(json_t *ev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void evidence(json_t *ev, const char *fmt, ...)
@@ -276,9 +264,9 @@ void result_roofline(const struct batch *b, json_t *r, json_t *tdoc)
 	if (!(pb > 0))
 		pb = NAN;
 	ridge = pf / pb;
-	if (!eval_shape(b, b->flops, &flops) && ms > 0)
+	if (!batch_timed_figure(b, b->flops, &flops) && ms > 0)
 		gf = flops / (ms * 1e6);
-	if (!eval_shape(b, b->bytes, &bytes) && ms > 0)
+	if (!batch_timed_figure(b, b->bytes, &bytes) && ms > 0)
 		gb = bytes / (ms * 1e6);
 	if (isfinite(flops) && isfinite(bytes) && bytes > 0)
 		ai = flops / bytes;

@@ -6,6 +6,7 @@
  * share sandbox-internal.h.
  */
 #include "sandbox-internal.h"
+#include "envlist.h"
 #include "err.h"
 #include "xalloc.h"
 
@@ -83,41 +84,14 @@ static int env_allowed(const char *var)
 	return 0;
 }
 
-/* 1 when extra holds a variable named like var. */
-static int env_overridden(const char *var, const char *const *extra)
-{
-	size_t len = name_len(var);
-
-	for (size_t i = 0; extra && extra[i]; i++)
-		if (name_len(extra[i]) == len && !memcmp(extra[i], var, len))
-			return 1;
-	return 0;
-}
-
 char **sandbox_worker_env(char *const *env, const char *const *extra)
 {
-	size_t cap = 1, n = 0;
-	char **out;
-
-	for (size_t i = 0; env && env[i]; i++)
-		cap++;
-	for (size_t i = 0; extra && extra[i]; i++)
-		cap++;
-	out = xcalloc(cap, sizeof(*out));
-	for (size_t i = 0; env && env[i]; i++)
-		if (env_allowed(env[i]) && !env_overridden(env[i], extra))
-			out[n++] = xstrdup(env[i]);
-	for (size_t i = 0; extra && extra[i]; i++)
-		out[n++] = xstrdup(extra[i]);
-	out[n] = NULL;
-	return out;
+	return envlist_build(env, env_allowed, extra);
 }
 
 void sandbox_env_free(char **env)
 {
-	for (size_t i = 0; env && env[i]; i++)
-		free(env[i]);
-	free(env);
+	envlist_free(env);
 }
 
 /* ---- threads ---------------------------------------------------------- */

@@ -27,7 +27,6 @@
 #include "worker.h"
 #include "defines.h"
 #include "err.h"
-#include "expr.h"
 #include "fileio.h"
 #include "judge.h"
 #include "jsonx.h"
@@ -817,18 +816,6 @@ static int first_peaks(struct timer *t, struct peaks *pk)
 	return rc;
 }
 
-static int shape_figure(const struct batch *b, const char *text, double *out)
-{
-	int64_t v = 0;
-	char msg[256];
-
-	if (!text || expr_eval(text, expr_vars_lookup, (void *)&b->shapes[b->timed_shape].vars, &v,
-			       msg, sizeof(msg)))
-		return -1;
-	*out = (double)v;
-	return 0;
-}
-
 /*
  * Whether a program's fastest sample reached PEAKS_NEAR of a ceiling (bytes
  * only for single cold runs, as the invalid gate counts them).  *need_gf
@@ -841,8 +828,8 @@ static int near_peaks(struct timer *t, const struct peaks *pk, double *need_gf, 
 	int near = 0;
 
 	*need_gf = *need_gb = 0;
-	shape_figure(&t->b, t->b.flops, &flops);
-	shape_figure(&t->b, t->b.bytes, &bytes);
+	batch_timed_figure(&t->b, t->b.flops, &flops);
+	batch_timed_figure(&t->b, t->b.bytes, &bytes);
 	for (size_t i = 0; i < t->nprogs; i++) {
 		const struct tprog *p = &t->progs[i];
 		double best = INFINITY;
