@@ -13,7 +13,9 @@ echo "== npm ci --prefix tests/schema"
 npm ci --prefix tests/schema --no-audit --no-fund --loglevel=error
 
 # The Kubernetes tests need kube-apiserver v1.20.2, built once from Debian's
-# source package and cached outside the clone (a few minutes the first time).
+# source package and cached outside the clone: the first time it takes about
+# 10 minutes on an idle 2-core machine and up to 40 on a busy one (Go compiles
+# two large binaries); later runs and every clone of this user reuse it.
 echo "== kube-apiserver for the tests"
 bash tests/peers/kube_build.sh >/dev/null || echo "kube_build.sh failed (exit $?): the Kubernetes tests will say why"
 
