@@ -28,7 +28,6 @@
 #include "worker.h"
 #include "xalloc.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -554,32 +553,12 @@ static void combine_peaks(struct run *r)
  */
 static void stage_peaks(struct run *r)
 {
-	char *dir = xasprintf("%s/w/time/peaks", r->work), msg[512];
-	DIR *d = r->cache_dir ? opendir(r->cache_dir) : NULL;
-	struct dirent *de;
+	char *dir = xasprintf("%s/w/time/peaks", r->work);
 
 	/* Only what the parent put there: nothing another worker could have left. */
 	dir_remove_tree(dir);
-	if (d && !dir_make(dir, msg, sizeof(msg))) {
-		while ((de = readdir(d))) {
-			size_t len = strlen(de->d_name);
-			char *from, *to, *text = NULL;
-			size_t n = 0;
-
-			if (strncmp(de->d_name, "peaks-", 6) || len < 11 ||
-			    strcmp(de->d_name + len - 5, ".json"))
-				continue;
-			from = xasprintf("%s/%s", r->cache_dir, de->d_name);
-			to = xasprintf("%s/%s", dir, de->d_name);
-			if (!file_read_untrusted(from, 1 << 16, &text, &n, msg, sizeof(msg)))
-				file_write_atomic(to, text, n, msg, sizeof(msg));
-			free(text);
-			free(from);
-			free(to);
-		}
-	}
-	if (d)
-		closedir(d);
+	if (r->cache_dir)
+		peaks_copy_cache(r->cache_dir, dir);
 	free(dir);
 }
 

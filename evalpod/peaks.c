@@ -7,10 +7,12 @@
 #include "stats.h"
 #include "xalloc.h"
 
+#include <dirent.h>
 #include <string.h>
 
-#define PEAK_RUNS 7
-#define FMA_ITERS 4096
+#define PEAK_RUNS      7
+#define FMA_ITERS      4096
+#define PEAKS_FILE_MAX (1 << 16) /* a cache file, at most */
 
 static const char peak_source[] =
 	"__kernel void peak_triad(__global float4 *a, __global const float4 *b,\n"
@@ -173,6 +175,41 @@ static char *cache_path(const struct devinfo *info, const char *dir)
 	return xasprintf("%s/peaks-%.16s.json", dir, key);
 }
 
+/* A cache file's name: "peaks-" KEY ".json" (cache_path). */
+static int cache_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	return !strncmp(name, "peaks-", 6) && len > 11 && !strcmp(name + len - 5, ".json");
+}
+
+void peaks_copy_cache(const char *cache_dir, const char *dir)
+{
+	DIR *d = opendir(cache_dir);
+	struct dirent *de;
+	char msg[512];
+
+	if (!d)
+		return;
+	if (!dir_make(dir, msg, sizeof(msg))) {
+		while ((de = readdir(d))) {
+			char *from, *to, *text = NULL;
+			size_t n = 0;
+
+			if (!cache_name(de->d_name))
+				continue;
+			from = xasprintf("%s/%s", cache_dir, de->d_name);
+			to = xasprintf("%s/%s", dir, de->d_name);
+			if (!file_read_untrusted(from, PEAKS_FILE_MAX, &text, &n, msg, sizeof(msg)))
+				file_write_atomic(to, text, n, msg, sizeof(msg));
+			free(text);
+			free(from);
+			free(to);
+		}
+	}
+	closedir(d);
+}
+
 int peaks_read_cache(const struct devinfo *info, const char *cache_dir, struct peaks *pk)
 {
 	char *path, *text = NULL, msg[256];
@@ -183,7 +220,7 @@ int peaks_read_cache(const struct devinfo *info, const char *cache_dir, struct p
 	if (!cache_dir)
 		return -1;
 	path = cache_path(info, cache_dir);
-	if (!file_read(path, 1 << 16, &text, NULL, msg, sizeof(msg))) {
+	if (!file_read(path, PEAKS_FILE_MAX, &text, NULL, msg, sizeof(msg))) {
 		doc = json_loads(text, 0, NULL);
 		if (doc &&
 		    !json_unpack(doc, "{s:I, s:F, s:F, s:F}", "version", &ver, "gflops",

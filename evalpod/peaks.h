@@ -41,6 +41,13 @@ int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, char *ms
 /* Stores figures in the cache (only positive ones; a failure is logged). */
 void peaks_save(const struct devinfo *info, const char *cache_dir, const struct peaks *pk);
 
+/*
+ * Copies every device's cached figures (CACHE_DIR/peaks-KEY.json) from
+ * cache_dir into dir (created), for a worker that may read dir but not the
+ * cache.  What cannot be copied is left out: the worker then measures.
+ */
+void peaks_copy_cache(const char *cache_dir, const char *dir);
+
 /* Reads cached figures only; returns 0 when present. */
 int peaks_read_cache(const struct devinfo *info, const char *cache_dir, struct peaks *pk);
 
