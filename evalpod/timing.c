@@ -819,8 +819,8 @@ static int first_peaks(struct timer *t, struct peaks *pk)
 /*
  * Whether a program's fastest sample reached PEAKS_NEAR of a ceiling (bytes
  * only for single cold runs, as the invalid gate counts them).  *need_gf
- * and *need_gb are what the ceilings must reach for no program to pass the
- * gate (result.c): its fastest rate over limits.peak_margin.
+ * and *need_gb are what the ceilings must reach for every program to pass
+ * the gate (result.c): the fastest rate over limits.peak_margin.
  */
 static int near_peaks(struct timer *t, const struct peaks *pk, double *need_gf, double *need_gb)
 {
