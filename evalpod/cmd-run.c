@@ -536,11 +536,8 @@ static void combine_peaks(struct run *r)
 			now.gflops = cached.gflops;
 		if (cached.gbs > now.gbs)
 			now.gbs = cached.gbs;
-		if (now.fresh_gflops <= cached.gflops && now.fresh_gbs <= cached.gbs) {
-			json_object_set_new(r->tdoc, "peaks", peaks_json(&now));
-			return;
-		}
 	}
+	/* Rewritten even when not higher: the file's date is when they were measured. */
 	if (now.fresh_gflops > 0 && now.fresh_gbs > 0)
 		peaks_save(&info, r->cache_dir, &now);
 	json_object_set_new(r->tdoc, "peaks", peaks_json(&now));
@@ -549,7 +546,8 @@ static void combine_peaks(struct run *r)
 /*
  * The cached peaks of every device, copied where the timing worker can read
  * them (w/time/peaks/): with them it measures the peaks only when a program
- * comes near them (first_peaks in timing.c).  Without a cache it measures.
+ * comes near them (first_peaks in timing.c).  Without a cache, or with one
+ * measured more than PEAKS_RECHECK_S ago, it measures.
  */
 static void stage_peaks(struct run *r)
 {

@@ -9,6 +9,8 @@
 
 #include <dirent.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #define PEAK_RUNS      7
 #define FMA_ITERS      4096
@@ -187,6 +189,7 @@ void peaks_copy_cache(const char *cache_dir, const char *dir)
 {
 	DIR *d = opendir(cache_dir);
 	struct dirent *de;
+	time_t now = time(NULL);
 	char msg[512];
 
 	if (!d)
@@ -196,11 +199,16 @@ void peaks_copy_cache(const char *cache_dir, const char *dir)
 			char *from, *to, *text = NULL;
 			size_t n = 0;
 
+			struct stat st;
+
 			if (!cache_name(de->d_name))
 				continue;
 			from = xasprintf("%s/%s", cache_dir, de->d_name);
 			to = xasprintf("%s/%s", dir, de->d_name);
-			if (!file_read_untrusted(from, PEAKS_FILE_MAX, &text, &n, msg, sizeof(msg)))
+			/* Measured too long ago, or dated in the future: measure again. */
+			if (!stat(from, &st) && st.st_mtime <= now &&
+			    now - st.st_mtime < PEAKS_RECHECK_S &&
+			    !file_read_untrusted(from, PEAKS_FILE_MAX, &text, &n, msg, sizeof(msg)))
 				file_write_atomic(to, text, n, msg, sizeof(msg));
 			free(text);
 			free(from);
@@ -261,9 +269,11 @@ void peaks_save(const struct devinfo *info, const char *cache_dir, const struct 
 
 /*
  * A peak measured while the machine was busy is too low, and a cached low
- * peak would make honest kernels "above peak".  So every batch measures
- * again and uses the higher of the fresh and the cached figure for each
- * ceiling; the cache keeps the highest ever seen on this device.
+ * peak would make honest kernels "above peak".  So a measurement is
+ * combined with the cache, using the higher of the fresh and the cached
+ * figure for each
+ * ceiling; the cache keeps the highest ever seen on this device, and its
+ * date says when they were last measured (PEAKS_RECHECK_S).
  */
 int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, char *msg, size_t n)
 {
@@ -282,8 +292,8 @@ int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, char *ms
 		if (cached.gbs > pk->gbs)
 			pk->gbs = cached.gbs;
 	}
-	if (!have || pk->gflops > cached.gflops || pk->gbs > cached.gbs)
-		peaks_save(&rt->info, cache_dir, pk);
+	/* Saved even when not higher: the file's date says when they were measured. */
+	peaks_save(&rt->info, cache_dir, pk);
 	return 0;
 }
 

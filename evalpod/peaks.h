@@ -42,9 +42,18 @@ int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, char *ms
 void peaks_save(const struct devinfo *info, const char *cache_dir, const struct peaks *pk);
 
 /*
- * Copies every device's cached figures (CACHE_DIR/peaks-KEY.json) from
- * cache_dir into dir (created), for a worker that may read dir but not the
- * cache.  What cannot be copied is left out: the worker then measures.
+ * A cache file is rewritten whenever the peaks are measured (its mtime is
+ * when they were last measured); figures older than this are not used
+ * alone: the next batch measures again.  A cache begun on a busy machine
+ * holds low ceilings, and only fresh measurements can raise them.
+ */
+#define PEAKS_RECHECK_S 600
+
+/*
+ * Copies every device's cached figures (CACHE_DIR/peaks-KEY.json) measured
+ * within PEAKS_RECHECK_S from cache_dir into dir (created), for a worker
+ * that may read dir but not the cache.  What is older or cannot be copied
+ * is left out: the worker then measures.
  */
 void peaks_copy_cache(const char *cache_dir, const char *dir);
 
