@@ -367,7 +367,7 @@ static void report_winner(json_t *w, struct sbuf *b)
 		sbuf_addf(b, "`best.cl` builds with `%s`", text(w, "best_cl_build_options", ""));
 	else
 		sbuf_adds(b, "`best.cl` builds with no build options");
-	sbuf_addf(b, "%s%s.\n", p.len ? "; parameters " : "", p.buf);
+	sbuf_addf(b, "%s%s.\n", p.len ? "; parameters " : "", p.len ? p.buf : "");
 	sbuf_release(&p);
 }
 

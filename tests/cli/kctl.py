@@ -120,6 +120,9 @@ def show_rows(sc, sid):
 
 def report_rows(text):
     """Rows of report.md's "## Rounds" table as lists of cells."""
+    # A C string printed from NULL (glibc's "(null)") is never report text.
+    check("(null)" not in (text or ""), "report.md has no '(null)' in it (%r)"
+          % [ln for ln in (text or "").splitlines() if "(null)" in ln][:2])
     rows, inside = [], False
     for line in (text or "").splitlines():
         if line.startswith("## "):
