@@ -125,10 +125,14 @@ def main():
             ],
             "launch": [{
                 "kernel": "pack_a", "args": ["A", "Ap", "M", "K"],
-                "global": ["PACK ? K : 1", "PACK ? round_up(M, TM) : 1"],
+                "global": ["PACK ? round_up(K, 64) : 1",
+                           "PACK ? round_up(round_up(M, TM), 16) : 1"],
+                "local": ["PACK ? 64 : 1", "PACK ? 16 : 1"],
             }, {
                 "kernel": "pack_b", "args": ["B", "Bp", "N", "K"],
-                "global": ["PACK ? ceil_div(N, VN) : 1", "PACK ? K : 1"],
+                "global": ["PACK ? round_up(ceil_div(N, VN), 64) : 1",
+                           "PACK ? round_up(K, 16) : 1"],
+                "local": ["PACK ? 64 : 1", "PACK ? 16 : 1"],
             }, {
                 "kernel": "matmul", "args": ["A", "B", "Ap", "Bp", "C", "M", "N", "K"],
                 "global": ["round_up(ceil_div(N, TN * VN), WX)",

@@ -36,8 +36,9 @@
 //
 // The launch plan (examples/matmul.yaml) reads TM, TN, VN, WX, WY and PACK
 // from the build options or the #defines below:
-//   pack_a: global = PACK ? [K, round_up(M, TM)] : [1, 1]
-//   pack_b: global = PACK ? [ceil_div(N, VN), K]  : [1, 1]
+//   pack_a: global = PACK ? [round_up(K, 64), round_up(round_up(M, TM), 16)] : [1, 1]
+//   pack_b: global = PACK ? [round_up(ceil_div(N, VN), 64), round_up(K, 16)] : [1, 1]
+//           local  = PACK ? [64, 16] : [1, 1] (the same at every shape)
 //   matmul: global = [round_up(ceil_div(N, TN*VN), WX), round_up(ceil_div(M, TM), WY)]
 //           local  = [WX, WY]
 // Ap holds round_up(M, 48) * K floats and Bp round_up(N, 64) * K: enough for
@@ -138,7 +139,9 @@ __kernel void pack_a(__global const float *restrict A, __global float *restrict 
 #if PACK
 	const int k = get_global_id(0), r = get_global_id(1);
 
-	if (k < K)
+	/* The grid is rounded up to whole 64 x 16 work-groups: rows past the
+	 * last panel and columns past K do nothing. */
+	if (k < K && r < (M + TM - 1) / TM * TM)
 		Ap[((size_t)(r / TM) * K + k) * TM + r % TM] = r < M ? A[(size_t)r * K + k] : 0.0f;
 #endif
 }
@@ -152,7 +155,7 @@ __kernel void pack_b(__global const float *restrict B, __global float *restrict 
 	const int c = get_global_id(0) * VN, k = get_global_id(1);
 	__global const float *b = B + (size_t)k * N + c;
 
-	if (k < K) {
+	if (k < K && c < N) {
 		const floatV v = c + VN <= N ? LOADV(b) : load_part(b, N - c);
 
 		STOREV(v, Bp + ((size_t)(c / CN) * K + k) * CN + c % CN);

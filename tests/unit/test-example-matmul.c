@@ -141,7 +141,8 @@ static cl_mem nan_buffer(size_t n, cl_int *err)
 
 /*
  * examples/matmul.yaml's pack_a and pack_b steps for combination c: with
- * PACK=1 over A and B, with PACK=0 one work-item each (they do nothing).
+ * PACK=1 over A and B in 64 x 16 work-groups (the grid rounded up to them),
+ * with PACK=0 one work-item each (they do nothing).
  */
 static cl_int run_packs(cl_program prog, const struct combo *c, struct shape s, cl_mem ma,
 			cl_mem mb, cl_mem map, cl_mem mbp)
@@ -150,9 +151,10 @@ static cl_int run_packs(cl_program prog, const struct combo *c, struct shape s, 
 	cl_mem in[2] = { ma, mb }, out[2] = { map, mbp };
 	int dims[2] = { s.m, s.n };
 	size_t g[2][2] = {
-		{ (size_t)s.k, round_up((size_t)s.m, (size_t)c->tm) },
-		{ ceil_div((size_t)s.n, (size_t)c->vn), (size_t)s.k },
+		{ round_up((size_t)s.k, 64), round_up(round_up((size_t)s.m, (size_t)c->tm), 16) },
+		{ round_up(ceil_div((size_t)s.n, (size_t)c->vn), 64), round_up((size_t)s.k, 16) },
 	};
+	size_t lws[2] = { 64, 16 };
 	cl_int err = CL_SUCCESS;
 
 	for (int i = 0; i < 2 && err == CL_SUCCESS; i++) {
@@ -166,8 +168,8 @@ static cl_int run_packs(cl_program prog, const struct combo *c, struct shape s, 
 		err |= clSetKernelArg(k, 2, sizeof(int), &dims[i]);
 		err |= clSetKernelArg(k, 3, sizeof(int), &s.k);
 		if (err == CL_SUCCESS)
-			err = clEnqueueNDRangeKernel(queue, k, 2, NULL, c->pack ? g[i] : one, NULL,
-						     0, NULL, NULL);
+			err = clEnqueueNDRangeKernel(queue, k, 2, NULL, c->pack ? g[i] : one,
+						     c->pack ? lws : one, 0, NULL, NULL);
 		clReleaseKernel(k);
 	}
 	return err;
