@@ -51,6 +51,28 @@ void stats_compute(const double *x, size_t n, struct stats *s)
 	free(sorted);
 }
 
+double stats_median_ci_rel(const double *x, size_t n)
+{
+	double *sorted, half, med, w;
+	size_t lo, hi;
+
+	if (n < 6)
+		return INFINITY;
+	sorted = xmalloc(n * sizeof(*sorted));
+	memcpy(sorted, x, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_double);
+	w = 1.96 * sqrt((double)n);
+	/* 1-based ranks floor((n - w) / 2) and ceil((n + w) / 2), at least 1 and at most n */
+	lo = (double)n > w + 2 ? (size_t)floor(((double)n - w) / 2) : 1;
+	hi = (size_t)ceil(((double)n + w) / 2);
+	if (hi > n)
+		hi = n;
+	med = stats_quantile(sorted, n, 0.5);
+	half = fmax(med - sorted[lo - 1], sorted[hi - 1] - med);
+	free(sorted);
+	return med > 0 ? half / med : INFINITY;
+}
+
 json_t *stats_json(const struct stats *s)
 {
 	json_t *o = json_object();

@@ -25,6 +25,15 @@ void stats_compute(const double *x, size_t n, struct stats *s);
 /* Quantile q in [0,1] of sorted[0..n), n > 0. */
 double stats_quantile(const double *sorted, size_t n, double q);
 
+/*
+ * How well x[0..n) pins its median down: the half-width of the
+ * distribution-free 95% confidence interval of the median (the order
+ * statistics of ranks (n -+ 1.96 sqrt(n)) / 2, rounded outwards), the larger
+ * side, over the median.  INFINITY when n < 6 (the interval is then the
+ * whole sample or more) or the median is not positive.
+ */
+double stats_median_ci_rel(const double *x, size_t n);
+
 /* New JSON object {"n","min","max","mean","stdev","p25","median","p75","iqr","cv"}. */
 json_t *stats_json(const struct stats *s);
 

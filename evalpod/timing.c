@@ -69,8 +69,9 @@ struct tprog {
 	size_t runs; /* timed or warm-up runs so far: picks the next input set */
 	double total_ms;
 	double first_launch_ms, rebuild_ms;
-	json_t *doc;   /* this program's entry in time.json */
-	json_t *trace; /* trace events */
+	const char *stopped_by; /* the stopping rule that ended its sampling */
+	json_t *doc;            /* this program's entry in time.json */
+	json_t *trace;          /* trace events */
 };
 
 struct timer {
@@ -587,13 +588,30 @@ static void share_reps(struct timer *t)
 	}
 }
 
-static int is_done(const struct timer *t, const struct tprog *p)
+/*
+ * Done at max_samples or max_time_ms; else, past min_samples, once the
+ * timed time reaches min_time_ms or the median is known within
+ * measurement.precision (stats_median_ci_rel): more samples of a kernel
+ * whose median is already that certain tell the ranking nothing it acts on.
+ * Sets p->stopped_by.
+ */
+static int is_done(const struct timer *t, struct tprog *p)
 {
 	const struct measure_spec *m = &t->b.measure;
 
-	if ((int)p->nsamples >= m->max_samples || p->total_ms >= m->max_time_ms)
-		return 1;
-	return (int)p->nsamples >= m->min_samples && p->total_ms >= m->min_time_ms;
+	if ((int)p->nsamples >= m->max_samples)
+		p->stopped_by = "max_samples";
+	else if (p->total_ms >= m->max_time_ms)
+		p->stopped_by = "max_time_ms";
+	else if ((int)p->nsamples < m->min_samples)
+		return 0;
+	else if (p->total_ms >= m->min_time_ms)
+		p->stopped_by = "min_time_ms";
+	else if (m->precision > 0 && stats_median_ci_rel(p->samples, p->nsamples) <= m->precision)
+		p->stopped_by = "precision";
+	else
+		return 0;
+	return 1;
 }
 
 static void add_sample(struct tprog *p, double ms, double host, size_t round)
@@ -666,6 +684,8 @@ static void finish_prog(struct timer *t, struct tprog *p)
 	json_object_set_new(p->doc, "host_stats", stats_json(&hs));
 	json_object_set_new(p->doc, "reps_per_sample", json_integer(p->reps));
 	json_object_set_new(p->doc, "timed_ms", json_real(p->total_ms));
+	if (p->stopped_by)
+		json_object_set_new(p->doc, "stopped_by", json_string(p->stopped_by));
 	json_object_set_new(p->doc, "first_launch_ms", json_real(p->first_launch_ms));
 	json_object_set_new(p->doc, "rebuild_ms", json_real(p->rebuild_ms));
 }

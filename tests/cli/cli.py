@@ -463,6 +463,33 @@ def batch_on_stdin(ctx):
 
 
 @test
+def sampling_stops_once_the_median_is_known_within_precision(ctx):
+    # docs/evalpod.md, stopping rule: past min_samples, a program is done
+    # when its timed time reaches min_time_ms or the 95% interval of its
+    # median is within measurement.precision of it; precision 0 turns the
+    # second rule off.
+    d = ctx.fresh_dir("precision")
+    runs = {}
+    for name, precision in (("loose", 1.0), ("off", 0)):
+        batch = make_batch()
+        batch["measurement"].update({"min_samples": 6, "max_samples": 200, "min_time_ms": 40,
+                                     "max_time_ms": 5000, "precision": precision})
+        out_dir = os.path.join(d, name)
+        rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
+        expect_status(ctx, rc, 0, err)
+        runs[name] = (load_json(os.path.join(out_dir, "good.json")) or {}).get(
+            "performance") or {}
+    loose, off = runs["loose"], runs["off"]
+    ctx.expect(loose.get("stopped_by") == "precision" and
+               6 <= len(loose.get("samples_ms") or []) < 12,
+               "precision 1: stopped by precision soon after min_samples (got %r, %d samples)"
+               % (loose.get("stopped_by"), len(loose.get("samples_ms") or [])))
+    ctx.expect(off.get("stopped_by") == "min_time_ms" and (off.get("timed_ms") or 0) >= 40,
+               "precision 0: sampled until min_time_ms (got %r, %s ms timed)"
+               % (off.get("stopped_by"), off.get("timed_ms")))
+
+
+@test
 def cached_peaks_are_measured_again_only_when_a_program_comes_near(ctx):
     # docs/evalpod.md, device peaks: with a cached figure the timing worker
     # does not measure the peaks; a program near a cached ceiling makes it

@@ -65,10 +65,33 @@ TEST(json)
 	json_decref(o);
 }
 
+/* The 95% interval of the median: order statistics around it, distribution-free. */
+TEST(median_ci)
+{
+	double x[40];
+
+	CHECK(isinf(stats_median_ci_rel((double[]){ 1, 2, 3, 4, 5 }, 5)));
+	/* 1..10: median 5.5, ranks 1 and 9 (n = 10, 1.96 sqrt(10) = 6.2) */
+	for (int i = 0; i < 10; i++)
+		x[i] = 10 - i;
+	CHECK(near(stats_median_ci_rel(x, 10), 4.5 / 5.5));
+	/* 40 samples: ranks floor(13.8) = 13 and ceil(26.2) = 27, 7.5 and 6.5 steps
+	 * from the median of 100: the larger side counts */
+	for (int i = 0; i < 40; i++)
+		x[i] = 100 + (i - 19.5) * 0.1;
+	CHECK(near(stats_median_ci_rel(x, 40), 0.75 / 100));
+	/* the same spread, ten times wider: ten times less certain */
+	for (int i = 0; i < 40; i++)
+		x[i] = 100 + (i - 19.5);
+	CHECK(near(stats_median_ci_rel(x, 40), 7.5 / 100));
+	CHECK(isinf(stats_median_ci_rel((double[]){ 0, 0, 0, 0, 0, 0 }, 6)));
+}
+
 int main(void)
 {
 	RUN(table);
 	RUN(empty_and_input_untouched);
 	RUN(json);
+	RUN(median_ci);
 	return test_summary();
 }
