@@ -560,6 +560,23 @@ static void stage_peaks(struct run *r)
 	free(dir);
 }
 
+/*
+ * Empties worker NAME's PoCL cache.  Kernels run inside the worker, so a
+ * program dropped from timing may have rewritten what is there (another
+ * program's compiled kernels); the next pass adopts and compiles afresh.
+ */
+static int fresh_pocl_cache(struct run *r, const char *name)
+{
+	char *wdir = worker_dir(r->work, name), *dir = xasprintf("%s/pocl", wdir);
+	int rc;
+
+	free(wdir);
+	dir_remove_tree(dir);
+	rc = dir_make(dir, r->msg, sizeof(r->msg));
+	free(dir);
+	return rc;
+}
+
 static int run_timing(struct run *r)
 {
 	char *progress = xasprintf("%s/w/time/progress", r->work);
@@ -581,6 +598,11 @@ static int run_timing(struct run *r)
 			goto out;
 		}
 		judge_reset_timed(&r->judge);
+		/* Nothing a dropped culprit's kernels wrote survives into the next pass. */
+		if (pass > 0 && fresh_pocl_cache(r, "time")) {
+			rc = RUN_EXIT_INFRA;
+			goto out;
+		}
 		job_setup(r, &j, "time", worker_dir(r->work, "time"), seeds,
 			  r->b.limits.time_timeout_s);
 		j.progress = progress;
