@@ -5,7 +5,10 @@
 # session's later rounds look like that); then the two run the 16-variant
 # 512^3 matmul batch in turn, PAIRS times, and each pair's wall ratio
 # NEW / OLD is printed.  Alternating keeps a load that changes slowly from
-# deciding the ratio.  SIZE, VARIANTS and PAIRS change the work.
+# deciding the ratio.  SIZE, VARIANTS and PAIRS change the work.  OLD_TREE
+# names the old side's source tree: its examples/matmul/make_batch.py then
+# writes the old side's batches, so a change to the example's kernels or
+# launch is measured too (the points are the same on both sides).
 #
 #   git worktree add /tmp/old <rev> && cmake -S /tmp/old -B /tmp/old/build \
 #       && cmake --build /tmp/old/build --target evalpod
@@ -25,12 +28,17 @@ pairs=${PAIRS:-3}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/evalpod-ab.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-python3 examples/matmul/make_batch.py --size "$size" --variants "$variants" >"$tmp/batch.json"
-python3 examples/matmul/make_batch.py --size "$size" --variants 1 >"$tmp/one.json"
+for side in old new; do
+	tree=.
+	[ "$side" = old ] && tree=${OLD_TREE:-.}
+	python3 "$tree/examples/matmul/make_batch.py" --size "$size" --variants "$variants" \
+		>"$tmp/batch-$side.json"
+	python3 "$tree/examples/matmul/make_batch.py" --size "$size" --variants 1 >"$tmp/one-$side.json"
+done
 for side in old new; do
 	exe=$old
 	[ "$side" = new ] && exe=$new
-	"$exe" run "$tmp/one.json" --out "$tmp/warm-$side" --ref-cache "$tmp/ref-$side" \
+	"$exe" run "$tmp/one-$side.json" --out "$tmp/warm-$side" --ref-cache "$tmp/ref-$side" \
 		--cache-dir "$tmp/peaks-$side" >/dev/null 2>&1
 done
 
@@ -39,7 +47,7 @@ run_one() {
 	local exe=$1 side=$2 start end
 	rm -rf "$tmp/out-$side"
 	start=$(date +%s.%N)
-	"$exe" run "$tmp/batch.json" --out "$tmp/out-$side" --ref-cache "$tmp/ref-$side" \
+	"$exe" run "$tmp/batch-$side.json" --out "$tmp/out-$side" --ref-cache "$tmp/ref-$side" \
 		--cache-dir "$tmp/peaks-$side" >"$tmp/table-$side.txt" 2>/dev/null || true
 	end=$(date +%s.%N)
 	echo "$start $end $(grep -c ' ok ' "$tmp/table-$side.txt" || true)"
