@@ -63,7 +63,7 @@ def main():
         vid, src, opts = winner_of(folder)
         entries.append({"id": f"s{i + 1}-{vid}", "source": src, "build_options": opts,
                         "parent": None, "rationale": f"winner of {os.path.basename(folder)}"})
-    batch["baseline"] = entries[0]
+    batch["baseline"] = {k: v for k, v in entries[0].items() if k in ("id", "source", "build_options")}
     batch["variants"] = entries[1:]
     batch["batch_id"] = "retime"
     batch.pop("outputs", None)
