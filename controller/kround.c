@@ -118,6 +118,8 @@ int kround_open(struct session *s, char *msg, size_t n)
 	rc = kube_open(s->kube, sk->kubeconfig, sk->context, sk->namespace, msg, n);
 	/* the API server may restart or fail for a while (evaluator.kubernetes.api_retry_s) */
 	s->kube->retry_s = sk->api_retry_s;
+	/* and http.h's own retries end their pauses on SIGINT/SIGTERM */
+	s->kube->http.stop = round_interrupted;
 	if (!rc)
 		rc = kube_version(s->kube, msg, n);
 	if (!rc)
