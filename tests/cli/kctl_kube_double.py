@@ -158,7 +158,10 @@ class Scenario:
         return self
 
     def __exit__(self, *exc):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if not os.environ.get("KCTL_KEEP"):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        else:
+            print("kept", self.tmp)
 
     def run(self, args, timeout=600):
         return subprocess.run([self.kctl] + args, env=self.env, capture_output=True, text=True,
@@ -370,6 +373,57 @@ def test_pod_failures(args, dbl):
               f"exit 1 in a pod fails the session ({r.stderr[-200:]!r})")
 
 
+def batch_deadline(s, sid, attempt):
+    """compile_timeout_s + run_timeout_s of round 0's batch of that attempt (0: none)."""
+    path = os.path.join(s.tmp, "runs", sid, "rounds", "r000", f"batch-a{attempt}-s0.json")
+    if not os.path.exists(path):
+        return 0
+    lim = json.load(open(path)).get("limits", {})
+    # evalpod's defaults (docs/evalbatch.md, limits)
+    return lim.get("compile_timeout_s", 120) + lim.get("run_timeout_s", 120)
+
+
+def test_reference_slow(args, dbl):
+    with Scenario(args, dbl, "evalpod's exit 4 in a pod (the reference was slow) is retried "
+                  "with the deadline doubled", "kd-slow", {"queue": "kctl",
+                                                           "backoff_limit": 0}) as s:
+        first = []
+
+        def slow_once(j):
+            if not first:  # round 0's first Job: its evalpod says the reference was slow
+                first.append(j["metadata"]["name"])
+                dbl.control({"pod_faults": {first[0]: "fail:4"}})
+
+        r, seen = run_admitted(s, dbl, before=slow_once)
+        sid = sid_of(r)
+        check(r.returncode == 0, f"the session completes ({r.stderr[-300:]!r})")
+        check("the reference ran past its" in r.stderr and "in 1 pod(s) (evalpod exit status 4)"
+              in r.stderr and "the machine is slow, not the candidates; evaluating again with "
+              "the deadline doubled" in r.stderr,
+              f"the warning says the reference was slow, in the pod ({r.stderr[-600:]!r})")
+        a0, a1 = batch_deadline(s, sid, 0), batch_deadline(s, sid, 1)
+        check(a0 > 0 and a1 >= 2 * a0 - 1e-6,
+              f"the next attempt's batch has the check deadline doubled ({a0} s, then {a1} s)")
+        res = os.listdir(os.path.join(s.tmp, "runs", sid, "rounds", "r000", "results"))
+        check(s.results(sid, 0).get("r00-start", {}).get("status") == "ok"
+              and not any(".infra-" in x for x in res),
+              f"the start's result is its own, with no infra_error set aside ({res})")
+    with Scenario(args, dbl, "exit 4 every time: the session stops, naming the limit to raise",
+                  "kd-slow-always", {"queue": "kctl", "backoff_limit": 0}) as s:
+        r, seen = run_admitted(s, dbl, faults="fail:4")
+        sid = sid_of(r)
+        r0 = [j for j in seen if j["metadata"]["labels"].get("kctl.dev/round") == "0"]
+        check(r.returncode != 0 and len(r0) == 3,
+              f"three attempts, then kctl fails ({r.returncode}, {len(r0)} Jobs)")
+        check(f"go on with a higher limit: kctl resume {sid} --set limits.run_timeout_s="
+              in r.stderr and "the reference ran past its" in r.stderr,
+              f"the message names the slow reference and the limit ({r.stderr[-400:]!r})")
+        st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+        check(st.get("state") not in ("done", None) and not s.results(sid, 0),
+              f"nothing is recorded against the start; the session can be resumed "
+              f"({st.get('state')}, {list(s.results(sid, 0))})")
+
+
 def test_adoption(args, dbl):
     with Scenario(args, dbl, "a create whose reply is lost is adopted on 409", "kd-lost",
                   {}) as s:
@@ -536,7 +590,8 @@ def main():
         only = os.environ.get("KCTL_TEST_ONLY", "").split(",")
         run([t for t in (test_indexed_kueue, test_faults, test_invalid, test_pod_failures,
                          test_adoption, test_deadline, test_exec_plugin, test_outage,
-                         test_auth_after_loss, test_undeletable, test_cancel_refused)
+                         test_auth_after_loss, test_undeletable, test_cancel_refused,
+                         test_reference_slow)
              if any(o in t.__name__ for o in only)], args, dbl)
     finally:
         dbl.stop()
