@@ -158,10 +158,7 @@ class Scenario:
         return self
 
     def __exit__(self, *exc):
-        if not os.environ.get("KCTL_KEEP"):
-            shutil.rmtree(self.tmp, ignore_errors=True)
-        else:
-            print("kept", self.tmp)
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def run(self, args, timeout=600):
         return subprocess.run([self.kctl] + args, env=self.env, capture_output=True, text=True,
