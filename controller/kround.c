@@ -976,6 +976,64 @@ out:
 	return rc;
 }
 
+#define KROUND_LEFTOVERS_NAMED 20 /* Jobs named in full; the label selector covers all */
+
+char *kround_leftovers(const struct spec *spec, const char *id, const char *dir)
+{
+	char *label = kround_session_label(id), msg[512], *ns = NULL;
+	struct sbuf b = SBUF_INIT, names = SBUF_INIT;
+	struct kube k;
+	int count = 0;
+
+	if (!kube_open(&k, spec->kube.kubeconfig, spec->kube.context, spec->kube.namespace, msg,
+		       sizeof(msg))) {
+		ns = xstrdup(k.ns);
+		kube_close(&k);
+	} else if (spec->kube.namespace) {
+		ns = xstrdup(spec->kube.namespace);
+	}
+	/* rounds and their attempts are numbered without gaps (kround_next_attempt) */
+	for (int r = 0;; r++) {
+		char *rdir = xasprintf("%s/rounds/r%03d", dir, r);
+
+		if (access(rdir, F_OK)) {
+			free(rdir);
+			break;
+		}
+		for (int a = 0;; a++) {
+			char *batch = xasprintf("%s/batch-a%d-s0.json", rdir, a), *name;
+			int there = access(batch, F_OK) == 0;
+
+			free(batch);
+			if (!there)
+				break;
+			if (count++ < KROUND_LEFTOVERS_NAMED) {
+				name = kround_job_name(label, r, a, -1);
+				sbuf_addf(&names, "%s%s", count > 1 ? ", " : "", name);
+				free(name);
+			}
+		}
+		free(rdir);
+	}
+	if (count > KROUND_LEFTOVERS_NAMED)
+		sbuf_addf(&names, " and %d more", count - KROUND_LEFTOVERS_NAMED);
+	if (count)
+		sbuf_addf(&b,
+			  "these Jobs of the session may remain in the cluster%s%s%s: %s (one Job "
+			  "per shard, NAME-sN, on servers before 1.22); ",
+			  ns ? " (namespace " : "", ns ? ns : "", ns ? ")" : "", names.buf);
+	else
+		sbuf_addf(&b, "Jobs of the session may remain in the cluster; ");
+	sbuf_addf(&b,
+		  "once it can be reached, remove them with: kubectl delete jobs%s%s -l "
+		  "kctl.dev/session=%s",
+		  ns ? " -n " : "", ns ? ns : "", label);
+	sbuf_release(&names);
+	free(ns);
+	free(label);
+	return sbuf_detach(&b, NULL);
+}
+
 int kround_cancel(const struct spec *spec, const char *id, char *msg, size_t n)
 {
 	char *label = kround_session_label(id);

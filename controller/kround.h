@@ -63,6 +63,15 @@ struct spec;
 int kround_cancel(const struct spec *spec, const char *id, char *msg, size_t n);
 
 /*
+ * What session id may have left in its cluster when its Jobs could not be
+ * deleted (kctl cancel --force, kctl delete --force): a new string naming
+ * the Jobs its round folders under dir (the session folder) had submitted
+ * and the kubectl command that deletes them all by the session's label.
+ * Reads the kubeconfig for the namespace only; sends nothing.
+ */
+char *kround_leftovers(const struct spec *spec, const char *id, const char *dir);
+
+/*
  * The Job that round 1, attempt 0 would submit for shards presigned batch
  * URLs (placeholders in `kctl render`); a new object, or NULL with msg.
  */

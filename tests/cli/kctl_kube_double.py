@@ -310,6 +310,89 @@ def test_cancel_refused(args, dbl):
             proc.communicate()
 
 
+def start_waiting(s, dbl):
+    """kctl start in the background on a queue nobody admits: (process, session id,
+    its round-0 Job or None once it is created)."""
+    proc = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1"], env=s.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
+    sid = proc.stdout.readline().strip()
+    deadline, mine = time.time() + 300, []
+    while time.time() < deadline and proc.poll() is None and not mine:
+        mine = [j for j in dbl.jobs() if j["metadata"].get("annotations", {}).get(
+            "kctl.dev/session-id") == sid]
+        time.sleep(0.2)
+    return proc, sid, (mine[0] if mine else None)
+
+
+def test_cancel_force(args, dbl):
+    with Scenario(args, dbl, "kctl cancel --force: a cluster gone for good", "kd-cancel-force",
+                  {"queue": "kctl"}) as s:
+        dbl.control(method="DELETE")
+        proc, sid, job = start_waiting(s, dbl)
+        try:
+            check(job is not None, f"the session created its (suspended) Job ({sid})")
+            name = job["metadata"]["name"] if job else "?"
+            label = job["metadata"]["labels"]["kctl.dev/session"] if job else "?"
+            dbl.control({"plan": [{"fault": "403", "verb": "DELETE", "path": "/jobs",
+                                   "times": 50}]})
+            r = s.run(["cancel", sid, "--force"])
+            dbl.control(method="DELETE")
+            st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+            check(r.returncode == 0 and "403" in r.stderr and st.get("state") == "cancelled",
+                  f"the delete fails, the session is cancelled anyway, exit 0 "
+                  f"({r.returncode}, {st.get('state')}: {r.stderr[-400:]!r})")
+            check(f"cancelling session {sid} anyway (--force)" in r.stderr and name in r.stderr,
+                  f"the warning names the Job that may remain ({name})")
+            check(f"kubectl delete jobs -n kctl -l kctl.dev/session={label}" in r.stderr,
+                  "and the command that removes the session's Jobs later")
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                pass
+            check(proc.poll() is not None, "the session's kctl stops")
+            check(any(j["metadata"]["name"] == name for j in dbl.jobs()),
+                  "the Job is still there: nothing pretended it was deleted")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+
+
+def test_delete_kube_session(args, dbl):
+    with Scenario(args, dbl, "kctl delete of an interrupted Kubernetes session needs cancel "
+                  "or --force", "kd-delete", {"queue": "kctl"}) as s:
+        dbl.control(method="DELETE")
+        proc, sid, job = start_waiting(s, dbl)
+        try:
+            check(job is not None, f"the session created its (suspended) Job ({sid})")
+            proc.terminate()
+            proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+        st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+        check(proc.returncode == 130 and st.get("state") == "paused",
+              f"SIGTERM pauses the session, its Job left running ({proc.returncode}, "
+              f"{st.get('state')})")
+        r = s.run(["delete", sid])
+        st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+        check(r.returncode == 1 and "runs on Kubernetes and is paused" in r.stderr
+              and f"kctl cancel {sid}" in r.stderr and st.get("state") == "paused",
+              f"delete refuses, pointing at cancel; the session stays ({r.returncode}: "
+              f"{r.stderr[-300:]!r})")
+        label = job["metadata"]["labels"]["kctl.dev/session"] if job else "?"
+        r = s.run(["delete", sid, "--force"])
+        gone = s.run(["status", sid, "-o", "json"])
+        check(r.returncode == 0 and f"deleted session {sid}" in r.stdout
+              and gone.returncode != 0, f"--force deletes it ({r.returncode}: "
+                                        f"{r.stderr[-300:]!r})")
+        check(f"kubectl delete jobs -n kctl -l kctl.dev/session={label}" in r.stderr
+              and (job or {}).get("metadata", {}).get("name", "?") in r.stderr,
+              "and warns which Jobs may remain, with the command to remove them")
+
+
 def test_invalid(args, dbl):
     with Scenario(args, dbl, "422 Invalid keeps the Status and its causes", "kd-invalid",
                   {"gpus": 1, "gpu_resource": "bogus resource"}) as s:
@@ -588,7 +671,7 @@ def main():
         run([t for t in (test_indexed_kueue, test_faults, test_invalid, test_pod_failures,
                          test_adoption, test_deadline, test_exec_plugin, test_outage,
                          test_auth_after_loss, test_undeletable, test_cancel_refused,
-                         test_reference_slow)
+                         test_reference_slow, test_cancel_force, test_delete_kube_session)
              if any(o in t.__name__ for o in only)], args, dbl)
     finally:
         dbl.stop()
