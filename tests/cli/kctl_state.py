@@ -11,7 +11,9 @@ usage: kctl_state.py KCTL DATA_DIR
     interrupted and how to go on, and says nothing of the kind while a kctl
     drives it;
   - a kctl killed between recording the session's end and rewriting
-    report.md (crash point `ended`): status, show and resume rewrite it.
+    report.md (crash point `ended`): status, show and resume rewrite it;
+  - the round budget of `start --rounds N` is kept by a resume without
+    --rounds, and `resume --rounds M` replaces it for the resumes after.
 """
 import glob
 import hashlib
@@ -238,6 +240,50 @@ def liveness_and_report(kctl, data, tmp):
               f"{cmd[0]} rewrites a stale report ({out.returncode}: {out.stderr.strip()[:200]})")
 
 
+def rounds_kept(kctl, data, tmp):
+    """start --rounds 1 of a 5-round spec, paused by --step after round 0: a
+    resume without --rounds runs round 1 and stops; resume --rounds 3 --step
+    records 3, and the resume after it runs round 3 last."""
+    home = os.path.join(tmp, "rounds")
+    os.makedirs(home)
+    spec = prepare(data, home)
+    with open(spec, encoding="utf-8") as f:
+        text = f.read()
+    with open(spec, "w", encoding="utf-8") as f:
+        # 5 rounds: more than either budget below, so each one shows
+        f.write(text.replace("confirm_passes: 1\n", "confirm_passes: 0\n")
+                .replace("max_rounds: 3\n", "max_rounds: 5\n"))
+    env = dict(os.environ, KCTL_STATE_DIR=os.path.join(home, "state"),
+               XDG_CACHE_HOME=os.path.join(home, "cache"))
+    res = subprocess.run([kctl, "start", spec, "--rounds", "1", "--step"], env=env,
+                         input="n\n", capture_output=True, text=True, timeout=900)
+    sid = (res.stdout.splitlines() or [""])[0].strip()
+    st = status_json(kctl, env, sid)
+    check(res.returncode == 0 and st.get("state") == "paused" and st.get("rounds") == 0,
+          f"start --rounds 1 --step, answer n: paused after round 0 ({res.returncode}, "
+          f"{st.get('state')}, rounds {st.get('rounds')})")
+    res = run(kctl, ["resume", sid], env)
+    st = status_json(kctl, env, sid)
+    check(res.returncode == 0 and st.get("state") == "done" and st.get("rounds") == 1,
+          f"resume without --rounds keeps the budget of 1: done after round 1 "
+          f"({res.returncode}, {st.get('state')}, rounds {st.get('rounds')}: "
+          f"{res.stderr[-300:]!r})")
+    check("[round 1/1]" in res.stderr and "round budget spent (1 rounds)" in res.stderr,
+          f"its round line and decision name the budget of 1 ({res.stderr[-300:]!r})")
+    res = subprocess.run([kctl, "resume", sid, "--rounds", "3", "--step"], env=env,
+                         input="n\n", capture_output=True, text=True, timeout=900)
+    st = status_json(kctl, env, sid)
+    check(res.returncode == 0 and st.get("state") == "paused" and st.get("rounds") == 2,
+          f"resume --rounds 3 --step extends it, pausing after round 2 ({res.returncode}, "
+          f"{st.get('state')}, rounds {st.get('rounds')}: {res.stderr[-300:]!r})")
+    res = run(kctl, ["resume", sid], env)
+    st = status_json(kctl, env, sid)
+    check(res.returncode == 0 and st.get("state") == "done" and st.get("rounds") == 3
+          and "[round 3/3]" in res.stderr,
+          f"the resume after it keeps the new budget of 3 ({res.returncode}, "
+          f"{st.get('state')}, rounds {st.get('rounds')}: {res.stderr[-300:]!r})")
+
+
 def main():
     kctl, data = sys.argv[1], sys.argv[2]
     tmp = tempfile.mkdtemp(prefix="kctl-state-")
@@ -246,6 +292,7 @@ def main():
         empty_database(kctl, tmp)
         recorded_owners(kctl, tmp)
         liveness_and_report(kctl, data, tmp)
+        rounds_kept(kctl, data, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return checks.summary()
