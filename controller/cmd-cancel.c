@@ -125,6 +125,7 @@ int cmd_cancel(int argc, char **argv)
 			  id, was ? was : "as it was", id, id);
 		json_decref(row);
 		store_close(st);
+		free(id);
 		return KCTL_EXIT_FAIL;
 	}
 	rc = store_begin(st, msg, sizeof(msg));

@@ -288,7 +288,8 @@ def test_cancel_refused(args, dbl):
             dbl.control({"plan": [{"fault": "403", "verb": "DELETE", "path": "/jobs"}]})
             r = s.run(["cancel", sid])
             st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
-            check(r.returncode == 1 and "403" in r.stderr and "is not cancelled" in r.stderr,
+            check(r.returncode == 1 and "403" in r.stderr and "is not cancelled" in r.stderr
+                  and "Sanitizer" not in r.stderr,
                   f"a refused delete: exit 1, the store's answer, 'not cancelled' "
                   f"({r.returncode}: {r.stderr[-300:]!r})")
             check(st.get("state") == "running" and proc.poll() is None,
@@ -379,7 +380,8 @@ def test_delete_kube_session(args, dbl):
         r = s.run(["delete", sid])
         st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
         check(r.returncode == 1 and "runs on Kubernetes and is paused" in r.stderr
-              and f"kctl cancel {sid}" in r.stderr and st.get("state") == "paused",
+              and f"kctl cancel {sid}" in r.stderr and st.get("state") == "paused"
+              and "Sanitizer" not in r.stderr,
               f"delete refuses, pointing at cancel; the session stays ({r.returncode}: "
               f"{r.stderr[-300:]!r})")
         label = job["metadata"]["labels"]["kctl.dev/session"] if job else "?"
@@ -493,7 +495,7 @@ def test_reference_slow(args, dbl):
         r, seen = run_admitted(s, dbl, faults="fail:4")
         sid = sid_of(r)
         r0 = [j for j in seen if j["metadata"]["labels"].get("kctl.dev/round") == "0"]
-        check(r.returncode != 0 and len(r0) == 3,
+        check(r.returncode != 0 and len(r0) == 3 and "Sanitizer" not in r.stderr,
               f"three attempts, then kctl fails ({r.returncode}, {len(r0)} Jobs)")
         check(f"go on with a higher limit: kctl resume {sid} --set limits.run_timeout_s="
               in r.stderr and "the reference ran past its" in r.stderr,
