@@ -395,6 +395,47 @@ def test_delete_kube_session(args, dbl):
               "and warns which Jobs may remain, with the command to remove them")
 
 
+def test_sigterm_during_api_retry(args, dbl):
+    with Scenario(args, dbl, "SIGTERM while kctl waits out a 503's Retry-After: 30",
+                  "kd-sigterm-retry", {}) as s:
+        dbl.control(method="DELETE")
+        dbl.control({"plan": [{"fault": "503", "verb": "GET", "path": "/jobs", "times": 100,
+                               "retry_after": 30}]})
+        proc = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1"], env=s.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True)
+        lines, seen = [], threading.Event()
+
+        def read():
+            for line in proc.stderr:
+                lines.append(line)
+                if "retrying in 30000 ms" in line:
+                    seen.set()
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            check(seen.wait(300) and proc.poll() is None,
+                  "kctl pauses 30 s before asking the refusing API server again")
+            t0 = time.monotonic()
+            proc.terminate()
+            proc.wait(timeout=300)
+            took = time.monotonic() - t0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            dbl.control(method="DELETE")
+        reader.join(60)
+        sid = proc.stdout.read().strip()
+        st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+        # far below the pause, and generous for a busy machine
+        check(took < 20, f"kctl exits soon after SIGTERM, not after the pause ({took:.1f} s)")
+        check(proc.returncode == 130 and st.get("state") == "paused"
+              and f"interrupted; go on with: kctl resume {sid}" in "".join(lines),
+              f"as an interrupt does: 130, paused, the hint ({proc.returncode}, "
+              f"{st.get('state')}: {''.join(lines)[-300:]!r})")
+
+
 def test_invalid(args, dbl):
     with Scenario(args, dbl, "422 Invalid keeps the Status and its causes", "kd-invalid",
                   {"gpus": 1, "gpu_resource": "bogus resource"}) as s:
@@ -673,7 +714,8 @@ def main():
         run([t for t in (test_indexed_kueue, test_faults, test_invalid, test_pod_failures,
                          test_adoption, test_deadline, test_exec_plugin, test_outage,
                          test_auth_after_loss, test_undeletable, test_cancel_refused,
-                         test_reference_slow, test_cancel_force, test_delete_kube_session)
+                         test_reference_slow, test_cancel_force, test_delete_kube_session,
+                         test_sigterm_during_api_retry)
              if any(o in t.__name__ for o in only)], args, dbl)
     finally:
         dbl.stop()
