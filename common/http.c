@@ -35,6 +35,7 @@
 #define HTTP_DEFAULT_MAX_BODY           ((size_t)64 << 20)
 #define HTTP_BACKOFF_MAX_MS             30000L /* one computed backoff delay at most */
 #define HTTP_RETRY_AFTER_MAX_S          30L    /* a server's Retry-After at most */
+#define HTTP_STOP_SLICE_MS              200L   /* how often a retry's pause asks opts.stop */
 #define HTTP_QUOTE_MAX                  200    /* bytes of server text quoted in msg */
 #define HTTP_SCRUB_WINDOW               4096   /* server text scrubbed before cutting */
 #define HTTP_SCRUB_MIN                  4      /* shorter query values are not secrets */
@@ -640,12 +641,23 @@ static long http_retry_delay(const struct http_call *c, int attempt)
 	return d / 2 + (long)arc4random_uniform((uint32_t)(d / 2) + 1);
 }
 
-static void http_sleep_ms(long ms)
+/*
+ * Sleeps ms, in slices of at most HTTP_STOP_SLICE_MS, and ends early once
+ * stop (when given) says a signal came: a Retry-After of 30 s must not
+ * hold an interrupted kctl for 30 s.  A signal also cuts the slice it
+ * lands in short (EINTR), so the stop is seen at once.
+ */
+static void http_sleep_ms(long ms, int (*stop)(void))
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	while (ms > 0 && !(stop && stop())) {
+		long slice = ms < HTTP_STOP_SLICE_MS ? ms : HTTP_STOP_SLICE_MS;
+		struct timespec ts = { .tv_sec = slice / 1000,
+				       .tv_nsec = (slice % 1000) * 1000000L };
 
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
+		ms -= slice;
+		if (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			ms += ts.tv_sec * 1000 + ts.tv_nsec / 1000000L; /* the slice's rest */
+	}
 }
 
 /* Writes into out why an attempt failed: curl's words or the status. */
@@ -672,7 +684,7 @@ static void http_wait_retry(const struct http_call *c, CURLcode res, long status
 	http_reason(c, res, status, why, sizeof(why));
 	log_warn("%s %s: %s; retrying in %ld ms (attempt %d of %d)", c->method, c->shown_url, why,
 		 delay, attempt + 1, c->max_attempts);
-	http_sleep_ms(delay);
+	http_sleep_ms(delay, c->opts->stop);
 }
 
 /* Turns the final attempt into the return code and msg. */

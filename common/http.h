@@ -38,7 +38,9 @@ struct http_opts {
 	const char *client_key_pem;  /* and the key as PEM text */
 	const char *tls_server_name; /* verify the server (and send SNI) as this name */
 	int insecure_skip_verify;    /* see above: kubeconfig's explicit choice only */
-	int (*stop)(void);           /* nonzero: make no further attempt (a signal came) */
+	int (*stop)(void);           /* nonzero: make no further attempt (a signal came);
+					asked between attempts and every 200 ms of the
+					pause before a retry, which it cuts short */
 };
 
 struct http_response {

@@ -27,8 +27,6 @@
 #define S3_LIST_PAGE_MAX    ((size_t)16 << 20) /* one ListObjectsV2 page's XML */
 #define S3_ERROR_BODY_MAX   ((size_t)1 << 20)
 #define S3_MAX_KEY_LEN      1024
-#define S3_LIST_PAGES_MAX   100000 /* pages of one listing, whatever they hold */
-#define S3_LIST_EMPTY_MAX   3      /* truncated pages in a row without a key */
 
 struct s3 {
 	char *bucket;
@@ -647,26 +645,25 @@ static int s3_list_answer(const struct s3 *s, const char *what, const struct htt
 	return rc;
 }
 
-/* Why the listing must stop before asking for the page after token, or 0. */
-static int s3_list_stuck(const struct s3 *s, const char *what, const char *prev, const char *token,
-			 int pages, int empty, char *msg, size_t n)
+int s3__list_stuck(const char *bucket, const char *what, const char *prev, const char *token,
+		   int pages, int empty, int interrupted, char *msg, size_t n)
 {
-	if (s->interrupted && s->interrupted())
+	if (interrupted)
 		return kerr_set(msg, n, KERR_CHILD,
-				"S3 list interrupted by a signal; target '%s/%s'", s->bucket, what);
+				"S3 list interrupted by a signal; target '%s/%s'", bucket, what);
 	if (prev && !strcmp(prev, token))
 		return kerr_set(msg, n, KERR_PARSE,
 				"S3 list: the store sent the same continuation token twice; "
 				"target '%s/%s'",
-				s->bucket, what);
-	if (empty >= S3_LIST_EMPTY_MAX)
+				bucket, what);
+	if (empty >= S3__LIST_EMPTY_MAX)
 		return kerr_set(
 			msg, n, KERR_PARSE,
 			"S3 list: %d truncated pages in a row without a key; target '%s/%s'", empty,
-			s->bucket, what);
-	if (pages >= S3_LIST_PAGES_MAX)
+			bucket, what);
+	if (pages >= S3__LIST_PAGES_MAX)
 		return kerr_set(msg, n, KERR_LIMIT, "S3 list: more than %d pages; target '%s/%s'",
-				S3_LIST_PAGES_MAX, s->bucket, what);
+				S3__LIST_PAGES_MAX, bucket, what);
 	return 0;
 }
 
@@ -711,7 +708,8 @@ int s3_list(struct s3 *s, const char *prefix, size_t max_keys, struct s3_list *o
 				      what);
 			break;
 		}
-		if ((rc = s3_list_stuck(s, what, prev, token, pages, empty, msg, n)))
+		if ((rc = s3__list_stuck(s->bucket, what, prev, token, pages, empty,
+					 s->interrupted && s->interrupted(), msg, n)))
 			break;
 	}
 	free(token);

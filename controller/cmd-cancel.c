@@ -1,9 +1,12 @@
 /*
- * kctl cancel SESSION [--state FILE]: on the kubernetes backend deletes
- * the session's Jobs first (a failure leaves the session as it was, so
- * cancel can be run again), then marks the session cancelled and asks the
- * evalpod of its running round, if any, to stop (it writes what it has).  A kctl driving the session stops when that evalpod ends (or, if
- * none was running, before its next round).
+ * kctl cancel SESSION [--force] [--state FILE]: on the kubernetes backend
+ * deletes the session's Jobs first (a failure leaves the session as it
+ * was, so cancel can be run again; with --force, for a cluster gone for
+ * good, the session is cancelled anyway and the Jobs that may remain are
+ * named with the kubectl command that removes them), then marks the
+ * session cancelled and asks the evalpod of its running round, if any, to
+ * stop (it writes what it has).  A kctl driving the session stops when
+ * that evalpod ends (or, if none was running, before its next round).
  */
 #include "cmds.h"
 #include "err.h"
@@ -35,13 +38,17 @@ static int is_evalpod(long pid)
 	return strstr(cmd, "evalpod") != NULL;
 }
 
+static const char cancel_usage[] = "usage: kctl cancel SESSION [--force] [--state FILE]\n";
+
 /*
  * On the kubernetes backend the session's Jobs are deleted (their pods
- * with them); a kctl driving the session sees the cancellation too.
+ * with them); a kctl driving the session sees the cancellation too.  With
+ * force a failed delete is a warning naming what may remain (returns 0).
  */
-static int cancel_jobs(json_t *row, const char *id, char *msg, size_t n)
+static int cancel_jobs(json_t *row, const char *id, int force, char *msg, size_t n)
 {
 	const char *path = json_string_value(json_object_get(row, "spec_path"));
+	const char *dir = json_string_value(json_object_get(row, "output_dir"));
 	struct spec spec = { 0 };
 	int rc = path ? spec_load(&spec, path, msg, n) : 0;
 
@@ -50,8 +57,16 @@ static int cancel_jobs(json_t *row, const char *id, char *msg, size_t n)
 		rc = 0;
 	} else if (path && spec.backend == BACKEND_KUBERNETES) {
 		rc = kround_cancel(&spec, id, msg, n);
-		if (!rc)
+		if (!rc) {
 			fprintf(stderr, "deleted the session's Kubernetes Jobs\n");
+		} else if (force) {
+			char *left = kround_leftovers(&spec, id, dir ? dir : "");
+
+			log_warn("%s", msg);
+			log_warn("cancelling session %s anyway (--force); %s", id, left);
+			free(left);
+			rc = 0;
+		}
 	}
 	spec_release(&spec);
 	return rc;
@@ -60,6 +75,7 @@ static int cancel_jobs(json_t *row, const char *id, char *msg, size_t n)
 int cmd_cancel(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
 		{ "state", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -67,18 +83,21 @@ int cmd_cancel(int argc, char **argv)
 	struct store *st;
 	json_t *row, *round;
 	char msg[1024], *id;
-	int rc, c;
+	int rc, c, force = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c != 'S') {
-			fputs("usage: kctl cancel SESSION [--state FILE]\n", stderr);
+		if (c == 'f') {
+			force = 1;
+		} else if (c == 'S') {
+			state = optarg;
+		} else {
+			fputs(cancel_usage, stderr);
 			return KCTL_EXIT_USAGE;
 		}
-		state = optarg;
 	}
 	if (optind != argc - 1) {
-		fputs("usage: kctl cancel SESSION [--state FILE]\n", stderr);
+		fputs(cancel_usage, stderr);
 		return KCTL_EXIT_USAGE;
 	}
 	if (!(st = cmd_open_store(state)))
@@ -96,16 +115,17 @@ int cmd_cancel(int argc, char **argv)
 	}
 	/* The Jobs go first: a session marked cancelled whose Jobs could not be
 	   deleted could no longer be resumed, and nothing would follow its Jobs. */
-	rc = cancel_jobs(row, id, msg, sizeof(msg));
+	rc = cancel_jobs(row, id, force, msg, sizeof(msg));
 	if (rc) {
 		const char *was = json_string_value(json_object_get(row, "state"));
 
 		log_error("%s", msg);
 		log_error("session %s is not cancelled (still %s): fix that and run 'kctl cancel "
-			  "%s' again",
-			  id, was ? was : "as it was", id);
+			  "%s' again, or 'kctl cancel %s --force' if the cluster is gone for good",
+			  id, was ? was : "as it was", id, id);
 		json_decref(row);
 		store_close(st);
+		free(id);
 		return KCTL_EXIT_FAIL;
 	}
 	rc = store_begin(st, msg, sizeof(msg));

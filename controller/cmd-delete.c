@@ -5,10 +5,13 @@
  * A session a kctl is driving (its session.lock is held) is never deleted.
  * A session recorded as running whose kctl is gone (killed) needs --force:
  * without it the command refuses, because "running" usually means someone
- * is still at work on it.  The rows go first, in one transaction; a folder
+ * is still at work on it.  So does a paused (interrupted) session on the
+ * kubernetes backend, whose Jobs go on running in the cluster: `kctl
+ * cancel` deletes them.  The rows go first, in one transaction; a folder
  * that cannot be removed afterwards is reported and left for the user.
  */
 #include "cmds.h"
+#include "kround.h"
 #include "log.h"
 #include "session.h"
 #include "xalloc.h"
@@ -108,6 +111,54 @@ static int delete_rows(struct store *st, const char *id, int64_t *rows)
 	return rc;
 }
 
+/*
+ * Whether session row runs on the kubernetes backend (its spec says so);
+ * a spec that cannot be read any more says nothing (0, with a warning).
+ */
+static int on_kubernetes(json_t *row, struct spec *spec)
+{
+	const char *path = json_string_value(json_object_get(row, "spec_path"));
+	char msg[1024];
+
+	if (!path)
+		return 0;
+	if (spec_load(spec, path, msg, sizeof(msg))) {
+		log_warn("cannot read the session's spec to see where it ran: %s", msg);
+		return 0;
+	}
+	return spec->backend == BACKEND_KUBERNETES;
+}
+
+/*
+ * A session whose Jobs may still run in a cluster: running, or paused by
+ * an interrupt (the Jobs keep going for a resume to collect).  Refused
+ * without force; with it, a warning names what may remain.
+ */
+static int refuse_live_jobs(json_t *row, const char *id, const char *state, const char *dir,
+			    int force)
+{
+	struct spec spec = { 0 };
+	int refuse = 0;
+
+	if ((!strcmp(state, "running") || !strcmp(state, "paused")) && on_kubernetes(row, &spec)) {
+		if (!force) {
+			log_error("session %s runs on Kubernetes and is %s: its Jobs may still run "
+				  "in the cluster; cancel it first (kctl cancel %s deletes them), "
+				  "or add --force to delete it anyway",
+				  id, state, id);
+			refuse = 1;
+		} else {
+			char *left = kround_leftovers(&spec, id, dir);
+
+			log_warn("deleting session %s (%s on Kubernetes) anyway (--force); %s", id,
+				 state, left);
+			free(left);
+		}
+	}
+	spec_release(&spec);
+	return refuse;
+}
+
 static int delete_session(struct store *st, const char *id, int force)
 {
 	json_t *row = store_session_get(st, id);
@@ -121,6 +172,8 @@ static int delete_session(struct store *st, const char *id, int force)
 		goto out;
 	}
 	if ((fd = lock_session(dir, id)) == -1)
+		goto out;
+	if (refuse_live_jobs(row, id, state, dir, force))
 		goto out;
 	if (!strcmp(state, "running") && !force) {
 		log_error("session %s is recorded as running: cancel it first (kctl cancel %s), "

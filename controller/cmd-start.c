@@ -147,8 +147,7 @@ static int drive(struct session *s, const struct run_opts *o)
 {
 	char msg[4096] = "";
 
-	s->step = o->step;
-	s->rounds_cap = o->rounds;
+	s->step = o->step; /* rounds_cap: given to open, which records it */
 	s->interactive = isatty(STDERR_FILENO);
 	return ended(s, session_run(s, msg, sizeof(msg)), msg, "resume");
 }

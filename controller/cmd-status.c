@@ -86,6 +86,16 @@ static void print_one(json_t *st, const char *state_opt)
 			       json_object_get(json_object_get(st, "interrupted"), "kctl_pid")),
 		       json_string_value(json_object_get(st, "session")),
 		       state_opt ? " --state " : "", state_opt ? state_opt : "");
+	if (json_is_object(json_object_get(st, "elsewhere"))) {
+		json_t *e = json_object_get(st, "elsewhere");
+		const char *where = json_string_value(json_object_get(e, "where"));
+
+		printf("  running on %s (kctl pid %lld %s %s)\n",
+		       json_string_value(json_object_get(e, "host")),
+		       (long long)json_integer_value(json_object_get(e, "kctl_pid")),
+		       where && !strcmp(where, "another machine") ? "on" : "in",
+		       where ? where : "?");
+	}
 	if (json_string_value(json_object_get(st, "reason")))
 		printf("  %s\n", json_string_value(json_object_get(st, "reason")));
 	print_model(json_object_get(st, "model"));

@@ -10,7 +10,7 @@ _kctl_options() {
 	status) echo "-o --output --state --help" ;;
 	show) echo "-o --output --state --help" ;;
 	brief) echo "--code -o --output --state --help" ;;
-	cancel) echo "--state --help" ;;
+	cancel) echo "--force --state --help" ;;
 	delete) echo "--force --state --help" ;;
 	render) echo "-o --shards --server-version --help" ;;
 	simulate) echo "--strategy --budgets --seeds --batch --spec --noise --trace -o --help" ;;

@@ -89,3 +89,30 @@ void kpod_diagnose(json_t *pod, char *why, size_t n, int *stuck)
 		}
 	}
 }
+
+int kpod_exit_status(json_t *pod)
+{
+	json_t *st = json_object_get(pod, "status"), *cs, *term;
+	const char *phase = json_string_value(json_object_get(st, "phase"));
+	json_int_t code = -1;
+	size_t i;
+
+	if (!phase || strcmp(phase, "Failed"))
+		return -1;
+	json_array_foreach (json_object_get(st, "containerStatuses"), i, cs) {
+		const char *name = json_string_value(json_object_get(cs, "name"));
+		json_t *ec;
+
+		term = json_object_get(json_object_get(cs, "state"), "terminated");
+		ec = json_object_get(term, "exitCode");
+		if (!json_is_integer(ec))
+			continue;
+		if (name && !strcmp(name, "evalpod"))
+			return json_integer_value(ec) >= 0 && json_integer_value(ec) <= 255
+				       ? (int)json_integer_value(ec)
+				       : -1;
+		if (code < 0)
+			code = json_integer_value(ec);
+	}
+	return code >= 0 && code <= 255 ? (int)code : -1;
+}

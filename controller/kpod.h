@@ -30,4 +30,11 @@ time_t kpod_time(const char *rfc3339);
  */
 void kpod_diagnose(json_t *pod, char *why, size_t n, int *stuck);
 
+/*
+ * The exit status of a Failed pod's evalpod container (the one named
+ * "evalpod", else the first with a terminated state), or -1 when the pod
+ * has not failed or no container says.
+ */
+int kpod_exit_status(json_t *pod);
+
 #endif

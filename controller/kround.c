@@ -45,6 +45,8 @@ struct kjob {
 	int done, failed;
 	char reason[512];     /* the Job's Failed condition, or why kctl ended it */
 	char pod_reason[512]; /* what its pods said */
+	unsigned char *slow;  /* slow[i]: shard first_shard + i's evalpod exited 4
+				 (EVALPOD_EXIT_SLOW); NULL: none did */
 };
 
 /* One round's evaluation in progress. */
@@ -118,6 +120,8 @@ int kround_open(struct session *s, char *msg, size_t n)
 	rc = kube_open(s->kube, sk->kubeconfig, sk->context, sk->namespace, msg, n);
 	/* the API server may restart or fail for a while (evaluator.kubernetes.api_retry_s) */
 	s->kube->retry_s = sk->api_retry_s;
+	/* and http.h's own retries end their pauses on SIGINT/SIGTERM */
+	s->kube->http.stop = round_interrupted;
 	if (!rc)
 		rc = kube_version(s->kube, msg, n);
 	if (!rc)
@@ -440,6 +444,27 @@ static struct kjob *kround_job_of_pod(struct kwait *w, json_t *pod)
 }
 
 /*
+ * Notes that shard's evalpod exited with EVALPOD_EXIT_SLOW: the reference
+ * ran past its deadline, which says the node is slow or the limit low, not
+ * that the batch is bad.  Shards outside job j are the pod's word only and
+ * are not taken.
+ */
+static void kround_note_slow(struct kjob *j, int shard)
+{
+	if (shard < j->first_shard || shard >= j->first_shard + j->nshards)
+		return;
+	if (!j->slow)
+		j->slow = xcalloc((size_t)j->nshards, 1);
+	j->slow[shard - j->first_shard] = 1;
+}
+
+static int kround_is_slow(const struct kjob *j, int shard)
+{
+	return j->slow && shard >= j->first_shard && shard < j->first_shard + j->nshards &&
+	       j->slow[shard - j->first_shard];
+}
+
+/*
  * Ends Job j, stuck as j->pod_reason says: deletes it and fails it.  A
  * Job that cannot be deleted (403: the Role lacks delete) would hold the
  * round until its activeDeadlineSeconds: the round fails instead, saying
@@ -512,6 +537,8 @@ static int kround_diagnose(struct kwait *w, int act, int *refused, char *msg, si
 			born = j->created;
 		if (strstr(why, "(exit status 1)") || strstr(why, "(exit status 2)"))
 			(*refused)++;
+		if (kpod_exit_status(pod) == EVALPOD_EXIT_SLOW)
+			kround_note_slow(j, kpod_shard(pod));
 		if (!j->pod_reason[0] || stuck)
 			snprintf(j->pod_reason, sizeof(j->pod_reason), "pod %s: %s",
 				 json_string_value(
@@ -713,8 +740,14 @@ static int kround_submit(struct kwait *w, char **urls, size_t count, long deadli
 	return rc;
 }
 
-/* After the Jobs: fetch, and say why the variants of failed shards have no result. */
-static int kround_conclude(struct kwait *w, const char *dir, json_t *shards, char *msg, size_t n)
+/*
+ * After the Jobs: fetch, and say why the variants of failed shards have no
+ * result.  A shard whose evalpod said the reference was slow gets none:
+ * its variants stay pending, and the caller evaluates them again with a
+ * longer deadline (*slow counts those shards).
+ */
+static int kround_conclude(struct kwait *w, const char *dir, json_t *shards, int *slow, char *msg,
+			   size_t n)
 {
 	int refused = 0, rc = round_fetch(w->s, dir, w->round, msg, n);
 	int any_failed = 0;
@@ -736,6 +769,10 @@ static int kround_conclude(struct kwait *w, const char *dir, json_t *shards, cha
 
 		if (!j || !j->failed)
 			continue; /* a complete Job's missing results are retried as such */
+		if (kround_is_slow(j, (int)i)) {
+			(*slow)++;
+			continue;
+		}
 		snprintf(why, sizeof(why), "%s%s%s", j->pod_reason,
 			 j->pod_reason[0] && j->reason[0] ? "; Job: " : "",
 			 j->reason[0] || j->pod_reason[0] ? j->reason : "the Job failed");
@@ -749,8 +786,10 @@ static int kround_conclude(struct kwait *w, const char *dir, json_t *shards, cha
 
 static void kround_wait_release(struct kwait *w)
 {
-	for (size_t i = 0; i < w->njobs; i++)
+	for (size_t i = 0; i < w->njobs; i++) {
 		free(w->jobs[i].name);
+		free(w->jobs[i].slow);
+	}
 	free(w->jobs);
 	free(w->selector);
 }
@@ -797,6 +836,14 @@ static void kround_adopt_one(struct kwait *w, json_t *item)
  */
 static void kround_adopted_failures(struct kwait *w, const char *dir)
 {
+	char msg[1024];
+	int refused, failed = 0;
+
+	for (size_t i = 0; i < w->njobs; i++)
+		failed |= w->jobs[i].failed;
+	/* what the pods said, and whose evalpod found the reference slow */
+	if (failed && kround_diagnose(w, 0, &refused, msg, sizeof(msg)))
+		log_warn("%s", msg);
 	for (size_t i = 0; i < w->njobs; i++) {
 		struct kjob *j = &w->jobs[i];
 		char why[1100];
@@ -808,9 +855,15 @@ static void kround_adopted_failures(struct kwait *w, const char *dir)
 			 j->reason[0] || j->pod_reason[0] ? j->reason : "the Job failed");
 		for (int sh = j->first_shard; sh < j->first_shard + j->nshards; sh++) {
 			char *path = xasprintf("%s/batch-a%d-s%d.json", dir, j->attempt, sh);
-			json_t *b = json_load_file(path, 0, NULL), *v;
+			json_t *b, *v;
 			size_t k;
 
+			if (kround_is_slow(j, sh)) {
+				/* pending, not the infrastructure's: evaluated again */
+				free(path);
+				continue;
+			}
+			b = json_load_file(path, 0, NULL);
 			json_array_foreach (json_object_get(b, "variants"), k, v)
 				kround_infra_result(
 					dir, json_string_value(json_object_get(v, "id")),
@@ -861,7 +914,7 @@ static int kround_adopt(struct session *s, int round, const char *dir, char *msg
 	return rc;
 }
 
-int kround_evaluate(struct session *s, int round, const char *dir, char *msg, size_t n)
+int kround_evaluate(struct session *s, int round, const char *dir, int *slow, char *msg, size_t n)
 {
 	struct kwait w = { .s = s, .k = s->kube, .round = round };
 	json_t *todo = NULL, *shards = NULL;
@@ -869,8 +922,10 @@ int kround_evaluate(struct session *s, int round, const char *dir, char *msg, si
 	size_t per =
 		(size_t)(s->spec.kube.variants_per_pod > 0 ? s->spec.kube.variants_per_pod : 8);
 	long deadline = 0;
-	int rc = kround_adopt(s, round, dir, msg, n);
+	int rc;
 
+	*slow = 0;
+	rc = kround_adopt(s, round, dir, msg, n);
 	if (rc)
 		goto out;
 	s->kube->stop = kround_stop;
@@ -908,7 +963,7 @@ int kround_evaluate(struct session *s, int round, const char *dir, char *msg, si
 			      "collects them",
 			      round);
 	else if (!rc)
-		rc = kround_conclude(&w, dir, shards, msg, n);
+		rc = kround_conclude(&w, dir, shards, slow, msg, n);
 out:
 	s->kube->stop = NULL;
 	s->kube->stop_arg = NULL;
@@ -919,6 +974,64 @@ out:
 	json_decref(todo);
 	free(label);
 	return rc;
+}
+
+#define KROUND_LEFTOVERS_NAMED 20 /* Jobs named in full; the label selector covers all */
+
+char *kround_leftovers(const struct spec *spec, const char *id, const char *dir)
+{
+	char *label = kround_session_label(id), msg[512], *ns = NULL;
+	struct sbuf b = SBUF_INIT, names = SBUF_INIT;
+	struct kube k;
+	int count = 0;
+
+	if (!kube_open(&k, spec->kube.kubeconfig, spec->kube.context, spec->kube.namespace, msg,
+		       sizeof(msg))) {
+		ns = xstrdup(k.ns);
+		kube_close(&k);
+	} else if (spec->kube.namespace) {
+		ns = xstrdup(spec->kube.namespace);
+	}
+	/* rounds and their attempts are numbered without gaps (kround_next_attempt) */
+	for (int r = 0;; r++) {
+		char *rdir = xasprintf("%s/rounds/r%03d", dir, r);
+
+		if (access(rdir, F_OK)) {
+			free(rdir);
+			break;
+		}
+		for (int a = 0;; a++) {
+			char *batch = xasprintf("%s/batch-a%d-s0.json", rdir, a), *name;
+			int there = access(batch, F_OK) == 0;
+
+			free(batch);
+			if (!there)
+				break;
+			if (count++ < KROUND_LEFTOVERS_NAMED) {
+				name = kround_job_name(label, r, a, -1);
+				sbuf_addf(&names, "%s%s", count > 1 ? ", " : "", name);
+				free(name);
+			}
+		}
+		free(rdir);
+	}
+	if (count > KROUND_LEFTOVERS_NAMED)
+		sbuf_addf(&names, " and %d more", count - KROUND_LEFTOVERS_NAMED);
+	if (count)
+		sbuf_addf(&b,
+			  "these Jobs of the session may remain in the cluster%s%s%s: %s (one Job "
+			  "per shard, NAME-sN, on servers before 1.22); ",
+			  ns ? " (namespace " : "", ns ? ns : "", ns ? ")" : "", names.buf);
+	else
+		sbuf_addf(&b, "Jobs of the session may remain in the cluster; ");
+	sbuf_addf(&b,
+		  "once it can be reached, remove them with: kubectl delete jobs%s%s -l "
+		  "kctl.dev/session=%s",
+		  ns ? " -n " : "", ns ? ns : "", label);
+	sbuf_release(&names);
+	free(ns);
+	free(label);
+	return sbuf_detach(&b, NULL);
 }
 
 int kround_cancel(const struct spec *spec, const char *id, char *msg, size_t n)

@@ -47,9 +47,13 @@ int kround_open(struct session *s, char *msg, size_t n);
  * 0 when the Jobs are over and their results fetched (variants may still
  * be pending: the caller retries), or an error: KERR_CHILD for an
  * interruption or cancellation (msg says which), KERR_INVALID when evalpod
- * refused a batch, KERR_HTTP for the API server or the store.
+ * refused a batch, KERR_HTTP for the API server or the store.  *slow is
+ * the count of failed shards whose evalpod exited EVALPOD_EXIT_SLOW (the
+ * reference ran past its deadline): their variants are left pending, with
+ * no infra_error result, for the caller to evaluate again with a longer
+ * deadline, as for a local evalpod.
  */
-int kround_evaluate(struct session *s, int round, const char *dir, char *msg, size_t n);
+int kround_evaluate(struct session *s, int round, const char *dir, int *slow, char *msg, size_t n);
 
 /*
  * kctl cancel: deletes session id's Jobs in the cluster spec names (one
@@ -57,6 +61,15 @@ int kround_evaluate(struct session *s, int round, const char *dir, char *msg, si
  */
 struct spec;
 int kround_cancel(const struct spec *spec, const char *id, char *msg, size_t n);
+
+/*
+ * What session id may have left in its cluster when its Jobs could not be
+ * deleted (kctl cancel --force, kctl delete --force): a new string naming
+ * the Jobs its round folders under dir (the session folder) had submitted
+ * and the kubectl command that deletes them all by the session's label.
+ * Reads the kubeconfig for the namespace only; sends nothing.
+ */
+char *kround_leftovers(const struct spec *spec, const char *id, const char *dir);
 
 /*
  * The Job that round 1, attempt 0 would submit for shards presigned batch

@@ -231,6 +231,8 @@ int session_create(struct session *s, struct store *st, const char *spec_path, c
 	}
 	if (!rc)
 		rc = store_session_set_rng(st, id, s->rng, msg, n);
+	if (!rc && s->rounds_cap > 0)
+		rc = store_session_set_rounds_cap(st, id, s->rounds_cap, msg, n);
 	if (rc) {
 		store_rollback(st);
 		return rc;
@@ -317,6 +319,36 @@ static int reopen_done(struct session *s, const char *id, char *msg, size_t n)
 			id, last, id, last);
 }
 
+/*
+ * The round budget of a reopened session: the --rounds given now
+ * (s->rounds_cap), else the one recorded before (row's rounds_cap), else 0
+ * (the spec's max_rounds).
+ */
+static void reopen_rounds_cap(struct session *s, json_t *row)
+{
+	json_int_t had = json_integer_value(json_object_get(row, "rounds_cap"));
+
+	if (!s->rounds_cap)
+		s->rounds_cap = had > 0 && had <= INT_MAX ? (int)had : 0;
+}
+
+/* Records a --rounds given to a resume, for the resumes after it. */
+static int record_rounds_cap(struct session *s, json_t *row, char *msg, size_t n)
+{
+	int rc;
+
+	if (!s->rounds_cap ||
+	    s->rounds_cap == json_integer_value(json_object_get(row, "rounds_cap")))
+		return 0;
+	if ((rc = store_begin(s->st, msg, n)))
+		return rc;
+	if ((rc = store_session_set_rounds_cap(s->st, s->id, s->rounds_cap, msg, n))) {
+		store_rollback(s->st);
+		return rc;
+	}
+	return store_commit(s->st, msg, n);
+}
+
 static int reopen(struct session *s, struct store *st, const char *id, int confirm, char *msg,
 		  size_t n)
 {
@@ -350,12 +382,15 @@ static int reopen(struct session *s, struct store *st, const char *id, int confi
 		fprintf(stderr,
 			"session %s is done; its report was stale and is rewritten: %s/report.md\n",
 			id, s->dir);
+	reopen_rounds_cap(s, row);
 	if (!rc && state && !confirm && !strcmp(state, "done"))
 		rc = reopen_done(s, id, msg, n);
 	else if (!rc && state && !strcmp(state, "cancelled"))
 		rc = kerr_set(msg, n, KERR_INVALID, "session '%s' is %s", id, state);
 	if (!rc)
 		rc = apply_settings(s, msg, n);
+	if (!rc && !confirm)
+		rc = record_rounds_cap(s, row, msg, n);
 	json_decref(row);
 	return rc;
 }

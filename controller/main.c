@@ -36,10 +36,13 @@ static const struct command commands[] = {
 	  "kctl show SESSION [VARIANT] [-o text|json] [--state FILE]" },
 	{ "brief", cmd_brief, "a variant's profile brief, as the model sees it",
 	  "kctl brief SESSION [VARIANT] [--code] [-o text|json] [--state FILE]" },
-	{ "cancel", cmd_cancel, "stop a session for good", "kctl cancel SESSION [--state FILE]" },
+	{ "cancel", cmd_cancel, "stop a session for good",
+	  "kctl cancel SESSION [--force] [--state FILE]\n\n"
+	  "On Kubernetes the Jobs are deleted first; --force cancels even when that fails." },
 	{ "delete", cmd_delete, "remove a session's records and its output folder",
 	  "kctl delete SESSION [--force] [--state FILE]\n\n"
-	  "A running session is refused; --force deletes it when no kctl drives it any more." },
+	  "A running session, or a Kubernetes one that is paused (its Jobs may run), is\n"
+	  "refused; --force deletes it when no kctl drives it any more." },
 	{ "render", cmd_render, "the Kubernetes Job a round would submit",
 	  "kctl render SPEC [-o yaml|json]" },
 	{ "simulate", cmd_simulate, "replay the search against a recorded space",

@@ -399,19 +399,66 @@ static void name_sources(struct session *s, const char *tail, struct sbuf *b)
 	}
 }
 
-/* One attempt on the Kubernetes backend; 0 ok, 1 retry, <0 fatal (msg). */
-static int evaluate_kube(struct session *s, int round, const char *dir, char *msg, size_t n)
+/*
+ * evalpod said the reference ran past its deadline (EVALPOD_EXIT_SLOW, in
+ * a child or in pods, as where says): the machine or the limit, not the
+ * batch.  Doubles the session's check deadline for the next attempt and
+ * says so.  Returns 1 (evaluate again) with msg naming the limit to raise,
+ * which stands when this was the last attempt, or KERR_CHILD when the
+ * session was cancelled.
+ */
+static int reference_slow(struct session *s, int round, int attempt, const char *where,
+			  const char *tail, char *msg, size_t n)
 {
-	int rc = kround_evaluate(s, round, dir, msg, n);
+	double was = session_check_deadline(s, round);
+
+	s->deadline_s = 2 * was;
+	log_warn("round %d: the reference ran past its %g s limit%s: the machine is slow, not "
+		 "the candidates; %s",
+		 round, was, where,
+		 attempt + 1 < EVALPOD_ATTEMPTS ? "evaluating again with the deadline doubled"
+						: "giving up");
+	if (attempt + 1 < EVALPOD_ATTEMPTS)
+		log_warn("round %d: compile_timeout_s + run_timeout_s raised to %g s for "
+			 "this session",
+			 round, s->deadline_s);
+	if (session_cancelled(s))
+		return kerr_set(msg, n, KERR_CHILD, "cancelled");
+	kerr_set(msg, n, KERR_CHILD,
+		 "round %d: the reference ran past its %g s limit%s, %d times (the machine is "
+		 "slow or the limit too low); go on with a higher limit: kctl resume %s%s --set "
+		 "limits.run_timeout_s=%g\n%s",
+		 round, was, where, attempt + 1, s->id, s->again ? s->again : "", 2 * was, tail);
+	return 1;
+}
+
+/* One attempt on the Kubernetes backend; 0 ok, 1 retry, <0 fatal (msg). */
+static int evaluate_kube(struct session *s, int round, const char *dir, int attempt, char *msg,
+			 size_t n)
+{
+	char where[64];
+	int slow = 0, rc = kround_evaluate(s, round, dir, &slow, msg, n);
 	json_t *left;
 
 	if (rc)
 		return rc;
 	left = round_pending(s, round, dir);
 	rc = json_array_size(left) ? 1 : 0;
-	if (rc)
+	if (rc && slow) {
+		char *label = kround_session_label(s->id);
+		char *logs = xasprintf("(kubectl logs -l kctl.dev/session=%s,kctl.dev/round=%d "
+				       "shows what evalpod said)",
+				       label, round);
+
+		snprintf(where, sizeof(where), " in %d pod(s) (evalpod exit status %d)", slow,
+			 EVALPOD_EXIT_SLOW);
+		rc = reference_slow(s, round, attempt, where, logs, msg, n);
+		free(logs);
+		free(label);
+	} else if (rc) {
 		kerr_set(msg, n, KERR_CHILD, "round %d: %zu variants are still without a result",
 			 round, json_array_size(left));
+	}
 	json_decref(left);
 	return rc;
 }
@@ -427,7 +474,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 	int status, rc;
 
 	if (s->kube)
-		return evaluate_kube(s, round, dir, msg, n);
+		return evaluate_kube(s, round, dir, attempt, msg, n);
 	if ((rc = round_fetch(s, dir, round, msg, n)))
 		return rc;
 	todo = round_pending(s, round, dir);
@@ -493,30 +540,7 @@ static int evaluate_once(struct session *s, int round, const char *dir, int lock
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 		rc = kerr_set(msg, n, KERR_NOTFOUND, "evalpod could not be started:\n%s", tail);
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == EVALPOD_EXIT_SLOW) {
-		/* the machine or the limit, not the batch: again, with twice the time */
-		double was = session_check_deadline(s, round);
-
-		s->deadline_s = 2 * was;
-		log_warn(
-			"round %d: the reference ran past its %g s limit: the machine is slow, not "
-			"the candidates; %s",
-			round, was,
-			attempt + 1 < EVALPOD_ATTEMPTS
-				? "evaluating again with the deadline doubled"
-				: "giving up");
-		if (attempt + 1 < EVALPOD_ATTEMPTS)
-			log_warn("round %d: compile_timeout_s + run_timeout_s raised to %g s for "
-				 "this session",
-				 round, s->deadline_s);
-		rc = session_cancelled(s) ? kerr_set(msg, n, KERR_CHILD, "cancelled") : 1;
-		if (rc == 1)
-			kerr_set(
-				msg, n, KERR_CHILD,
-				"round %d: the reference ran past its %g s limit, %d times (the "
-				"machine is slow or the limit too low); go on with a higher limit: "
-				"kctl resume %s%s --set limits.run_timeout_s=%g\n%s",
-				round, was, attempt + 1, s->id, s->again ? s->again : "", 2 * was,
-				tail);
+		rc = reference_slow(s, round, attempt, "", tail, msg, n);
 	} else {
 		log_warn("round %d: evalpod failed (%s %d); %s", round,
 			 WIFEXITED(status) ? "exit status" : "signal",

@@ -191,18 +191,36 @@ void crash_point(const char *point, int round);
 int spec_fault(struct session *s, int round, char *msg, size_t n);
 
 /*
- * session.lock records who holds it: "pid N\nboot ID\nstart TICKS\nhost NAME\n"
- * (the boot id and the process's start time tell a pid reused after a
- * reboot or by another process apart).  session_owner_record writes it into
- * the lock file fd just locked; returns 0 or -1 (errno set).
+ * session.lock records who holds it: "pid N\nboot ID\nstart TICKS\nhost
+ * NAME\npidns pid:[INODE]\n" (the boot id and the process's start time tell
+ * a pid reused after a reboot or by another process apart; the host name
+ * and the pid namespace tell a kctl in a container or on another machine
+ * sharing the state folder, whose pid means nothing here).
+ * session_owner_record writes it into the lock file fd just locked;
+ * returns 0 or -1 (errno set).
  */
 int session_owner_record(int fd);
+
+/* What session.lock's record says of the kctl it names, seen from here. */
+enum session_owner {
+	SESSION_OWNER_UNKNOWN,   /* no record, or one without a pid */
+	SESSION_OWNER_ALIVE,     /* here, and still running */
+	SESSION_OWNER_GONE,      /* here (host, boot, pid namespace) and gone, or
+				    this host rebooted since */
+	SESSION_OWNER_ELSEWHERE, /* another host or pid namespace: cannot tell */
+};
+
+struct session_owner_info {
+	long pid;
+	char host[256];    /* the host name recorded */
+	int other_machine; /* ELSEWHERE: another boot id too (else a container here) */
+};
+
 /*
- * Whether the kctl recorded in dir/session.lock is gone: 1 (with *pid its
- * pid) when this host's recorded process no longer runs, 0 when it runs,
- * or when there is no record or it was made on another host.
+ * Reads dir/session.lock (old records without the pidns line too) into o
+ * and says what its kctl is from here; see enum session_owner.
  */
-int session_owner_gone(const char *dir, long *pid);
+enum session_owner session_owner_check(const char *dir, struct session_owner_info *o);
 
 /* Whether `kctl cancel` has marked the session cancelled. */
 int session_cancelled(struct session *s);

@@ -140,16 +140,27 @@ static void boot_id(char *buf, size_t n)
 	free(text);
 }
 
+/* This process's pid namespace ("pid:[4026531836]") into buf, "" when unknown. */
+static void pid_namespace(char *buf, size_t n)
+{
+	ssize_t len = readlink("/proc/self/ns/pid", buf, n - 1);
+
+	buf[len > 0 ? len : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0'; /* one line of the record */
+}
+
 int session_owner_record(int fd)
 {
-	char boot[64], host[256] = "", *rec;
+	char boot[64], host[256] = "", pidns[64], *rec;
 	ssize_t len, put;
 
 	boot_id(boot, sizeof(boot));
+	pid_namespace(pidns, sizeof(pidns));
 	if (gethostname(host, sizeof(host) - 1))
 		host[0] = '\0';
-	rec = xasprintf("pid %ld\nboot %s\nstart %lld\nhost %s\n", (long)getpid(), boot,
-			proc_start((long)getpid()), host);
+	host[strcspn(host, "\n")] = '\0';
+	rec = xasprintf("pid %ld\nboot %s\nstart %lld\nhost %s\npidns %s\n", (long)getpid(), boot,
+			proc_start((long)getpid()), host, pidns);
 	len = (ssize_t)strlen(rec);
 	put = ftruncate(fd, 0) ? -1 : pwrite(fd, rec, (size_t)len, 0);
 	free(rec);
@@ -171,29 +182,61 @@ static void owner_field(const char *text, const char *key, char *buf, size_t n)
 		}
 }
 
-int session_owner_gone(const char *dir, long *pid)
+/*
+ * Whom the record (text) names, seen from here (boot, host, pidns): a pid
+ * means something only in the pid namespace of the boot it was written
+ * in.  Records from before the pidns line are taken as written in this
+ * host's namespace, as they were read then.
+ */
+static enum session_owner owner_judge(const char *text, const char *boot, const char *host,
+				      const char *pidns, struct session_owner_info *o)
+{
+	char f_pid[32], f_boot[64], f_start[32], f_ns[64];
+	int same_host, same_boot, same_ns;
+	char *end;
+
+	owner_field(text, "pid", f_pid, sizeof(f_pid));
+	owner_field(text, "boot", f_boot, sizeof(f_boot));
+	owner_field(text, "start", f_start, sizeof(f_start));
+	owner_field(text, "host", o->host, sizeof(o->host));
+	owner_field(text, "pidns", f_ns, sizeof(f_ns));
+	for (char *c = o->host; *c; c++) /* it is printed: no terminal controls */
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	o->pid = strtol(f_pid, &end, 10);
+	if (o->pid <= 0 || *end)
+		return SESSION_OWNER_UNKNOWN;
+	same_host = !strcmp(o->host, host);
+	same_boot = *f_boot && !strcmp(f_boot, boot);
+	same_ns = !*f_ns ? same_host : *pidns && !strcmp(f_ns, pidns);
+	if (same_host && !same_boot)
+		return SESSION_OWNER_GONE; /* this host rebooted since */
+	if (!same_host || !same_ns) {
+		o->other_machine = !same_boot;
+		return SESSION_OWNER_ELSEWHERE;
+	}
+	return proc_start(o->pid) != strtoll(f_start, NULL, 10) ? SESSION_OWNER_GONE
+								: SESSION_OWNER_ALIVE;
+}
+
+enum session_owner session_owner_check(const char *dir, struct session_owner_info *o)
 {
 	char *path = xasprintf("%s/session.lock", dir), *text = NULL, why[128];
-	char f_pid[32], f_boot[64], f_start[32], f_host[256], boot[64], host[256] = "";
-	int gone = 0;
+	char boot[64], host[256] = "", pidns[64];
+	enum session_owner who = SESSION_OWNER_UNKNOWN;
 
-	*pid = 0;
+	memset(o, 0, sizeof(*o));
 	if (!file_read(path, 4096, &text, NULL, why, sizeof(why))) {
-		owner_field(text, "pid", f_pid, sizeof(f_pid));
-		owner_field(text, "boot", f_boot, sizeof(f_boot));
-		owner_field(text, "start", f_start, sizeof(f_start));
-		owner_field(text, "host", f_host, sizeof(f_host));
 		boot_id(boot, sizeof(boot));
+		pid_namespace(pidns, sizeof(pidns));
 		if (gethostname(host, sizeof(host) - 1))
 			host[0] = '\0';
-		*pid = strtol(f_pid, NULL, 10);
-		if (*pid > 0 && !strcmp(f_host, host))
-			gone = strcmp(f_boot, boot) ||
-			       proc_start(*pid) != strtoll(f_start, NULL, 10);
+		host[strcspn(host, "\n")] = '\0';
+		who = owner_judge(text, boot, host, pidns, o);
 	}
 	free(text);
 	free(path);
-	return gone;
+	return who;
 }
 
 json_t *session_status_json(struct store *st, const char *id)
@@ -212,12 +255,22 @@ json_t *session_status_json(struct store *st, const char *id)
 	{
 		const char *state = json_string_value(json_object_get(row, "state"));
 		const char *dir = json_string_value(json_object_get(row, "output_dir"));
-		long pid = 0;
+		struct session_owner_info o;
+		enum session_owner who = state && dir && !strcmp(state, "running")
+						 ? session_owner_check(dir, &o)
+						 : SESSION_OWNER_UNKNOWN;
 
 		/* "running" is what a killed kctl leaves behind: say so */
-		if (state && dir && !strcmp(state, "running") && session_owner_gone(dir, &pid))
+		if (who == SESSION_OWNER_GONE)
 			json_object_set_new(out, "interrupted",
-					    json_pack("{s:I}", "kctl_pid", (json_int_t)pid));
+					    json_pack("{s:I}", "kctl_pid", (json_int_t)o.pid));
+		/* a pid from another namespace or machine says nothing here */
+		else if (who == SESSION_OWNER_ELSEWHERE)
+			json_object_set_new(out, "elsewhere",
+					    json_pack("{s:s, s:I, s:s}", "host", o.host, "kctl_pid",
+						      (json_int_t)o.pid, "where",
+						      o.other_machine ? "another machine"
+								      : "another pid namespace"));
 	}
 	{
 		json_t *t = store_llm_totals(st, id);

@@ -156,6 +156,8 @@ static const char *const migrations[] = {
 	      "  was TEXT,"
 	      "  created TEXT NOT NULL,"
 	      "  PRIMARY KEY (session, seq));",
+	/* 5: the round budget of `kctl start/resume --rounds N` (NULL: the spec's) */
+	[5] = "ALTER TABLE sessions ADD COLUMN rounds_cap INTEGER CHECK (rounds_cap >= 1);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION + 1,
@@ -738,7 +740,8 @@ int store_session_create(struct store *st, const char *id, const char *spec_path
 #define SESSION_COLUMNS                                                                            \
 	"SELECT id AS id, spec_path AS spec_path, spec_hash AS spec_hash,"                         \
 	" output_dir AS output_dir, state AS state, reason AS reason, created AS created,"         \
-	" updated AS updated, rng AS rng, winner AS winner FROM sessions "
+	" updated AS updated, rng AS rng, winner AS winner, rounds_cap AS rounds_cap"              \
+	" FROM sessions "
 
 /* A column stored as JSON text comes back as the value it holds. */
 static int json_column_fix(json_t *row, const char *key)
@@ -869,6 +872,17 @@ int store_session_set_rng(struct store *st, const char *id, uint64_t rng, char *
 			     id, (int64_t)rng);
 
 	return rc ? sq_fail(st, rc, msg, n, "saving the random state of session '%s'", id) : 0;
+}
+
+int store_session_set_rounds_cap(struct store *st, const char *id, int cap, char *msg, size_t n)
+{
+	int rc = cap < 1 ? sq_note(st, KERR_RANGE, "round budget %d is not 1 or more", cap)
+			 : sq_db_write(st, "no such session",
+				       "UPDATE sessions SET rounds_cap = ?2, updated = " NOW
+				       " WHERE id = ?1",
+				       "ti", id, cap);
+
+	return rc ? sq_fail(st, rc, msg, n, "saving the round budget of session '%s'", id) : 0;
 }
 
 /* --- rounds ------------------------------------------------------------ */

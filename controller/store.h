@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_VERSION 4
+#define STORE_VERSION 5
 
 struct store;
 
@@ -83,8 +83,9 @@ void store_rollback(struct store *st);
 int store_session_create(struct store *st, const char *id, const char *spec_path,
 			 const char *spec_hash, const char *output_dir, char *msg, size_t n);
 /* Returns a new JSON object {id, spec_path, spec_hash, output_dir, state, reason,
- * created, updated, rng, winner} or NULL when absent; winner is the object
- * last given to store_session_set_winner, or null. */
+ * created, updated, rng, winner, rounds_cap} or NULL when absent; winner is the
+ * object last given to store_session_set_winner, or null; rounds_cap the
+ * last given to store_session_set_rounds_cap, or null (the spec's budget). */
 json_t *store_session_get(struct store *st, const char *id);
 /* All sessions, newest first: a JSON array of the objects above. */
 json_t *store_session_list(struct store *st);
@@ -105,6 +106,10 @@ json_t *store_settings(struct store *st, const char *id);
  * SQLite integers are signed, so "rng" comes back as the same 64 bits:
  * (uint64_t)json_integer_value(rng) is the value saved. */
 int store_session_set_rng(struct store *st, const char *id, uint64_t rng, char *msg, size_t n);
+
+/* The round budget given with --rounds (>= 1; else KERR_RANGE), kept so
+ * that a resume without --rounds keeps it. */
+int store_session_set_rounds_cap(struct store *st, const char *id, int cap, char *msg, size_t n);
 
 /* The winner record every output reads (session.h, session_winner); NULL
  * clears it.  Inside the transaction that moves lineage 0. */

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -189,6 +190,60 @@ def test_sigterm_stops_endless_listing(s):
     check(s.status(sid).get("state") != "done", "the session is left resumable")
 
 
+class Lines(threading.Thread):
+    """Reads a child's stream line by line; sets seen once a line holds words."""
+
+    def __init__(self, stream, words):
+        super().__init__(daemon=True)
+        self.stream, self.words = stream, words
+        self.seen = threading.Event()
+        self.text = []
+        self.start()
+
+    def run(self):
+        for line in self.stream:
+            self.text.append(line)
+            if self.words in line:
+                self.seen.set()
+
+
+def test_sigterm_ends_retry_wait(s):
+    """A store answering 503 with Retry-After: 30 makes kctl pause 30 s
+    before its next try; SIGTERM during that pause ends it at once."""
+    s.peer.mode("none")
+    s.tool(["mb", f"s3://{BUCKET}"])  # the resume below needs it (409 when there)
+    s.peer.mode("slow-down")
+    p = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1"], env=s.env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err = Lines(p.stderr, "retrying in 30000 ms")
+    waiting = err.seen.wait(CHILD_TIMEOUT)
+    check(waiting and p.poll() is None,
+          "kctl pauses 30 s before trying the refusing store again")
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=CHILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    took = time.monotonic() - t0
+    err.join(CHILD_TIMEOUT)
+    text = "".join(err.text)
+    s.peer.mode("none")
+    # far below the 30 s pause, and generous for a busy machine
+    check(took < 20, f"kctl exits soon after SIGTERM, not after the pause ({took:.1f} s)")
+    check(p.returncode == 130 and "Sanitizer" not in text,
+          f"it exits as an interrupt does (130, got {p.returncode})")
+    sid = (p.stdout.read().splitlines() or [""])[0].strip()
+    check(f"interrupted; go on with: kctl resume {sid}" in text,
+          f"it prints the resume hint ({text[-300:]!r})")
+    check(s.status(sid).get("state") == "paused", "the session is left paused")
+    r = subprocess.run([s.kctl, "resume", sid], env=s.env, capture_output=True, text=True,
+                       timeout=CHILD_TIMEOUT)
+    check(r.returncode == 0 and s.status(sid).get("state") == "done",
+          f"the session resumes to its end ({r.stderr[-300:]!r})")
+
+
 def main():
     if len(sys.argv) != 6:
         print(__doc__)
@@ -199,7 +254,7 @@ def main():
     try:
         run((test_listing_errors, test_long_keys_keep_status_and_code,
              test_collect_ignores_foreign_keys, test_zero_byte_results, test_collect_list_errors,
-             test_sigterm_stops_endless_listing), s)
+             test_sigterm_stops_endless_listing, test_sigterm_ends_retry_wait), s)
     finally:
         peer.stop()
         shutil.rmtree(s.tmp, ignore_errors=True)

@@ -288,7 +288,8 @@ def test_cancel_refused(args, dbl):
             dbl.control({"plan": [{"fault": "403", "verb": "DELETE", "path": "/jobs"}]})
             r = s.run(["cancel", sid])
             st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
-            check(r.returncode == 1 and "403" in r.stderr and "is not cancelled" in r.stderr,
+            check(r.returncode == 1 and "403" in r.stderr and "is not cancelled" in r.stderr
+                  and "Sanitizer" not in r.stderr,
                   f"a refused delete: exit 1, the store's answer, 'not cancelled' "
                   f"({r.returncode}: {r.stderr[-300:]!r})")
             check(st.get("state") == "running" and proc.poll() is None,
@@ -308,6 +309,131 @@ def test_cancel_refused(args, dbl):
             if proc.poll() is None:
                 proc.kill()
             proc.communicate()
+
+
+def start_waiting(s, dbl):
+    """kctl start in the background on a queue nobody admits: (process, session id,
+    its round-0 Job or None once it is created)."""
+    proc = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1"], env=s.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
+    sid = proc.stdout.readline().strip()
+    deadline, mine = time.time() + 300, []
+    while time.time() < deadline and proc.poll() is None and not mine:
+        mine = [j for j in dbl.jobs() if j["metadata"].get("annotations", {}).get(
+            "kctl.dev/session-id") == sid]
+        time.sleep(0.2)
+    return proc, sid, (mine[0] if mine else None)
+
+
+def test_cancel_force(args, dbl):
+    with Scenario(args, dbl, "kctl cancel --force: a cluster gone for good", "kd-cancel-force",
+                  {"queue": "kctl"}) as s:
+        dbl.control(method="DELETE")
+        proc, sid, job = start_waiting(s, dbl)
+        try:
+            check(job is not None, f"the session created its (suspended) Job ({sid})")
+            name = job["metadata"]["name"] if job else "?"
+            label = job["metadata"]["labels"]["kctl.dev/session"] if job else "?"
+            dbl.control({"plan": [{"fault": "403", "verb": "DELETE", "path": "/jobs",
+                                   "times": 50}]})
+            r = s.run(["cancel", sid, "--force"])
+            dbl.control(method="DELETE")
+            st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+            check(r.returncode == 0 and "403" in r.stderr and st.get("state") == "cancelled",
+                  f"the delete fails, the session is cancelled anyway, exit 0 "
+                  f"({r.returncode}, {st.get('state')}: {r.stderr[-400:]!r})")
+            check(f"cancelling session {sid} anyway (--force)" in r.stderr and name in r.stderr,
+                  f"the warning names the Job that may remain ({name})")
+            check(f"kubectl delete jobs -n kctl -l kctl.dev/session={label}" in r.stderr,
+                  "and the command that removes the session's Jobs later")
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                pass
+            check(proc.poll() is not None, "the session's kctl stops")
+            check(any(j["metadata"]["name"] == name for j in dbl.jobs()),
+                  "the Job is still there: nothing pretended it was deleted")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+
+
+def test_delete_kube_session(args, dbl):
+    with Scenario(args, dbl, "kctl delete of an interrupted Kubernetes session needs cancel "
+                  "or --force", "kd-delete", {"queue": "kctl"}) as s:
+        dbl.control(method="DELETE")
+        proc, sid, job = start_waiting(s, dbl)
+        try:
+            check(job is not None, f"the session created its (suspended) Job ({sid})")
+            proc.terminate()
+            proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+        st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+        check(proc.returncode == 130 and st.get("state") == "paused",
+              f"SIGTERM pauses the session, its Job left running ({proc.returncode}, "
+              f"{st.get('state')})")
+        r = s.run(["delete", sid])
+        st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+        check(r.returncode == 1 and "runs on Kubernetes and is paused" in r.stderr
+              and f"kctl cancel {sid}" in r.stderr and st.get("state") == "paused"
+              and "Sanitizer" not in r.stderr,
+              f"delete refuses, pointing at cancel; the session stays ({r.returncode}: "
+              f"{r.stderr[-300:]!r})")
+        label = job["metadata"]["labels"]["kctl.dev/session"] if job else "?"
+        r = s.run(["delete", sid, "--force"])
+        gone = s.run(["status", sid, "-o", "json"])
+        check(r.returncode == 0 and f"deleted session {sid}" in r.stdout
+              and gone.returncode != 0, f"--force deletes it ({r.returncode}: "
+                                        f"{r.stderr[-300:]!r})")
+        check(f"kubectl delete jobs -n kctl -l kctl.dev/session={label}" in r.stderr
+              and (job or {}).get("metadata", {}).get("name", "?") in r.stderr,
+              "and warns which Jobs may remain, with the command to remove them")
+
+
+def test_sigterm_during_api_retry(args, dbl):
+    with Scenario(args, dbl, "SIGTERM while kctl waits out a 503's Retry-After: 30",
+                  "kd-sigterm-retry", {}) as s:
+        dbl.control(method="DELETE")
+        dbl.control({"plan": [{"fault": "503", "verb": "GET", "path": "/jobs", "times": 100,
+                               "retry_after": 30}]})
+        proc = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1"], env=s.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True)
+        lines, seen = [], threading.Event()
+
+        def read():
+            for line in proc.stderr:
+                lines.append(line)
+                if "retrying in 30000 ms" in line:
+                    seen.set()
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            check(seen.wait(300) and proc.poll() is None,
+                  "kctl pauses 30 s before asking the refusing API server again")
+            t0 = time.monotonic()
+            proc.terminate()
+            proc.wait(timeout=300)
+            took = time.monotonic() - t0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            dbl.control(method="DELETE")
+        reader.join(60)
+        sid = proc.stdout.read().strip()
+        st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+        # far below the pause, and generous for a busy machine
+        check(took < 20, f"kctl exits soon after SIGTERM, not after the pause ({took:.1f} s)")
+        check(proc.returncode == 130 and st.get("state") == "paused"
+              and f"interrupted; go on with: kctl resume {sid}" in "".join(lines),
+              f"as an interrupt does: 130, paused, the hint ({proc.returncode}, "
+              f"{st.get('state')}: {''.join(lines)[-300:]!r})")
 
 
 def test_invalid(args, dbl):
@@ -368,6 +494,57 @@ def test_pod_failures(args, dbl):
         t.join()
         check(r.returncode != 0 and "refused the batch" in r.stderr,
               f"exit 1 in a pod fails the session ({r.stderr[-200:]!r})")
+
+
+def batch_deadline(s, sid, attempt):
+    """compile_timeout_s + run_timeout_s of round 0's batch of that attempt (0: none)."""
+    path = os.path.join(s.tmp, "runs", sid, "rounds", "r000", f"batch-a{attempt}-s0.json")
+    if not os.path.exists(path):
+        return 0
+    lim = json.load(open(path)).get("limits", {})
+    # evalpod's defaults (docs/evalbatch.md, limits)
+    return lim.get("compile_timeout_s", 120) + lim.get("run_timeout_s", 120)
+
+
+def test_reference_slow(args, dbl):
+    with Scenario(args, dbl, "evalpod's exit 4 in a pod (the reference was slow) is retried "
+                  "with the deadline doubled", "kd-slow", {"queue": "kctl",
+                                                           "backoff_limit": 0}) as s:
+        first = []
+
+        def slow_once(j):
+            if not first:  # round 0's first Job: its evalpod says the reference was slow
+                first.append(j["metadata"]["name"])
+                dbl.control({"pod_faults": {first[0]: "fail:4"}})
+
+        r, seen = run_admitted(s, dbl, before=slow_once)
+        sid = sid_of(r)
+        check(r.returncode == 0, f"the session completes ({r.stderr[-300:]!r})")
+        check("the reference ran past its" in r.stderr and "in 1 pod(s) (evalpod exit status 4)"
+              in r.stderr and "the machine is slow, not the candidates; evaluating again with "
+              "the deadline doubled" in r.stderr,
+              f"the warning says the reference was slow, in the pod ({r.stderr[-600:]!r})")
+        a0, a1 = batch_deadline(s, sid, 0), batch_deadline(s, sid, 1)
+        check(a0 > 0 and a1 >= 2 * a0 - 1e-6,
+              f"the next attempt's batch has the check deadline doubled ({a0} s, then {a1} s)")
+        res = os.listdir(os.path.join(s.tmp, "runs", sid, "rounds", "r000", "results"))
+        check(s.results(sid, 0).get("r00-start", {}).get("status") == "ok"
+              and not any(".infra-" in x for x in res),
+              f"the start's result is its own, with no infra_error set aside ({res})")
+    with Scenario(args, dbl, "exit 4 every time: the session stops, naming the limit to raise",
+                  "kd-slow-always", {"queue": "kctl", "backoff_limit": 0}) as s:
+        r, seen = run_admitted(s, dbl, faults="fail:4")
+        sid = sid_of(r)
+        r0 = [j for j in seen if j["metadata"]["labels"].get("kctl.dev/round") == "0"]
+        check(r.returncode != 0 and len(r0) == 3 and "Sanitizer" not in r.stderr,
+              f"three attempts, then kctl fails ({r.returncode}, {len(r0)} Jobs)")
+        check(f"go on with a higher limit: kctl resume {sid} --set limits.run_timeout_s="
+              in r.stderr and "the reference ran past its" in r.stderr,
+              f"the message names the slow reference and the limit ({r.stderr[-400:]!r})")
+        st = json.loads(s.run(["status", sid, "-o", "json"]).stdout or "{}")
+        check(st.get("state") not in ("done", None) and not s.results(sid, 0),
+              f"nothing is recorded against the start; the session can be resumed "
+              f"({st.get('state')}, {list(s.results(sid, 0))})")
 
 
 def test_adoption(args, dbl):
@@ -536,7 +713,9 @@ def main():
         only = os.environ.get("KCTL_TEST_ONLY", "").split(",")
         run([t for t in (test_indexed_kueue, test_faults, test_invalid, test_pod_failures,
                          test_adoption, test_deadline, test_exec_plugin, test_outage,
-                         test_auth_after_loss, test_undeletable, test_cancel_refused)
+                         test_auth_after_loss, test_undeletable, test_cancel_refused,
+                         test_reference_slow, test_cancel_force, test_delete_kube_session,
+                         test_sigterm_during_api_retry)
              if any(o in t.__name__ for o in only)], args, dbl)
     finally:
         dbl.stop()

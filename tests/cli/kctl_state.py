@@ -11,7 +11,9 @@ usage: kctl_state.py KCTL DATA_DIR
     interrupted and how to go on, and says nothing of the kind while a kctl
     drives it;
   - a kctl killed between recording the session's end and rewriting
-    report.md (crash point `ended`): status, show and resume rewrite it.
+    report.md (crash point `ended`): status, show and resume rewrite it;
+  - the round budget of `start --rounds N` is kept by a resume without
+    --rounds, and `resume --rounds M` replaces it for the resumes after.
 """
 import glob
 import hashlib
@@ -103,13 +105,16 @@ def empty_database(kctl, tmp):
     check(os.path.getsize(db) == 0, "the 0-byte file is left as it was")
 
 
-def owner_record(pid):
-    """What a kctl with pid writes into session.lock (see docs/kctl.md)."""
+def owner_record(pid, **over):
+    """What a kctl with pid wrote into session.lock before it recorded its pid
+    namespace (see docs/kctl.md); over replaces fields or adds them (pidns)."""
     with open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as f:
         boot = f.read().strip()
     with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
         start = f.read().rsplit(")", 1)[1].split()[19]
-    return f"pid {pid}\nboot {boot}\nstart {start}\nhost {socket.gethostname()}\n"
+    fields = dict(pid=pid, boot=boot, start=start, host=socket.gethostname())
+    fields.update(over)
+    return "".join(f"{k} {v}\n" for k, v in fields.items())
 
 
 def recorded_owners(kctl, tmp):
@@ -119,7 +124,21 @@ def recorded_owners(kctl, tmp):
     env = dict(os.environ)
     run(kctl, ["status", "--state", db], env)
     gone = subprocess.Popen(["sleep", "60"])
-    cases = {"gone": owner_record(gone.pid), "live": owner_record(os.getpid())}
+    here = os.readlink("/proc/self/ns/pid")
+    cases = {"gone": owner_record(gone.pid), "live": owner_record(os.getpid()),
+             # the same records with this pid namespace (what kctl writes now)
+             "gonens": owner_record(gone.pid, pidns=here),
+             "livens": owner_record(os.getpid(), pidns=here),
+             # a kctl in a container on this machine: its own host name and
+             # pid namespace; a pid that is gone here means nothing
+             "container": owner_record(gone.pid, host="box-7f3a", pidns="pid:[4026530001]"),
+             "otherns": owner_record(gone.pid, pidns="pid:[4026530001]"),
+             # another machine sharing the state folder
+             "machine": owner_record(gone.pid, host="far-away", pidns=here,
+                                     boot="00000000-0000-4000-8000-000000000000"),
+             # this host since rebooted: whatever ran then is gone
+             "rebooted": owner_record(gone.pid, pidns=here,
+                                      boot="00000000-0000-4000-8000-000000000000")}
     gone.kill()
     gone.wait()
     con = sqlite3.connect(db)
@@ -142,6 +161,34 @@ def recorded_owners(kctl, tmp):
     live = [line for line in st.stdout.splitlines() if line.startswith("live ")]
     check(len(live) == 1 and " running " in live[0] and "kctl resume live" not in st.stdout,
           f"a session whose recorded kctl runs is running ({live})")
+    for name in ("gonens", "rebooted"):
+        check(f"interrupted (kctl pid {gone.pid} gone); go on with: kctl resume {name} "
+              in st.stdout, f"{name}: the kctl is gone from here")
+    live = [line for line in st.stdout.splitlines() if line.startswith("livens ")]
+    check(len(live) == 1 and " running " in live[0] and "kctl resume livens" not in st.stdout,
+          f"livens: a recorded kctl in this pid namespace that runs is running ({live})")
+    blocks = {}
+    for line in st.stdout.splitlines():
+        if not line.startswith(" "):
+            blocks[line.split(" ")[0]] = []
+        elif blocks:
+            blocks[list(blocks)[-1]].append(line.strip())
+    host = socket.gethostname()
+    for name, want in (("container", f"running on box-7f3a (kctl pid {gone.pid} in another "
+                                     "pid namespace)"),
+                       ("otherns", f"running on {host} (kctl pid {gone.pid} in another pid "
+                                   "namespace)"),
+                       ("machine", f"running on far-away (kctl pid {gone.pid} on another "
+                                   "machine)")):
+        lines = blocks.get(name, [])
+        check(want in lines and not any("interrupted" in x or "gone" in x for x in lines),
+              f"{name}: status says where it runs, never gone ({lines})")
+    js = run(kctl, ["status", "container", "-o", "json", "--state", db], env)
+    doc = json.loads(js.stdout or "{}")
+    check(doc.get("elsewhere") == {"host": "box-7f3a", "kctl_pid": gone.pid,
+                                   "where": "another pid namespace"}
+          and "interrupted" not in doc,
+          f"-o json says it too ({doc.get('elsewhere')})")
 
 
 def prepare(data, tmp):
@@ -238,6 +285,50 @@ def liveness_and_report(kctl, data, tmp):
               f"{cmd[0]} rewrites a stale report ({out.returncode}: {out.stderr.strip()[:200]})")
 
 
+def rounds_kept(kctl, data, tmp):
+    """start --rounds 1 of a 5-round spec, paused by --step after round 0: a
+    resume without --rounds runs round 1 and stops; resume --rounds 3 --step
+    records 3, and the resume after it runs round 3 last."""
+    home = os.path.join(tmp, "rounds")
+    os.makedirs(home)
+    spec = prepare(data, home)
+    with open(spec, encoding="utf-8") as f:
+        text = f.read()
+    with open(spec, "w", encoding="utf-8") as f:
+        # 5 rounds: more than either budget below, so each one shows
+        f.write(text.replace("confirm_passes: 1\n", "confirm_passes: 0\n")
+                .replace("max_rounds: 3\n", "max_rounds: 5\n"))
+    env = dict(os.environ, KCTL_STATE_DIR=os.path.join(home, "state"),
+               XDG_CACHE_HOME=os.path.join(home, "cache"))
+    res = subprocess.run([kctl, "start", spec, "--rounds", "1", "--step"], env=env,
+                         input="n\n", capture_output=True, text=True, timeout=900)
+    sid = (res.stdout.splitlines() or [""])[0].strip()
+    st = status_json(kctl, env, sid)
+    check(res.returncode == 0 and st.get("state") == "paused" and st.get("rounds") == 0,
+          f"start --rounds 1 --step, answer n: paused after round 0 ({res.returncode}, "
+          f"{st.get('state')}, rounds {st.get('rounds')})")
+    res = run(kctl, ["resume", sid], env)
+    st = status_json(kctl, env, sid)
+    check(res.returncode == 0 and st.get("state") == "done" and st.get("rounds") == 1,
+          f"resume without --rounds keeps the budget of 1: done after round 1 "
+          f"({res.returncode}, {st.get('state')}, rounds {st.get('rounds')}: "
+          f"{res.stderr[-300:]!r})")
+    check("[round 1/1]" in res.stderr and "round budget spent (1 rounds)" in res.stderr,
+          f"its round line and decision name the budget of 1 ({res.stderr[-300:]!r})")
+    res = subprocess.run([kctl, "resume", sid, "--rounds", "3", "--step"], env=env,
+                         input="n\n", capture_output=True, text=True, timeout=900)
+    st = status_json(kctl, env, sid)
+    check(res.returncode == 0 and st.get("state") == "paused" and st.get("rounds") == 2,
+          f"resume --rounds 3 --step extends it, pausing after round 2 ({res.returncode}, "
+          f"{st.get('state')}, rounds {st.get('rounds')}: {res.stderr[-300:]!r})")
+    res = run(kctl, ["resume", sid], env)
+    st = status_json(kctl, env, sid)
+    check(res.returncode == 0 and st.get("state") == "done" and st.get("rounds") == 3
+          and "[round 3/3]" in res.stderr,
+          f"the resume after it keeps the new budget of 3 ({res.returncode}, "
+          f"{st.get('state')}, rounds {st.get('rounds')}: {res.stderr[-300:]!r})")
+
+
 def main():
     kctl, data = sys.argv[1], sys.argv[2]
     tmp = tempfile.mkdtemp(prefix="kctl-state-")
@@ -246,6 +337,7 @@ def main():
         empty_database(kctl, tmp)
         recorded_owners(kctl, tmp)
         liveness_and_report(kctl, data, tmp)
+        rounds_kept(kctl, data, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return checks.summary()

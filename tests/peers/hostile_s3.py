@@ -23,7 +23,8 @@ Keys longer than 1,024 bytes get 400 KeyTooLongError.
 One fault mode at a time, set through a control path that no bucket name
 can take (bucket names have no '_'):
   POST /__hostile__     {"mode": MODE} sets the mode and zeroes the counters
-  GET /__hostile__      {"mode", "lists", "gets", "foreign_gets", "puts"}
+  GET /__hostile__      {"mode", "lists", "gets", "foreign_gets", "puts",
+                         "refused"}
 MODEs (what a ListObjectsV2 answer, or a result object, becomes):
   none                the honest store
   empty-body          200 with an empty body
@@ -40,6 +41,8 @@ MODEs (what a ListObjectsV2 answer, or a result object, becomes):
                       one of 1,000 bytes; a GET of any of them is counted
                       as foreign_gets and serves a forged result
   zero-results        PUTs of results/ID.json store 0 bytes
+  slow-down           every S3 request gets 503 SlowDown with Retry-After:
+                      30 (counted as "refused"): a store shedding load
 """
 
 import argparse
@@ -54,7 +57,8 @@ CONTROL = "/__hostile__"
 MAX_BODY = 64 << 20
 MAX_KEY = 1024
 MODES = ("none", "empty-body", "not-xml", "truncated-no-keys", "repeat-token", "no-token",
-         "endless", "foreign-keys", "zero-results")
+         "endless", "foreign-keys", "zero-results", "slow-down")
+RETRY_AFTER_S = 30  # the longest pause kctl's HTTP client honours
 FORGED = b'{"id": "forged", "status": "ok", "note": "taken from a key outside the prefix"}'
 
 
@@ -136,12 +140,12 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD" and code != 204:
             self.wfile.write(body)
 
-    def error(self, code, s3code, message):
+    def error(self, code, s3code, message, extra=()):
         xml = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code>"
                "<Message>%s</Message><Resource>%s</Resource>"
                "<RequestId>hostile-s3</RequestId></Error>"
                % (s3code, escape(message), escape(urllib.parse.urlsplit(self.path).path)))
-        self.reply(code, xml.encode(), "application/xml")
+        self.reply(code, xml.encode(), "application/xml", extra)
 
     def signed(self, query):
         auth = self.headers.get("Authorization", "")
@@ -164,7 +168,7 @@ class Handler(BaseHTTPRequestHandler):
                 st.counters = {}
         with st.lock:
             out = dict(st.counters, mode=st.mode)
-        for name in ("lists", "gets", "foreign_gets", "puts"):
+        for name in ("lists", "gets", "foreign_gets", "puts", "refused"):
             out.setdefault(name, 0)
         self.reply(200, json.dumps(out).encode(), "application/json")
 
@@ -187,6 +191,11 @@ class Handler(BaseHTTPRequestHandler):
         path = urllib.parse.unquote(target.path)
         bucket, _, key = path[1:].partition("/")
         st = self.server.state
+        if st.mode == "slow-down":
+            st.count("refused")
+            self.error(503, "SlowDown", "Please reduce your request rate.",
+                       extra=[("Retry-After", str(RETRY_AFTER_S))])
+            return
         with st.lock:
             objects = st.buckets.get(bucket)
         if not bucket:

@@ -2045,9 +2045,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                        "Too many requests, please try again later.",
                                        {"retryAfterSeconds": 1}, {"Retry-After": "1"})
                     if code == 503:
+                        ra = int(fault.get("retry_after", 1))
                         raise ApiError(503, "ServiceUnavailable",
                                        "the server is currently unable to handle the request",
-                                       {"retryAfterSeconds": 1}, {"Retry-After": "1"})
+                                       {"retryAfterSeconds": ra}, {"Retry-After": str(ra)})
                     if code == 504:
                         raise ApiError(504, "Timeout", "the server was unable to return a "
                                        "response in the time allotted, but may still be "

@@ -146,6 +146,9 @@ static void raw_sql(const char *path, const char *sql)
 	sqlite3_close(db);
 }
 
+/* What version 5 added, taken away again (a version-4 file). */
+#define V5_UNDO "ALTER TABLE sessions DROP COLUMN rounds_cap;"
+
 /* What version 3 added, taken away again (a version-2 file). */
 #define V3_UNDO                                                                                    \
 	"ALTER TABLE variants DROP COLUMN origin; ALTER TABLE variants DROP COLUMN tunables;"      \
@@ -166,7 +169,7 @@ TEST(version_1_migrates_to_the_winner_and_confirm_columns)
 	store_close(st);
 	/* what a version-1 file looked like */
 	raw_sql(path, "ALTER TABLE sessions DROP COLUMN winner; ALTER TABLE rounds DROP COLUMN "
-		      "confirm; " V3_UNDO "PRAGMA user_version = 1;");
+		      "confirm; " V5_UNDO V3_UNDO "PRAGMA user_version = 1;");
 	CHECK(user_version(path, -1) == 1);
 	st = open_ok(path);
 	CHECK(user_version(path, -1) == STORE_VERSION);
@@ -203,7 +206,7 @@ TEST(version_2_migrates_to_model_exchanges_and_learnings)
 	CHECK(store_learning_add(st, "s", 'F', "k1", NULL, "a failure", 1, msg, sizeof(msg)) == 1);
 	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
 	store_close(st);
-	raw_sql(path, V3_UNDO "PRAGMA user_version = 2;");
+	raw_sql(path, V5_UNDO V3_UNDO "PRAGMA user_version = 2;");
 	st = open_ok(path);
 	CHECK(user_version(path, -1) == STORE_VERSION);
 	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
@@ -256,6 +259,32 @@ TEST(version_2_migrates_to_model_exchanges_and_learnings)
 	      2);
 	json_decref(tot);
 	json_decref(c);
+	store_close(st);
+	free(path);
+}
+
+TEST(version_4_migrates_to_the_round_budget)
+{
+	char *path = NULL;
+	struct store *st = open_with_session(&path);
+	json_t *row;
+
+	store_close(st);
+	raw_sql(path, V5_UNDO "PRAGMA user_version = 4;");
+	st = open_ok(path);
+	CHECK(user_version(path, -1) == STORE_VERSION);
+	row = store_session_get(st, "s");
+	CHECK(row && jnull(row, "rounds_cap")); /* the spec's budget, as before */
+	json_decref(row);
+	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
+	CHECK(store_session_set_rounds_cap(st, "s", 3, msg, sizeof(msg)) == 0);
+	CHECK(store_session_set_rounds_cap(st, "s", 0, msg, sizeof(msg)) == KERR_RANGE);
+	CHECK_CONTAINS(msg, "round budget 0 is not 1 or more");
+	CHECK(store_session_set_rounds_cap(st, "nope", 2, msg, sizeof(msg)) == KERR_NOTFOUND);
+	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
+	row = store_session_get(st, "s");
+	CHECK(jint(row, "rounds_cap") == 3);
+	json_decref(row);
 	store_close(st);
 	free(path);
 }
@@ -932,6 +961,7 @@ int main(void)
 	RUN(open_create_reopen);
 	RUN(version_1_migrates_to_the_winner_and_confirm_columns);
 	RUN(version_2_migrates_to_model_exchanges_and_learnings);
+	RUN(version_4_migrates_to_the_round_budget);
 	RUN(newer_version_refused);
 	RUN(not_a_database);
 	RUN(sessions);
