@@ -20,6 +20,7 @@
 #include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ struct kjob {
 	int attempt;
 	time_t created; /* its creationTimestamp, from the API; 0: unknown */
 	int done, failed;
+	int ended_pods;       /* succeeded + failed pods last reported */
 	char reason[512];     /* the Job's Failed condition, or why kctl ended it */
 	char pod_reason[512]; /* what its pods said */
 	unsigned char *slow;  /* slow[i]: shard first_shard + i's evalpod exited 4
@@ -339,6 +341,27 @@ static void kround_finish(struct kwait *w, struct kjob *j, int failed, const cha
 			 reason ? ": " : "", reason ? reason : "");
 }
 
+/*
+ * Within a round the Job's pod counts are all there is to show: a line
+ * whenever more of its pods have ended (the local backend relays evalpod's
+ * per-program lines instead).
+ */
+static void kround_progress(struct kwait *w, struct kjob *j, json_t *status)
+{
+	json_int_t ok = json_integer_value(json_object_get(status, "succeeded"));
+	json_int_t bad = json_integer_value(json_object_get(status, "failed"));
+	json_int_t active = json_integer_value(json_object_get(status, "active"));
+
+	if (ok < 0 || bad < 0 || ok + bad <= j->ended_pods || ok + bad > INT_MAX)
+		return;
+	j->ended_pods = (int)(ok + bad);
+	if (!w->quiet)
+		log_info("round %d: Job %s: %lld of %d shard(s) done, %lld pod(s) failed, "
+			 "%lld running",
+			 w->round, j->name, (long long)ok, j->nshards, (long long)bad,
+			 (long long)(active > 0 ? active : 0));
+}
+
 /* Reads a Job's conditions; finishes it when Complete or Failed. */
 static void kround_job_state(struct kwait *w, const char *type, json_t *obj)
 {
@@ -352,6 +375,7 @@ static void kround_job_state(struct kwait *w, const char *type, json_t *obj)
 		kround_finish(w, j, 1, "the Job was deleted");
 		return;
 	}
+	kround_progress(w, j, json_object_get(obj, "status"));
 	json_array_foreach (json_object_get(json_object_get(obj, "status"), "conditions"), i,
 			    cond) {
 		const char *t = json_string_value(json_object_get(cond, "type"));

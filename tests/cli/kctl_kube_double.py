@@ -16,6 +16,7 @@ another session (refused), a Job past its activeDeadlineSeconds, and a
 kubeconfig whose user is an exec credential plugin.
 """
 import json
+import re
 import os
 import shutil
 import ssl
@@ -220,6 +221,10 @@ def test_indexed_kueue(args, dbl):
         res = s.results(sid, 1)
         check(len(res) >= 3 and all(v.get("status") == "ok" for v in res.values()),
               f"every shard's results came back ({len(res)})")
+        # Within a round the Job's pod counts are the progress shown.
+        done = re.findall(r"round 1: Job \S+: (\d+) of (\d+) shard\(s\) done", r.stderr)
+        check(done and int(done[-1][0]) == int(done[-1][1]) >= 3,
+              f"round 1's progress lines count its shards up to all of them ({done})")
         r1 = [j for j in seen if j["metadata"]["labels"].get("kctl.dev/round") == "1"]
         check(len(r1) == 1, f"round 1 is one Job ({len(r1)})")
         if r1:
