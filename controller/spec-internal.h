@@ -1,7 +1,9 @@
 /*
  * spec-internal.h - what the parts of the spec loader share: spec.c reads
- * and checks the document, spec-exprs.c resolves its expressions as
- * evalpod will (at load, and for a program's launch geometry).
+ * and checks the document (spec-problem.c its problem and shapes sections,
+ * spec-evaluator.c those on evaluation, spec-proposer.c the proposer's),
+ * spec-exprs.c resolves its expressions as evalpod will (at load, and for a
+ * program's launch geometry).
  */
 #ifndef KCTL_SPEC_INTERNAL_H
 #define KCTL_SPEC_INTERNAL_H
@@ -122,5 +124,39 @@ int read_proposer(struct ld *ld, const yaml_node_t *nd, const char *path);
 /* Its defaults, and what spec_release frees of it. */
 void proposer_defaults(struct spec *s);
 void proposer_release(struct spec *s);
+
+/* ---- spec.c: checks the sections share ---- */
+
+/* Whether s obeys rule r; spec_check_rule fails with "FILE:LINE: path: ..." when not. */
+int spec_rule_ok(const char *s, enum rule r);
+int spec_check_rule(struct ld *ld, const yaml_node_t *nd, const char *path, const char *s,
+		    enum rule r);
+
+/*
+ * nd (at path) is an integer expression: a plain integer, kept as its
+ * decimal text, or a string that expr_check accepts.  *out is a new
+ * JSON string.
+ */
+int read_expr(struct ld *ld, const yaml_node_t *nd, const char *path, int allow_negative,
+	      json_t **out);
+
+/* Reads the value v (at path) of field f into the new JSON value *out. */
+int spec_field_read(struct ld *ld, const yaml_node_t *v, const char *path, const struct field *f,
+		    json_t **out);
+
+/*
+ * The sections spec.c's table reads, each from its node nd at path into
+ * ld->s: problem and shapes (spec-problem.c); correctness, measurement,
+ * limits, device, evaluator, session and batch (spec-evaluator.c).
+ */
+int read_problem(struct ld *ld, const yaml_node_t *nd, const char *path);
+int read_shapes(struct ld *ld, const yaml_node_t *nd, const char *path);
+int read_correctness(struct ld *ld, const yaml_node_t *nd, const char *path);
+int read_measurement(struct ld *ld, const yaml_node_t *nd, const char *path);
+int read_limits(struct ld *ld, const yaml_node_t *nd, const char *path);
+int read_device(struct ld *ld, const yaml_node_t *nd, const char *path);
+int read_evaluator(struct ld *ld, const yaml_node_t *nd, const char *path);
+int read_session(struct ld *ld, const yaml_node_t *nd, const char *path);
+int read_batch(struct ld *ld, const yaml_node_t *nd, const char *path);
 
 #endif

@@ -10,6 +10,10 @@
  * crashes or hangs costs only its program (blame.c decides whose fault an
  * ending was; for the timing worker, the culprit is dropped and timing
  * starts again without it).
+ *
+ * This file holds the command, the work directory, the reference and the
+ * checks; the timing phase is run-timing.c, the results emit.c, and what
+ * they share run-internal.h.
  */
 #include "run.h"
 #include "run-internal.h"
@@ -37,9 +41,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
-
-/* Timing attempts that failed for the infrastructure's reasons, at most. */
-#define TIMING_ATTEMPTS 3
 
 extern char **environ;
 
@@ -137,8 +138,8 @@ static char *asan_options(void)
  * environment (sandbox_worker_env) with PoCL's cache and TMPDIR in the
  * worker's own directory, and the batch's memory limit.
  */
-static void job_setup(struct run *r, struct job *j, const char *mode, char *dir, const char *arg,
-		      double timeout_s)
+void run_job_setup(struct run *r, struct job *j, const char *mode, char *dir, const char *arg,
+		   double timeout_s)
 {
 	char *extra[6] = {
 		xasprintf("POCL_CACHE_DIR=%s/pocl", dir),
@@ -165,7 +166,7 @@ static void job_setup(struct run *r, struct job *j, const char *mode, char *dir,
 }
 
 /* "S0,S1,S2": the timing seeds for a worker's command line. */
-static char *seeds_arg(const struct run *r)
+char *run_seeds_arg(const struct run *r)
 {
 	return xasprintf("%llu,%llu,%llu", (unsigned long long)r->tseeds[0],
 			 (unsigned long long)r->tseeds[1], (unsigned long long)r->tseeds[2]);
@@ -211,10 +212,11 @@ static int run_reference(struct run *r)
 	struct job j;
 	json_t *doc;
 	const char *st, *why;
-	char *seeds = seeds_arg(r);
+	char *seeds = run_seeds_arg(r);
 	int rc = 0;
 
-	job_setup(r, &j, "reference", worker_dir(r->work, "reference"), seeds, check_timeout(r));
+	run_job_setup(r, &j, "reference", worker_dir(r->work, "reference"), seeds,
+		      check_timeout(r));
 	free(seeds);
 	log_info("computing reference outputs");
 	if (pool_run(&j, 1, 1, r->echo, NULL, NULL, r->msg, sizeof(r->msg))) {
@@ -302,7 +304,7 @@ static void draw_seeds(struct run *r)
 		worker_draw_seeds(&r->b, r->tseeds);
 }
 
-static int on_judge(void *ctx, struct job *j)
+int run_on_judge(void *ctx, struct job *j)
 {
 	(void)ctx;
 	return judge_serve(j->user, j->ctl);
@@ -328,7 +330,7 @@ static int screened_out(struct outcome *o)
 }
 
 /* Hands c's descriptors to job j, which owns them from now on (pool.h). */
-static void give_chan(struct job *j, struct judge_chan *c)
+void run_give_chan(struct job *j, struct judge_chan *c)
 {
 	j->ctl = c->ctl;
 	j->ctl_child = c->ctl_child;
@@ -345,12 +347,12 @@ static int check_job(struct run *r, struct job *j, struct judge_chan *c, size_t 
 	for (size_t s = 0; s < r->b.nshapes; s++)
 		if (judge_out_bytes(&r->b, s) > bytes)
 			bytes = judge_out_bytes(&r->b, s);
-	job_setup(r, j, "check", worker_prog_dir(r->work, r->progs[i].src->id), r->progs[i].src->id,
-		  check_timeout(r));
+	run_job_setup(r, j, "check", worker_prog_dir(r->work, r->progs[i].src->id),
+		      r->progs[i].src->id, check_timeout(r));
 	if (judge_chan_open(c, &r->judge, bytes, r->msg, sizeof(r->msg)))
 		return -1;
 	c->rec = &r->judge.recs[i];
-	give_chan(j, c);
+	run_give_chan(j, c);
 	return 0;
 }
 
@@ -358,10 +360,7 @@ static int check_job(struct run *r, struct job *j, struct judge_chan *c, size_t 
  * A progress line on stderr, "evalpod: ..." (not with --quiet): what a
  * person or kctl watching the run sees move before the results exist.
  */
-static void run_progress(const struct run *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void run_progress(const struct run *r, const char *fmt, ...)
+void run_progress(const struct run *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -427,7 +426,8 @@ static int run_checks(struct run *r)
 	r->tocheck = njobs;
 	run_progress(r, "checking %zu programs, %d at a time", njobs, r->jobs);
 	if (!rc)
-		rc = pool_run(jobs, njobs, r->jobs, r->echo, on_judge, r, r->msg, sizeof(r->msg));
+		rc = pool_run(jobs, njobs, r->jobs, r->echo, run_on_judge, r, r->msg,
+			      sizeof(r->msg));
 	for (size_t k = 0; k < njobs; k++) {
 		struct outcome *o = &r->progs[map[k]];
 		const char *id = o->src->id;
@@ -448,211 +448,6 @@ static int run_checks(struct run *r)
 	free(map);
 	report_checks(r);
 	return rc ? RUN_EXIT_INFRA : 0;
-}
-
-/* WORK/w/time/ids.txt: the reference, then every program that passed. */
-static int write_ids(struct run *r)
-{
-	struct sbuf ids = SBUF_INIT;
-	char *path = xasprintf("%s/w/time/ids.txt", r->work);
-	int count = 0, rc;
-
-	sbuf_adds(&ids, "reference\n");
-	for (size_t i = 0; i < r->nprogs; i++) {
-		if (!run_prog_ok(&r->progs[i]))
-			continue;
-		sbuf_addf(&ids, "%s\n", r->progs[i].src->id);
-		count++;
-	}
-	rc = file_write_atomic(path, ids.buf, ids.len, r->msg, sizeof(r->msg));
-	sbuf_release(&ids);
-	free(path);
-	return rc ? -1 : count;
-}
-
-/*
- * Applies the judge's timing verdicts to every program's entry in
- * time.json.  Line k of the judge's records is the k-th program of the list
- * write_ids made, rebuilt here from the parent's own state: ids.txt lies in
- * the timing worker's directory, where its kernels could have rewritten it.
- */
-static void apply_timed(struct run *r)
-{
-	json_t *progs = json_object_get(r->tdoc, "programs");
-	json_t *seeds = json_array(), *e;
-	size_t line = 0;
-
-	if (json_is_object(e = json_object_get(progs, "reference")))
-		judge_apply_timed(&r->judge.trecs[line], e);
-	for (size_t i = 0; i < r->nprogs; i++) {
-		if (!run_prog_ok(&r->progs[i]))
-			continue;
-		if (++line < r->judge.ntrecs &&
-		    json_is_object(e = json_object_get(progs, r->progs[i].src->id)))
-			judge_apply_timed(&r->judge.trecs[line], e);
-	}
-	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++)
-		json_array_append_new(seeds, json_integer((json_int_t)r->tseeds[k]));
-	json_object_set_new(r->tdoc, "timing_seeds", seeds);
-}
-
-static const char *str_of(json_t *o, const char *key)
-{
-	const char *v = json_string_value(json_object_get(o, key));
-
-	return v ? v : "";
-}
-
-/*
- * The device peaks: the timing worker measured them before any candidate
- * ran; the parent combines them with the cache (each ceiling the higher of
- * the two) and raises the cache, so no worker ever writes it.
- */
-static void combine_peaks(struct run *r)
-{
-	json_t *dev = json_object_get(r->tdoc, "device"), *pj = json_object_get(r->tdoc, "peaks");
-	struct devinfo info;
-	struct peaks now, cached;
-
-	if (!r->cache_dir || !json_is_object(dev) || !json_is_object(pj))
-		return;
-	memset(&info, 0, sizeof(info));
-	memset(&now, 0, sizeof(now));
-	strlcpy(info.platform, str_of(dev, "platform"), sizeof(info.platform));
-	strlcpy(info.platform_version, str_of(dev, "platform_version"),
-		sizeof(info.platform_version));
-	strlcpy(info.name, str_of(dev, "name"), sizeof(info.name));
-	strlcpy(info.driver, str_of(dev, "driver"), sizeof(info.driver));
-	strlcpy(info.version, str_of(dev, "version"), sizeof(info.version));
-	now.gflops = json_number_value(json_object_get(pj, "gflops"));
-	now.gbs = json_number_value(json_object_get(pj, "gbs"));
-	/* Absent when the worker used the cached peaks alone (first_peaks in timing.c). */
-	now.fresh_gflops = json_number_value(json_object_get(pj, "measured_now_gflops"));
-	now.fresh_gbs = json_number_value(json_object_get(pj, "measured_now_gbs"));
-	now.launch_us = json_number_value(json_object_get(pj, "launch_us"));
-	if (!peaks_read_cache(&info, r->cache_dir, &cached)) {
-		now.cached = 1;
-		if (cached.gflops > now.gflops)
-			now.gflops = cached.gflops;
-		if (cached.gbs > now.gbs)
-			now.gbs = cached.gbs;
-	}
-	/* Rewritten even when not higher: the file's date is when they were measured. */
-	if (now.fresh_gflops > 0 && now.fresh_gbs > 0)
-		peaks_save(&info, r->cache_dir, &now);
-	json_object_set_new(r->tdoc, "peaks", peaks_json(&now));
-}
-
-/*
- * The cached peaks of every device, copied where the timing worker can read
- * them (w/time/peaks/): with them it measures the peaks only when a program
- * comes near them (first_peaks in timing.c).  Without a cache, or with one
- * measured more than PEAKS_RECHECK_S ago, it measures.
- */
-static void stage_peaks(struct run *r)
-{
-	char *dir = xasprintf("%s/w/time/peaks", r->work);
-
-	/* Only what the parent put there: nothing another worker could have left. */
-	dir_remove_tree(dir);
-	if (r->cache_dir)
-		peaks_copy_cache(r->cache_dir, dir);
-	free(dir);
-}
-
-/*
- * Empties worker NAME's PoCL cache.  Kernels run inside the worker, so a
- * program dropped from timing may have rewritten what is there (another
- * program's compiled kernels); the next pass adopts and compiles afresh.
- */
-static int fresh_pocl_cache(struct run *r, const char *name)
-{
-	char *wdir = worker_dir(r->work, name), *dir = xasprintf("%s/pocl", wdir);
-	int rc;
-
-	free(wdir);
-	dir_remove_tree(dir);
-	rc = dir_make(dir, r->msg, sizeof(r->msg));
-	free(dir);
-	return rc;
-}
-
-static int run_timing(struct run *r)
-{
-	char *progress = xasprintf("%s/w/time/progress", r->work);
-	char *note = xasprintf("%s/w/time/fault", r->work);
-	char *seeds = seeds_arg(r);
-	int rc = RUN_EXIT_INFRA, infra = 0;
-
-	stage_peaks(r);
-	/* Each pass either succeeds, drops a culprit, or counts as an attempt. */
-	for (size_t pass = 0; pass <= r->nprogs + TIMING_ATTEMPTS; pass++) {
-		struct job j;
-		struct judge_chan c;
-		int count = write_ids(r), prc, stop;
-
-		unlink(progress);
-		unlink(note);
-		if (count <= 0) {
-			rc = count < 0 ? RUN_EXIT_INFRA : 0;
-			goto out;
-		}
-		judge_reset_timed(&r->judge);
-		/* Nothing a dropped culprit's kernels wrote survives into the next pass. */
-		if (pass > 0 && fresh_pocl_cache(r, "time")) {
-			rc = RUN_EXIT_INFRA;
-			goto out;
-		}
-		job_setup(r, &j, "time", worker_dir(r->work, "time"), seeds,
-			  r->b.limits.time_timeout_s);
-		j.progress = progress;
-		j.stall_s = r->b.limits.compile_timeout_s + r->b.limits.run_timeout_s;
-		if (judge_chan_open(&c, &r->judge, judge_out_bytes(&r->b, r->b.timed_shape), r->msg,
-				    sizeof(r->msg))) {
-			judge_chan_close(&c);
-			job_release(&j);
-			goto out;
-		}
-		give_chan(&j, &c);
-		run_progress(r, "timing %d programs with the reference, interleaved", count);
-		prc = pool_run(&j, 1, 1, r->echo, on_judge, r, r->msg, sizeof(r->msg));
-		run_progress(r, "timing %s (%.1f s)",
-			     !prc && j.exited && j.exit_code == 0 ? "done" : "failed",
-			     j.wall_ms / 1e3);
-		if (!prc && j.exited && j.exit_code == 0 && (r->tdoc = run_load_doc(r, "time"))) {
-			apply_timed(r);
-			/* Before any statistic, speedup or gate is drawn from the samples. */
-			noise_apply(&r->noise, r->b.batch_id, r->tdoc);
-			combine_peaks(r);
-			job_release(&j);
-			judge_chan_close(&c);
-			rc = 0;
-			goto out;
-		}
-		prc = prc ? -1 : run_blame_timed(r, &j);
-		stop = j.aborted || pool_interrupted();
-		job_release(&j);
-		judge_chan_close(&c);
-		if (prc && (stop || ++infra >= TIMING_ATTEMPTS))
-			goto out;
-	}
-	snprintf(r->msg, sizeof(r->msg), "timing failed %d times", TIMING_ATTEMPTS);
-out:
-	free(seeds);
-	free(note);
-	free(progress);
-	return rc;
-}
-
-/* After a failed timing phase: programs that passed their checks are untimed. */
-static void mark_untimed(struct run *r)
-{
-	for (size_t i = 0; i < r->nprogs; i++)
-		if (run_prog_ok(&r->progs[i]))
-			run_set_fault(r->progs[i].check, "infra_error", "infrastructure", "timing",
-				      r->msg);
-	json_decref(r->tdoc);
-	r->tdoc = NULL;
 }
 
 const char run_usage[] =
@@ -899,7 +694,7 @@ int cmd_run(int argc, char **argv)
 			rc = run_timing(&r);
 		if (rc) {
 			log_error("%s", r.msg);
-			mark_untimed(&r);
+			run_mark_untimed(&r);
 		}
 		erc = emit_all(&r, clrt_now_ms() - t0);
 		if (erc)

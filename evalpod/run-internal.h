@@ -1,6 +1,6 @@
 /*
- * run-internal.h - what cmd-run.c (running a batch's stages) and emit.c
- * (storing and printing its results) share.
+ * run-internal.h - what cmd-run.c (running a batch's stages), run-timing.c
+ * (its timing phase) and emit.c (storing and printing its results) share.
  */
 #ifndef EVALPOD_RUN_INTERNAL_H
 #define EVALPOD_RUN_INTERNAL_H
@@ -75,5 +75,45 @@ int run_blame_timed(struct run *r, struct job *j);
 
 /* Whether o passed its checks. */
 int run_prog_ok(const struct outcome *o);
+
+/* ---- cmd-run.c: what the timing phase shares with the checks ---- */
+
+/*
+ * A progress line on stderr, "evalpod: ..." (not with --quiet): what a
+ * person or kctl watching the run sees move before the results exist.
+ */
+void run_progress(const struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Sets up job j of a worker in mode ("check", "time"...) whose directory is
+ * dir (taken), with arg as its last argument (may be NULL) and timeout_s as
+ * its deadline: a clean environment with PoCL's cache and TMPDIR in the
+ * worker's own directory, and the batch's memory limit.
+ */
+void run_job_setup(struct run *r, struct job *j, const char *mode, char *dir, const char *arg,
+		   double timeout_s);
+
+/* "S0,S1,S2": the timing seeds for a worker's command line (the caller frees it). */
+char *run_seeds_arg(const struct run *r);
+
+/* pool.h's on_ctl: serves a worker's request to the judge. */
+int run_on_judge(void *ctx, struct job *j);
+
+struct judge_chan;
+
+/* Hands c's descriptors to job j, which owns them from now on (pool.h). */
+void run_give_chan(struct job *j, struct judge_chan *c);
+
+/* ---- run-timing.c ---- */
+
+/*
+ * Times every program that passed its checks, with the reference (r->tdoc
+ * set).  Returns 0 (also when nothing is to be timed), or RUN_EXIT_INFRA
+ * with r->msg set when timing failed for the infrastructure's reasons.
+ */
+int run_timing(struct run *r);
+
+/* After a failed timing phase: programs that passed their checks are untimed. */
+void run_mark_untimed(struct run *r);
 
 #endif

@@ -23,7 +23,13 @@
  * the first and the last sample.  A kernel therefore cannot behave during
  * the checks and idle, replay an earlier answer or scribble while timed,
  * and damage is repaired so that it is blamed on the kernel that did it.
+ *
+ * This file opens the timer, builds and warms up the programs and runs the
+ * rounds; timing-report.c writes what they measured (time.json, traces) and
+ * looks after the device peaks (timing-internal.h).  May use the other
+ * evalpod modules (world, prog, clrt, judge, worker, pocladopt) and common/.
  */
+#include "timing-internal.h"
 #include "worker.h"
 #include "defines.h"
 #include "err.h"
@@ -47,55 +53,9 @@
 
 #define MAX_REPS          1000
 #define ADOPT_MAX_BYTES   (256u << 20) /* a check worker's compiled program, at most */
-#define PEAKS_NEAR        0.8          /* of a ceiling: measure the peaks again */
-#define PEAKS_RETRY_MS    5000.0       /* measuring them again, at most */
 #define TRACE_MAX_SAMPLES 64           /* a program's trace keeps its first 64 samples */
 #define CALIBRATION_RUNS  3            /* warm-up runs at least: the fastest sets the repetitions */
 #define SHARED_REPS_SPAN  16 /* programs whose samples stay under 16 x sample_min_ms share R */
-
-struct tprog {
-	char *id;
-	uint32_t line; /* in ids.txt: the judge's name for it */
-	const struct source_spec *src;
-	struct prog pg;
-	struct plan plan;
-	int active; /* still sampling */
-	int failed; /* excluded; status/fault in doc */
-	int reps;
-	double cal_ms; /* fastest warm-up run: what its repetitions are set from */
-	double *samples, *host;
-	size_t *round_of;
-	size_t nsamples;
-	size_t runs; /* timed or warm-up runs so far: picks the next input set */
-	double total_ms;
-	double first_launch_ms, rebuild_ms;
-	const char *stopped_by; /* the stopping rule that ended its sampling */
-	json_t *doc;            /* this program's entry in time.json */
-	json_t *trace;          /* trace events */
-};
-
-struct timer {
-	const char *work;
-	char *dir;              /* the worker's own directory */
-	const uint64_t *tseeds; /* this run's timing seeds, from the parent */
-	struct judge_client jc;
-	json_t *sandbox;
-	struct batch b;
-	struct clrt rt;
-	struct world w;
-	struct tprog *progs;
-	size_t nprogs;
-	cl_mem flush_buf;
-	cl_kernel flush_k;
-	size_t flush_items;
-	cl_ulong t0;                     /* device time origin of the trace */
-	void **seen;                     /* per output buffer: its place in the judge's memory */
-	void **sets[WORKER_TIMING_SETS]; /* per set, per buffer: initial contents */
-	unsigned cur_set;                /* the set on the device now */
-	unsigned sample_set;             /* the set the last sample ran on */
-	uint64_t rng;
-	char msg[2048];
-};
 
 static const char flush_source[] = "__kernel void evalpod_flush(__global uint4 *p, uint v)\n"
 				   "{ p[get_global_id(0)] = (uint4)(v); }\n";
@@ -665,56 +625,6 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 	return active;
 }
 
-static void finish_prog(struct timer *t, struct tprog *p)
-{
-	struct stats st, hs;
-	json_t *arr = json_array(), *harr = json_array(), *rarr = json_array();
-
-	for (size_t i = 0; i < p->nsamples; i++) {
-		json_array_append_new(arr, json_real(p->samples[i]));
-		json_array_append_new(harr, json_real(p->host[i]));
-		json_array_append_new(rarr, json_integer((json_int_t)p->round_of[i]));
-	}
-	stats_compute(p->samples, p->nsamples, &st);
-	stats_compute(p->host, p->nsamples, &hs);
-	json_object_set_new(p->doc, "samples_ms", arr);
-	json_object_set_new(p->doc, "host_ms", harr);
-	json_object_set_new(p->doc, "rounds", rarr);
-	json_object_set_new(p->doc, "stats", stats_json(&st));
-	json_object_set_new(p->doc, "host_stats", stats_json(&hs));
-	json_object_set_new(p->doc, "reps_per_sample", json_integer(p->reps));
-	json_object_set_new(p->doc, "timed_ms", json_real(p->total_ms));
-	if (p->stopped_by)
-		json_object_set_new(p->doc, "stopped_by", json_string(p->stopped_by));
-	json_object_set_new(p->doc, "first_launch_ms", json_real(p->first_launch_ms));
-	json_object_set_new(p->doc, "rebuild_ms", json_real(p->rebuild_ms));
-}
-
-static void write_trace(struct timer *t, struct tprog *p)
-{
-	char *dir = xasprintf("%s/art/%s", t->dir, p->id), *path = xasprintf("%s/trace.json", dir);
-	json_t *doc = json_pack("{s:O, s:s, s:{s:s, s:s, s:s}}", "traceEvents", p->trace,
-				"displayTimeUnit", "ms", "otherData", "program", p->id, "device",
-				t->rt.info.name, "clock", "OpenCL profiling, us");
-	json_t *events = json_object_get(doc, "traceEvents");
-	char *text, msg[512];
-
-	json_array_append_new(events,
-			      json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name",
-					"ph", "M", "pid", 1, "tid", 1, "args", "name", "kernels"));
-	json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
-						"thread_name", "ph", "M", "pid", 1, "tid", 2,
-						"args", "name", "cache flush"));
-	text = jx_dump(doc);
-	if (dir_make(dir, msg, sizeof(msg)) ||
-	    file_write_atomic(path, text, strlen(text), msg, sizeof(msg)))
-		log_warn("trace of '%s' not written: %s", p->id, msg);
-	free(text);
-	json_decref(doc);
-	free(path);
-	free(dir);
-}
-
 static int timer_open(struct timer *t, const char *work, const uint64_t *tseeds)
 {
 	char *reads[3] = { xasprintf("%s/batch.json", work), xasprintf("%s/w", work), NULL };
@@ -783,125 +693,6 @@ static void timer_close(struct timer *t)
 	world_close(&t->w);
 	clrt_close(&t->rt);
 	batch_release(&t->b);
-}
-
-static int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, double wall)
-{
-	json_t *doc = json_object(), *progs = json_object();
-	char *path = xasprintf("%s/doc.json", t->dir), *text;
-	int rc;
-
-	json_object_set_new(doc, "device", clrt_devinfo_json(&t->rt.info));
-	json_object_set_new(doc, "peaks", peaks_json(pk));
-	json_object_set_new(doc, "rounds", json_integer((json_int_t)rounds));
-	json_object_set_new(doc, "wall_ms", json_real(wall));
-	json_object_set_new(doc, "flush_bytes", json_integer((json_int_t)t->flush_items * 16));
-	if (t->sandbox)
-		json_object_set(doc, "sandbox", t->sandbox);
-	for (size_t i = 0; i < t->nprogs; i++) {
-		finish_prog(t, &t->progs[i]);
-		if (t->progs[i].nsamples)
-			write_trace(t, &t->progs[i]);
-		json_object_set(progs, t->progs[i].id, t->progs[i].doc);
-	}
-	json_object_set_new(doc, "programs", progs);
-	text = jx_dump(doc);
-	rc = file_write_atomic(path, text, strlen(text), t->msg, sizeof(t->msg));
-	free(text);
-	free(path);
-	json_decref(doc);
-	return rc;
-}
-
-/*
- * The device peaks before any program runs: the cached ones the parent put
- * in w/time/peaks/ (see stage_peaks in cmd-run.c), else measured now.  A
- * cached ceiling is the best ever measured on this device, so it is only
- * too low if every measurement so far was made on a busy machine; that
- * matters only to a program that comes near it, and then near_peaks has
- * them measured again after the rounds.
- */
-static int first_peaks(struct timer *t, struct peaks *pk)
-{
-	char *dir = xasprintf("%s/peaks", t->dir);
-	int rc = 0;
-
-	if (!peaks_read_cache(&t->rt.info, dir, pk)) {
-		pk->cached = 1;
-		pk->fresh_gflops = pk->fresh_gbs = 0;
-	} else {
-		rc = peaks_get(&t->rt, NULL, pk, t->msg, sizeof(t->msg));
-	}
-	free(dir);
-	return rc;
-}
-
-/*
- * Whether a program's fastest sample reached PEAKS_NEAR of a ceiling (bytes
- * only for single cold runs, as the invalid gate counts them).  *need_gf
- * and *need_gb are what the ceilings must reach for every program to pass
- * the gate (result.c): the fastest rate over limits.peak_margin.
- */
-static int near_peaks(struct timer *t, const struct peaks *pk, double *need_gf, double *need_gb)
-{
-	double flops = NAN, bytes = NAN, margin = t->b.limits.peak_margin;
-	int near = 0;
-
-	*need_gf = *need_gb = 0;
-	batch_timed_figure(&t->b, t->b.flops, &flops);
-	batch_timed_figure(&t->b, t->b.bytes, &bytes);
-	for (size_t i = 0; i < t->nprogs; i++) {
-		const struct tprog *p = &t->progs[i];
-		double best = INFINITY;
-
-		for (size_t k = 0; k < p->nsamples; k++)
-			if (p->samples[k] > 0 && p->samples[k] < best)
-				best = p->samples[k];
-		if (!isfinite(best))
-			continue;
-		if (isfinite(flops) && flops / (best * 1e6) > PEAKS_NEAR * pk->gflops) {
-			near = 1;
-			*need_gf = fmax(*need_gf, flops / (best * 1e6) / margin);
-		}
-		if (isfinite(bytes) && p->reps == 1 && t->b.measure.flush &&
-		    bytes / (best * 1e6) > PEAKS_NEAR * pk->gbs) {
-			near = 1;
-			*need_gb = fmax(*need_gb, bytes / (best * 1e6) / margin);
-		}
-	}
-	return near;
-}
-
-/*
- * The peaks measured again after the rounds, for programs near a ceiling:
- * until the ceilings reach what the programs need not to be gated, for at
- * most PEAKS_RETRY_MS.  On a busy machine the micro-kernels measure low at
- * one moment and a program runs fast at another (seen here under load 17:
- * FMA 47 GFLOP/s while honest matmul variants ran at 92); measuring again
- * finds the quiet moments the program found, while no number of tries lets
- * the real FMA kernel match a timing that cannot be real.  Each ceiling is
- * the highest of the figures it had and those measured now.
- */
-static void confirm_peaks(struct timer *t, struct peaks *pk, double need_gf, double need_gb)
-{
-	double t0 = clrt_now_ms();
-	char msg[512];
-
-	worker_progress(t->dir, "peaks");
-	do {
-		struct peaks now;
-
-		memset(&now, 0, sizeof(now));
-		if (peaks_measure(&t->rt, &now, msg, sizeof(msg))) {
-			log_warn("measuring the peaks again: %s", msg);
-			break;
-		}
-		pk->fresh_gflops = fmax(pk->fresh_gflops, now.gflops);
-		pk->fresh_gbs = fmax(pk->fresh_gbs, now.gbs);
-		pk->gflops = fmax(pk->gflops, now.gflops);
-		pk->gbs = fmax(pk->gbs, now.gbs);
-	} while ((pk->gflops < need_gf || pk->gbs < need_gb) &&
-		 clrt_now_ms() - t0 < PEAKS_RETRY_MS);
 }
 
 int worker_time(const char *work, const uint64_t *tseeds)

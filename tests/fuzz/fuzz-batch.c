@@ -1,5 +1,5 @@
 /*
- * fuzz-batch.c - evalpod's EvalBatch reader (evalpod/batch.c) on any bytes;
+ * fuzz-batch.c - evalpod's EvalBatch reader (evalpod/batch*.c) on any bytes;
  * on a document it accepts, the lookups it offers run too.
  */
 #include "batch.h"

@@ -1,5 +1,5 @@
 /*
- * test-batch.c - unit tests for evalpod/batch.c.
+ * test-batch.c - unit tests for evalpod/batch*.c.
  *
  * Documents are written with single quotes to keep them readable in C and
  * turned into JSON by doc_text().  Malformed documents are the full valid

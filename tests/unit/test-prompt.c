@@ -1,5 +1,5 @@
 /*
- * test-prompt.c - the proposer's prompts (controller/prompt.c).
+ * test-prompt.c - the proposer's prompts (controller/prompt*.c).
  *
  * The context is tests/data/prompt/context.json, a matmul round, with the
  * template and the blocks taken from examples/matmul/matmul.cl: the test

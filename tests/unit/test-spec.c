@@ -1,5 +1,5 @@
 /*
- * test-spec.c - unit tests for controller/spec.c.
+ * test-spec.c - unit tests for controller/spec*.c.
  *
  * Specs are written into a fresh temporary folder with small template and
  * reference files beside them.  Malformed specs are the valid base spec

@@ -1,0 +1,139 @@
+/*
+ * tune-internal.h - what the three parts of the tuner share: tune.c (the
+ * proposer, one round's proposals, the exhaustive and evolutionary
+ * strategies), tune-model.c (the space-filling start and the Gaussian
+ * process) and tune-space.c (the space, its vectors and their rendering).
+ * Not for use outside them; propose.h is the public interface.
+ */
+#ifndef KCTL_TUNE_INTERNAL_H
+#define KCTL_TUNE_INTERNAL_H
+
+#include "propose.h"
+#include "expr.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Random draws allowed per wanted proposal before giving up on random points. */
+#define TUNE_DRAWS 256
+
+/* --- sets of vectors (open addressing over a flat array), tune-space.c --- */
+
+struct vset {
+	size_t k;    /* entries per vector */
+	uint32_t *v; /* n vectors of k entries, in insertion order */
+	size_t n, alloc;
+	size_t *slot; /* 0 = empty, else index + 1 */
+	size_t nslot; /* a power of two, or 0 */
+};
+
+/* --- the tuner's state ---------------------------------------------------- */
+
+struct tune {
+	const struct spec *s;
+	size_t k;              /* number of tunables */
+	struct expr_vars *env; /* one per shape: its values, then the vector's */
+	size_t nenv;
+	int enumerated;  /* the space was small enough to list */
+	uint32_t *space; /* then: its valid vectors, in enumeration order */
+	size_t nspace;
+	uint32_t *defaults; /* the template's own vector, or NULL */
+	enum tune_strategy strategy;
+	struct vset listed; /* a restricted space (tune_restrict): its points; else empty */
+};
+
+struct parent {
+	const char *id;
+	const uint32_t *v;
+};
+
+struct run {
+	struct tune *t;
+	const struct propose_ctx *ctx;
+	uint64_t *rng;
+	struct vset seen;    /* the history's vectors and this round's proposals */
+	struct vset refused; /* vectors the device turned down */
+	struct parent *par;  /* the parents that have a vector, best first */
+	uint32_t *parvec;    /* their vectors */
+	size_t npar;
+	size_t *fresh; /* enumerated spaces: the untried valid vectors */
+	size_t nfresh;
+	char (*hashes)[65]; /* of out[] */
+	struct proposal *out;
+	size_t n;
+	char *msg;
+	size_t mlen;
+};
+
+/* Uniform in [0, n), n > 0, without modulo bias. */
+size_t tune_rng_below(uint64_t *s, size_t n);
+
+/* Shuffles the n elements of size bytes (at most 64) at base. */
+void tune_shuffle(uint64_t *rng, void *base, size_t n, size_t size);
+
+/* Whether v is in s; vset_add adds it (a copy), vset_release frees s. */
+int vset_has(const struct vset *s, const uint32_t *v);
+
+void vset_add(struct vset *s, const uint32_t *v);
+
+void vset_release(struct vset *s);
+
+/* Sum of the index distances: how many one-position steps apart a and b are. */
+size_t tune_vec_dist(const uint32_t *a, const uint32_t *b, size_t k);
+
+/*
+ * Returns 1 when v satisfies every constraint at every shape.  A constraint
+ * that does not evaluate makes v invalid; the first such message is kept in
+ * err when err is given and still empty.
+ */
+int tune_vec_valid(struct tune *t, const uint32_t *v, char *err, size_t errlen);
+
+/* One name table per shape (one empty table when there are no shapes). */
+int tune_envs(struct tune *t, char *msg, size_t n);
+
+/*
+ * Lists the space's valid vectors when it is small enough, else probes it;
+ * fails when no combination satisfies the constraints.
+ */
+int tune_space(struct tune *t, char *msg, size_t n);
+
+/* Sets *out to value's index in tu's list; returns 0 when not there. */
+int tune_value_index(const struct tunable *tu, int64_t value, uint32_t *out);
+
+/*
+ * The template's own vector: the first "#define NAME value" of each
+ * tunable, when every one has a value from its list.
+ */
+void tune_defaults(struct tune *t);
+
+/*
+ * Fills v with c's vector.  A variant without params that is the template
+ * itself (the starting point) has the template's own vector.  Returns 0
+ * when c has no vector in the space.
+ */
+int tune_vec_of_cand(const struct tune *t, const struct cand *c, uint32_t *v);
+
+/* Valid, and neither tried nor refused before. */
+int tune_fresh(struct run *r, const uint32_t *v);
+
+/*
+ * Proposes v unless the round is full, v is not fresh, or it renders to a
+ * variant the session already has.  Takes ownership of why.  Returns 1
+ * when v was taken, 0 when skipped, or an error from rendering.
+ */
+int tune_offer(struct run *r, const uint32_t *v, const char *parent, char *why);
+
+/* One random vector: an untried valid one of a listed space, any of a large one. */
+int tune_draw(struct run *r, uint32_t *v);
+
+/*
+ * Fills the round with random points, each the farthest from everything
+ * tried and proposed of ndraws fresh draws (1: uniform random sampling).
+ */
+int tune_fill(struct run *r, size_t ndraws, const char *label);
+
+/* The "tune" strategy's round: space-filling points, then the model's picks. */
+int tune_propose_model(struct run *r);
+
+#endif

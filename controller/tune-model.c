@@ -1,0 +1,437 @@
+/*
+ * tune-model.c - the tuner's "tune" strategy: a Latin-hypercube round spread
+ * over the whole space first, then a Gaussian process (surrogate.c) fitted to
+ * the session's measurements that picks points by expected improvement.
+ *
+ * May use: tune-internal.h (struct run and the round helpers of tune.c, the
+ * space of tune-space.c), surrogate and common/.  tune.c calls
+ * tune_propose_model().
+ */
+#include "tune-internal.h"
+#include "surrogate.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- the model: a space-filling start, then a Gaussian process ------------- */
+
+/* With fewer "ok" measurements than this the round fills the space instead. */
+#define TUNE_MODEL_MIN 3
+/* At most this many measurements (the latest) go into the model. */
+#define TUNE_MODEL_MAX 300
+/* Random candidates the expected improvement is computed for. */
+#define TUNE_POOL 1024
+/* The best measured points whose neighbourhoods join the candidates. */
+#define TUNE_POOL_TOP 4
+/* Fresh draws compared for each space-filling point. */
+#define TUNE_FILL 4
+/* Improvement of the log speedup over the incumbent asked for: 1%, 10% exploring. */
+#define TUNE_XI_EXPLOIT 0.01
+#define TUNE_XI_EXPLORE 0.1
+
+/* v as model features: each index over its list's last index, in [0, 1]. */
+static void features(const struct tune *t, const uint32_t *v, double *x)
+{
+	for (size_t j = 0; j < t->k; j++) {
+		size_t nv = t->s->tunables[j].nvalues;
+
+		x[j] = nv > 1 ? (double)v[j] / (double)(nv - 1) : 0;
+	}
+}
+
+/* A uniformly random valid vector neither tried nor refused; 0 when none was found. */
+static int draw_fresh(struct run *r, uint32_t *v)
+{
+	for (size_t i = 0; i < TUNE_DRAWS; i++) {
+		if (!tune_draw(r, v))
+			return 0;
+		if (tune_fresh(r, v))
+			return 1;
+	}
+	return 0;
+}
+
+/* Squared feature distance from v to the nearest tried or proposed vector. */
+static double nearest_seen_feat(const struct run *r, const uint32_t *v)
+{
+	size_t k = r->t->k;
+	double *a = xcalloc(2 * k, sizeof(*a)), *b = a + k, best = HUGE_VAL;
+
+	features(r->t, v, a);
+	for (size_t i = 0; i < r->seen.n; i++) {
+		double d = 0;
+
+		features(r->t, r->seen.v + i * k, b);
+		for (size_t j = 0; j < k; j++)
+			d += (a[j] - b[j]) * (a[j] - b[j]);
+		best = d < best ? d : best;
+	}
+	free(a);
+	return best;
+}
+
+/*
+ * Fills the round with random points, each the farthest from everything
+ * tried and proposed of ndraws fresh draws (1: uniform random sampling).
+ */
+int tune_fill(struct run *r, size_t ndraws, const char *label)
+{
+	size_t k = r->t->k, first = r->n, total = r->ctx->want - r->n;
+	uint32_t *v = xcalloc(2 * k, sizeof(*v)), *pick = v + k;
+	int rc = 0;
+
+	for (size_t tries = 0; rc >= 0 && r->n < r->ctx->want && tries < 4 * total; tries++) {
+		double far = -1;
+		size_t got = 0;
+
+		for (size_t i = 0; i < ndraws && draw_fresh(r, v); i++, got++) {
+			double d = ndraws > 1 ? nearest_seen_feat(r, v) : 0;
+
+			if (d > far) {
+				far = d;
+				memcpy(pick, v, k * sizeof(*v));
+			}
+		}
+		if (!got)
+			break;
+		rc = tune_offer(r, pick, NULL,
+				xasprintf("%s %zu/%zu", label, r->n - first + 1, total));
+	}
+	free(v);
+	return rc < 0 ? rc : 0;
+}
+
+/* The session's measurements of points in the space, as the model sees them. */
+struct obs {
+	size_t n, nok;
+	uint32_t *v; /* n vectors */
+	double *x;   /* n feature vectors */
+	double *y;   /* log(speedup); failures get the worst measured value */
+	char *ok;    /* 1: measured, 0: failed */
+};
+
+/*
+ * Whether c says something about its point: evaluated, and not failed by
+ * the harness or the machine rather than by the program.
+ */
+static int cand_measured(const struct tune *t, const struct cand *c, uint32_t *v)
+{
+	return c->status && strcmp(c->status, "infra_error") && tune_vec_of_cand(t, c, v);
+}
+
+static void obs_collect(struct obs *o, const struct run *r)
+{
+	const struct tune *t = r->t;
+	size_t k = t->k, start = 0, got = 0;
+	double worst = HUGE_VAL;
+
+	memset(o, 0, sizeof(*o));
+	o->v = xcalloc(r->ctx->nhistory * k + 1, sizeof(*o->v));
+	for (size_t i = 0; i < r->ctx->nhistory; i++)
+		got += cand_measured(t, &r->ctx->history[i], o->v);
+	start = got > TUNE_MODEL_MAX ? got - TUNE_MODEL_MAX : 0;
+	o->x = xcalloc(got * k + 1, sizeof(*o->x));
+	o->y = xcalloc(got + 1, sizeof(*o->y));
+	o->ok = xcalloc(got + 1, 1);
+	got = 0;
+	for (size_t i = 0; i < r->ctx->nhistory; i++) {
+		const struct cand *c = &r->ctx->history[i];
+		uint32_t *v = o->v + o->n * k;
+
+		if (!cand_measured(t, c, v) || got++ < start)
+			continue;
+		o->ok[o->n] = !strcmp(c->status, "ok") && c->speedup > 0 && isfinite(c->speedup);
+		if (o->ok[o->n]) {
+			o->y[o->n] = log(c->speedup);
+			worst = o->y[o->n] < worst ? o->y[o->n] : worst;
+			o->nok++;
+		}
+		features(t, v, o->x + o->n * k);
+		o->n++;
+	}
+	for (size_t i = 0; i < o->n; i++)
+		if (!o->ok[i])
+			o->y[i] = worst;
+}
+
+static void obs_release(struct obs *o)
+{
+	free(o->v);
+	free(o->x);
+	free(o->y);
+	free(o->ok);
+}
+
+/* Adds v to the pool when it is fresh and not there yet. */
+static void pool_add(struct run *r, struct vset *pool, const uint32_t *v)
+{
+	if (!vset_has(pool, v) && tune_fresh(r, v))
+		vset_add(pool, v);
+}
+
+/* Every vector one or two single-position steps or one wide move from v. */
+static void pool_neighbours(struct run *r, struct vset *pool, const uint32_t *v)
+{
+	const struct tune *t = r->t;
+	uint32_t *c = xcalloc(t->k, sizeof(*c));
+
+	for (size_t a = 0; a < t->k; a++) {
+		for (uint32_t x = 0; x < t->s->tunables[a].nvalues; x++) {
+			memcpy(c, v, t->k * sizeof(*c));
+			c[a] = x;
+			pool_add(r, pool, c);
+		}
+		for (size_t b = a + 1; b < t->k; b++)
+			for (int da = -1; da <= 1; da += 2)
+				for (int db = -1; db <= 1; db += 2) {
+					memcpy(c, v, t->k * sizeof(*c));
+					if ((da < 0 && !v[a]) || (db < 0 && !v[b]) ||
+					    v[a] + da >= t->s->tunables[a].nvalues ||
+					    v[b] + db >= t->s->tunables[b].nvalues)
+						continue;
+					c[a] += da;
+					c[b] += db;
+					pool_add(r, pool, c);
+				}
+	}
+	free(c);
+}
+
+/*
+ * The candidates: every untried point of a listed space that is small
+ * enough, else random fresh draws, and the neighbourhoods of the points
+ * the model rates best among those measured.
+ */
+static void pool_build(struct run *r, const struct obs *o, const double *mean, struct vset *pool)
+{
+	const struct tune *t = r->t;
+	uint32_t *v = xcalloc(t->k, sizeof(*v));
+	char *used = xcalloc(o->n + 1, 1);
+
+	pool->k = t->k;
+	if (t->enumerated && r->nfresh <= TUNE_POOL) {
+		for (size_t i = 0; i < r->nfresh; i++)
+			pool_add(r, pool, t->space + r->fresh[i] * t->k);
+	} else {
+		for (size_t i = 0; i < TUNE_POOL && draw_fresh(r, v); i++)
+			pool_add(r, pool, v);
+	}
+	for (size_t top = 0; top < TUNE_POOL_TOP; top++) {
+		size_t best = SIZE_MAX;
+
+		for (size_t i = 0; i < o->n; i++)
+			if (o->ok[i] && !used[i] && (best == SIZE_MAX || mean[i] > mean[best]))
+				best = i;
+		if (best == SIZE_MAX)
+			break;
+		used[best] = 1;
+		pool_neighbours(r, pool, o->v + best * t->k);
+	}
+	free(used);
+	free(v);
+}
+
+/* Fresh draws a space-filling round snaps its targets to. */
+#define TUNE_LHS_POOL 256
+
+/*
+ * A space-filling round: a Latin hypercube over the tunables' index
+ * ranges (each tunable's range cut into as many strata as there are free
+ * slots, one target per stratum, strata paired at random), each target
+ * then snapped to the nearest of a pool of fresh valid draws, so that
+ * every tunable's range is covered evenly whatever the constraints cut.
+ */
+static int fill_lhs(struct run *r, const char *label)
+{
+	const struct tune *t = r->t;
+	size_t k = t->k, m = r->ctx->want - r->n, first = r->n, npool = 0;
+	double *target = xcalloc(m * k + 1, sizeof(*target)), *x = xcalloc(k, sizeof(*x));
+	size_t *perm = xcalloc(m + 1, sizeof(*perm));
+	struct vset pool = { .k = k };
+	uint32_t *v = xcalloc(k, sizeof(*v));
+	char *taken = NULL;
+	int rc = 0;
+
+	for (size_t j = 0; j < k; j++) {
+		for (size_t i = 0; i < m; i++)
+			perm[i] = i;
+		tune_shuffle(r->rng, perm, m, sizeof(*perm));
+		for (size_t i = 0; i < m; i++)
+			target[i * k + j] =
+				((double)perm[i] + (double)tune_rng_below(r->rng, 1024) / 1024.0) /
+				(double)m;
+	}
+	for (size_t i = 0; i < TUNE_LHS_POOL && draw_fresh(r, v); i++)
+		pool_add(r, &pool, v);
+	npool = pool.n;
+	taken = xcalloc(npool + 1, 1);
+	for (size_t i = 0; i < m && rc >= 0; i++) {
+		size_t best = SIZE_MAX;
+		double bd = HUGE_VAL;
+
+		for (size_t p = 0; p < npool; p++) {
+			double d = 0;
+
+			if (taken[p])
+				continue;
+			features(t, pool.v + p * k, x);
+			for (size_t j = 0; j < k; j++)
+				d += (x[j] - target[i * k + j]) * (x[j] - target[i * k + j]);
+			if (d < bd) {
+				bd = d;
+				best = p;
+			}
+		}
+		if (best == SIZE_MAX)
+			break;
+		taken[best] = 1;
+		rc = tune_offer(r, pool.v + best * k, NULL,
+				xasprintf("%s %zu/%zu", label, r->n - first + 1, m));
+	}
+	free(taken);
+	free(v);
+	vset_release(&pool);
+	free(perm);
+	free(x);
+	free(target);
+	if (rc >= 0 && r->n < r->ctx->want)
+		rc = tune_fill(r, 1, label);
+	return rc < 0 ? rc : 0;
+}
+
+/* The parent nearest to v by index distance, or NULL without parents. */
+static const char *nearest_parent(const struct run *r, const uint32_t *v)
+{
+	const char *id = NULL;
+	size_t best = SIZE_MAX;
+
+	for (size_t i = 0; i < r->npar; i++) {
+		size_t d = tune_vec_dist(r->par[i].v, v, r->t->k);
+
+		if (d < best) {
+			best = d;
+			id = r->par[i].id;
+		}
+	}
+	return id;
+}
+
+struct scored {
+	double mean, sd, ei, score;
+	double *x;
+};
+
+/*
+ * Takes the round's points from the pool one at a time by expected
+ * improvement, each pick damping the score of the points it correlates
+ * with (1 - correlation), so that a batch spreads over several promising
+ * places instead of piling onto one.
+ */
+static int pick_batch(struct run *r, const struct surrogate *m, const struct vset *pool,
+		      struct scored *sc, double incumbent)
+{
+	int rc = 0;
+
+	while (rc >= 0 && r->n < r->ctx->want) {
+		size_t best = SIZE_MAX;
+		const uint32_t *v;
+
+		for (size_t i = 0; i < pool->n; i++)
+			if (sc[i].score > 0 && (best == SIZE_MAX || sc[i].score > sc[best].score))
+				best = i;
+		if (best == SIZE_MAX)
+			break;
+		v = pool->v + best * pool->k;
+		rc = tune_offer(
+			r, v, nearest_parent(r, v),
+			xasprintf("model: EI %.3g, predicted %.3gx (sd %.2f in log), incumbent "
+				  "%.3gx",
+				  sc[best].ei, exp(sc[best].mean), sc[best].sd, exp(incumbent)));
+		for (size_t i = 0; i < pool->n; i++)
+			sc[i].score *= 1 - surrogate_corr(m, sc[i].x, sc[best].x);
+		sc[best].score = 0;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * How likely x is to run and pass: the measured share of the points that
+ * did, weighted by the kernel's correlation with x, starting from the
+ * session's overall share (so a point far from everything gets that).
+ */
+static double feasible(const struct surrogate *m, const struct obs *o, const double *x)
+{
+	double prior = ((double)o->nok + 1) / ((double)o->n + 2), ok = prior, all = 1;
+
+	for (size_t i = 0; i < o->n; i++) {
+		double c = surrogate_corr(m, x, o->x + i * m->d);
+
+		ok += o->ok[i] ? c : 0;
+		all += c;
+	}
+	return ok / all;
+}
+
+/*
+ * Fits the model to the session's measurements and proposes by expected
+ * improvement over the incumbent: the model's mean at the best measured
+ * point, not one lucky measurement.
+ */
+static int propose_gp(struct run *r, const struct obs *o)
+{
+	const struct tune *t = r->t;
+	struct surrogate m;
+	struct vset pool = { 0 };
+	struct scored *sc = NULL;
+	double *omean = xcalloc(o->n, sizeof(*omean)), *xs = NULL, sd, incumbent = -HUGE_VAL;
+	double xi = r->ctx->mode == NAV_EXPLORE ? TUNE_XI_EXPLORE : TUNE_XI_EXPLOIT;
+	int rc;
+
+	rc = surrogate_fit(&m, o->x, o->y, o->n, t->k);
+	if (rc) {
+		free(omean);
+		return tune_fill(r, TUNE_FILL, "space-filling point");
+	}
+	for (size_t i = 0; i < o->n; i++) {
+		surrogate_predict(&m, o->x + i * t->k, &omean[i], &sd);
+		if (o->ok[i] && omean[i] > incumbent)
+			incumbent = omean[i];
+	}
+	pool_build(r, o, omean, &pool);
+	sc = xcalloc(pool.n + 1, sizeof(*sc));
+	xs = xcalloc(pool.n * t->k + 1, sizeof(*xs));
+	for (size_t i = 0; i < pool.n; i++) {
+		sc[i].x = xs + i * t->k;
+		features(t, pool.v + i * t->k, sc[i].x);
+		surrogate_predict(&m, sc[i].x, &sc[i].mean, &sc[i].sd);
+		sc[i].score = sc[i].ei = surrogate_ei(sc[i].mean, sc[i].sd, incumbent, xi);
+		sc[i].score *= feasible(&m, o, sc[i].x);
+	}
+	rc = pick_batch(r, &m, &pool, sc, incumbent);
+	if (rc >= 0)
+		rc = tune_fill(r, TUNE_FILL,
+			       "space-filling point (the model expects nothing better)");
+	free(xs);
+	free(sc);
+	vset_release(&pool);
+	free(omean);
+	surrogate_release(&m);
+	return rc;
+}
+
+int tune_propose_model(struct run *r)
+{
+	struct obs o;
+	int rc;
+
+	obs_collect(&o, r);
+	if (o.nok < TUNE_MODEL_MIN)
+		rc = fill_lhs(r, "space-filling point");
+	else
+		rc = propose_gp(r, &o);
+	obs_release(&o);
+	return rc;
+}

@@ -1,0 +1,421 @@
+/*
+ * tune-space.c - the tuner's space and its rendering: random numbers, sets of
+ * vectors, which vectors are valid (every constraint at every shape), the
+ * space enumerated or probed at open, the template's own vector, and a
+ * vector rendered as #define lines (tune_render).
+ *
+ * May use: tune-internal.h (struct tune), spec, expr and common/.  Knows
+ * nothing of the strategies (tune.c, tune-model.c).
+ */
+#include "tune-internal.h"
+#include "err.h"
+#include "expr.h"
+#include "sbuf.h"
+#include "splitmix.h"
+#include "xalloc.h"
+
+#include <assert.h>
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Spaces of up to this many combinations are enumerated and filtered at open. */
+#define TUNE_ENUM_MAX ((uint64_t)1 << 16)
+/* Random combinations checked at open when the space is larger. */
+#define TUNE_PROBES 1024
+
+/* --- random numbers: splitmix64, any state (even 0) is fine ------------- */
+
+/* Uniform in [0, n), n > 0, without modulo bias. */
+size_t tune_rng_below(uint64_t *s, size_t n)
+{
+	uint64_t lim = UINT64_MAX - UINT64_MAX % n, x;
+
+	do
+		x = splitmix_next(s);
+	while (x >= lim);
+	return (size_t)(x % n);
+}
+
+void tune_shuffle(uint64_t *rng, void *base, size_t n, size_t size)
+{
+	unsigned char *a = base, tmp[64];
+
+	assert(size <= sizeof(tmp));
+	for (size_t i = n; i > 1; i--) {
+		size_t j = tune_rng_below(rng, i);
+
+		memcpy(tmp, a + (i - 1) * size, size);
+		memcpy(a + (i - 1) * size, a + j * size, size);
+		memcpy(a + j * size, tmp, size);
+	}
+}
+
+/* --- sets of vectors (open addressing over a flat array) ---------------- */
+
+static uint64_t vec_hash(const uint32_t *v, size_t k)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < k; i++) {
+		h ^= v[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static size_t *vset_slot(const struct vset *s, const uint32_t *v)
+{
+	size_t i = (size_t)vec_hash(v, s->k) & (s->nslot - 1);
+
+	while (s->slot[i] && memcmp(s->v + (s->slot[i] - 1) * s->k, v, s->k * sizeof(*v)))
+		i = (i + 1) & (s->nslot - 1);
+	return &s->slot[i];
+}
+
+int vset_has(const struct vset *s, const uint32_t *v)
+{
+	return s->nslot && *vset_slot(s, v);
+}
+
+void vset_add(struct vset *s, const uint32_t *v)
+{
+	if (vset_has(s, v))
+		return;
+	if (2 * (s->n + 1) > s->nslot) {
+		s->nslot = s->nslot ? 2 * s->nslot : 16;
+		free(s->slot);
+		s->slot = xcalloc(s->nslot, sizeof(*s->slot));
+		for (size_t i = 0; i < s->n; i++)
+			*vset_slot(s, s->v + i * s->k) = i + 1;
+	}
+	if (s->n == s->alloc) {
+		s->alloc = s->alloc ? 2 * s->alloc : 16;
+		s->v = xreallocarray(s->v, s->alloc * s->k, sizeof(*s->v));
+	}
+	memcpy(s->v + s->n * s->k, v, s->k * sizeof(*v));
+	s->n++;
+	*vset_slot(s, v) = s->n;
+}
+
+void vset_release(struct vset *s)
+{
+	free(s->v);
+	free(s->slot);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Sum of the index distances: how many one-position steps apart a and b are. */
+size_t tune_vec_dist(const uint32_t *a, const uint32_t *b, size_t k)
+{
+	size_t d = 0;
+
+	for (size_t i = 0; i < k; i++)
+		d += a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
+	return d;
+}
+
+/*
+ * Returns 1 when v satisfies every constraint at every shape.  A constraint
+ * that does not evaluate makes v invalid; the first such message is kept in
+ * err when err is given and still empty.
+ */
+int tune_vec_valid(struct tune *t, const uint32_t *v, char *err, size_t errlen)
+{
+	const struct spec *s = t->s;
+	char why[256];
+	int64_t val;
+
+	if (!s->nconstraints)
+		return 1;
+	for (size_t e = 0; e < t->nenv; e++) {
+		for (size_t j = 0; j < t->k; j++)
+			expr_vars_set(&t->env[e], s->tunables[j].name, s->tunables[j].values[v[j]]);
+		for (size_t c = 0; c < s->nconstraints; c++) {
+			if (expr_eval(s->constraints[c], expr_vars_lookup, &t->env[e], &val, why,
+				      sizeof(why))) {
+				if (err && !err[0])
+					snprintf(err, errlen, "'%s': %s", s->constraints[c], why);
+				return 0;
+			}
+			if (!val)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* One name table per shape (one empty table when there are no shapes). */
+int tune_envs(struct tune *t, char *msg, size_t n)
+{
+	json_t *shapes = t->s->shapes, *sh, *x;
+	const char *key;
+	size_t i;
+
+	t->nenv = json_array_size(shapes) ? json_array_size(shapes) : 1;
+	t->env = xcalloc(t->nenv, sizeof(*t->env));
+	json_array_foreach (shapes, i, sh) {
+		json_t *vals = json_object_get(sh, "values");
+
+		if (!json_is_object(vals))
+			return kerr_set(msg, n, KERR_INVALID, "shapes[%zu]: no \"values\" object",
+					i);
+		json_object_foreach (vals, key, x) {
+			if (!json_is_integer(x))
+				return kerr_set(msg, n, KERR_INVALID,
+						"shapes[%zu].values.%s: not an integer", i, key);
+			expr_vars_set(&t->env[i], key, json_integer_value(x));
+		}
+	}
+	return 0;
+}
+
+/* Lists the valid vectors of a small space; returns how many. */
+static size_t space_list(struct tune *t, char *err, size_t errlen)
+{
+	uint32_t *v = xcalloc(t->k, sizeof(*v));
+	size_t j, alloc = 0;
+
+	do {
+		if (tune_vec_valid(t, v, err, errlen)) {
+			if (t->nspace == alloc) {
+				alloc = alloc ? 2 * alloc : 64;
+				t->space = xreallocarray(t->space, alloc * t->k, sizeof(*v));
+			}
+			memcpy(t->space + t->nspace * t->k, v, t->k * sizeof(*v));
+			t->nspace++;
+		}
+		/* odometer, last tunable fastest */
+		for (j = t->k; j-- > 0;) {
+			if (++v[j] < t->s->tunables[j].nvalues)
+				break;
+			v[j] = 0;
+		}
+	} while (j != SIZE_MAX);
+	free(v);
+	return t->nspace;
+}
+
+/* Checks random vectors of a large space; returns how many were valid. */
+static size_t space_probe(struct tune *t, char *err, size_t errlen)
+{
+	uint32_t *v = xcalloc(t->k, sizeof(*v));
+	uint64_t rng = t->s->seed;
+	size_t ok = 0;
+
+	for (size_t i = 0; i < TUNE_PROBES; i++) {
+		for (size_t j = 0; j < t->k; j++)
+			v[j] = (uint32_t)tune_rng_below(&rng, t->s->tunables[j].nvalues);
+		ok += tune_vec_valid(t, v, err, errlen);
+	}
+	free(v);
+	return ok;
+}
+
+int tune_space(struct tune *t, char *msg, size_t n)
+{
+	uint64_t total = 1;
+	char err[512] = "";
+	size_t ok;
+
+	for (size_t j = 0; j < t->k; j++) {
+		if (!t->s->tunables[j].nvalues || t->s->tunables[j].nvalues > UINT32_MAX)
+			return kerr_set(msg, n, KERR_INVALID,
+					"tunables.%s: needs 1 to %" PRIu32 " values",
+					t->s->tunables[j].name, UINT32_MAX);
+		if (total <= TUNE_ENUM_MAX)
+			total *= t->s->tunables[j].nvalues;
+	}
+	t->enumerated = total <= TUNE_ENUM_MAX;
+	ok = t->enumerated ? space_list(t, err, sizeof(err)) : space_probe(t, err, sizeof(err));
+	if (!ok && err[0])
+		return kerr_set(msg, n, KERR_INVALID,
+				"tunables: every combination fails constraint %s", err);
+	if (!ok && t->enumerated)
+		return kerr_set(msg, n, KERR_INVALID,
+				"tunables: no combination satisfies the constraints");
+	return 0;
+}
+
+/* --- #define lines ---------------------------------------------------------- */
+
+static int tunable_index(const struct spec *s, const char *name, size_t len)
+{
+	for (size_t j = 0; j < s->ntunables; j++)
+		if (strlen(s->tunables[j].name) == len && !memcmp(s->tunables[j].name, name, len))
+			return (int)j;
+	return -1;
+}
+
+int tune_value_index(const struct tunable *tu, int64_t value, uint32_t *out)
+{
+	for (size_t i = 0; i < tu->nvalues; i++)
+		if (tu->values[i] == value) {
+			*out = (uint32_t)i;
+			return 1;
+		}
+	return 0;
+}
+
+/*
+ * The template's own vector: the first "#define NAME value" of each
+ * tunable, when every one has a value from its list.
+ */
+void tune_defaults(struct tune *t)
+{
+	const char *src = t->s->template_src;
+	uint32_t *v = xcalloc(t->k, sizeof(*v));
+	char *have = xcalloc(t->k, 1), why[128];
+	size_t off = 0, found = 0;
+
+	while (src[off] && found < t->k) {
+		size_t len = strcspn(src + off, "\n");
+		struct define_line d;
+		int j;
+
+		if (define_line_parse(src + off, len, &d) &&
+		    (j = tunable_index(t->s, src + off + d.name, d.name_len)) >= 0 && !have[j]) {
+			char *text = xstrndup(src + off + d.value, d.value_end - d.value);
+			int64_t val;
+
+			have[j] = 1;
+			if (!expr_eval(text, NULL, NULL, &val, why, sizeof(why)) &&
+			    tune_value_index(&t->s->tunables[j], val, &v[j]))
+				found++;
+			free(text);
+		}
+		off += len + (src[off + len] == '\n');
+	}
+	if (found == t->k)
+		t->defaults = v;
+	else
+		free(v);
+	free(have);
+}
+
+/* --- rendering -------------------------------------------------------------- */
+
+/* Reads params into vals (one per tunable, in spec order). */
+static int params_values(const struct spec *s, json_t *params, int64_t *vals, char *msg, size_t n)
+{
+	const char *key;
+	json_t *x;
+
+	if (!json_is_object(params))
+		return kerr_set(msg, n, KERR_INVALID, "params: not an object");
+	json_object_foreach (params, key, x) {
+		if (tunable_index(s, key, strlen(key)) < 0)
+			return kerr_set(msg, n, KERR_INVALID, "params: '%s' is not a tunable", key);
+	}
+	for (size_t j = 0; j < s->ntunables; j++) {
+		x = json_object_get(params, s->tunables[j].name);
+		if (!json_is_integer(x))
+			return kerr_set(msg, n, KERR_INVALID, "params: '%s' is %s",
+					s->tunables[j].name, x ? "not an integer" : "missing");
+		vals[j] = json_integer_value(x);
+	}
+	return 0;
+}
+
+static char *render_options(const struct spec *s, const int64_t *vals)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	sbuf_adds(&sb, s->build_options ? s->build_options : "");
+	for (size_t j = 0; j < s->ntunables; j++)
+		sbuf_addf(&sb, "%s-D%s=%" PRId64, sb.len ? " " : "", s->tunables[j].name, vals[j]);
+	return sbuf_detach(&sb, NULL);
+}
+
+/*
+ * Copies the body of block b, giving every tunable's #define line its new
+ * value (the rest of the line, comment included, is kept); marks in found
+ * the tunables that had a line.  sb may be NULL to only mark.
+ */
+static void render_body(const struct spec *s, const struct block *b, const int64_t *vals,
+			char *found, struct sbuf *sb)
+{
+	const char *src = s->template_src;
+
+	for (size_t off = b->start; off < b->end;) {
+		size_t len = strcspn(src + off, "\n"), next;
+		const char *p = src + off;
+		struct define_line d;
+		int j = -1;
+
+		if (off + len > b->end)
+			len = b->end - off;
+		next = off + len + (off + len < b->end);
+		if (define_line_parse(p, len, &d))
+			j = tunable_index(s, p + d.name, d.name_len);
+		if (j >= 0)
+			found[j] = 1;
+		if (sb && j >= 0) {
+			sbuf_add(sb, p, d.value);
+			sbuf_addf(sb, "%s%" PRId64, d.value == d.name + d.name_len ? " " : "",
+				  vals[j]);
+			sbuf_add(sb, p + d.value_end, next - off - d.value_end);
+		} else if (sb) {
+			sbuf_add(sb, p, next - off);
+		}
+		off = next;
+	}
+}
+
+static char *render_define(const struct spec *s, const struct blocks *bl, const int64_t *vals)
+{
+	const char *src = s->template_src;
+	char *found = xcalloc(s->ntunables, 1);
+	struct sbuf sb = SBUF_INIT;
+	size_t prev = 0;
+
+	for (size_t i = 0; i < bl->n; i++)
+		render_body(s, &bl->b[i], vals, found, NULL);
+	for (size_t i = 0; i < bl->n; i++) {
+		sbuf_add(&sb, src + prev, bl->b[i].start - prev);
+		for (size_t j = 0; i == 0 && j < s->ntunables; j++)
+			if (!found[j])
+				sbuf_addf(&sb, "%s#define %s %" PRId64 "\n", bl->b[0].indent,
+					  s->tunables[j].name, vals[j]);
+		render_body(s, &bl->b[i], vals, found, &sb);
+		prev = bl->b[i].end;
+	}
+	sbuf_adds(&sb, src + prev);
+	free(found);
+	return sbuf_detach(&sb, NULL);
+}
+
+int tune_render(const struct spec *s, const struct blocks *bl, json_t *params, char **source,
+		char **options, char *msg, size_t n)
+{
+	int64_t *vals = xcalloc(s->ntunables, sizeof(*vals));
+	char why[512];
+	int rc;
+
+	*source = *options = NULL;
+	rc = params_values(s, params, vals, msg, n);
+	if (rc)
+		goto out;
+	if (s->render == RENDER_OPTIONS) {
+		*source = xstrdup(s->template_src);
+		*options = render_options(s, vals);
+	} else {
+		*source = render_define(s, bl, vals);
+		*options = xstrdup(s->build_options ? s->build_options : "");
+	}
+	if (blocks_verify(s->template_src, bl, *source, s->marker_start, s->marker_end, why,
+			  sizeof(why)))
+		rc = kerr_set(msg, n, KERR_INVALID, "rendering the tunables broke the template: %s",
+			      why);
+out:
+	if (rc) {
+		free(*source);
+		free(*options);
+		*source = *options = NULL;
+	}
+	free(vals);
+	return rc;
+}

@@ -1,0 +1,85 @@
+/*
+ * timing-internal.h - what the two parts of the timing worker share:
+ * timing.c (opening the timer, building, warming up and sampling the
+ * programs in rounds) and timing-report.c (time.json, traces, the device
+ * peaks).  Not for use outside them; worker.h declares worker_time().
+ */
+#ifndef EVALPOD_TIMING_INTERNAL_H
+#define EVALPOD_TIMING_INTERNAL_H
+
+#include "batch.h"
+#include "clrt.h"
+#include "judge.h"
+#include "peaks.h"
+#include "prog.h"
+#include "worker.h"
+#include "world.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tprog {
+	char *id;
+	uint32_t line; /* in ids.txt: the judge's name for it */
+	const struct source_spec *src;
+	struct prog pg;
+	struct plan plan;
+	int active; /* still sampling */
+	int failed; /* excluded; status/fault in doc */
+	int reps;
+	double cal_ms; /* fastest warm-up run: what its repetitions are set from */
+	double *samples, *host;
+	size_t *round_of;
+	size_t nsamples;
+	size_t runs; /* timed or warm-up runs so far: picks the next input set */
+	double total_ms;
+	double first_launch_ms, rebuild_ms;
+	const char *stopped_by; /* the stopping rule that ended its sampling */
+	json_t *doc;            /* this program's entry in time.json */
+	json_t *trace;          /* trace events */
+};
+
+struct timer {
+	const char *work;
+	char *dir;              /* the worker's own directory */
+	const uint64_t *tseeds; /* this run's timing seeds, from the parent */
+	struct judge_client jc;
+	json_t *sandbox;
+	struct batch b;
+	struct clrt rt;
+	struct world w;
+	struct tprog *progs;
+	size_t nprogs;
+	cl_mem flush_buf;
+	cl_kernel flush_k;
+	size_t flush_items;
+	cl_ulong t0;                     /* device time origin of the trace */
+	void **seen;                     /* per output buffer: its place in the judge's memory */
+	void **sets[WORKER_TIMING_SETS]; /* per set, per buffer: initial contents */
+	unsigned cur_set;                /* the set on the device now */
+	unsigned sample_set;             /* the set the last sample ran on */
+	uint64_t rng;
+	char msg[2048];
+};
+
+/*
+ * Finishes every program's entry and writes the worker's time document
+ * (doc.json in t->dir: device, peaks, rounds, wall time, programs) and each
+ * sampled program's trace.  Returns 0 or an error with t->msg.
+ */
+int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, double wall);
+
+/* The peaks before any program runs: the parent's cached ones, else measured now. */
+int first_peaks(struct timer *t, struct peaks *pk);
+
+/*
+ * Whether a program's fastest sample came near a ceiling of pk; *need_gf and
+ * *need_gb are what the ceilings must reach for every program to pass.
+ */
+int near_peaks(struct timer *t, const struct peaks *pk, double *need_gf, double *need_gb);
+
+/* Measures the peaks again (bounded in time) and raises pk's ceilings. */
+void confirm_peaks(struct timer *t, struct peaks *pk, double need_gf, double need_gb);
+
+#endif
