@@ -14,7 +14,6 @@ import random
 import re
 import time
 
-
 RAND_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # as the apiserver's generateName
 
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
