@@ -15,7 +15,6 @@ from kube_double_meta import (DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, MSG_LA
                               validate_annotations, validate_labels, validate_object_meta)
 from kube_double_status import FieldErrors, bad_request
 
-
 STD_RESOURCES = {"cpu", "memory", "ephemeral-storage", "storage"}
 
 # Fields of the objects we decode, to tell unknown ones (fieldValidation).
