@@ -1,7 +1,9 @@
 /*
- * http-internal.h - what http.c (one request, with retries) and
- * http-stream.c (streamed requests: watches, server-sent events) share.
- * Not for other modules.
+ * http-internal.h - what the files of the HTTP client share.  Not for
+ * other modules.  The layers, each using only those below it:
+ *   http-stream.c  streamed requests: watches, server-sent events
+ *   http.c         a call's handle and attempts; one request, with retries
+ *   http-redact.c  what of a request is shown to a human
  */
 #ifndef KCTL_HTTP_INTERNAL_H
 #define KCTL_HTTP_INTERNAL_H
@@ -13,6 +15,7 @@
 #include <time.h>
 
 #define HTTP_URL_SHOWN_MAX 1024
+#define HTTP_QUOTE_MAX     200 /* bytes of server text quoted in msg */
 
 struct http_method;
 
@@ -69,10 +72,11 @@ int http__result(const struct http_call *c, CURLcode res, const struct http_resp
 		 char *msg, size_t n);
 
 /*
- * Streaming: hands every complete line buffered in c->body to c->line_fn;
- * returns len, or 0 to make curl stop (a callback asked, or a line longer
- * than max_body).
+ * Writes into out (size n) a one-line quote of server text (len bytes):
+ * control bytes become spaces, query values of c's URL are scrubbed, and
+ * at most HTTP_QUOTE_MAX bytes are kept, "..." marking a cut.  In
+ * http-redact.c.
  */
-size_t http__stream_lines(struct http_call *c, size_t len);
+void http__quote(const struct http_call *c, const char *text, size_t len, char *out, size_t n);
 
 #endif

@@ -4,37 +4,14 @@
  * contract is http_stream and http_stream_request in http.h.  One attempt:
  * a stream that ends or breaks is resumed or retried by the caller, who
  * knows where it was (a resourceVersion) or what it asked.
+ *
+ * May use: http.c's calls (through http-internal.h), err, sbuf, libcurl.
  */
 #include "http-internal.h"
 #include "err.h"
 #include "sbuf.h"
 
 #include <string.h>
-
-/* Streaming: hands every complete line in c->body to the line callback. */
-size_t http__stream_lines(struct http_call *c, size_t len)
-{
-	char *start = c->body.buf, *nl;
-	size_t left = c->body.len;
-
-	while (left && (nl = memchr(start, '\n', left))) {
-		size_t l = (size_t)(nl - start);
-
-		if (c->line_fn(c->stream_arg, start, l && start[l - 1] == '\r' ? l - 1 : l)) {
-			c->stopped = 1;
-			return 0;
-		}
-		left -= l + 1;
-		start = nl + 1;
-	}
-	memmove(c->body.buf, start, left);
-	c->body.len = left;
-	if (left > c->max_body) {
-		c->over_limit = 1;
-		return 0;
-	}
-	return len;
-}
 
 static int http_xferinfo_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 			    curl_off_t ulnow)

@@ -1,11 +1,17 @@
 /*
- * http.c - the shared HTTP client; the contract is in http.h.
+ * http.c - the shared HTTP client; the contract is in http.h.  This file
+ * holds a call's curl handle and callbacks (a streamed body's lines
+ * included), its attempts and retries, and the one-shot request;
+ * http-stream.c builds streamed requests on top of it.
  *
  * One curl easy handle serves all attempts of a request, so a connection the
  * server kept alive after a 503 is reused for the retry.  Everything shown to
  * a human (msg, log lines) names the URL through http_redact_url and has the
- * URL's query values scrubbed out, because presigned URLs carry their
- * signature in the query string and servers sometimes echo it back.
+ * URL's query values scrubbed out (http__quote), because presigned URLs carry
+ * their signature in the query string and servers sometimes echo it back.
+ *
+ * May use: http-redact.c (through http-internal.h), err, log, sbuf, xalloc,
+ * libcurl; never http-stream.c, which calls in here.
  */
 #include "http.h"
 #include "http-internal.h"
@@ -36,9 +42,6 @@
 #define HTTP_BACKOFF_MAX_MS             30000L /* one computed backoff delay at most */
 #define HTTP_RETRY_AFTER_MAX_S          30L    /* a server's Retry-After at most */
 #define HTTP_STOP_SLICE_MS              200L   /* how often a retry's pause asks opts.stop */
-#define HTTP_QUOTE_MAX                  200    /* bytes of server text quoted in msg */
-#define HTTP_SCRUB_WINDOW               4096   /* server text scrubbed before cutting */
-#define HTTP_SCRUB_MIN                  4      /* shorter query values are not secrets */
 #define HTTP_MAX_HEADERS                65536  /* response header bytes kept */
 
 #define HTTP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -103,30 +106,6 @@ int http_is_url(const char *s)
 	return !strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8);
 }
 
-void http_redact_url(const char *url, char *out, size_t n)
-{
-	const char *sep = strstr(url, "://");
-	const char *host = sep ? sep + 3 : url;
-	const char *tail = host + strcspn(host, "?#");
-	const char *auth_end = host + strcspn(host, "/?#");
-	const char *at = NULL;
-	const char *shown_tail = "";
-
-	if (!n)
-		return;
-	/* userinfo ("user:password@") is a credential as much as a signature */
-	for (const char *p = host; p < auth_end; p++)
-		if (*p == '@')
-			at = p;
-	if (*tail)
-		shown_tail = *tail == '?' ? "?<redacted>" : "#<redacted>";
-	if (at)
-		snprintf(out, n, "%.*s<redacted>@%.*s%s", (int)(host - url), url,
-			 (int)(tail - at - 1), at + 1, shown_tail);
-	else
-		snprintf(out, n, "%.*s%s", (int)(tail - url), url, shown_tail);
-}
-
 void http_response_release(struct http_response *resp)
 {
 	if (!resp)
@@ -163,75 +142,29 @@ int http_response_header(const struct http_response *resp, const char *name, cha
 	return 0;
 }
 
-/* Replaces each occurrence of needle (nlen bytes) in s by "<redacted>". */
-static void http_replace_all(struct sbuf *s, const char *needle, size_t nlen)
+/* Streaming: hands every complete line in c->body to the line callback. */
+static size_t http_stream_lines(struct http_call *c, size_t len)
 {
-	struct sbuf out = SBUF_INIT;
-	const char *p = s->buf;
-	const char *end = s->buf + s->len;
-	const char *hit;
+	char *start = c->body.buf, *nl;
+	size_t left = c->body.len;
 
-	while ((hit = memmem(p, (size_t)(end - p), needle, nlen))) {
-		sbuf_add(&out, p, (size_t)(hit - p));
-		sbuf_adds(&out, "<redacted>");
-		p = hit + nlen;
+	while (left && (nl = memchr(start, '\n', left))) {
+		size_t l = (size_t)(nl - start);
+
+		if (c->line_fn(c->stream_arg, start, l && start[l - 1] == '\r' ? l - 1 : l)) {
+			c->stopped = 1;
+			return 0;
+		}
+		left -= l + 1;
+		start = nl + 1;
 	}
-	if (!out.buf)
-		return;
-	sbuf_add(&out, p, (size_t)(end - p));
-	sbuf_release(s);
-	*s = out;
-}
-
-/* Scrubs every value of url's query string (and the whole query) from s. */
-static void http_scrub_query(const char *url, struct sbuf *s)
-{
-	const char *q = strchr(url, '?');
-	const char *p;
-
-	if (!q || !s->buf)
-		return;
-	p = q + 1;
-	if (strcspn(p, "#") >= HTTP_SCRUB_MIN)
-		http_replace_all(s, p, strcspn(p, "#"));
-	while (*p && *p != '#') {
-		const char *end = p + strcspn(p, "&#");
-		const char *eq = memchr(p, '=', (size_t)(end - p));
-		const char *val = eq ? eq + 1 : p;
-
-		if (end - val >= HTTP_SCRUB_MIN)
-			http_replace_all(s, val, (size_t)(end - val));
-		p = *end == '&' ? end + 1 : end;
+	memmove(c->body.buf, start, left);
+	c->body.len = left;
+	if (left > c->max_body) {
+		c->over_limit = 1;
+		return 0;
 	}
-}
-
-/*
- * Writes into out (size n) a one-line quote of server text: control bytes
- * become spaces, query values of the request URL are scrubbed, and at most
- * HTTP_QUOTE_MAX bytes are kept, "..." marking a cut.
- */
-static void http_quote(const struct http_call *c, const char *text, size_t len, char *out, size_t n)
-{
-	struct sbuf s = SBUF_INIT;
-	size_t take = len < HTTP_SCRUB_WINDOW ? len : HTTP_SCRUB_WINDOW;
-
-	while (take && (*text == ' ' || (unsigned char)*text < 0x20)) {
-		text++;
-		take--;
-	}
-	for (size_t i = 0; i < take; i++) {
-		unsigned char ch = (unsigned char)text[i];
-
-		sbuf_addch(&s, ch < 0x20 || ch == 0x7f ? ' ' : ch);
-	}
-	http_scrub_query(c->url, &s);
-	while (s.len && s.buf[s.len - 1] == ' ')
-		s.len--;
-	if (s.len > HTTP_QUOTE_MAX)
-		snprintf(out, n, "%.*s...", HTTP_QUOTE_MAX, s.buf);
-	else
-		snprintf(out, n, "%.*s", (int)s.len, s.buf ? s.buf : "");
-	sbuf_release(&s);
+	return len;
 }
 
 static size_t http_write_cb(char *data, size_t size, size_t nmemb, void *arg)
@@ -243,7 +176,7 @@ static size_t http_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	if (c->line_fn && !curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status) &&
 	    status >= 200 && status < 300) {
 		sbuf_add(&c->body, data, len);
-		return http__stream_lines(c, len);
+		return http_stream_lines(c, len);
 	}
 	if (len > c->max_body - c->body.len) {
 		c->over_limit = 1;
@@ -669,7 +602,7 @@ static void http_reason(const struct http_call *c, CURLcode res, long status, ch
 		snprintf(out, n, "HTTP %ld", status);
 		return;
 	}
-	http_quote(c, c->errbuf, strlen(c->errbuf), detail, sizeof(detail));
+	http__quote(c, c->errbuf, strlen(c->errbuf), detail, sizeof(detail));
 	if (*detail)
 		snprintf(out, n, "%s: %s", curl_easy_strerror(res), detail);
 	else
@@ -709,7 +642,7 @@ int http__result(const struct http_call *c, CURLcode res, const struct http_resp
 	if (res != CURLE_OK)
 		return kerr_set(msg, n, KERR_HTTP, "%s %s: %s%s", c->method, c->shown_url, why,
 				tries);
-	http_quote(c, resp->body, resp->body_len, quote, sizeof(quote));
+	http__quote(c, resp->body, resp->body_len, quote, sizeof(quote));
 	return kerr_set(msg, n, KERR_HTTP, "%s %s: %s%s%s%s", c->method, c->shown_url, why, tries,
 			*quote ? ": " : "", quote);
 }

@@ -8,6 +8,9 @@
  * KUBERNETES_EXEC_INFO, no stdin, and its own process group, so that a
  * timeout kills whatever it started too.  Its stdout holds credentials:
  * it is bounded, and wiped before being freed, as is the parsed JSON.
+ *
+ * May use: kubeconfig-secret.c (through kubeconfig-internal.h), err, sbuf,
+ * xalloc, Jansson; never kubeconfig.c, which calls in here.
  */
 #include "err.h"
 #include "kubeconfig-internal.h"

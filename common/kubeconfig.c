@@ -1,476 +1,33 @@
 /*
  * kubeconfig.c - kubeconfig files and in-cluster service accounts; the
- * contract is in kubeconfig.h.  Running an exec credential plugin and
- * reading its ExecCredential live in kubeconfig-exec.c.
+ * contract is in kubeconfig.h.  This file picks the context and reads its
+ * cluster and user field by field (TLS material, tokens, the exec plugin's
+ * settings), so that a broken entry elsewhere is no error unless its name
+ * or shape is.  Below it: kubeconfig-file.c finds the files and the named
+ * entries in them, kubeconfig-exec.c runs an exec credential plugin,
+ * kubeconfig-secret.c handles the text that holds credentials.
  *
- * The files stay loaded (libyaml trees through yamlx) while one context,
- * its cluster and its user are looked up across them, first file first;
- * only the entries used are read field by field, so that a broken entry
- * elsewhere is no error unless its name or shape is.  The documents held
- * credentials, so their text and scalars are wiped before being freed.
+ * May use: kubeconfig-internal.h (those three files), err, log, sbuf,
+ * xalloc, yamlx.
  */
 #include "kubeconfig.h"
 #include "err.h"
-#include "fileio.h"
 #include "kubeconfig-internal.h"
 #include "log.h"
 #include "sbuf.h"
 #include "xalloc.h"
 #include "yamlx.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define KC_MAX_FILE      (16u << 20) /* a kubeconfig */
-#define KC_MAX_SMALL     (1u << 20)  /* a token or namespace file */
-#define KC_REFRESH_AHEAD 60          /* seconds before expiry that a token is renewed */
+#define KC_REFRESH_AHEAD 60 /* seconds before expiry that a token is renewed */
 
 #define KC_V1      "client.authentication.k8s.io/v1"
 #define KC_V1BETA1 "client.authentication.k8s.io/v1beta1"
-
-/* One loaded kubeconfig file. */
-struct kc_file {
-	char *path;  /* as named */
-	char *shown; /* for messages: "~" for $HOME */
-	char *dir;   /* the folder relative paths in it resolve against */
-	char *text;
-	size_t len;
-	struct yamlx y;
-	const yaml_node_t *root; /* a mapping, or NULL for an empty file */
-};
-
-/* The files merged, in order of precedence. */
-struct kc_set {
-	struct kc_file *f;
-	size_t nf;
-};
-
-/* An entry of clusters/users/contexts found by name. */
-struct kc_entry {
-	struct kc_file *f;
-	const yaml_node_t *at;     /* where messages point: the inner mapping, else the item */
-	const yaml_node_t *map;    /* the inner mapping (cluster:, user:, context:); may be NULL */
-	char path[YAMLX_PATH_LEN]; /* of the inner mapping, e.g. "users[0].user" */
-};
-
-/* ---- small helpers ---- */
-
-void kubeconfig__wipe(char **s)
-{
-	if (*s) {
-		explicit_bzero(*s, strlen(*s));
-		free(*s);
-		*s = NULL;
-	}
-}
-
-static void kc_wipe_list(char ***list)
-{
-	for (char **p = *list; p && *p; p++)
-		kubeconfig__wipe(p);
-	free(*list);
-	*list = NULL;
-}
-
-static const char *kc_env(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : NULL;
-}
-
-/* path with a leading $HOME shown as "~"; malloc'd. */
-static char *kc_shown(const char *path)
-{
-	const char *home = kc_env("HOME");
-	size_t hl = home ? strlen(home) : 0;
-
-	while (hl > 1 && home[hl - 1] == '/')
-		hl--;
-	if (hl > 1 && !strncmp(path, home, hl) && path[hl] == '/')
-		return xasprintf("~%s", path + hl);
-	return xstrdup(path);
-}
-
-static char *kc_dirname(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		return xstrdup(".");
-	if (slash == path)
-		return xstrdup("/");
-	return xstrndup(path, (size_t)(slash - path));
-}
-
-static char *kc_resolve(const char *dir, const char *p)
-{
-	return *p == '/' ? xstrdup(p) : xasprintf("%s/%s", dir, p);
-}
-
-char *kubeconfig__trim(char *s)
-{
-	size_t len = strlen(s), lead = 0;
-
-	while (len && isspace((unsigned char)s[len - 1]))
-		s[--len] = '\0';
-	while (isspace((unsigned char)s[lead]))
-		lead++;
-	memmove(s, s + lead, len - lead + 1);
-	memset(s + len - lead + 1, 0, lead); /* no stray copy of a token's tail */
-	return s;
-}
-
-/* Reads a small file, trimmed, into *out (malloc'd, wiped by the caller). */
-static int kc_read_small(const char *path, const char *what, char **out, char *msg, size_t n)
-{
-	char *text = NULL;
-	size_t len = 0;
-	int rc = file_read(path, KC_MAX_SMALL, &text, &len, msg, n);
-
-	*out = NULL;
-	if (rc)
-		return rc;
-	kubeconfig__trim(text);
-	if (!*text) {
-		free(text);
-		return kerr_set(msg, n, KERR_IO, "%s '%s' is empty", what, path);
-	}
-	*out = text;
-	return 0;
-}
-
-int kubeconfig__printable(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < ' ' || *s == 0x7f)
-			return 0;
-	return 1;
-}
-
-/* Reads token file path into *tok, wiping what *tok held; *tok is kept on failure. */
-static int kc_read_token(const char *path, char **tok, char *msg, size_t n)
-{
-	char *fresh = NULL;
-	int rc = kc_read_small(path, "token file", &fresh, msg, n);
-
-	if (rc)
-		return rc;
-	if (!kubeconfig__printable(fresh)) {
-		kubeconfig__wipe(&fresh);
-		return kerr_set(msg, n, KERR_INVALID, "token file '%s' holds control characters",
-				path);
-	}
-	kubeconfig__wipe(tok);
-	*tok = fresh;
-	return 0;
-}
-
-static int kc_b64_value(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-/*
- * Decodes standard base64 (white space skipped, padding optional) into a
- * malloc'd NUL-terminated *out.  Returns 0, or -1 for bad input or a result
- * that holds a NUL byte (the fields decoded here are PEM text).
- */
-static int kc_b64_decode(const char *s, char **out)
-{
-	size_t len = strlen(s), o = 0, q = 0, pad = 0;
-	unsigned char *buf = xmalloc(len / 4 * 3 + 4);
-	uint32_t acc = 0;
-	int bits = 0;
-
-	*out = NULL;
-	for (const char *p = s; *p; p++) {
-		int v = kc_b64_value((unsigned char)*p);
-
-		if (isspace((unsigned char)*p))
-			continue;
-		if (*p == '=' && ++pad <= 2)
-			continue;
-		if (v < 0 || pad)
-			goto bad;
-		q++;
-		acc = (acc << 6 | (uint32_t)v) & 0xffffff;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			buf[o++] = (unsigned char)(acc >> bits);
-		}
-	}
-	if (q % 4 == 1 || (pad && (q + pad) % 4) || memchr(buf, 0, o))
-		goto bad;
-	buf[o] = '\0';
-	*out = (char *)buf;
-	return 0;
-bad:
-	explicit_bzero(buf, len / 4 * 3 + 4);
-	free(buf);
-	return -1;
-}
-
-/* ---- files ---- */
-
-/* Wipes every scalar of the document (tokens, keys) and frees the file. */
-static void kc_file_release(struct kc_file *f)
-{
-	if (f->y.loaded)
-		for (yaml_node_t *nd = f->y.doc.nodes.start; nd < f->y.doc.nodes.top; nd++)
-			if (nd->type == YAML_SCALAR_NODE)
-				explicit_bzero(nd->data.scalar.value, nd->data.scalar.length);
-	yamlx_release(&f->y);
-	if (f->text) {
-		explicit_bzero(f->text, f->len);
-		free(f->text);
-	}
-	free(f->path);
-	free(f->shown);
-	free(f->dir);
-	memset(f, 0, sizeof(*f));
-}
-
-static void kc_set_release(struct kc_set *s)
-{
-	for (size_t i = 0; i < s->nf; i++)
-		kc_file_release(&s->f[i]);
-	free(s->f);
-	s->f = NULL;
-	s->nf = 0;
-}
-
-static int kc_file_check(struct kc_file *f);
-
-/* Reads and checks path as the next file of s. */
-static int kc_set_add(struct kc_set *s, const char *path, char *msg, size_t n)
-{
-	struct kc_file *f;
-	int rc;
-
-	s->f = xreallocarray(s->f, s->nf + 1, sizeof(*s->f));
-	f = &s->f[s->nf++];
-	memset(f, 0, sizeof(*f));
-	f->path = xstrdup(path);
-	f->shown = kc_shown(path);
-	f->dir = kc_dirname(path);
-	yamlx_init(&f->y, f->shown, msg, n);
-	rc = file_read(path, KC_MAX_FILE, &f->text, &f->len, msg, n);
-	if (rc)
-		return rc;
-	rc = yamlx_load(&f->y, f->text, f->len, "a kubeconfig", "a kubeconfig mapping");
-	if (rc && f->y.loaded && !yamlx_root(&f->y))
-		return 0; /* an empty file: an empty config, as client-go has it */
-	if (!rc)
-		rc = yamlx_check(&f->y, yamlx_root(&f->y));
-	if (rc)
-		return rc;
-	f->root = yamlx_root(&f->y);
-	if (yamlx_type_of(f->root) == YAMLX_NULL)
-		f->root = NULL;
-	else if (!(rc = yamlx_need_map(&f->y, f->root, "", 0, SIZE_MAX)))
-		rc = kc_file_check(f);
-	return rc;
-}
-
-static int kc_exists(const char *path)
-{
-	struct stat st;
-
-	return !(stat(path, &st) && errno == ENOENT);
-}
-
-/* Adds each existing file of $KUBECONFIG (once each). */
-static int kc_set_add_env(struct kc_set *s, const char *list, char *msg, size_t n)
-{
-	char *copy = xstrdup(list), *save = NULL, *p;
-	int rc = 0;
-
-	for (p = strtok_r(copy, ":", &save); p && !rc; p = strtok_r(NULL, ":", &save)) {
-		int dup = 0;
-
-		for (size_t i = 0; i < s->nf; i++)
-			dup |= !strcmp(s->f[i].path, p);
-		if (!dup && kc_exists(p))
-			rc = kc_set_add(s, p, msg, n);
-	}
-	free(copy);
-	return rc;
-}
-
-/* The files by the search order of kubeconfig.h; s may end up empty. */
-static int kc_set_open(struct kc_set *s, const char *path, char *msg, size_t n)
-{
-	const char *env = kc_env("KUBECONFIG"), *home = kc_env("HOME");
-	char *def;
-	int rc = 0;
-
-	if (path)
-		return kc_set_add(s, path, msg, n);
-	if (env)
-		return kc_set_add_env(s, env, msg, n);
-	if (!home)
-		return 0;
-	def = xasprintf("%s/.kube/config", home);
-	if (kc_exists(def))
-		rc = kc_set_add(s, def, msg, n);
-	free(def);
-	return rc;
-}
-
-/* ---- entries ---- */
-
-/* The name of list item i of a section (checked), into *name. */
-static int kc_item_name(struct kc_file *f, const yaml_node_t *item, const char *ipath,
-			const char **name)
-{
-	const yaml_node_t *nd;
-	char npath[YAMLX_PATH_LEN];
-	int rc = yamlx_need_map(&f->y, item, ipath, 0, SIZE_MAX);
-
-	if (rc)
-		return rc;
-	nd = yamlx_map_get(&f->y, item, "name");
-	if (!nd)
-		return yamlx_fail(&f->y, item, KERR_PARSE, ipath, "has no name");
-	yamlx_path_key(npath, ipath, "name");
-	return yamlx_get_text(&f->y, nd, npath, name);
-}
-
-/* f's list section (clusters, users, contexts) into *list; NULL when absent or null. */
-static int kc_section(struct kc_file *f, const char *section, const yaml_node_t **list)
-{
-	*list = f->root ? yamlx_map_get(&f->y, f->root, section) : NULL;
-	if (!*list || yamlx_type_of(*list) == YAMLX_NULL) {
-		*list = NULL;
-		return 0;
-	}
-	return yamlx_need_list(&f->y, *list, section, 0, SIZE_MAX);
-}
-
-/* The sections are lists of named mappings throughout, as client-go decodes them. */
-static int kc_file_check(struct kc_file *f)
-{
-	static const char *const sections[] = { "clusters", "users", "contexts" };
-	const yaml_node_t *list;
-	char ipath[YAMLX_PATH_LEN];
-	const char *name;
-	int rc = 0;
-
-	for (size_t i = 0; i < sizeof(sections) / sizeof(*sections) && !rc; i++) {
-		rc = kc_section(f, sections[i], &list);
-		for (size_t j = 0; !rc && list && j < yamlx_list_size(list); j++) {
-			yamlx_path_idx(ipath, sections[i], j);
-			rc = kc_item_name(f, yamlx_list_item(&f->y, list, j), ipath, &name);
-		}
-	}
-	return rc;
-}
-
-/* Finds name in f's section; returns 1 (e filled), 0 (not there) or an error. */
-static int kc_find_in(struct kc_file *f, const char *section, const char *inner, const char *name,
-		      struct kc_entry *e)
-{
-	const yaml_node_t *list, *item;
-	char ipath[YAMLX_PATH_LEN];
-	const char *got;
-	int rc = kc_section(f, section, &list);
-
-	for (size_t i = 0; !rc && list && i < yamlx_list_size(list); i++) {
-		item = yamlx_list_item(&f->y, list, i);
-		yamlx_path_idx(ipath, section, i);
-		rc = kc_item_name(f, item, ipath, &got);
-		if (rc || strcmp(got, name))
-			continue;
-		e->f = f;
-		yamlx_path_key(e->path, ipath, inner);
-		e->map = yamlx_map_get(&f->y, item, inner);
-		if (e->map && yamlx_type_of(e->map) == YAMLX_NULL)
-			e->map = NULL;
-		e->at = e->map ? e->map : item;
-		if (e->map && (rc = yamlx_need_map(&f->y, e->map, e->path, 0, SIZE_MAX)))
-			return rc;
-		return 1;
-	}
-	return rc;
-}
-
-/* The first file's entry named name; 1, 0 or an error, as kc_find_in. */
-static int kc_find(struct kc_set *s, const char *section, const char *inner, const char *name,
-		   struct kc_entry *e)
-{
-	int rc = 0;
-
-	for (size_t i = 0; i < s->nf && !rc; i++)
-		rc = kc_find_in(&s->f[i], section, inner, name, e);
-	return rc;
-}
-
-/* Whether a file before s->f[i] defines a context named name. */
-static int kc_seen_before(struct kc_set *s, size_t i, const char *name)
-{
-	struct kc_entry e;
-
-	for (size_t j = 0; j < i; j++)
-		if (kc_find_in(&s->f[j], "contexts", "context", name, &e) == 1)
-			return 1;
-	return 0;
-}
-
-/* "a, b, c" of the context names in every file (for messages), each once. */
-static void kc_names(struct kc_set *s, struct sbuf *out)
-{
-	const char *section = "contexts";
-
-	for (size_t i = 0; i < s->nf; i++) {
-		struct kc_file *f = &s->f[i];
-		const yaml_node_t *list;
-
-		if (kc_section(f, section, &list) || !list)
-			continue;
-		for (size_t j = 0; j < yamlx_list_size(list); j++) {
-			const yaml_node_t *item = yamlx_list_item(&f->y, list, j), *nd;
-
-			if (item->type != YAML_MAPPING_NODE ||
-			    !(nd = yamlx_map_get(&f->y, item, "name")) ||
-			    nd->type != YAML_SCALAR_NODE)
-				continue;
-			if (!kc_seen_before(s, i, yamlx_text(nd)))
-				sbuf_addf(out, "%s%s", out->len ? ", " : "", yamlx_text(nd));
-		}
-	}
-}
-
-/* A text value of map (NULL when absent, null or ""); *out borrowed. */
-static int kc_text(struct kc_file *f, const yaml_node_t *map, const char *parent, const char *key,
-		   const char **out)
-{
-	const yaml_node_t *nd = map ? yamlx_map_get(&f->y, map, key) : NULL;
-	char path[YAMLX_PATH_LEN];
-	int rc;
-
-	*out = NULL;
-	if (!nd || yamlx_type_of(nd) == YAMLX_NULL)
-		return 0;
-	yamlx_path_key(path, parent, key);
-	rc = yamlx_get_text(&f->y, nd, path, out);
-	if (!rc && !**out)
-		*out = NULL;
-	return rc;
-}
 
 /* ---- fields of clusters and users ---- */
 
@@ -525,8 +82,8 @@ static int kc_read_field(const struct kc_entry *e, const struct kc_field *fd, st
 	if (fd->kind == KF_STR)
 		*KC_AT(kc, fd->off) = xstrdup(s);
 	else if (fd->kind == KF_PATH)
-		*KC_AT(kc, fd->off) = kc_resolve(f->dir, s);
-	else if (kc_b64_decode(s, KC_AT(kc, fd->off)))
+		*KC_AT(kc, fd->off) = kubeconfig__resolve(f->dir, s);
+	else if (kubeconfig__b64_decode(s, KC_AT(kc, fd->off)))
 		return yamlx_fail(&f->y, nd, KERR_PARSE, path, "not base64 of PEM text");
 	return 0;
 }
@@ -598,8 +155,8 @@ static int kc_read_env(struct kc_file *f, const yaml_node_t *nd, const char *pat
 
 		yamlx_path_idx(ipath, path, i);
 		if ((rc = yamlx_need_map(&f->y, item, ipath, 0, SIZE_MAX)) ||
-		    (rc = kc_text(f, item, ipath, "name", &name)) ||
-		    (rc = kc_text(f, item, ipath, "value", &value)))
+		    (rc = kubeconfig__text(f, item, ipath, "name", &name)) ||
+		    (rc = kubeconfig__text(f, item, ipath, "value", &value)))
 			break;
 		if (!name || strchr(name, '='))
 			rc = yamlx_fail(&f->y, item, KERR_INVALID, ipath,
@@ -621,11 +178,11 @@ static int kc_read_exec(const struct kc_entry *e, const yaml_node_t *ex, struct 
 
 	yamlx_path_key(path, e->path, "exec");
 	if ((rc = yamlx_need_map(&f->y, ex, path, 0, SIZE_MAX)) ||
-	    (rc = kc_text(f, ex, path, "command", &s)))
+	    (rc = kubeconfig__text(f, ex, path, "command", &s)))
 		return rc;
 	if (!s)
 		return yamlx_fail(&f->y, ex, KERR_INVALID, path, "has no command");
-	kc->exec_command = strchr(s, '/') ? kc_resolve(f->dir, s) : xstrdup(s);
+	kc->exec_command = strchr(s, '/') ? kubeconfig__resolve(f->dir, s) : xstrdup(s);
 	yamlx_path_key(sub, path, "apiVersion");
 	if (!(nd = yamlx_map_get(&f->y, ex, "apiVersion")))
 		return yamlx_fail(&f->y, ex, KERR_INVALID, path, "has no apiVersion (%s or %s)",
@@ -639,7 +196,7 @@ static int kc_read_exec(const struct kc_entry *e, const yaml_node_t *ex, struct 
 	yamlx_path_key(sub, path, "env");
 	if ((rc = kc_read_env(f, yamlx_map_get(&f->y, ex, "env"), sub, &kc->exec_env)))
 		return rc;
-	if ((rc = kc_text(f, ex, path, "installHint", &s)) || !s)
+	if ((rc = kubeconfig__text(f, ex, path, "installHint", &s)) || !s)
 		return rc;
 	kc->exec_install_hint = xstrdup(s);
 	return 0;
@@ -650,7 +207,7 @@ static int kc_read_exec(const struct kc_entry *e, const yaml_node_t *ex, struct 
 static int kc_load_cluster(struct kc_set *s, struct kubeconfig *kc, char *msg, size_t n)
 {
 	struct kc_entry e;
-	int rc = kc_find(s, "clusters", "cluster", kc->cluster_name, &e);
+	int rc = kubeconfig__find(s, "clusters", "cluster", kc->cluster_name, &e);
 
 	if (rc < 0)
 		return rc;
@@ -726,7 +283,7 @@ static int kc_load_user(struct kc_set *s, struct kubeconfig *kc, char *msg, size
 
 	if (!kc->user_name)
 		return 0; /* anonymous */
-	rc = kc_find(s, "users", "user", kc->user_name, &e);
+	rc = kubeconfig__find(s, "users", "user", kc->user_name, &e);
 	if (rc < 0)
 		return rc;
 	if (!rc)
@@ -740,7 +297,7 @@ static int kc_load_user(struct kc_set *s, struct kubeconfig *kc, char *msg, size
 	if (!rc)
 		rc = kc_check_user(&e, kc);
 	if (!rc && kc->token_file && !kc->token)
-		rc = kc_read_token(kc->token_file, &kc->token, msg, n);
+		rc = kubeconfig__read_token(kc->token_file, &kc->token, msg, n);
 	return rc;
 }
 
@@ -753,14 +310,14 @@ static int kc_pick_context(struct kc_set *s, const char *context, struct kubecon
 	int rc = 0;
 
 	for (size_t i = 0; i < s->nf && !cur && !rc; i++)
-		rc = kc_text(&s->f[i], s->f[i].root, "", "current-context", &cur);
+		rc = kubeconfig__text(&s->f[i], s->f[i].root, "", "current-context", &cur);
 	if (rc)
 		return rc;
 	if (cur) {
 		kc->context = xstrdup(cur);
 		return 0;
 	}
-	kc_names(s, &names);
+	kubeconfig__names(s, &names);
 	rc = kerr_set(msg, n, KERR_NOTFOUND, "%s sets no current-context and none was named%s%s",
 		      kc->source, names.len ? "; contexts: " : "", names.len ? names.buf : "");
 	sbuf_release(&names);
@@ -772,26 +329,26 @@ static int kc_load_context(struct kc_set *s, struct kubeconfig *kc, char *msg, s
 	struct sbuf names = SBUF_INIT;
 	struct kc_entry e;
 	const char *v;
-	int rc = kc_find(s, "contexts", "context", kc->context, &e);
+	int rc = kubeconfig__find(s, "contexts", "context", kc->context, &e);
 
 	if (rc == 0) {
-		kc_names(s, &names);
+		kubeconfig__names(s, &names);
 		rc = kerr_set(msg, n, KERR_NOTFOUND, "context '%s' not found in %s; %s%s",
 			      kc->context, kc->source, names.len ? "contexts: " : "there are none",
 			      names.len ? names.buf : "");
 		sbuf_release(&names);
 		return rc;
 	}
-	if (rc < 0 || (rc = kc_text(e.f, e.map, e.path, "cluster", &v)))
+	if (rc < 0 || (rc = kubeconfig__text(e.f, e.map, e.path, "cluster", &v)))
 		return rc;
 	if (!v)
 		return yamlx_fail(&e.f->y, e.at, KERR_INVALID, e.path,
 				  "context '%s' names no cluster", kc->context);
 	kc->cluster_name = xstrdup(v);
-	if ((rc = kc_text(e.f, e.map, e.path, "user", &v)))
+	if ((rc = kubeconfig__text(e.f, e.map, e.path, "user", &v)))
 		return rc;
 	kc->user_name = v ? xstrdup(v) : NULL;
-	if ((rc = kc_text(e.f, e.map, e.path, "namespace", &v)))
+	if ((rc = kubeconfig__text(e.f, e.map, e.path, "namespace", &v)))
 		return rc;
 	kc->namespace = v ? xstrdup(v) : NULL;
 	return 0;
@@ -813,12 +370,12 @@ int kubeconfig_load(struct kubeconfig *kc, const char *path, const char *context
 	int rc;
 
 	memset(kc, 0, sizeof(*kc));
-	if ((rc = kc_set_open(&s, path, msg, n)))
+	if ((rc = kubeconfig__set_open(&s, path, msg, n)))
 		goto out;
 	if (!s.nf && context) {
 		rc = kerr_set(msg, n, KERR_NOTFOUND,
 			      "context '%s' not found: no kubeconfig file %s", context,
-			      kc_env("KUBECONFIG") ? "of $KUBECONFIG exists" : "exists");
+			      kubeconfig__env("KUBECONFIG") ? "of $KUBECONFIG exists" : "exists");
 		goto out;
 	}
 	if (!s.nf) {
@@ -827,8 +384,9 @@ int kubeconfig_load(struct kubeconfig *kc, const char *path, const char *context
 			rc = kerr_set(msg, n, KERR_NOTFOUND,
 				      "no kubeconfig (%s) and not in a pod (no "
 				      "KUBERNETES_SERVICE_HOST/PORT)",
-				      kc_env("KUBECONFIG") ? "no file of $KUBECONFIG exists"
-							   : "~/.kube/config does not exist");
+				      kubeconfig__env("KUBECONFIG")
+					      ? "no file of $KUBECONFIG exists"
+					      : "~/.kube/config does not exist");
 		goto out;
 	}
 	kc->source = kc_source(&s);
@@ -836,7 +394,7 @@ int kubeconfig_load(struct kubeconfig *kc, const char *path, const char *context
 	    !(rc = kc_load_context(&s, kc, msg, n)) && !(rc = kc_load_cluster(&s, kc, msg, n)))
 		rc = kc_load_user(&s, kc, msg, n);
 out:
-	kc_set_release(&s);
+	kubeconfig__set_release(&s);
 	return rc;
 }
 
@@ -844,9 +402,9 @@ out:
 
 int kubeconfig_in_cluster(struct kubeconfig *kc, const char *dir, char *msg, size_t n)
 {
-	const char *host = kc_env("KUBERNETES_SERVICE_HOST"),
-		   *port = kc_env("KUBERNETES_SERVICE_PORT");
-	const char *ns = kc_env("POD_NAMESPACE");
+	const char *host = kubeconfig__env("KUBERNETES_SERVICE_HOST"),
+		   *port = kubeconfig__env("KUBERNETES_SERVICE_PORT");
+	const char *ns = kubeconfig__env("POD_NAMESPACE");
 	char *ca = NULL, *nsfile = NULL;
 	int rc;
 
@@ -861,7 +419,7 @@ int kubeconfig_in_cluster(struct kubeconfig *kc, const char *dir, char *msg, siz
 	kc->source = xstrdup("in-cluster");
 	kc->server = xasprintf(strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
 	kc->token_file = xasprintf("%s/token", dir);
-	rc = kc_read_token(kc->token_file, &kc->token, msg, n);
+	rc = kubeconfig__read_token(kc->token_file, &kc->token, msg, n);
 	ca = xasprintf("%s/ca.crt", dir);
 	if (!access(ca, R_OK)) {
 		kc->ca_file = ca;
@@ -870,8 +428,8 @@ int kubeconfig_in_cluster(struct kubeconfig *kc, const char *dir, char *msg, siz
 	nsfile = xasprintf("%s/namespace", dir);
 	if (ns)
 		kc->namespace = xstrdup(ns);
-	else if (!rc && kc_exists(nsfile))
-		rc = kc_read_small(nsfile, "namespace file", &kc->namespace, msg, n);
+	else if (!rc && kubeconfig__exists(nsfile))
+		rc = kubeconfig__read_small(nsfile, "namespace file", &kc->namespace, msg, n);
 	free(ca);
 	free(nsfile);
 	return rc;
@@ -891,7 +449,7 @@ int kubeconfig_refresh(struct kubeconfig *kc, int force, char *msg, size_t n)
 		return kubeconfig__exec(kc, msg, n);
 	}
 	if (kc->token_file)
-		return kc_read_token(kc->token_file, &kc->token, msg, n);
+		return kubeconfig__read_token(kc->token_file, &kc->token, msg, n);
 	return 0;
 }
 
@@ -935,8 +493,8 @@ void kubeconfig_release(struct kubeconfig *kc)
 	kubeconfig__wipe(&kc->token);
 	free(kc->token_file);
 	free(kc->exec_command);
-	kc_wipe_list(&kc->exec_args);
-	kc_wipe_list(&kc->exec_env);
+	kubeconfig__wipe_list(&kc->exec_args);
+	kubeconfig__wipe_list(&kc->exec_env);
 	free(kc->exec_api_version);
 	free(kc->cluster_name);
 	free(kc->user_name);

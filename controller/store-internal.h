@@ -1,12 +1,16 @@
 /*
- * store-internal.h - what the files of the store share (store.c: the
- * connection, schema, sessions, rounds, variants, results, lineages;
- * store-llm.c: learnings and the model's exchanges).
+ * store-internal.h - what the files of the store share.  The layers, each
+ * using only those below it:
+ *   store.c          the schema, its migrations, open/close, transactions
+ *   store-session.c  sessions, their settings, rounds
+ *   store-variant.c  variants, results, lineages
+ *   store-llm.c      learnings and the model's exchanges
+ *   store-sql.c      the sq_* helpers below, used by all of the above
  *
  * Helpers that talk to SQLite record the reason of a failure in st->err
  * and return the project's code; exported functions add what they were
  * doing with sq_fail().  Statements take their parameters from a format
- * string, one letter each (see sq_prepare_va in store.c).
+ * string, one letter each (see sq_prepare_va in store-sql.c).
  */
 #ifndef KCTL_STORE_INTERNAL_H
 #define KCTL_STORE_INTERNAL_H

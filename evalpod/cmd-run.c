@@ -12,8 +12,11 @@
  * starts again without it).
  *
  * This file holds the command, the work directory, the reference and the
- * checks; the timing phase is run-timing.c, the results emit.c, and what
- * they share run-internal.h.
+ * checks; the timing phase is run-timing.c, the results emit.c, the worker
+ * jobs both phases set up run-job.c, and what they share run-internal.h.
+ *
+ * May use: run-internal.h (run-timing.c, run-job.c, emit.c, blame.c), the
+ * other evalpod modules and common/.
  */
 #include "run.h"
 #include "run-internal.h"
@@ -41,8 +44,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
-
-extern char **environ;
 
 static int read_batch_text(struct run *r, char **text, size_t *len)
 {
@@ -119,57 +120,6 @@ static int make_work(struct run *r, const char *text, size_t len)
 	for (size_t i = 0; i < r->nprogs && !rc; i++)
 		rc = make_worker_dir(r, worker_prog_dir(r->work, r->progs[i].src->id), 0);
 	return rc ? rc : write_worker_batch(r, text, len);
-}
-
-/* The worker's ASAN_OPTIONS: LeakSanitizer's exit check needs ptrace, which the sandbox forbids. */
-static char *asan_options(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	const char *cur = getenv("ASAN_OPTIONS");
-
-	return xasprintf("ASAN_OPTIONS=%s%sdetect_leaks=0", cur ? cur : "", cur && *cur ? ":" : "");
-#else
-	return NULL;
-#endif
-}
-
-/*
- * Sets up the job of a worker whose directory is dir (taken): a clean
- * environment (sandbox_worker_env) with PoCL's cache and TMPDIR in the
- * worker's own directory, and the batch's memory limit.
- */
-void run_job_setup(struct run *r, struct job *j, const char *mode, char *dir, const char *arg,
-		   double timeout_s)
-{
-	char *extra[6] = {
-		xasprintf("POCL_CACHE_DIR=%s/pocl", dir),
-		xstrdup("POCL_KERNEL_CACHE=1"),
-		/* Keeps parallel.bc (the vectorised work-group function) for stage 5. */
-		xstrdup("POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES=1"),
-		xasprintf("TMPDIR=%s/tmp", dir),
-		asan_options(),
-		NULL,
-	};
-
-	job_init(j);
-	j->argv[0] = xstrdup(r->exe);
-	j->argv[1] = xstrdup("__worker");
-	j->argv[2] = xstrdup(mode);
-	j->argv[3] = xstrdup(r->work);
-	j->argv[4] = arg ? xstrdup(arg) : NULL;
-	j->envp = sandbox_worker_env(environ, (const char *const *)extra);
-	j->timeout_s = timeout_s;
-	j->mem_limit = (unsigned long long)r->b.limits.memory_mb << 20;
-	for (size_t i = 0; i < 5; i++)
-		free(extra[i]);
-	free(dir);
-}
-
-/* "S0,S1,S2": the timing seeds for a worker's command line. */
-char *run_seeds_arg(const struct run *r)
-{
-	return xasprintf("%llu,%llu,%llu", (unsigned long long)r->tseeds[0],
-			 (unsigned long long)r->tseeds[1], (unsigned long long)r->tseeds[2]);
 }
 
 /*
@@ -304,12 +254,6 @@ static void draw_seeds(struct run *r)
 		worker_draw_seeds(&r->b, r->tseeds);
 }
 
-int run_on_judge(void *ctx, struct job *j)
-{
-	(void)ctx;
-	return judge_serve(j->user, j->ctl);
-}
-
 /*
  * The static screen (screen.h), before any worker: a refused source or
  * option gets compile_error/refused and no worker.  Returns nonzero when
@@ -329,16 +273,6 @@ static int screened_out(struct outcome *o)
 	return 1;
 }
 
-/* Hands c's descriptors to job j, which owns them from now on (pool.h). */
-void run_give_chan(struct job *j, struct judge_chan *c)
-{
-	j->ctl = c->ctl;
-	j->ctl_child = c->ctl_child;
-	j->shm_child = c->shm_child;
-	c->ctl = c->ctl_child = c->shm_child = -1;
-	j->user = c;
-}
-
 /* Sets up the check job of program i with its channel to the judge. */
 static int check_job(struct run *r, struct job *j, struct judge_chan *c, size_t i)
 {
@@ -354,24 +288,6 @@ static int check_job(struct run *r, struct job *j, struct judge_chan *c, size_t 
 	c->rec = &r->judge.recs[i];
 	run_give_chan(j, c);
 	return 0;
-}
-
-/*
- * A progress line on stderr, "evalpod: ..." (not with --quiet): what a
- * person or kctl watching the run sees move before the results exist.
- */
-void run_progress(const struct run *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->quiet)
-		return;
-	va_start(ap, fmt);
-	fputs("evalpod: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	fflush(stderr);
 }
 
 /* pool.h's on_finish of a check worker: argv[4] is the program's id. */

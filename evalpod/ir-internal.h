@@ -1,12 +1,14 @@
 /*
  * ir-internal.h - what the code scanners of ir.c share; not part of ir.h's
- * contract and included only by ir.c, ir-llvm.c, ir-ptx.c and ir-x86.c.
+ * contract and included only by ir.c, ir-llvm.c, ir-ptx.c, ir-x86.c and
+ * ir-note.c.
  *
- * ir.c owns the counters, the bookkeeping and the table of kinds; each
- * ir-<kind>.c scans one kind of text a line at a time into a struct
- * ir_scan.  The span helpers are static inline: they run for every token
- * of every line and were static in one file before the scanners were
- * split apart.
+ * ir.c owns the counters and the table of kinds; each ir-<kind>.c scans
+ * one kind of text a line at a time into a struct ir_scan; ir-note.c holds
+ * the bookkeeping they all share, so that the scanners never call back
+ * into ir.c, which calls them.  The span helpers are static inline: they
+ * run for every token of every line and were static in one file before
+ * the scanners were split apart.
  */
 #ifndef EVALPOD_IR_INTERNAL_H
 #define EVALPOD_IR_INTERNAL_H
@@ -189,7 +191,10 @@ static inline unsigned long long mul_sat(unsigned long long a, unsigned long lon
 	return r;
 }
 
-/* ---- shared bookkeeping (ir.c) --------------------------------------- */
+/* ---- shared bookkeeping (ir-note.c) ---------------------------------- */
+
+/* Returns v; a NULL v (Jansson out of memory) aborts with a message. */
+json_t *ir_json_check(json_t *v);
 
 /* Counts one vector instruction of width (in the kind's vector_width_unit). */
 void ir_note_width(struct ir_scan *sc, long long width);

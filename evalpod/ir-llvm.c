@@ -2,6 +2,9 @@
  * ir-llvm.c - the LLVM IR scanner of ir_analyze_text (kind "llvm-ir"): text
  * as llvm-dis writes it.  Counts instructions inside define { } bodies;
  * see ir.c for the fields and docs/ir-analysis.md for their limits.
+ *
+ * May use: ir-internal.h (the span helpers, ir-note.c's bookkeeping);
+ * never ir.c, which calls this scanner.
  */
 #include "ir-internal.h"
 

@@ -2,6 +2,9 @@
  * ir-ptx.c - the PTX scanner of ir_analyze_text (kind "ptx"): NVIDIA's
  * CL_PROGRAM_BINARIES text.  See ir.c for the fields and
  * docs/ir-analysis.md for their limits.
+ *
+ * May use: ir-internal.h (the span helpers, ir-note.c's bookkeeping);
+ * never ir.c, which calls this scanner.
  */
 #include "ir-internal.h"
 

@@ -2,6 +2,9 @@
  * ir-x86.c - the x86-64 scanner of ir_analyze_text (kind "x86-asm"):
  * objdump -d output in AT&T syntax.  See ir.c for the fields and
  * docs/ir-analysis.md for their limits.
+ *
+ * May use: ir-internal.h (the span helpers, ir-note.c's bookkeeping);
+ * never ir.c, which calls this scanner.
  */
 #include "ir-internal.h"
 

@@ -31,13 +31,13 @@
  *   stack_spills, stack_reloads x86 stores to / loads from a fixed offset
  *                     of %rsp or %rbp
  *   functions         names of defined functions; entries (PTX) the kernels
+ *
+ * May use: the scanners and ir-note.c (through ir-internal.h), err, Jansson.
  */
 #include "ir.h"
 #include "ir-internal.h"
 #include "err.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char *const ir_counter_names[IRC_NR] = {
@@ -75,44 +75,6 @@ static const char *const ir_counter_names[IRC_NR] = {
 	[IRC_STACK_SPILLS] = "stack_spills",
 	[IRC_STACK_RELOADS] = "stack_reloads",
 };
-
-/* ---- shared bookkeeping ---------------------------------------------- */
-
-static json_t *ir_json_check(json_t *v)
-{
-	if (!v) {
-		fprintf(stderr, "fatal: out of memory building a JSON value\n");
-		abort();
-	}
-	return v;
-}
-
-/* See ir-internal.h. */
-void ir_note_width(struct ir_scan *sc, long long width)
-{
-	char key[32];
-	json_t *old;
-
-	snprintf(key, sizeof(key), "%lld", width);
-	old = json_object_get(sc->widths, key);
-	json_object_set_new(sc->widths, key,
-			    ir_json_check(json_integer(old ? json_integer_value(old) + 1 : 1)));
-	if (width > sc->max_width)
-		sc->max_width = width;
-	sc->count[IRC_VECTOR_OPS]++;
-}
-
-/* See ir-internal.h. */
-void ir_note_name(json_t *arr, struct span name)
-{
-	json_t *s;
-
-	if (!name.n)
-		return;
-	s = json_stringn(name.p, name.n);
-	if (s)
-		json_array_append_new(arr, s);
-}
 
 /* ---- the kinds ------------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /*
  * run-internal.h - what cmd-run.c (running a batch's stages), run-timing.c
- * (its timing phase) and emit.c (storing and printing its results) share.
+ * (its timing phase), run-job.c (the worker jobs both phases set up) and
+ * emit.c (storing and printing its results) share.
  */
 #ifndef EVALPOD_RUN_INTERNAL_H
 #define EVALPOD_RUN_INTERNAL_H
@@ -76,7 +77,7 @@ int run_blame_timed(struct run *r, struct job *j);
 /* Whether o passed its checks. */
 int run_prog_ok(const struct outcome *o);
 
-/* ---- cmd-run.c: what the timing phase shares with the checks ---- */
+/* ---- run-job.c: what the timing phase shares with the checks ---- */
 
 /*
  * A progress line on stderr, "evalpod: ..." (not with --quiet): what a

@@ -6,9 +6,9 @@
  * few times), the judge's verdicts applied to its time document, and the
  * peaks combined with the cache afterwards.
  *
- * May use: run-internal.h (struct run, the job helpers of cmd-run.c), judge,
- * pool, peaks, noise, worker and common/.  cmd-run.c calls run_timing() and
- * run_mark_untimed().
+ * May use: run-internal.h (struct run, the job helpers of run-job.c), judge,
+ * pool, peaks, noise, worker and common/; never cmd-run.c, which calls
+ * run_timing() and run_mark_untimed().
  */
 #include "run-internal.h"
 #include "fileio.h"

@@ -1,5 +1,5 @@
 /*
- * test-store.c - unit tests for controller/store.c: schema versions,
+ * test-store.c - unit tests for the store (controller/store*.c): schema versions,
  * persistence across reopen, every table's round trip, the constraints that
  * keep a session honest, transactions, and survival of a killed writer.
  * Every test works in its own database under a mktemp directory.
