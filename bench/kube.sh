@@ -5,11 +5,13 @@
 # as a v1.20 server: one Job per shard) and a real S3 store (Swift s3api), with
 # JOBS variants in one round and one variant per pod, so the round is JOBS
 # Jobs (default 1000).  The pods run bench/fake_evalpod, which reads its batch
-# by URL and uploads a final result per variant, so nothing but kctl's own
-# work is measured.  Printed, from the double's request counters and kctl's
-# rusage in the same run:
+# by URL and uploads an "ok" result per program (times made up from its id)
+# and a summary, so nothing but kctl's own work is measured, the ranking of
+# the results included.  Printed, from the double's request counters, kctl's
+# rusage and its status in the same run:
 #   API requests per Job beyond the shared watch (goal <= 3)
 #   kctl CPU time (user + system) per 1,000 Jobs, and the wall time
+#   the session's best variant, to show the results were taken and ranked
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -85,4 +87,8 @@ with kd.Scenario(args, D, "bench", "kctl-bench-kube", {"pending_timeout_s": 600}
     print(f"   kctl CPU time: {cpu:.2f} s in all, {cpu / njobs * 1000:.2f} s per 1,000 Jobs "
           f"(batches uploaded and presigned, Jobs rendered and created, "
           f"results read back included)")
+    best = st.get("best") or {}
+    print(f"   session {st.get('state')}: best {best.get('variant')}, "
+          f"{best.get('speedup_vs_reference') or float('nan'):.2f}x vs the reference "
+          f"(fake_evalpod's made-up times)")
 PY
