@@ -18,6 +18,8 @@
 #include "log.h"
 #include "sbuf.h"
 #include "session.h"
+#include "services.h"
+#include "pack.h"
 #include "xalloc.h"
 
 #include <stdio.h>

@@ -2,6 +2,10 @@
  * loop.c - creating, re-opening and driving sessions.
  */
 #include "session.h"
+#include "services.h"
+#include "round.h"
+#include "winner.h"
+#include "loop.h"
 #include "evalrun.h"
 #include "handoff.h"
 #include "kround.h"

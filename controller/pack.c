@@ -6,6 +6,7 @@
  * on it.
  */
 #include "session.h"
+#include "pack.h"
 #include "handoff.h"
 #include "fileio.h"
 #include "log.h"

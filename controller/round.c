@@ -5,6 +5,9 @@
  * run again after a crash without repeating work that was recorded.
  */
 #include "session.h"
+#include "services.h"
+#include "pack.h"
+#include "round.h"
 #include "handoff.h"
 #include "kround.h"
 #include "evalrun.h"
