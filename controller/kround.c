@@ -9,6 +9,7 @@
  */
 #include "kround.h"
 #include "kround-internal.h"
+#include "backend.h"
 #include "kpod.h"
 #include "err.h"
 #include "fileio.h"
@@ -485,3 +486,53 @@ int kround_cancel(const struct spec *spec, const char *id, char *msg, size_t n)
 	sbuf_release(&p);
 	return rc;
 }
+
+static void kround_close(struct session *s)
+{
+	if (s->kube)
+		kube_close(s->kube);
+	free(s->kube);
+	s->kube = NULL;
+}
+
+/* One attempt on the Kubernetes backend (backend.h); 0 ok, 1 retry, <0 fatal (msg). */
+static int kround_attempt(struct session *s, int round, const char *dir, int lockfd, int attempt,
+			  char *msg, size_t n)
+{
+	char where[64];
+	int slow = 0, rc = kround_evaluate(s, round, dir, &slow, msg, n);
+	json_t *left;
+
+	(void)lockfd; /* pods cannot hold it: a resumed kctl adopts their Jobs instead */
+
+	if (rc)
+		return rc;
+	left = round_pending(s, round, dir);
+	rc = json_array_size(left) ? 1 : 0;
+	if (rc && slow) {
+		char *label = kround_session_label(s->id);
+		char *logs = xasprintf("(kubectl logs -l kctl.dev/session=%s,kctl.dev/round=%d "
+				       "shows what evalpod said)",
+				       label, round);
+
+		snprintf(where, sizeof(where), " in %d pod(s) (evalpod exit status %d)", slow,
+			 EVALPOD_EXIT_SLOW);
+		rc = backend_reference_slow(s, round, attempt, where, logs, msg, n);
+		free(logs);
+		free(label);
+	} else if (rc) {
+		kerr_set(msg, n, KERR_CHILD, "round %d: %zu variants are still without a result",
+			 round, json_array_size(left));
+	}
+	json_decref(left);
+	return rc;
+}
+
+const struct backend backend_kubernetes = {
+	.name = "kubernetes",
+	.open = kround_open,
+	.evaluate = kround_attempt,
+	.close = kround_close,
+	.cancel = kround_cancel,
+	.leftovers = kround_leftovers,
+};

@@ -6,10 +6,8 @@
 #include "round.h"
 #include "winner.h"
 #include "loop.h"
-#include "evalrun.h"
+#include "backend.h"
 #include "handoff.h"
-#include "kround.h"
-#include "kube.h"
 #include "s3.h"
 #include "err.h"
 #include "fileio.h"
@@ -49,104 +47,6 @@ char *session_state_path(const char *explicit_path)
 	return xasprintf("%s/.local/state/kctl/kctl.db", home && *home ? home : ".");
 }
 
-static int is_exec(const char *path)
-{
-	struct stat st;
-
-	return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
-/*
- * The evalpod binary: the spec's evaluator.evalpod, else $KCTL_EVALPOD,
- * else next to kctl (installed side by side, or the build tree's
- * ../evalpod/evalpod), else the first on PATH.
- */
-static char *find_evalpod(const struct spec *sp)
-{
-	char self[PATH_MAX], *cand;
-	const char *env = getenv("KCTL_EVALPOD"), *path = getenv("PATH");
-	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (sp->evalpod)
-		return xstrdup(sp->evalpod);
-	if (env && *env)
-		return xstrdup(env);
-	if (len > 0) {
-		char *slash;
-
-		self[len] = '\0';
-		slash = strrchr(self, '/');
-		if (slash)
-			*slash = '\0';
-		cand = xasprintf("%s/evalpod", self);
-		if (is_exec(cand))
-			return cand;
-		free(cand);
-		cand = xasprintf("%s/../evalpod/evalpod", self);
-		if (is_exec(cand))
-			return cand;
-		free(cand);
-	}
-	while (path && *path) {
-		size_t seg = strcspn(path, ":");
-
-		cand = xasprintf("%.*s/evalpod", (int)seg, path);
-		if (is_exec(cand))
-			return cand;
-		free(cand);
-		path += seg + (path[seg] == ':');
-	}
-	return xstrdup("evalpod");
-}
-
-/* Runs `evalpod devices -o json`; returns 0 when it lists a device. */
-static int check_evalpod(const char *evalpod, char *msg, size_t n)
-{
-	int fds[2], status = 0;
-	struct sbuf out = SBUF_INIT;
-	char buf[4096], **envp;
-	pid_t pid;
-	json_t *doc;
-	ssize_t got;
-	int rc = 0;
-
-	if (!is_exec(evalpod))
-		return kerr_set(msg, n, KERR_NOTFOUND,
-				"evalpod not found at '%s': build it, put it on PATH, or set "
-				"evaluator.evalpod in the spec or KCTL_EVALPOD",
-				evalpod);
-	if (pipe2(fds, O_CLOEXEC))
-		return kerr_set(msg, n, KERR_IO, "pipe: %s", strerror(errno));
-	envp = evalrun_env(environ, NULL);
-	pid = fork();
-	if (pid == 0) {
-		char *argv[] = { (char *)evalpod, "devices", "-o", "json", NULL };
-
-		dup2(fds[1], STDOUT_FILENO);
-		execve(evalpod, argv, envp);
-		_exit(127);
-	}
-	evalrun_env_free(envp);
-	close(fds[1]);
-	while ((got = read(fds[0], buf, sizeof(buf))) > 0 && out.len < (1u << 20))
-		sbuf_add(&out, buf, (size_t)got);
-	close(fds[0]);
-	waitpid(pid, &status, 0);
-	doc = out.len ? json_loads(out.buf, 0, NULL) : NULL;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !json_is_array(doc))
-		rc = kerr_set(
-			msg, n, KERR_NODEVICE,
-			"'%s devices' found no OpenCL device (exit status %d): install an "
-			"OpenCL driver (e.g. pocl-opencl-icd) and check with 'evalpod devices'",
-			evalpod, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	else if (!json_array_size(json_object_get(json_array_get(doc, 0), "devices")))
-		rc = kerr_set(msg, n, KERR_NODEVICE,
-			      "evalpod sees an OpenCL platform but no device");
-	json_decref(doc);
-	sbuf_release(&out);
-	return rc;
-}
-
 /* What a session is bound to: the spec and the kernels it names. */
 static void spec_hash(const struct spec *sp, char out[65])
 {
@@ -176,7 +76,8 @@ static int session_prepare(struct session *s, const char *spec_path, char *msg, 
 	/* file:// is the session folder itself; s3:// is the hand-off of handoff.h */
 	if (s->spec.storage && s3_is_url(s->spec.storage) && (rc = handoff_open(s, msg, n)))
 		return rc;
-	if (s->spec.backend == BACKEND_KUBERNETES && (rc = kround_open(s, msg, n)))
+	s->backend = backend_of(&s->spec);
+	if (s->backend->open && (rc = s->backend->open(s, msg, n)))
 		return rc;
 	if (s->spec.storage && !s3_is_url(s->spec.storage))
 		log_warn("evaluator.storage: the local backend keeps results under "
@@ -187,9 +88,8 @@ static int session_prepare(struct session *s, const char *spec_path, char *msg, 
 		return rc;
 	if ((rc = proposer_open(&s->prop, &s->spec, msg, n)))
 		return rc;
-	s->evalpod = find_evalpod(&s->spec);
-	/* on a cluster evalpod runs in the image, not here */
-	return s->kube ? 0 : check_evalpod(s->evalpod, msg, n);
+	/* on a cluster evalpod runs in the image, not here: only the local backend checks it */
+	return s->backend->check ? s->backend->check(s, msg, n) : 0;
 }
 
 int session_create(struct session *s, struct store *st, const char *spec_path, char *msg, size_t n)
@@ -468,9 +368,8 @@ void session_release(struct session *s)
 	free(s->dir);
 	free(s->evalpod);
 	s3_free(s->s3);
-	if (s->kube)
-		kube_close(s->kube);
-	free(s->kube);
+	if (s->backend && s->backend->close)
+		s->backend->close(s);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -31,6 +31,8 @@
 #include "spec.h"
 #include "store.h"
 
+struct backend;
+
 struct session {
 	char *id;
 	char *dir; /* output folder of this session */
@@ -51,6 +53,7 @@ struct session {
 			    * (" --state FILE" or ""; borrowed; NULL: none) */
 	char *evalpod;     /* the evalpod binary used */
 	struct s3 *s3;     /* evaluator.storage when it is s3:// (handoff.h), else NULL */
+	const struct backend *backend; /* where rounds are evaluated (backend.h) */
 	struct kube *kube; /* the cluster of the kubernetes backend (kround.h), else NULL */
 	double deadline_s; /* raised check deadline after a reference ran past it (pack.c) */
 };
