@@ -1,7 +1,8 @@
 /*
  * winner.h - the session's winner (winner.c): the one record every output
- * reads, and its figures.  Used by the ranking, the reports and the
- * commands; uses the store and the spec.
+ * reads, and its figures.  Below the steps, beside state.c: the ranking,
+ * the reports, the model's context, the status and the commands read it;
+ * it uses the store and the spec.
  */
 #ifndef KCTL_WINNER_H
 #define KCTL_WINNER_H
