@@ -487,6 +487,8 @@ int kround_cancel(const struct spec *spec, const char *id, char *msg, size_t n)
 	return rc;
 }
 
+/* --- the backend (backend.h) -------------------------------------------------- */
+
 static void kround_close(struct session *s)
 {
 	if (s->kube)
@@ -504,7 +506,6 @@ static int kround_attempt(struct session *s, int round, const char *dir, int loc
 	json_t *left;
 
 	(void)lockfd; /* pods cannot hold it: a resumed kctl adopts their Jobs instead */
-
 	if (rc)
 		return rc;
 	left = round_pending(s, round, dir);
