@@ -10,6 +10,7 @@
 #include "log.h"
 #include "prompt.h"
 #include "session.h"
+#include "winner.h"
 #include "xalloc.h"
 
 #include <getopt.h>

@@ -9,8 +9,8 @@
  * that evalpod ends (or, if none was running, before its next round).
  */
 #include "cmds.h"
+#include "backend.h"
 #include "err.h"
-#include "kround.h"
 #include "log.h"
 #include "session.h"
 
@@ -50,17 +50,18 @@ static int cancel_jobs(json_t *row, const char *id, int force, char *msg, size_t
 	const char *path = json_string_value(json_object_get(row, "spec_path"));
 	const char *dir = json_string_value(json_object_get(row, "output_dir"));
 	struct spec spec = { 0 };
+	const struct backend *b = NULL;
 	int rc = path ? spec_load(&spec, path, msg, n) : 0;
 
 	if (rc) {
 		log_warn("cannot read the session's spec to find its Jobs: %s", msg);
 		rc = 0;
-	} else if (path && spec.backend == BACKEND_KUBERNETES) {
-		rc = kround_cancel(&spec, id, msg, n);
+	} else if (path && (b = backend_of(&spec))->cancel) {
+		rc = b->cancel(&spec, id, msg, n);
 		if (!rc) {
 			fprintf(stderr, "deleted the session's Kubernetes Jobs\n");
 		} else if (force) {
-			char *left = kround_leftovers(&spec, id, dir ? dir : "");
+			char *left = b->leftovers(&spec, id, dir ? dir : "");
 
 			log_warn("%s", msg);
 			log_warn("cancelling session %s anyway (--force); %s", id, left);

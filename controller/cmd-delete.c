@@ -10,8 +10,8 @@
  * cancel` deletes them.  The rows go first, in one transaction; a folder
  * that cannot be removed afterwards is reported and left for the user.
  */
+#include "backend.h"
 #include "cmds.h"
-#include "kround.h"
 #include "log.h"
 #include "session.h"
 #include "xalloc.h"
@@ -148,7 +148,7 @@ static int refuse_live_jobs(json_t *row, const char *id, const char *state, cons
 				  id, state, id);
 			refuse = 1;
 		} else {
-			char *left = kround_leftovers(&spec, id, dir);
+			char *left = backend_of(&spec)->leftovers(&spec, id, dir);
 
 			log_warn("deleting session %s (%s on Kubernetes) anyway (--force); %s", id,
 				 state, left);

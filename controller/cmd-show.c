@@ -9,6 +9,7 @@
 #include "log.h"
 #include "sbuf.h"
 #include "session.h"
+#include "loop.h"
 
 #include <getopt.h>
 #include <math.h>

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "sbuf.h"
 #include "session.h"
+#include "loop.h"
 #include "xalloc.h"
 
 #include <ctype.h>

@@ -5,6 +5,8 @@
 #include "jsonx.h"
 #include "log.h"
 #include "session.h"
+#include "winner.h"
+#include "loop.h"
 
 #include <getopt.h>
 #include <math.h>

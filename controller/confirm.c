@@ -22,6 +22,9 @@
  * show.
  */
 #include "session.h"
+#include "services.h"
+#include "round.h"
+#include "winner.h"
 #include "pairs.h"
 #include "err.h"
 #include "jsonx.h"

@@ -8,6 +8,7 @@
  */
 #include "context.h"
 #include "session.h"
+#include "winner.h"
 #include "jsonx.h"
 #include "sbuf.h"
 #include "xalloc.h"

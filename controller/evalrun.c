@@ -7,6 +7,7 @@
 #include "err.h"
 #include "fileio.h"
 #include "session.h"
+#include "services.h"
 #include "xalloc.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /*
- * evalrun.h - the local backend: evalpod as a child process of kctl for one
- * attempt at a round (round.c decides when; kround.c is the Kubernetes
- * counterpart).  The child's stdout and stderr go to the round's
+ * evalrun.h - the local backend's child: evalpod as a child process of
+ * kctl for one attempt at a round (backend-local.c decides when; kround.c
+ * is the Kubernetes counterpart).  The child's stdout and stderr go to the round's
  * evalpod.log; it inherits the round's lock, so it holds it even if kctl
  * dies.
  */

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "s3.h"
 #include "session.h"
+#include "services.h"
 #include "xalloc.h"
 
 #include <errno.h>

@@ -1,5 +1,8 @@
 /*
- * kround.h - a round on the Kubernetes backend.
+ * kround.h - a round on the Kubernetes backend.  kround.c defines the
+ * backend's table (backend_kubernetes, backend.h), through which the loop
+ * and the round's steps reach it; the functions below are for it and for
+ * the commands that are about Kubernetes only (`kctl render`).
  *
  * The pending variants of a round are split into shards of
  * evaluator.kubernetes.variants_per_pod; each shard is one EvalBatch in the

@@ -2,10 +2,16 @@
  * pack.c - what a round hands to evalpod, on either backend: the programs
  * still without a final result, the EvalBatch for them, the infrastructure
  * failures set aside before a retry, and (object storage) the results the
- * evalpods uploaded.  round.c (local) and kround.c (Kubernetes) both build
- * on it.
+ * evalpods uploaded; and the batch file of an attempt (round_pack).  The
+ * round's steps (round.c) and the backends (backend-local.c, kround.c)
+ * build on it; it uses the store, object storage (handoff.h) and the
+ * session's services.
  */
 #include "session.h"
+#include "pack.h"
+#include "services.h"
+#include "err.h"
+#include "jsonx.h"
 #include "handoff.h"
 #include "fileio.h"
 #include "log.h"
@@ -15,6 +21,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { RESULT_NONE, RESULT_FINAL, RESULT_RETRY };
 
@@ -246,5 +253,44 @@ int round_fetch(struct session *s, const char *dir, int round, char *msg, size_t
 	int rc = s->s3 ? handoff_fetch(s, round, res, msg, n) : 0;
 
 	free(res);
+	return rc;
+}
+
+int round_pack(struct session *s, int round, char **batch_path, char *msg, size_t n)
+{
+	char *dir = session_round_dir(s, round), *text, *bid;
+	json_t *todo = round_pending(s, round, dir), *b;
+	int attempt = 0, rc;
+
+	*batch_path = xasprintf("%s/batch.json", dir);
+	while (access(*batch_path, F_OK) == 0) {
+		free(*batch_path);
+		*batch_path = xasprintf("%s/batch-%d.json", dir, ++attempt);
+	}
+	bid = attempt ? xasprintf("%s-r%03d-%d", s->id, round, attempt)
+		      : xasprintf("%s-r%03d", s->id, round);
+	b = round_batch_json(s, round, todo, bid);
+	free(bid);
+	text = jx_dump(b);
+	rc = dir_make(dir, msg, n);
+	if (!rc)
+		rc = file_write_atomic(*batch_path, text, strlen(text), msg, n);
+	if (!rc && (rc = store_begin(s->st, msg, n)) == 0) {
+		json_t *r = store_round_get(s->st, s->id, round);
+
+		if (json_integer_value(json_object_get(r, "state")) < ROUND_PACKED)
+			rc = store_round_set_state(s->st, s->id, round, ROUND_PACKED, msg, n);
+		json_decref(r);
+		if (rc)
+			store_rollback(s->st);
+		else
+			rc = store_commit(s->st, msg, n);
+	}
+	if (!rc)
+		crash_point("packed", round);
+	free(text);
+	json_decref(b);
+	json_decref(todo);
+	free(dir);
 	return rc;
 }

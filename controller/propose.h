@@ -147,4 +147,8 @@ int mix_open(struct proposer *p, const struct spec *s, char *msg, size_t n);
 int tune_render(const struct spec *s, const struct blocks *bl, json_t *params, char **source,
 		char **options, char *msg, size_t n);
 
+/* Whether the model's budget (proposer.max_tokens, max_cost) is spent;
+ * why says so when it is. */
+int model_budget_spent(struct session *s, char *why, size_t n);
+
 #endif

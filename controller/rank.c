@@ -14,6 +14,9 @@
  * lineages 1.. are the search lineages of the spec's batch.top_k.
  */
 #include "session.h"
+#include "services.h"
+#include "round.h"
+#include "winner.h"
 #include "pairs.h"
 #include "err.h"
 #include "fileio.h"

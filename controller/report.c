@@ -4,6 +4,8 @@
  * the store, so they are the same after a resume.
  */
 #include "session.h"
+#include "round.h"
+#include "winner.h"
 #include "err.h"
 #include "fileio.h"
 #include "jsonx.h"

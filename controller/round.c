@@ -1,13 +1,17 @@
 /*
  * round.c - the steps of one round that change the world: choose the
- * variants, write the EvalBatch, run evalpod, record the results.  Each
- * step is committed to the store before the next begins, and each can be
- * run again after a crash without repeating work that was recorded.
+ * variants (through the session's proposer), evaluate them (the round's
+ * lock and attempts here; each attempt through the session's backend,
+ * backend.h), record the results.  Each step is committed to the store
+ * before the next begins, and each can be run again after a crash without
+ * repeating work that was recorded.  Uses the proposers, the backends, the
+ * batch (pack.h), the store and the session's services; never the loop.
  */
 #include "session.h"
-#include "handoff.h"
-#include "kround.h"
-#include "evalrun.h"
+#include "services.h"
+#include "pack.h"
+#include "round.h"
+#include "backend.h"
 #include "err.h"
 #include "fileio.h"
 #include "jsonx.h"
@@ -286,47 +290,6 @@ int round_propose(struct session *s, int round, const char *mode, char *msg, siz
 	return round_step_end(s, round, ROUND_PROPOSED, "proposed", rc, msg, n);
 }
 
-/* --- pack ----------------------------------------------------------------- */
-
-int round_pack(struct session *s, int round, char **batch_path, char *msg, size_t n)
-{
-	char *dir = session_round_dir(s, round), *text, *bid;
-	json_t *todo = round_pending(s, round, dir), *b;
-	int attempt = 0, rc;
-
-	*batch_path = xasprintf("%s/batch.json", dir);
-	while (access(*batch_path, F_OK) == 0) {
-		free(*batch_path);
-		*batch_path = xasprintf("%s/batch-%d.json", dir, ++attempt);
-	}
-	bid = attempt ? xasprintf("%s-r%03d-%d", s->id, round, attempt)
-		      : xasprintf("%s-r%03d", s->id, round);
-	b = round_batch_json(s, round, todo, bid);
-	free(bid);
-	text = jx_dump(b);
-	rc = dir_make(dir, msg, n);
-	if (!rc)
-		rc = file_write_atomic(*batch_path, text, strlen(text), msg, n);
-	if (!rc && (rc = store_begin(s->st, msg, n)) == 0) {
-		json_t *r = store_round_get(s->st, s->id, round);
-
-		if (json_integer_value(json_object_get(r, "state")) < ROUND_PACKED)
-			rc = store_round_set_state(s->st, s->id, round, ROUND_PACKED, msg, n);
-		json_decref(r);
-		if (rc)
-			store_rollback(s->st);
-		else
-			rc = store_commit(s->st, msg, n);
-	}
-	if (!rc)
-		crash_point("packed", round);
-	free(text);
-	json_decref(b);
-	json_decref(todo);
-	free(dir);
-	return rc;
-}
-
 /* --- evaluate -------------------------------------------------------------- */
 
 static int open_round_lock(const char *dir, int round, char *msg, size_t n)
@@ -352,213 +315,6 @@ static int open_round_lock(const char *dir, int round, char *msg, size_t n)
 	return fd;
 }
 
-/* With object storage: uploads the batch written at path; *url gets its GET URL. */
-static int publish_batch(struct session *s, int round, const char *path, char **url, char *msg,
-			 size_t n)
-{
-	json_error_t jerr;
-	json_t *b;
-	int rc;
-
-	*url = NULL;
-	if (!s->s3)
-		return 0;
-	if (!(b = json_load_file(path, 0, &jerr)))
-		return kerr_set(msg, n, KERR_PARSE, "%s:%d: %s", path, jerr.line, jerr.text);
-	rc = handoff_publish(s, round, b, url, msg, n);
-	json_decref(b);
-	return rc;
-}
-
-static void forget_url(char *url)
-{
-	if (url) {
-		explicit_bzero(url, strlen(url));
-		free(url);
-	}
-}
-
-/*
- * evalpod's message with "program.cl:" replaced by the file it came from,
- * when the message says whose it is: the reference's failures end a run.
- */
-static void name_sources(struct session *s, const char *tail, struct sbuf *b)
-{
-	const char *path = strstr(tail, "the reference") ? s->spec.reference_path : NULL;
-
-	while (*tail) {
-		const char *p = path ? strstr(tail, "program.cl:") : NULL;
-
-		if (!p) {
-			sbuf_adds(b, tail);
-			break;
-		}
-		sbuf_add(b, tail, (size_t)(p - tail));
-		sbuf_addf(b, "%s:", path);
-		tail = p + strlen("program.cl:");
-	}
-}
-
-/*
- * evalpod said the reference ran past its deadline (EVALPOD_EXIT_SLOW, in
- * a child or in pods, as where says): the machine or the limit, not the
- * batch.  Doubles the session's check deadline for the next attempt and
- * says so.  Returns 1 (evaluate again) with msg naming the limit to raise,
- * which stands when this was the last attempt, or KERR_CHILD when the
- * session was cancelled.
- */
-static int reference_slow(struct session *s, int round, int attempt, const char *where,
-			  const char *tail, char *msg, size_t n)
-{
-	double was = session_check_deadline(s, round);
-
-	s->deadline_s = 2 * was;
-	log_warn("round %d: the reference ran past its %g s limit%s: the machine is slow, not "
-		 "the candidates; %s",
-		 round, was, where,
-		 attempt + 1 < EVALPOD_ATTEMPTS ? "evaluating again with the deadline doubled"
-						: "giving up");
-	if (attempt + 1 < EVALPOD_ATTEMPTS)
-		log_warn("round %d: compile_timeout_s + run_timeout_s raised to %g s for "
-			 "this session",
-			 round, s->deadline_s);
-	if (session_cancelled(s))
-		return kerr_set(msg, n, KERR_CHILD, "cancelled");
-	kerr_set(msg, n, KERR_CHILD,
-		 "round %d: the reference ran past its %g s limit%s, %d times (the machine is "
-		 "slow or the limit too low); go on with a higher limit: kctl resume %s%s --set "
-		 "limits.run_timeout_s=%g\n%s",
-		 round, was, where, attempt + 1, s->id, s->again ? s->again : "", 2 * was, tail);
-	return 1;
-}
-
-/* One attempt on the Kubernetes backend; 0 ok, 1 retry, <0 fatal (msg). */
-static int evaluate_kube(struct session *s, int round, const char *dir, int attempt, char *msg,
-			 size_t n)
-{
-	char where[64];
-	int slow = 0, rc = kround_evaluate(s, round, dir, &slow, msg, n);
-	json_t *left;
-
-	if (rc)
-		return rc;
-	left = round_pending(s, round, dir);
-	rc = json_array_size(left) ? 1 : 0;
-	if (rc && slow) {
-		char *label = kround_session_label(s->id);
-		char *logs = xasprintf("(kubectl logs -l kctl.dev/session=%s,kctl.dev/round=%d "
-				       "shows what evalpod said)",
-				       label, round);
-
-		snprintf(where, sizeof(where), " in %d pod(s) (evalpod exit status %d)", slow,
-			 EVALPOD_EXIT_SLOW);
-		rc = reference_slow(s, round, attempt, where, logs, msg, n);
-		free(logs);
-		free(label);
-	} else if (rc) {
-		kerr_set(msg, n, KERR_CHILD, "round %d: %zu variants are still without a result",
-			 round, json_array_size(left));
-	}
-	json_decref(left);
-	return rc;
-}
-
-/* Runs evalpod once on what is pending; 0 ok, 1 retry, <0 fatal (msg). */
-static int evaluate_once(struct session *s, int round, const char *dir, int lockfd, int attempt,
-			 char *msg, size_t n)
-{
-	json_t *todo = NULL;
-	size_t ntodo;
-	char *batch = NULL, *url = NULL, tail[700];
-	pid_t pid;
-	int status, rc;
-
-	if (s->kube)
-		return evaluate_kube(s, round, dir, attempt, msg, n);
-	if ((rc = round_fetch(s, dir, round, msg, n)))
-		return rc;
-	todo = round_pending(s, round, dir);
-	ntodo = json_array_size(todo);
-	if (!ntodo) {
-		json_decref(todo);
-		return 0;
-	}
-	round_set_aside_infra(dir, todo);
-	if ((rc = round_pack(s, round, &batch, msg, n)) ||
-	    (rc = publish_batch(s, round, batch, &url, msg, n)))
-		goto out;
-	{
-		json_t *row = store_round_get(s->st, s->id, round);
-
-		evalrun_note(dir, batch, todo, json_is_object(json_object_get(row, "confirm")));
-		json_decref(row);
-	}
-	pid = evalrun_spawn(s, dir, batch, url, lockfd, msg, n);
-	forget_url(url);
-	url = NULL;
-	if (pid < 0) {
-		rc = KERR_IO;
-		goto out;
-	}
-	if (!store_begin(s->st, msg, n)) {
-		if (store_round_set_pid(s->st, s->id, round, (long)pid, msg, n) ||
-		    store_round_set_state(s->st, s->id, round, ROUND_RUNNING, msg, n))
-			store_rollback(s->st);
-		else
-			store_commit(s->st, msg, n);
-	}
-	crash_point("spawned", round);
-	status = evalrun_wait(s, dir, round, ntodo, pid);
-	evalrun_log_tail(dir, tail, sizeof(tail));
-	if (!round_interrupted() && (rc = round_fetch(s, dir, round, msg, n))) {
-		/* what evalpod uploaded stays in the store; a resume fetches it */
-		char why[4096];
-
-		strlcpy(why, msg, sizeof(why));
-		kerr_set(msg, n, rc,
-			 "round %d: results not read back (they stay in the store; "
-			 "'kctl resume' fetches them): %s",
-			 round, why);
-	} else if (round_interrupted()) {
-		rc = kerr_set(msg, n, KERR_CHILD, "interrupted by signal %d", round_interrupted());
-	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		json_t *left = round_pending(s, round, dir);
-
-		rc = json_array_size(left) ? 1 : 0;
-		if (rc)
-			kerr_set(msg, n, KERR_CHILD,
-				 "evalpod left %zu results of round %d unwritten",
-				 json_array_size(left), round);
-		json_decref(left);
-	} else if (WIFEXITED(status) && (WEXITSTATUS(status) == 1 || WEXITSTATUS(status) == 2)) {
-		struct sbuf why = SBUF_INIT;
-
-		name_sources(s, tail, &why);
-		rc = kerr_set(msg, n, KERR_INVALID, "evalpod refused round %d's batch %s:\n%s",
-			      round, batch, why.buf);
-		sbuf_release(&why);
-	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-		rc = kerr_set(msg, n, KERR_NOTFOUND, "evalpod could not be started:\n%s", tail);
-	} else if (WIFEXITED(status) && WEXITSTATUS(status) == EVALPOD_EXIT_SLOW) {
-		rc = reference_slow(s, round, attempt, "", tail, msg, n);
-	} else {
-		log_warn("round %d: evalpod failed (%s %d); %s", round,
-			 WIFEXITED(status) ? "exit status" : "signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-			 attempt + 1 < EVALPOD_ATTEMPTS ? "evaluating what is missing again"
-							: "giving up");
-		rc = session_cancelled(s) ? kerr_set(msg, n, KERR_CHILD, "cancelled") : 1;
-		if (rc == 1)
-			kerr_set(msg, n, KERR_CHILD, "evalpod failed on round %d:\n%s", round,
-				 tail);
-	}
-out:
-	forget_url(url);
-	free(batch);
-	json_decref(todo);
-	return rc;
-}
-
 int round_evaluate(struct session *s, int round, char *msg, size_t n)
 {
 	char *dir = session_round_dir(s, round), *res = xasprintf("%s/results", dir);
@@ -581,7 +337,7 @@ int round_evaluate(struct session *s, int round, char *msg, size_t n)
 			rc = kerr_set(msg, n, KERR_CHILD, "cancelled");
 			break;
 		}
-		rc = evaluate_once(s, round, dir, fd, attempt, msg, n);
+		rc = s->backend->evaluate(s, round, dir, fd, attempt, msg, n);
 		if (rc != 1)
 			break;
 	}

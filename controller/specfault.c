@@ -3,6 +3,7 @@
  * the session stops with the cause named instead of spending its budget.
  */
 #include "session.h"
+#include "round.h"
 #include "err.h"
 #include "sbuf.h"
 #include "xalloc.h"

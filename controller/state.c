@@ -1,12 +1,12 @@
 /*
  * state.c - what every step of a session reads of its recorded state: the
- * round folders and results, the programs of a round, the incumbent, the
- * end of a step's transaction, cancellation, interruption, the crash hook
- * and the status document.  It sits below the steps (round.c, pack.c,
- * rank.c, confirm.c, report.c, kround.c, loop.c), which all call it and
- * which it calls none of.
+ * round folders and results, the programs of a round, the incumbent, who
+ * holds session.lock, and the status document.  It sits below the steps
+ * (round.c, pack.c, rank.c, confirm.c, report.c, the backends, loop.c),
+ * which all call it and which it calls none of; it uses the store.
  */
 #include "session.h"
+#include "winner.h"
 #include "fileio.h"
 #include "xalloc.h"
 
@@ -14,18 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static volatile sig_atomic_t interrupted_by;
-
-int round_interrupted(void)
-{
-	return interrupted_by;
-}
-
-void session_note_signal(int sig)
-{
-	interrupted_by = sig;
-}
 
 char *session_round_dir(const struct session *s, int round)
 {
@@ -72,42 +60,6 @@ json_t *round_programs(struct session *s, int round)
 	}
 	json_decref(row);
 	return out;
-}
-
-int round_step_end(struct session *s, int round, enum round_state state, const char *point, int rc,
-		   char *msg, size_t n)
-{
-	if (!rc)
-		rc = store_round_set_state(s->st, s->id, round, state, msg, n);
-	if (rc)
-		store_rollback(s->st);
-	else
-		rc = store_commit(s->st, msg, n);
-	if (!rc)
-		crash_point(point, round);
-	return rc;
-}
-
-void crash_point(const char *point, int round)
-{
-	const char *want = getenv("KCTL_TEST_CRASH_AT");
-	char here[64];
-
-	if (!want || !*want)
-		return;
-	snprintf(here, sizeof(here), "%s:%d", point, round);
-	if (!strcmp(want, point) || !strcmp(want, here))
-		kill(getpid(), SIGKILL);
-}
-
-int session_cancelled(struct session *s)
-{
-	json_t *row = store_session_get(s->st, s->id);
-	const char *st = json_string_value(json_object_get(row, "state"));
-	int c = st && !strcmp(st, "cancelled");
-
-	json_decref(row);
-	return c;
 }
 
 /* Start time of process pid in clock ticks after boot (field 22 of its stat), or -1. */

@@ -10,6 +10,7 @@
  * transaction that moves lineage 0, so the two never disagree.
  */
 #include "session.h"
+#include "winner.h"
 #include "err.h"
 #include "jsonx.h"
 #include "log.h"

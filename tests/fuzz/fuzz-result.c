@@ -9,6 +9,8 @@
 #include "fuzz.h"
 #include "pairs.h"
 #include "session.h"
+#include "round.h"
+#include "winner.h"
 #include "store.h"
 #include "xalloc.h"
 
