@@ -19,6 +19,7 @@
  *      back to the tuner side, unless the weights give the tuner nothing.
  */
 #include "session.h"
+#include "propose.h"
 #include "answer.h"
 #include "err.h"
 #include "jsonx.h"

@@ -18,6 +18,7 @@
 #include "round.h"
 #include "winner.h"
 #include "pairs.h"
+#include "propose.h"
 #include "err.h"
 #include "fileio.h"
 #include "jsonx.h"

@@ -17,6 +17,7 @@
 #include "jsonx.h"
 #include "log.h"
 #include "sbuf.h"
+#include "propose.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -226,7 +227,7 @@ static int propose_gather(struct session *s, int round, enum nav_mode mode, stru
 		ctx.learnings = learnings;
 		free(path);
 	}
-	rc = ctx.want ? s->prop.propose(&s->prop, &ctx, &o->props, &o->nprops, msg, n) : 0;
+	rc = ctx.want ? s->prop->propose(s->prop, &ctx, &o->props, &o->nprops, msg, n) : 0;
 	if (json_object_size(ctx.plan))
 		o->plan = json_incref(ctx.plan);
 	json_decref(ctx.plan);
@@ -259,13 +260,13 @@ int round_propose(struct session *s, int round, const char *mode, char *msg, siz
 	struct offer o = { 0 };
 	int rc = 0;
 
-	if (round > 1 && s->prop.reflect) {
+	if (round > 1 && s->prop->reflect) {
 		/* the last round's lessons, before the prompts that read them */
 		json_t *prev = store_round_get(s->st, s->id, round - 1);
 		const char *pm = json_string_value(json_object_get(prev, "mode"));
 
 		if (pm && (!strcmp(pm, "explore") || !strcmp(pm, "exploit")))
-			rc = s->prop.reflect(&s->prop, s, round - 1, msg, n);
+			rc = s->prop->reflect(s->prop, s, round - 1, msg, n);
 		if (!rc && pm)
 			rc = learnings_write(s, msg, n);
 		json_decref(prev);

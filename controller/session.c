@@ -16,6 +16,7 @@
 #include "err.h"
 #include "fileio.h"
 #include "log.h"
+#include "propose.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -82,7 +83,8 @@ static int session_prepare(struct session *s, const char *spec_path, char *msg, 
 	if ((rc = blocks_find(s->spec.template_src, s->spec.marker_start, s->spec.marker_end,
 			      &s->blocks, msg, n)))
 		return rc;
-	if ((rc = proposer_open(&s->prop, &s->spec, msg, n)))
+	s->prop = xcalloc(1, sizeof(*s->prop));
+	if ((rc = proposer_open(s->prop, &s->spec, msg, n)))
 		return rc;
 	/* on a cluster evalpod runs in the image, not here: only the local backend checks it */
 	return s->backend->check ? s->backend->check(s, msg, n) : 0;
@@ -356,8 +358,9 @@ int session_set(struct session *s, const char *assignment, char *msg, size_t n)
 
 void session_release(struct session *s)
 {
-	if (s->prop.release)
-		proposer_close(&s->prop);
+	if (s->prop && s->prop->release)
+		proposer_close(s->prop);
+	free(s->prop);
 	blocks_release(&s->blocks);
 	spec_release(&s->spec);
 	free(s->id);

@@ -27,19 +27,19 @@
 #include <stdint.h>
 
 #include "mutate.h"
-#include "propose.h"
 #include "spec.h"
 #include "store.h"
 
 struct backend;
+struct proposer;
 
 struct session {
 	char *id;
 	char *dir; /* output folder of this session */
 	struct spec spec;
-	struct blocks blocks; /* of the template */
-	struct store *st;     /* borrowed */
-	struct proposer prop;
+	struct blocks blocks;  /* of the template */
+	struct store *st;      /* borrowed */
+	struct proposer *prop; /* the spec's proposer (propose.h), owned */
 	uint64_t rng;
 	double started_ms; /* when this process began driving it */
 	int interactive;   /* progress line on a terminal */
