@@ -46,19 +46,6 @@ struct session;
 int kround_open(struct session *s, char *msg, size_t n);
 
 /*
- * Evaluates what is pending in round (results under dir/results).  Returns
- * 0 when the Jobs are over and their results fetched (variants may still
- * be pending: the caller retries), or an error: KERR_CHILD for an
- * interruption or cancellation (msg says which), KERR_INVALID when evalpod
- * refused a batch, KERR_HTTP for the API server or the store.  *slow is
- * the count of failed shards whose evalpod exited EVALPOD_EXIT_SLOW (the
- * reference ran past its deadline): their variants are left pending, with
- * no infra_error result, for the caller to evaluate again with a longer
- * deadline, as for a local evalpod.
- */
-int kround_evaluate(struct session *s, int round, const char *dir, int *slow, char *msg, size_t n);
-
-/*
  * kctl cancel: deletes session id's Jobs in the cluster spec names (one
  * deletecollection by label, propagationPolicy Background).
  */
