@@ -2,6 +2,10 @@
  * llm-api.c - the two providers' protocols: the OpenAI-compatible Chat
  * Completions API and the Anthropic Messages API; each one's request body,
  * answer, usage and stream events, read strictly (llm.c makes the calls).
+ *
+ * May use: llm-internal.h (struct llm_call, and llm-outcome.c's verdicts
+ * and quotes) and common/; llm.c calls its table llm_apis, llm_parse and
+ * llm_error_detail, and nothing here calls into llm.c.
  */
 #include "llm.h"
 #include "llm-internal.h"

@@ -1,7 +1,12 @@
 /*
- * llm-internal.h - what the files of the model client share: llm.c (the
- * call: attempts, retries, server-sent event framing) and llm-api.c (each
- * provider's request body, answer and stream events).
+ * llm-internal.h - what the files of the model client share, in layers
+ * that call only downwards:
+ *
+ *   llm.c          the call: attempts, retries, server-sent event framing
+ *                  (the top; nothing calls back into it)
+ *   llm-api.c      each provider's request body, answer and stream events
+ *   llm-outcome.c  an attempt's verdict and message, server text quoted
+ *                  (the bottom)
  */
 #ifndef KCTL_LLM_INTERNAL_H
 #define KCTL_LLM_INTERNAL_H
@@ -88,15 +93,15 @@ struct llm_call {
 #define LLM_NAPIS 2
 extern const struct llm_api llm_apis[LLM_NAPIS];
 
-/* A body or event's JSON; NULL (the attempt's verdict set) when malformed. */
+/* A body or event's JSON; NULL (the attempt's verdict set) when malformed (llm-api.c). */
 json_t *llm_parse(struct llm_call *k, const char *what, const char *data, size_t len);
-/* The server's error type and message from an error body, for messages. */
+/* The server's error type and message from an error body, for messages (llm-api.c). */
 void llm_error_detail(const char *body, size_t len, char *out, size_t n);
-/* At most LLM_QUOTE_MAX bytes of a server's text, quoted, on one line (llm.c). */
+/* At most LLM_QUOTE_MAX bytes of a server's text, quoted, on one line (llm-outcome.c). */
 void llm_quote(const char *text, size_t len, char *out, size_t n);
 /*
  * Decides the attempt: verdict, error code and why (one line, the key
- * scrubbed); the first decision stands.  Returns 1 (llm.c).
+ * scrubbed); the first decision stands.  Returns 1 (llm-outcome.c).
  */
 __attribute__((format(printf, 4, 5))) int llm_outcome(struct llm_call *k, enum llm_verdict v,
 						      int rc, const char *fmt, ...);

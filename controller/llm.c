@@ -10,8 +10,13 @@
  * is therefore made with max_attempts 1.
  *
  * The key is in one header line and nowhere else.  Every outcome (msg, the
- * retry warnings) is formatted by llm_outcome, which makes it one line and
- * replaces the key by "<redacted>" should a server echo it back.
+ * retry warnings) is formatted by llm_outcome (llm-outcome.c), which makes
+ * it one line and replaces the key by "<redacted>" should a server echo it
+ * back.
+ *
+ * The top of the model client: may use llm-api.c (the providers'
+ * protocols), llm-outcome.c, http and common/; neither calls back into
+ * this file.
  */
 #include "llm.h"
 #include "llm-internal.h"
@@ -26,7 +31,6 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,71 +51,6 @@ static void llm_sleep_ms(long ms)
 
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;
-}
-
-/* Replaces each occurrence of key in s by "<redacted>". */
-static void llm_scrub(struct sbuf *s, const char *key)
-{
-	struct sbuf out = SBUF_INIT;
-	size_t klen = key ? strlen(key) : 0;
-	const char *p, *end, *hit;
-
-	if (klen < LLM_SCRUB_MIN || !s->buf)
-		return;
-	p = s->buf;
-	end = s->buf + s->len;
-	while ((hit = memmem(p, (size_t)(end - p), key, klen))) {
-		sbuf_add(&out, p, (size_t)(hit - p));
-		sbuf_adds(&out, "<redacted>");
-		p = hit + klen;
-	}
-	if (!out.buf)
-		return;
-	sbuf_add(&out, p, (size_t)(end - p));
-	sbuf_release(s);
-	*s = out;
-}
-
-/*
- * Decides the attempt: verdict, error code and why (prefixed with the
- * provider's name, one line, the key scrubbed).  The first decision
- * stands.  Returns 1, so that a stream callback can return it to stop.
- */
-__attribute__((format(printf, 4, 5))) int llm_outcome(struct llm_call *k, enum llm_verdict v,
-						      int rc, const char *fmt, ...)
-{
-	struct sbuf s = SBUF_INIT;
-	va_list ap;
-
-	if (k->decided)
-		return 1;
-	sbuf_addf(&s, "%s: ", k->api->name);
-	va_start(ap, fmt);
-	sbuf_addv(&s, fmt, ap);
-	va_end(ap);
-	for (size_t i = 0; i < s.len; i++)
-		if ((unsigned char)s.buf[i] < 0x20 || s.buf[i] == 0x7f)
-			s.buf[i] = ' ';
-	llm_scrub(&s, k->conf->api_key);
-	snprintf(k->why, sizeof(k->why), "%s", s.buf);
-	sbuf_release(&s);
-	k->decided = 1;
-	k->verdict = v;
-	k->rc = rc;
-	return 1;
-}
-
-/* Writes into out (size n) at most LLM_QUOTE_MAX bytes of text, "..." marking a cut. */
-void llm_quote(const char *text, size_t len, char *out, size_t n)
-{
-	while (len && (*text == ' ' || *text == '\n' || *text == '\r' || *text == '\t'))
-		text++, len--;
-	while (len && (text[len - 1] == ' ' || text[len - 1] == '\n' || text[len - 1] == '\r'))
-		len--;
-	if (len > LLM_QUOTE_MAX)
-		snprintf(out, n, "%.*s...", LLM_QUOTE_MAX, text);
-	else
-		snprintf(out, n, "%.*s", (int)len, text ? text : "");
 }
 
 /* ---- server-sent events: the framing ---- */

@@ -4,7 +4,7 @@
  * as EvalBatch objects), and the evaluator (local or kubernetes, with its
  * kubernetes and s3 settings), session and batch sections.
  *
- * May use: spec-internal.h (the field tables and checks of spec.c), yamlx,
+ * May use: spec-internal.h (the field tables and checks of spec-read.c), yamlx,
  * s3 and common/.  spec.c calls its read_* functions from its table of
  * sections; spec_limit_value() is spec.h's.
  */

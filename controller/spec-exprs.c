@@ -2,6 +2,9 @@
  * spec-exprs.c - a spec's expressions resolved as evalpod resolves them:
  * the load-time check that every one evaluates for the programs a session
  * surely runs, and the launch geometry of a program.
+ *
+ * May use: spec-internal.h (spec-read.c's marks), defines, expr, mutate,
+ * propose and common/.  spec.c calls check_exprs() at the end of a load.
  */
 #include "spec-internal.h"
 #include "defines.h"

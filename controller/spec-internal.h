@@ -1,9 +1,17 @@
 /*
- * spec-internal.h - what the parts of the spec loader share: spec.c reads
- * and checks the document (spec-problem.c its problem and shapes sections,
- * spec-evaluator.c those on evaluation, spec-proposer.c the proposer's),
- * spec-exprs.c resolves its expressions as evalpod will (at load, and for a
- * program's launch geometry).
+ * spec-internal.h - what the parts of the spec loader share, in layers that
+ * call only downwards:
+ *
+ *   spec.c            the load, its table of sections, the kernel and
+ *                     tunables sections (the top; nothing calls back into it)
+ *   spec-problem.c    the problem and shapes sections,
+ *   spec-evaluator.c  those on evaluation,
+ *   spec-proposer.c   the proposer's,
+ *   spec-exprs.c      the expressions resolved as evalpod will (at load,
+ *                     and for a program's launch geometry)
+ *   spec-read.c       the field tables, text rules, URL and expression
+ *                     readers and the marks all of the above share (the
+ *                     bottom; it calls none of them)
  */
 #ifndef KCTL_SPEC_INTERNAL_H
 #define KCTL_SPEC_INTERNAL_H
@@ -29,8 +37,10 @@ struct ld {
 	size_t nmarks, amarks;
 };
 
-/* The node the expression at path was read from; NULL (line 1) if none. */
+/* The node the expression at path was read from; NULL (line 1) if none (spec-read.c). */
 const yaml_node_t *mark_find(const struct ld *ld, const char *path);
+/* Frees the marks of ld (spec-read.c). */
+void marks_release(struct ld *ld);
 
 /*
  * Resolves every expression evalpod will evaluate, at every shape, for the
@@ -39,10 +49,10 @@ const yaml_node_t *mark_find(const struct ld *ld, const char *path);
  */
 int check_exprs(struct ld *ld);
 
-/* What a text value must look like (spec.c's check_rule). */
+/* What a text value must look like (spec-read.c's spec_check_rule). */
 enum rule { R_ANY, R_TEXT, R_IDENT, R_ID, R_NAME, R_MARKER };
 
-/* ---- field tables: one entry per key of a mapping ---- */
+/* ---- field tables (spec-read.c): one entry per key of a mapping ---- */
 
 enum fkind {
 	F_INT,    /* integer in [ilo, ihi] -> JSON integer */
@@ -125,7 +135,7 @@ int read_proposer(struct ld *ld, const yaml_node_t *nd, const char *path);
 void proposer_defaults(struct spec *s);
 void proposer_release(struct spec *s);
 
-/* ---- spec.c: checks the sections share ---- */
+/* ---- spec-read.c: checks the sections share ---- */
 
 /* Whether s obeys rule r; spec_check_rule fails with "FILE:LINE: path: ..." when not. */
 int spec_rule_ok(const char *s, enum rule r);

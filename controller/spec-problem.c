@@ -3,7 +3,7 @@
  * initial values, buffers, scalars, launch plans (the template's and the
  * reference's), flops and bytes, and the shapes with their values.
  *
- * May use: spec-internal.h (the field tables and checks of spec.c), yamlx,
+ * May use: spec-internal.h (the field tables and checks of spec-read.c), yamlx,
  * initdist, expr and common/.  spec.c calls read_problem() and read_shapes()
  * from its table of sections.
  */

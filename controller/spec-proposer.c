@@ -3,6 +3,10 @@
  * model (proposer.llm), an external command (proposer.command), how they
  * share a round (proposer.mix), and the model's budgets and replay.
  * docs/spec.md#proposer is the manual.
+ *
+ * May use: spec-internal.h (the field tables of spec-read.c), llm, http and
+ * common/.  spec.c calls read_proposer(), proposer_defaults() and
+ * proposer_release().
  */
 #include "spec-internal.h"
 #include "llm.h"

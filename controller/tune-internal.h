@@ -1,8 +1,14 @@
 /*
- * tune-internal.h - what the three parts of the tuner share: tune.c (the
- * proposer, one round's proposals, the exhaustive and evolutionary
- * strategies), tune-model.c (the space-filling start and the Gaussian
- * process) and tune-space.c (the space, its vectors and their rendering).
+ * tune-internal.h - what the parts of the tuner share, in layers that call
+ * only downwards:
+ *
+ *   tune.c        the proposer, one round's set-up, the exhaustive and
+ *                 evolutionary strategies (the top; nothing calls back)
+ *   tune-model.c  the space-filling start and the Gaussian process
+ *   tune-run.c    what both strategy files do with a round: a candidate's
+ *                 vector, freshness, random draws, offering a vector
+ *   tune-space.c  the space, its vectors and their rendering (the bottom)
+ *
  * Not for use outside them; propose.h is the public interface.
  */
 #ifndef KCTL_TUNE_INTERNAL_H
@@ -66,6 +72,8 @@ struct run {
 	size_t mlen;
 };
 
+/* --- the space, tune-space.c ---------------------------------------------- */
+
 /* Uniform in [0, n), n > 0, without modulo bias. */
 size_t tune_rng_below(uint64_t *s, size_t n);
 
@@ -101,11 +109,16 @@ int tune_space(struct tune *t, char *msg, size_t n);
 /* Sets *out to value's index in tu's list; returns 0 when not there. */
 int tune_value_index(const struct tunable *tu, int64_t value, uint32_t *out);
 
+/* v as a new {"NAME": value, ...} object (caller decrefs). */
+json_t *tune_params_of(const struct tune *t, const uint32_t *v);
+
 /*
  * The template's own vector: the first "#define NAME value" of each
  * tunable, when every one has a value from its list.
  */
 void tune_defaults(struct tune *t);
+
+/* --- one round's helpers, tune-run.c ------------------------------------- */
 
 /*
  * Fills v with c's vector.  A variant without params that is the template
@@ -126,6 +139,8 @@ int tune_offer(struct run *r, const uint32_t *v, const char *parent, char *why);
 
 /* One random vector: an untried valid one of a listed space, any of a large one. */
 int tune_draw(struct run *r, uint32_t *v);
+
+/* --- the model strategy, tune-model.c ------------------------------------ */
 
 /*
  * Fills the round with random points, each the farthest from everything

@@ -3,9 +3,9 @@
  * over the whole space first, then a Gaussian process (surrogate.c) fitted to
  * the session's measurements that picks points by expected improvement.
  *
- * May use: tune-internal.h (struct run and the round helpers of tune.c, the
- * space of tune-space.c), surrogate and common/.  tune.c calls
- * tune_propose_model().
+ * May use: tune-internal.h (struct run and the round helpers of tune-run.c,
+ * the space of tune-space.c), surrogate and common/.  tune.c calls
+ * tune_propose_model() and tune_fill(); nothing here calls into tune.c.
  */
 #include "tune-internal.h"
 #include "surrogate.h"

@@ -2,10 +2,11 @@
  * tune-space.c - the tuner's space and its rendering: random numbers, sets of
  * vectors, which vectors are valid (every constraint at every shape), the
  * space enumerated or probed at open, the template's own vector, and a
- * vector rendered as #define lines (tune_render).
+ * vector as params (tune_params_of) or rendered as #define lines
+ * (tune_render).
  *
  * May use: tune-internal.h (struct tune), spec, expr and common/.  Knows
- * nothing of the strategies (tune.c, tune-model.c).
+ * nothing of the strategies (tune.c, tune-model.c) or rounds (tune-run.c).
  */
 #include "tune-internal.h"
 #include "err.h"
@@ -258,6 +259,16 @@ int tune_value_index(const struct tunable *tu, int64_t value, uint32_t *out)
 			return 1;
 		}
 	return 0;
+}
+
+json_t *tune_params_of(const struct tune *t, const uint32_t *v)
+{
+	json_t *o = json_object();
+
+	for (size_t j = 0; j < t->k; j++)
+		json_object_set_new(o, t->s->tunables[j].name,
+				    json_integer(t->s->tunables[j].values[v[j]]));
+	return o;
 }
 
 /*

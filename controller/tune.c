@@ -19,11 +19,12 @@
  * deterministic, so a resumed session proposes exactly what the
  * interrupted one would have.
  *
- * This file holds the proposer and one round's proposals with the
+ * This file holds the proposer and one round's set-up with the
  * exhaustive, evolutionary and random strategies; the model strategy is
- * tune-model.c, the space and rendering tune-space.c, and what they share
- * tune-internal.h.  May use those, spec, surrogate (through tune-model.c)
- * and common/.
+ * tune-model.c, what both strategy files do with a round tune-run.c, the
+ * space and rendering tune-space.c, and what they share tune-internal.h.
+ * May use those, spec, surrogate (through tune-model.c) and common/; none
+ * of them calls back into this file.
  */
 #include "tune-internal.h"
 #include "err.h"
@@ -69,36 +70,6 @@ static int cand_refused(const struct cand *c)
 		     (c->fault_kind && !strcmp(c->fault_kind, tune_refusals[i].fault_kind))))
 			return 1;
 	return 0;
-}
-
-static int vec_of_params(const struct tune *t, json_t *params, uint32_t *v)
-{
-	for (size_t j = 0; j < t->k; j++) {
-		json_t *x = json_object_get(params, t->s->tunables[j].name);
-
-		if (!json_is_integer(x) ||
-		    !tune_value_index(&t->s->tunables[j], json_integer_value(x), &v[j]))
-			return 0;
-	}
-	return 1;
-}
-
-/*
- * Fills v with c's vector.  A variant without params that is the template
- * itself (the starting point) has the template's own vector.  Returns 0
- * when c has no vector in the space.
- */
-int tune_vec_of_cand(const struct tune *t, const struct cand *c, uint32_t *v)
-{
-	const char *opts = t->s->build_options ? t->s->build_options : "";
-
-	if (c->params)
-		return vec_of_params(t, c->params, v);
-	if (!t->defaults || !c->source || strcmp(c->source, t->s->template_src) ||
-	    strcmp(c->options ? c->options : "", opts))
-		return 0;
-	memcpy(v, t->defaults, t->k * sizeof(*v));
-	return 1;
 }
 
 static void run_init(struct run *r, struct tune *t, const struct propose_ctx *ctx, char *msg,
@@ -149,75 +120,6 @@ static void run_release(struct run *r)
 	free(r->parvec);
 	free(r->fresh);
 	free(r->hashes);
-}
-
-/* Valid, and neither tried nor refused before. */
-int tune_fresh(struct run *r, const uint32_t *v)
-{
-	return !vset_has(&r->seen, v) && !vset_has(&r->refused, v) &&
-	       (!r->t->listed.n || vset_has(&r->t->listed, v)) && tune_vec_valid(r->t, v, NULL, 0);
-}
-
-static json_t *params_of(const struct tune *t, const uint32_t *v)
-{
-	json_t *o = json_object();
-
-	for (size_t j = 0; j < t->k; j++)
-		json_object_set_new(o, t->s->tunables[j].name,
-				    json_integer(t->s->tunables[j].values[v[j]]));
-	return o;
-}
-
-static int hash_known(const struct run *r, const char *hash)
-{
-	for (size_t i = 0; i < r->ctx->nhistory; i++)
-		if (r->ctx->history[i].hash && !strcmp(r->ctx->history[i].hash, hash))
-			return 1;
-	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->hashes[i], hash))
-			return 1;
-	return 0;
-}
-
-/*
- * Proposes v unless the round is full, v is not fresh, or it renders to a
- * variant the session already has.  Takes ownership of why.  Returns 1
- * when v was taken, 0 when skipped, or an error from rendering.
- */
-int tune_offer(struct run *r, const uint32_t *v, const char *parent, char *why)
-{
-	json_t *params = NULL;
-	char *src = NULL, *opt = NULL, hash[65];
-	int rc = 0;
-
-	if (r->n >= r->ctx->want || !tune_fresh(r, v))
-		goto out;
-	params = params_of(r->t, v);
-	rc = tune_render(r->t->s, r->ctx->blocks, params, &src, &opt, r->msg, r->mlen);
-	if (rc)
-		goto out;
-	vset_add(&r->seen, v);
-	variant_hash(src, opt, hash);
-	if (hash_known(r, hash))
-		goto out;
-	r->out = xreallocarray(r->out, r->n + 1, sizeof(*r->out));
-	r->hashes = xreallocarray(r->hashes, r->n + 1, sizeof(*r->hashes));
-	memcpy(r->hashes[r->n], hash, sizeof(hash));
-	r->out[r->n++] = (struct proposal){ .source = src,
-					    .options = opt,
-					    .parent = parent ? xstrdup(parent) : NULL,
-					    .rationale = why,
-					    .params = params,
-					    .origin = "tune" };
-	src = opt = why = NULL;
-	params = NULL;
-	rc = 1;
-out:
-	free(src);
-	free(opt);
-	free(why);
-	json_decref(params);
-	return rc;
 }
 
 /* "TM 4->8, WX 8->4 from r02-v003" with a prefix and a suffix. */
@@ -311,23 +213,6 @@ static int propose_all(struct run *r)
 }
 
 /* --- evolutionary ------------------------------------------------------------ */
-
-/* One random vector: an untried valid one of a listed space, any of a large one. */
-int tune_draw(struct run *r, uint32_t *v)
-{
-	const struct tune *t = r->t;
-
-	if (t->enumerated) {
-		if (!r->nfresh)
-			return 0;
-		memcpy(v, t->space + r->fresh[tune_rng_below(r->rng, r->nfresh)] * t->k,
-		       t->k * sizeof(*v));
-		return 1;
-	}
-	for (size_t j = 0; j < t->k; j++)
-		v[j] = (uint32_t)tune_rng_below(r->rng, t->s->tunables[j].nvalues);
-	return 1;
-}
 
 static size_t nearest_seen(const struct run *r, const uint32_t *v)
 {
@@ -704,5 +589,5 @@ json_t *tune_template_params(const struct proposer *p)
 {
 	const struct tune *t = p->state;
 
-	return t->defaults ? params_of(t, t->defaults) : NULL;
+	return t->defaults ? tune_params_of(t, t->defaults) : NULL;
 }
