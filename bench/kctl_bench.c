@@ -17,6 +17,9 @@
 #include "err.h"
 #include "fileio.h"
 #include "jsonx.h"
+#include "loop.h"
+#include "propose.h"
+#include "round.h"
 #include "session.h"
 #include "xalloc.h"
 
@@ -66,7 +69,7 @@ static int open_session(struct session *s, struct store **st, const char *db, co
 	s->st = *st;
 	if ((rc = blocks_find(s->spec.template_src, s->spec.marker_start, s->spec.marker_end,
 			      &s->blocks, msg, n)) ||
-	    (rc = proposer_open(&s->prop, &s->spec, msg, n)))
+	    (rc = proposer_open(s->prop = xcalloc(1, sizeof(*s->prop)), &s->spec, msg, n)))
 		return rc;
 	s->id = xstrdup("bench");
 	s->dir = xasprintf("%s.out", db);
