@@ -19,10 +19,7 @@
 
 #include <stddef.h>
 
-enum llm_provider {
-	LLM_OPENAI,    /* POST {base_url}/chat/completions */
-	LLM_ANTHROPIC, /* POST {base_url}/messages */
-};
+#include "llm-provider.h"
 
 struct llm_conf {
 	enum llm_provider provider;

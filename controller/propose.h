@@ -138,15 +138,6 @@ int model_open(struct proposer *p, const struct spec *s, char *msg, size_t n);
  */
 int mix_open(struct proposer *p, const struct spec *s, char *msg, size_t n);
 
-/*
- * Renders a parameter vector into a variant of the template the way the
- * spec says (#define lines in the blocks, or -D options), so that other
- * code (tests, `kctl show`) renders exactly as the tuner does.  *source and
- * *options are malloc'd.  Returns 0 or KERR_INVALID.
- */
-int tune_render(const struct spec *s, const struct blocks *bl, json_t *params, char **source,
-		char **options, char *msg, size_t n);
-
 /* Whether the model's budget (proposer.max_tokens, max_cost) is spent;
  * why says so when it is. */
 int model_budget_spent(struct session *s, char *why, size_t n);

@@ -3,15 +3,14 @@
  * the load-time check that every one evaluates for the programs a session
  * surely runs, and the launch geometry of a program.
  *
- * May use: spec-internal.h (spec-read.c's marks), defines, expr, mutate,
- * propose and common/.  spec.c calls check_exprs() at the end of a load.
+ * May use: spec-internal.h (spec-read.c's marks), spec-render.c (a point
+ * rendered as the tuner renders it), defines, expr, mutate and common/.  spec.c calls check_exprs() at the end of a load.
  */
 #include "spec-internal.h"
 #include "defines.h"
 #include "err.h"
 #include "expr.h"
 #include "mutate.h"
-#include "propose.h"
 #include "sbuf.h"
 #include "xalloc.h"
 
@@ -285,7 +284,7 @@ static int check_setting(struct ld *ld, const struct pexprs *l, const struct blo
 	*budget -= cost < *budget ? cost : *budget;
 	for (size_t j = 0; j < s->ntunables; j++)
 		json_object_set_new(params, s->tunables[j].name, json_integer(vals[j]));
-	if (tune_render(s, bl, params, &src, &opt, why, sizeof(why))) {
+	if (spec_render_point(s, bl, params, &src, &opt, why, sizeof(why))) {
 		rc = yamlx_fail(&ld->y, yamlx_map_get(&ld->y, yamlx_root(&ld->y), "tunables"),
 				KERR_INVALID, "tunables", "%s", why);
 		goto out;

@@ -9,7 +9,7 @@
  * proposer_release().
  */
 #include "spec-internal.h"
-#include "llm.h"
+#include "llm-provider.h"
 #include "http.h"
 #include "err.h"
 #include "jsonx.h"

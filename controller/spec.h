@@ -122,7 +122,7 @@ struct spec {
 	json_t *proposer_conf; /* the whole proposer object as written */
 	struct spec_model {
 		/* proposer.llm */
-		int provider;      /* enum llm_provider (llm.h) */
+		int provider;      /* enum llm_provider (llm-provider.h) */
 		char *model;       /* required for kind llm (unless replaying) */
 		char *base_url;    /* NULL: the provider's */
 		char *api_key_env; /* the NAME of the variable holding the key; NULL: no key */
@@ -194,5 +194,21 @@ int spec_limit_value(const char *key, const char *text, json_t **out, char *msg,
  */
 json_t *spec_launch_geometry(const struct spec *s, const char *source, const char *options,
 			     char *msg, size_t n);
+
+struct blocks;
+
+/*
+ * Renders a point of the tunable space (params: one integer per tunable,
+ * by name) into a variant of the template the way the spec says (#define
+ * lines in the blocks bl, or -D options), so that every caller (the tuner,
+ * the spec's expression check, tests, `kctl show`) renders exactly alike
+ * (spec-render.c).  *source and *options are malloc'd.  Returns 0 or
+ * KERR_INVALID (msg says why).
+ */
+int spec_render_point(const struct spec *s, const struct blocks *bl, json_t *params, char **source,
+		      char **options, char *msg, size_t n);
+
+/* The index of the tunable named name[0..len) in s, or -1. */
+int spec_tunable_index(const struct spec *s, const char *name, size_t len);
 
 #endif

@@ -78,7 +78,7 @@ int tune_offer(struct run *r, const uint32_t *v, const char *parent, char *why)
 	if (r->n >= r->ctx->want || !tune_fresh(r, v))
 		goto out;
 	params = tune_params_of(r->t, v);
-	rc = tune_render(r->t->s, r->ctx->blocks, params, &src, &opt, r->msg, r->mlen);
+	rc = spec_render_point(r->t->s, r->ctx->blocks, params, &src, &opt, r->msg, r->mlen);
 	if (rc)
 		goto out;
 	vset_add(&r->seen, v);

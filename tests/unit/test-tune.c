@@ -106,7 +106,7 @@ TEST(render_define)
 
 	fix_init(&f, tmpl, three, 3, NULL, 0, NULL, RENDER_DEFINE);
 	f.s.build_options = "-cl-mad-enable";
-	CHECK(tune_render(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
+	CHECK(spec_render_point(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
 	CHECK_STR(src, rendered_define);
 	CHECK_STR(opt, "-cl-mad-enable");
 	CHECK(blocks_verify(tmpl, &f.bl, src, START, END, msg, sizeof(msg)) == 0);
@@ -145,7 +145,7 @@ TEST(render_define_edges)
 	char *src = NULL, *opt = NULL, msg[256] = "";
 
 	fix_init(&f, two, three, 2, NULL, 0, NULL, RENDER_DEFINE);
-	CHECK(tune_render(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
+	CHECK(spec_render_point(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
 	CHECK_STR(src, want);
 	CHECK_STR(opt, "");
 	free(src);
@@ -161,13 +161,13 @@ TEST(render_options)
 	char *src = NULL, *opt = NULL, msg[256] = "";
 
 	fix_init(&f, tmpl, three, 3, NULL, 0, NULL, RENDER_OPTIONS);
-	CHECK(tune_render(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
+	CHECK(spec_render_point(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
 	CHECK_STR(src, tmpl);
 	CHECK_STR(opt, "-DTM=8 -DWX=2 -DVN=4"); /* spec order, not the params' */
 	free(src);
 	free(opt);
 	f.s.build_options = "-cl-mad-enable";
-	CHECK(tune_render(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
+	CHECK(spec_render_point(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) == 0);
 	CHECK_STR(opt, "-cl-mad-enable -DTM=8 -DWX=2 -DVN=4");
 	free(src);
 	free(opt);
@@ -196,7 +196,7 @@ TEST(render_errors)
 		json_t *params = json_loads(render_errors[i].params, 0, NULL);
 		char *src = (char *)"x", *opt = (char *)"x", msg[256] = "";
 
-		CHECK(tune_render(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) ==
+		CHECK(spec_render_point(&f.s, &f.bl, params, &src, &opt, msg, sizeof(msg)) ==
 		      KERR_INVALID);
 		CHECK(src == NULL && opt == NULL);
 		CHECK_CONTAINS(msg, render_errors[i].err);
@@ -272,7 +272,7 @@ static void sim_add_params(struct sim *sm, json_t *params, const char *status, c
 {
 	char *src = NULL, *opt = NULL, msg[256] = "";
 
-	if (tune_render(sm->s, sm->bl, params, &src, &opt, msg, sizeof(msg)))
+	if (spec_render_point(sm->s, sm->bl, params, &src, &opt, msg, sizeof(msg)))
 		fprintf(stderr, "sim_add_params: %s\n", msg);
 	else
 		sim_add(sm, src, opt, params, status, fault);
@@ -638,7 +638,7 @@ TEST(known_hash_is_skipped)
 	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
 	sim_init(&sm, &f, 1);
 	sim_add(&sm, tmpl, "", NULL, "ok", NULL);
-	CHECK(tune_render(&f.s, &f.bl, eight, &src, &opt, msg, sizeof(msg)) == 0);
+	CHECK(spec_render_point(&f.s, &f.bl, eight, &src, &opt, msg, sizeof(msg)) == 0);
 	sim_add(&sm, src, opt, NULL, "incorrect", NULL);
 	CHECK(sim_propose(&sm, &p, NAV_EXPLORE, 4, 100, &props, &n) == 0);
 	CHECK(n == 0);
