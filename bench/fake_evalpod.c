@@ -19,6 +19,7 @@
 #include "expr.h"
 #include "http.h"
 #include "jsonx.h"
+#include "stats.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -90,45 +91,21 @@ static int fake_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Quantile q of sorted[0..n-1], interpolated between order statistics (type 7). */
-static double fake_quantile(const double *sorted, size_t n, double q)
-{
-	double h = (double)(n - 1) * q;
-	size_t lo = (size_t)h;
-
-	if (lo + 1 >= n)
-		return sorted[n - 1];
-	return sorted[lo] + (h - (double)lo) * (sorted[lo + 1] - sorted[lo]);
-}
-
-/* The stats object of docs/result.md over x[0..FAKE_SAMPLES-1]. */
+/* The stats object of docs/result.md over x[0..FAKE_SAMPLES-1], as evalpod makes it. */
 static json_t *fake_stats(const double *x)
 {
-	double s[FAKE_SAMPLES], mean = 0, var = 0, sd;
-	size_t n = FAKE_SAMPLES;
+	struct stats st;
 
-	memcpy(s, x, sizeof(s));
-	qsort(s, n, sizeof(s[0]), fake_cmp);
-	for (size_t i = 0; i < n; i++)
-		mean += s[i] / (double)n;
-	for (size_t i = 0; i < n; i++)
-		var += (s[i] - mean) * (s[i] - mean) / (double)(n - 1);
-	sd = sqrt(var);
-	return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "n", (json_int_t)n,
-			 "min", s[0], "max", s[n - 1], "mean", mean, "stdev", sd, "p25",
-			 fake_quantile(s, n, 0.25), "median", fake_quantile(s, n, 0.5), "p75",
-			 fake_quantile(s, n, 0.75), "iqr",
-			 fake_quantile(s, n, 0.75) - fake_quantile(s, n, 0.25), "cv",
-			 n < 2 ? 0.0 : sd / mean);
+	stats_compute(x, FAKE_SAMPLES, &st);
+	return stats_json(&st);
 }
 
 static double fake_median(const double *x)
 {
-	json_t *st = fake_stats(x);
-	double m = json_number_value(json_object_get(st, "median"));
+	struct stats st;
 
-	json_decref(st);
-	return m;
+	stats_compute(x, FAKE_SAMPLES, &st);
+	return st.median;
 }
 
 /* A speedup object of base over cand, timed in the same rounds (0..FAKE_SAMPLES-1). */
@@ -141,9 +118,9 @@ static json_t *fake_speedup(const double *base, const double *cand)
 	qsort(r, FAKE_SAMPLES, sizeof(r[0]), fake_cmp);
 	return json_pack("{s:f, s:I, s:f, s:f, s:f}", "ratio_of_medians",
 			 fake_median(base) / fake_median(cand), "pairs", (json_int_t)FAKE_SAMPLES,
-			 "paired_median", fake_quantile(r, FAKE_SAMPLES, 0.5), "paired_p25",
-			 fake_quantile(r, FAKE_SAMPLES, 0.25), "paired_p75",
-			 fake_quantile(r, FAKE_SAMPLES, 0.75));
+			 "paired_median", stats_quantile(r, FAKE_SAMPLES, 0.5), "paired_p25",
+			 stats_quantile(r, FAKE_SAMPLES, 0.25), "paired_p75",
+			 stats_quantile(r, FAKE_SAMPLES, 0.75));
 }
 
 /* --- the batch's expressions ------------------------------------------------ */
