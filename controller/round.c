@@ -402,14 +402,7 @@ int round_collect(struct session *s, int round, char *msg, size_t n)
 			break;
 		rc = collect_one(s, dir, v, msg, n);
 	}
-	if (!rc)
-		rc = store_round_set_state(s->st, s->id, round, ROUND_COLLECTED, msg, n);
-	if (rc)
-		store_rollback(s->st);
-	else
-		rc = store_commit(s->st, msg, n);
-	if (!rc)
-		crash_point("collected", round);
+	rc = round_step_end(s, round, ROUND_COLLECTED, "collected", rc, msg, n);
 	json_decref(vars);
 	free(dir);
 	return rc;
