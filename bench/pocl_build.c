@@ -77,9 +77,14 @@ int main(int argc, char **argv)
 	cl_int err;
 	double t0 = now_ms();
 
-	if (n < 1 || n > 1000 || clGetPlatformIDs(1, &plat, NULL) != CL_SUCCESS ||
+	if (n < 1 || n > 1000) {
+		fprintf(stderr, "usage: pocl_build [N]: N programs, 1 to 1000, not '%s'\n",
+			argv[1]);
+		return 2;
+	}
+	if (clGetPlatformIDs(1, &plat, NULL) != CL_SUCCESS ||
 	    clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS) {
-		fprintf(stderr, "pocl_build: no OpenCL device (or N not in 1..1000)\n");
+		fprintf(stderr, "pocl_build: no OpenCL platform with a device\n");
 		return 1;
 	}
 	ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
