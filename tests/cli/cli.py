@@ -481,10 +481,12 @@ def sampling_stops_once_the_median_is_known_within_precision(ctx):
             "performance") or {}
     loose, off = runs["loose"], runs["off"]
     # At 6 samples the interval's upper end is the largest sample, so one
-    # sample over twice the median (a busy moment) keeps it going a little;
-    # without the rule it would take about 40 (min_time_ms over 1 ms samples).
+    # sample over twice the median (a busy moment) keeps it going a little,
+    # by 15 or more on a loaded machine under ASan; the bound stays far below
+    # max_samples (200), which is where it would end without the rule and
+    # without min_time_ms.
     ctx.expect(loose.get("stopped_by") == "precision" and
-               6 <= len(loose.get("samples_ms") or []) < 20,
+               6 <= len(loose.get("samples_ms") or []) < 60,
                "precision 1: stopped by precision soon after min_samples (got %r, %d samples)"
                % (loose.get("stopped_by"), len(loose.get("samples_ms") or [])))
     ctx.expect(off.get("stopped_by") == "min_time_ms" and (off.get("timed_ms") or 0) >= 40,
