@@ -125,7 +125,7 @@ static void combine_peaks(struct run *r)
 /*
  * The cached peaks of every device, copied where the timing worker can read
  * them (w/time/peaks/): with them it measures the peaks only when a program
- * comes near them (first_peaks in timing-report.c).  Without a cache, or with one
+ * goes above them (first_peaks in timing-report.c).  Without a cache, or with one
  * measured more than PEAKS_RECHECK_S ago, it measures.
  */
 static void stage_peaks(struct run *r)

@@ -74,7 +74,7 @@ int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, doubl
 int first_peaks(struct timer *t, struct peaks *pk);
 
 /*
- * Whether a program's fastest sample came near a ceiling of pk; *need_gf and
+ * Whether a program's fastest sample went above a ceiling of pk; *need_gf and
  * *need_gb are what the ceilings must reach for every program to pass.
  */
 int near_peaks(struct timer *t, const struct peaks *pk, double *need_gf, double *need_gb);

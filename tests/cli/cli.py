@@ -495,9 +495,9 @@ def sampling_stops_once_the_median_is_known_within_precision(ctx):
 
 
 @test
-def cached_peaks_are_measured_again_only_when_a_program_comes_near(ctx):
+def cached_peaks_are_measured_again_only_when_a_program_goes_above_them(ctx):
     # docs/evalpod.md, device peaks: with a cached figure the timing worker
-    # does not measure the peaks; a program near a cached ceiling makes it
+    # does not measure the peaks; a program above a cached ceiling makes it
     # measure them, so a ceiling measured low cannot turn it into above_peak.
     d = ctx.fresh_dir("peaks")
     cache = os.path.join(d, "cache")
