@@ -6,6 +6,7 @@
 #include "defines.h"
 #include "err.h"
 #include "fileio.h"
+#include "flush.h"
 #include "ir.h"
 #include "irpocl.h"
 #include "judge.h"
@@ -677,6 +678,12 @@ int worker_reference(const char *work, const uint64_t *tseeds)
 		verdict = CK_FAIL;
 	} else {
 		save_binary(&c, &pg);
+		if (c.b.measure.flush) {
+			char *path = xasprintf("%s/" FLUSH_BINARY, c.dir);
+
+			flush_save_binary(&c.rt, path);
+			free(path);
+		}
 		ck_status(&c, "ok", NULL, NULL, NULL);
 	}
 out:

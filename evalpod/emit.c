@@ -189,13 +189,16 @@ static json_t *summary_new(struct run *r)
 	if (r->tdoc) {
 		json_object_set(s, "device", json_object_get(r->tdoc, "device"));
 		json_object_set(s, "peaks", json_object_get(r->tdoc, "peaks"));
-		json_object_set_new(s, "timing",
-				    json_pack("{s:O, s:O, s:O, s:O}", "rounds",
-					      json_object_get(r->tdoc, "rounds"), "wall_ms",
-					      json_object_get(r->tdoc, "wall_ms"), "flush_bytes",
-					      json_object_get(r->tdoc, "flush_bytes"),
-					      "timing_seeds",
-					      json_object_get(r->tdoc, "timing_seeds")));
+		json_t *timing = json_pack("{s:O, s:O, s:O, s:O}", "rounds",
+					   json_object_get(r->tdoc, "rounds"), "wall_ms",
+					   json_object_get(r->tdoc, "wall_ms"), "flush_bytes",
+					   json_object_get(r->tdoc, "flush_bytes"), "timing_seeds",
+					   json_object_get(r->tdoc, "timing_seeds"));
+
+		if (json_is_string(json_object_get(r->tdoc, "flush_built_from")))
+			json_object_set(timing, "flush_built_from",
+					json_object_get(r->tdoc, "flush_built_from"));
+		json_object_set_new(s, "timing", timing);
 	}
 	json_object_set_new(s, "reference",
 			    json_pack("{s:O, s:O, s:b}", "compile",

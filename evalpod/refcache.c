@@ -5,6 +5,7 @@
 #include "refcache.h"
 #include "err.h"
 #include "fileio.h"
+#include "flush.h"
 #include "jsonx.h"
 #include "judge.h"
 #include "log.h"
@@ -23,6 +24,18 @@
 #define REFCACHE_MAGIC "evalpod-refcache 1\n"
 /* The header: magic, "key HEX\n", "bytes N\n", "sha256 HEX\n". */
 #define REFCACHE_HEADER_MAX 256
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The binaries the reference worker leaves in its directory for the timing worker. */
+static const struct {
+	const char *what; /* in the entry's key */
+	const char *file; /* in the reference worker's directory */
+	const char *name; /* in messages */
+} binaries[] = {
+	{ "binary", "bin.bin", "reference binary" },
+	{ "flush binary", FLUSH_BINARY, "cache flush binary" },
+};
 
 /* What the reference's outputs depend on, beyond the shape, seed and buffer. */
 static int batch_digest(struct refcache *c, const char *exe, const struct batch *b, char *msg,
@@ -257,17 +270,20 @@ int refcache_restore(struct refcache *c, const struct batch *b, const uint64_t *
 	c->rejected = 0;
 	if (each_output(c, b, tseeds, refdir, restore_one))
 		return 0;
-	/* The binary only spares the timing worker a rebuild: without it, it builds the source. */
-	entry_key(c, b, "binary", b->timed_shape, key);
-	if (entry_load(c, key, 0, &data, &len, msg, sizeof(msg)) < 0)
-		log_warn("reference cache entry '%s' rejected and removed (%s)", key, msg);
-	if (data) {
-		path = xasprintf("%s/bin.bin", refdir);
-		if (file_write_atomic(path, data, len, msg, sizeof(msg)))
-			log_warn("%s", msg);
-		free(path);
+	/* The binaries only spare the timing worker a build: without them, it builds the source. */
+	for (size_t i = 0; i < ARRAY_SIZE(binaries); i++) {
+		entry_key(c, b, binaries[i].what, b->timed_shape, key);
+		if (entry_load(c, key, 0, &data, &len, msg, sizeof(msg)) < 0)
+			log_warn("reference cache entry '%s' rejected and removed (%s)", key, msg);
+		if (data) {
+			path = xasprintf("%s/%s", refdir, binaries[i].file);
+			if (file_write_atomic(path, data, len, msg, sizeof(msg)))
+				log_warn("%s", msg);
+			free(path);
+		}
+		free(data);
+		data = NULL;
 	}
-	free(data);
 	return 1;
 }
 
@@ -295,17 +311,22 @@ static int store_one(struct refcache *c, const struct batch *b, const char *refd
 void refcache_store(struct refcache *c, const struct batch *b, const uint64_t *tseeds,
 		    const char *refdir)
 {
-	char key[65], msg[512], *data = NULL, *path = xasprintf("%s/bin.bin", refdir);
+	char key[65], msg[512], *data = NULL, *path;
 	size_t len = 0;
 
-	if (!each_output(c, b, tseeds, refdir, store_one) &&
-	    !file_read(path, (size_t)256 << 20, &data, &len, msg, sizeof(msg))) {
-		entry_key(c, b, "binary", b->timed_shape, key);
-		if (entry_save(c, key, data, len, msg, sizeof(msg)))
-			log_warn("reference binary not cached: %s", msg);
+	if (each_output(c, b, tseeds, refdir, store_one))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(binaries); i++) {
+		path = xasprintf("%s/%s", refdir, binaries[i].file);
+		if (!file_read(path, (size_t)256 << 20, &data, &len, msg, sizeof(msg))) {
+			entry_key(c, b, binaries[i].what, b->timed_shape, key);
+			if (entry_save(c, key, data, len, msg, sizeof(msg)))
+				log_warn("%s not cached: %s", binaries[i].name, msg);
+		}
+		free(data);
+		data = NULL;
+		free(path);
 	}
-	free(data);
-	free(path);
 }
 
 /* Whether seeds[0..2] are usable timing seeds for b: distinct, none a correctness seed. */

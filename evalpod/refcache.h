@@ -56,7 +56,8 @@ void refcache_seeds(struct refcache *c, const struct batch *b, uint64_t *seeds);
  * Copies every reference output b needs (every shape and correctness seed,
  * and the timing seeds at the timed shape) from the cache into refdir under
  * worker_ref_path's names, with the reference's program binary as
- * refdir/bin.bin when cached.  Returns 1 when every output was there and
+ * refdir/bin.bin and the cache flush's as refdir/flush.bin (flush.h) when
+ * cached.  Returns 1 when every output was there and
  * intact, 0 otherwise (the reference must run; c->rejected counts the
  * entries removed as damaged or foreign, each logged).
  */
@@ -65,7 +66,7 @@ int refcache_restore(struct refcache *c, const struct batch *b, const uint64_t *
 
 /*
  * Stores the outputs the reference worker left in refdir (same names), and
- * its binary, in the cache.  Call before judge_open unlinks them.  A failure
+ * the two binaries, in the cache.  Call before judge_open unlinks them.  A failure
  * is logged and costs only the cache.
  */
 void refcache_store(struct refcache *c, const struct batch *b, const uint64_t *tseeds,

@@ -54,8 +54,9 @@ struct timer {
 	cl_mem flush_buf;
 	cl_kernel flush_k;
 	size_t flush_items;
-	cl_ulong t0;                     /* device time origin of the trace */
-	void **seen;                     /* per output buffer: its place in the judge's memory */
+	int flush_from_binary; /* the flush was built from the reference worker's binary */
+	cl_ulong t0;           /* device time origin of the trace */
+	void **seen;           /* per output buffer: its place in the judge's memory */
 	void **sets[WORKER_TIMING_SETS]; /* per set, per buffer: initial contents */
 	unsigned cur_set;                /* the set on the device now */
 	unsigned sample_set;             /* the set the last sample ran on */

@@ -91,6 +91,9 @@ int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, doubl
 	json_object_set_new(doc, "rounds", json_integer((json_int_t)rounds));
 	json_object_set_new(doc, "wall_ms", json_real(wall));
 	json_object_set_new(doc, "flush_bytes", json_integer((json_int_t)t->flush_items * 16));
+	if (t->flush_k)
+		json_object_set_new(doc, "flush_built_from",
+				    json_string(t->flush_from_binary ? "binary" : "source"));
 	if (t->sandbox)
 		json_object_set(doc, "sandbox", t->sandbox);
 	for (size_t i = 0; i < t->nprogs; i++) {

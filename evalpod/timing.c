@@ -34,6 +34,7 @@
 #include "defines.h"
 #include "err.h"
 #include "fileio.h"
+#include "flush.h"
 #include "judge.h"
 #include "jsonx.h"
 #include "log.h"
@@ -56,9 +57,6 @@
 #define TRACE_MAX_SAMPLES 64           /* a program's trace keeps its first 64 samples */
 #define CALIBRATION_RUNS  3            /* warm-up runs at least: the fastest sets the repetitions */
 #define SHARED_REPS_SPAN  16 /* programs whose samples stay under 16 x sample_min_ms share R */
-
-static const char flush_source[] = "__kernel void evalpod_flush(__global uint4 *p, uint v)\n"
-				   "{ p[get_global_id(0)] = (uint4)(v); }\n";
 
 static uint64_t tm_rand(struct timer *t)
 {
@@ -220,8 +218,8 @@ static int prepare_prog(struct timer *t, struct tprog *p)
 
 static int setup_flush(struct timer *t)
 {
-	struct prog pg;
 	int64_t bytes = t->b.measure.flush_bytes;
+	char *refdir, *bin;
 	cl_int err;
 	int rc;
 
@@ -231,12 +229,14 @@ static int setup_flush(struct timer *t)
 		bytes = (int64_t)(t->rt.info.global_cache ? t->rt.info.global_cache : 8u << 20) * 2;
 	if ((uint64_t)bytes > t->rt.info.max_alloc / 2)
 		bytes = (int64_t)(t->rt.info.max_alloc / 2);
+	refdir = worker_dir(t->work, "reference");
 	t->flush_items = (size_t)bytes / 16;
-	rc = prog_build_source(&pg, &t->rt, flush_source, "", 4096, t->msg, sizeof(t->msg));
+	bin = xasprintf("%s/" FLUSH_BINARY, refdir);
+	rc = flush_kernel(&t->flush_k, &t->rt, bin, &t->flush_from_binary, t->msg, sizeof(t->msg));
+	free(bin);
+	free(refdir);
 	if (rc)
 		return rc;
-	t->flush_k = clCreateKernel(pg.program, "evalpod_flush", &err);
-	prog_release(&pg); /* the kernel keeps the program alive */
 	t->flush_buf =
 		clCreateBuffer(t->rt.ctx, CL_MEM_READ_WRITE, t->flush_items * 16, NULL, &err);
 	if (err != CL_SUCCESS)

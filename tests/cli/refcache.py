@@ -16,12 +16,16 @@ to #include the cache's timing-seeds file) is run
   put under a third one's name (a foreign entry), and after one is cut short:
   each is detected, removed and recomputed (the reference worker runs again),
   the verdicts do not change, and the run after that hits the cache again;
+- the timing worker builds its cache flush from the binary the reference
+  worker made (cached with the reference's), and from source when the device
+  refuses that binary;
 - the kernel that includes the cache's timing-seeds file is a compile_error
   and the seeds appear nowhere in its result.  (A kernel cannot call the C
   library: PoCL refuses to link an unknown symbol.  The cache lies outside
   the work directory, out of every worker's Landlock rules.)
 """
 import glob
+import hashlib
 import json
 import os
 import subprocess
@@ -102,6 +106,30 @@ def entries(cache):
     return out
 
 
+def flush_entry(cache):
+    """The entry holding the cache flush's binary: the one that names its kernel."""
+    outputs = set(entries(cache))
+    for path in sorted(glob.glob(os.path.join(cache, "*.bin"))):
+        if path in outputs:
+            continue
+        with open(path, "rb") as f:
+            if b"evalpod_flush" in f.read():
+                return path
+    return None
+
+
+def rewrite_payload(path, payload):
+    """Replaces an entry's payload, its header's size and SHA-256 made to match."""
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n", 4)
+    # magic, key, bytes, sha256, payload
+    lines[2] = b"bytes %d" % len(payload)
+    lines[3] = b"sha256 " + hashlib.sha256(payload).hexdigest().encode()
+    lines[4] = payload
+    with open(path, "wb") as f:
+        f.write(b"\n".join(lines))
+
+
 def same_verdicts(base, out, what):
     got = verdicts(out)
     check(got == base, f"{what}: every program's verdict and correctness figures are those "
@@ -176,8 +204,8 @@ def main():
         # 2 shapes x 3 seeds + 3 timing seeds at the timed shape, one output each, + the binary
         check(len(entries(cache)) == 2 * 3 + 3,
               f"cold cache: one entry per (shape, seed) output (got {len(entries(cache))})")
-        check(len(glob.glob(os.path.join(cache, "*.bin"))) == 2 * 3 + 3 + 1,
-              "cold cache: and one for the reference's binary")
+        check(len(glob.glob(os.path.join(cache, "*.bin"))) == 2 * 3 + 3 + 2,
+              "cold cache: and one each for the reference's and the cache flush's binaries")
         mode = os.stat(cache).st_mode & 0o777
         check(mode == 0o700, f"the cache folder is private (mode {oct(mode)})")
         same_verdicts(base, cold, "cold cache")
@@ -202,6 +230,26 @@ def main():
             leaked = [s for s in secret if s in text]
             check(not leaked, f"{os.path.basename(out)}: include_cache's result holds none "
                   f"of the session's timing seeds (found {leaked})")
+
+        for out in (plain, cold, warm):
+            got = (summary(out).get("timing") or {}).get("flush_built_from")
+            check(got == "binary", f"{os.path.basename(out)}: the timing worker's cache flush "
+                  f"comes from the reference worker's binary (got {got!r})")
+
+        # A cache flush binary the device refuses (here, not a program at all,
+        # under an intact header): the timing worker builds the flush's source.
+        flush = flush_entry(cache)
+        check(flush is not None, "the cache holds the flush's binary")
+        if flush:
+            rewrite_payload(flush, b"not a program binary\n")
+            out = os.path.join(tmp, "refused")
+            run(evalpod, batch_path, out, cache)
+            got = (summary(out).get("timing") or {}).get("flush_built_from")
+            check(got == "source", f"refused flush binary: the flush is built from source "
+                  f"(got {got!r})")
+            check(cached(out) is True, "refused flush binary: the outputs still come from "
+                  "the cache")
+            same_verdicts(base, out, "refused flush binary")
 
         damaged_run(evalpod, batch_path, tmp, cache, base, "flipped", flip_byte,
                     "SHA-256 mismatch")

@@ -1,0 +1,80 @@
+/*
+ * flush.c - the cache-flush program and its binary (see flush.h).
+ */
+#include "flush.h"
+#include "err.h"
+#include "fileio.h"
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FLUSH_BINARY_MAX (64u << 20) /* a flush binary larger than this is not read */
+
+static const char flush_source[] = "__kernel void " FLUSH_KERNEL "(__global uint4 *p, uint v)\n"
+				   "{ p[get_global_id(0)] = (uint4)(v); }\n";
+
+/* The kernel of a built program, or NULL (msg set); the kernel keeps the program alive. */
+static cl_kernel kernel_of(struct prog *pg, char *msg, size_t n)
+{
+	cl_int err;
+	cl_kernel k = clCreateKernel(pg->program, FLUSH_KERNEL, &err);
+
+	if (!k)
+		kerr_set(msg, n, KERR_OPENCL, "no kernel '%s' in the cache flush program: %s",
+			 FLUSH_KERNEL, clrt_errstr(err));
+	prog_release(pg);
+	return k;
+}
+
+int flush_kernel(cl_kernel *k, struct clrt *rt, const char *bin_path, int *from_binary, char *msg,
+		 size_t n)
+{
+	struct prog pg;
+	char *bin = NULL, why[512];
+	size_t len = 0;
+	int rc;
+
+	*k = NULL;
+	*from_binary = 0;
+	memset(&pg, 0, sizeof(pg));
+	if (bin_path &&
+	    !file_read_untrusted(bin_path, FLUSH_BINARY_MAX, &bin, &len, why, sizeof(why))) {
+		rc = prog_build_binary(&pg, rt, bin, len, "", 4096, why, sizeof(why));
+		free(bin);
+		if (!rc && (*k = kernel_of(&pg, why, sizeof(why)))) {
+			*from_binary = 1;
+			return 0;
+		}
+		prog_release(&pg);
+		/* A binary for another driver, say: the source still builds. */
+		log_warn("cache flush: its binary was not taken (%s); building the source", why);
+	}
+	if ((rc = prog_build_source(&pg, rt, flush_source, "", 4096, msg, n))) {
+		prog_release(&pg);
+		return rc;
+	}
+	*k = kernel_of(&pg, msg, n);
+	return *k ? 0 : KERR_OPENCL;
+}
+
+void flush_save_binary(struct clrt *rt, const char *path)
+{
+	struct prog pg;
+	void *bin = NULL;
+	size_t len = 0;
+	char msg[512];
+	int rc;
+
+	memset(&pg, 0, sizeof(pg));
+	rc = prog_build_source(&pg, rt, flush_source, "", 4096, msg, sizeof(msg));
+	if (!rc)
+		rc = prog_binary(&pg, &bin, &len, msg, sizeof(msg));
+	if (!rc)
+		rc = file_write_atomic(path, bin, len, msg, sizeof(msg));
+	if (rc)
+		log_warn("cache flush binary not kept, the timing worker builds its source: %s",
+			 msg);
+	free(bin);
+	prog_release(&pg);
+}

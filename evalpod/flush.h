@@ -1,0 +1,39 @@
+/*
+ * flush.h - the program that flushes the device's caches before each timed
+ * sample (timing.c), and its binary.
+ *
+ * On PoCL, building the flush from source was the one build in the timing
+ * worker that no cache answered (the programs come from their check
+ * workers' PoCL caches, the reference from its binary), so every batch paid
+ * PoCL's parse of its kernel library for it: about 0.4 s.  The reference
+ * worker runs only the batch's own reference, never candidate code, so a
+ * binary of the flush made there (WORK/w/reference/flush.bin) is as trusted
+ * as the reference's own; the reference cache keeps it for the session's
+ * later batches (refcache.h).
+ */
+#ifndef EVALPOD_FLUSH_H
+#define EVALPOD_FLUSH_H
+
+#include <stddef.h>
+
+#include "prog.h"
+
+#define FLUSH_KERNEL "evalpod_flush" /* (__global uint4 *p, uint v): p[i] = v */
+#define FLUSH_BINARY "flush.bin"     /* in the reference worker's directory */
+
+/*
+ * The flush kernel in *k: from the binary at bin_path when there is one and
+ * the device takes it with the kernel in it, else built from source.
+ * *from_binary says which.  Returns 0 or an error (msg set).
+ */
+int flush_kernel(cl_kernel *k, struct clrt *rt, const char *bin_path, int *from_binary, char *msg,
+		 size_t n);
+
+/*
+ * Builds the flush program from source and writes its binary to path (temp
+ * + rename).  A failure is only logged: the timing worker then builds the
+ * source itself.
+ */
+void flush_save_binary(struct clrt *rt, const char *path);
+
+#endif
