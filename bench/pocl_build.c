@@ -68,7 +68,9 @@ static int one(cl_context ctx, cl_device_id dev, cl_command_queue q, cl_mem buf,
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 5, rc = 0;
+	char *end = NULL;
+	long n = argc > 1 ? strtol(argv[1], &end, 10) : 5;
+	int rc = 0;
 	cl_platform_id plat;
 	cl_device_id dev;
 	cl_context ctx;
@@ -77,7 +79,7 @@ int main(int argc, char **argv)
 	cl_int err;
 	double t0 = now_ms();
 
-	if (n < 1 || n > 1000) {
+	if (n < 1 || n > 1000 || (end && *end)) {
 		fprintf(stderr, "usage: pocl_build [N]: N programs, 1 to 1000, not '%s'\n",
 			argv[1]);
 		return 2;
@@ -93,13 +95,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+	if (err != CL_SUCCESS) {
+		fprintf(stderr, "pocl_build: clCreateCommandQueueWithProperties: %d\n", err);
+		return 1;
+	}
 	buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096 * sizeof(float), NULL, &err);
-	if (!q || !buf) {
-		fprintf(stderr, "pocl_build: no queue or buffer\n");
+	if (err != CL_SUCCESS) {
+		fprintf(stderr, "pocl_build: clCreateBuffer of 16 KiB: %d\n", err);
 		return 1;
 	}
 	printf("platform, device, context and queue: %.1f ms\n", now_ms() - t0);
-	for (int i = 0; i < n && !rc; i++)
+	for (int i = 0; i < (int)n && !rc; i++)
 		rc = one(ctx, dev, q, buf, i);
 	clReleaseMemObject(buf);
 	clReleaseCommandQueue(q);

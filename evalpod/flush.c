@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define FLUSH_BINARY_MAX (64u << 20) /* a flush binary larger than this is not read */
+#define FLUSH_LOG_MAX    4096        /* bytes of a build log kept */
 
 static const char flush_source[] = "__kernel void " FLUSH_KERNEL "(__global uint4 *p, uint v)\n"
 				   "{ p[get_global_id(0)] = (uint4)(v); }\n";
@@ -40,7 +41,7 @@ int flush_kernel(cl_kernel *k, struct clrt *rt, const char *bin_path, int *from_
 	memset(&pg, 0, sizeof(pg));
 	if (bin_path &&
 	    !file_read_untrusted(bin_path, FLUSH_BINARY_MAX, &bin, &len, why, sizeof(why))) {
-		rc = prog_build_binary(&pg, rt, bin, len, "", 4096, why, sizeof(why));
+		rc = prog_build_binary(&pg, rt, bin, len, "", FLUSH_LOG_MAX, why, sizeof(why));
 		free(bin);
 		if (!rc && (*k = kernel_of(&pg, why, sizeof(why)))) {
 			*from_binary = 1;
@@ -50,7 +51,7 @@ int flush_kernel(cl_kernel *k, struct clrt *rt, const char *bin_path, int *from_
 		/* A binary for another driver, say: the source still builds. */
 		log_warn("cache flush: its binary was not taken (%s); building the source", why);
 	}
-	if ((rc = prog_build_source(&pg, rt, flush_source, "", 4096, msg, n))) {
+	if ((rc = prog_build_source(&pg, rt, flush_source, "", FLUSH_LOG_MAX, msg, n))) {
 		prog_release(&pg);
 		return rc;
 	}
@@ -67,7 +68,7 @@ void flush_save_binary(struct clrt *rt, const char *path)
 	int rc;
 
 	memset(&pg, 0, sizeof(pg));
-	rc = prog_build_source(&pg, rt, flush_source, "", 4096, msg, sizeof(msg));
+	rc = prog_build_source(&pg, rt, flush_source, "", FLUSH_LOG_MAX, msg, sizeof(msg));
 	if (!rc)
 		rc = prog_binary(&pg, &bin, &len, msg, sizeof(msg));
 	if (!rc)

@@ -78,7 +78,7 @@ int first_peaks(struct timer *t, struct peaks *pk);
  * Whether a program's fastest sample went above a ceiling of pk; *need_gf and
  * *need_gb are what the ceilings must reach for every program to pass.
  */
-int near_peaks(struct timer *t, const struct peaks *pk, double *need_gf, double *need_gb);
+int above_peaks(struct timer *t, const struct peaks *pk, double *need_gf, double *need_gb);
 
 /* Measures the peaks again (bounded in time) and raises pk's ceilings. */
 void confirm_peaks(struct timer *t, struct peaks *pk, double need_gf, double need_gb);

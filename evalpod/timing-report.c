@@ -20,14 +20,6 @@
 #include <math.h>
 #include <string.h>
 
-/*
- * Of a ceiling: measure the peaks again.  At 0.8 a session whose kernels
- * run near the FMA peak (matmul at 0.87 of it) measured them after every
- * batch, 0.6 s of a 19 s batch, and learnt nothing: the ceiling already
- * covered those kernels.  A program above a ceiling is what shows the
- * ceiling was measured low.
- */
-#define PEAKS_NEAR     1.0
 #define PEAKS_RETRY_MS 5000.0 /* measuring them again, at most */
 
 static void finish_prog(struct timer *t, struct tprog *p)
@@ -116,7 +108,7 @@ int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, doubl
  * in w/time/peaks/ (see stage_peaks in run-timing.c), else measured now.  A
  * cached ceiling is the best ever measured on this device, so it is only
  * too low if every measurement so far was made on a busy machine; that
- * matters only to a program that goes above it, and then near_peaks has
+ * matters only to a program that goes above it, and then above_peaks has
  * them measured again after the rounds.
  */
 int first_peaks(struct timer *t, struct peaks *pk)
@@ -135,15 +127,19 @@ int first_peaks(struct timer *t, struct peaks *pk)
 }
 
 /*
- * Whether a program's fastest sample reached PEAKS_NEAR of a ceiling (bytes
- * only for single cold runs, as the invalid gate counts them).  *need_gf
- * and *need_gb are what the ceilings must reach for every program to pass
- * the gate (result.c): the fastest rate over limits.peak_margin.
+ * Whether a program's fastest sample went above a ceiling (bytes only for
+ * single cold runs, as the invalid gate counts them): that is what shows a
+ * ceiling was measured low.  (Measuring again already at 0.8 of a ceiling
+ * did so after every batch of a session whose kernels run near the FMA
+ * peak, 0.6 s of a 19 s batch, and learnt nothing: the ceiling covered
+ * them.)  *need_gf and *need_gb are what the ceilings must reach for every
+ * program to pass the gate (result.c): the fastest rate over
+ * limits.peak_margin.
  */
-int near_peaks(struct timer *t, const struct peaks *pk, double *need_gf, double *need_gb)
+int above_peaks(struct timer *t, const struct peaks *pk, double *need_gf, double *need_gb)
 {
 	double flops = NAN, bytes = NAN, margin = t->b.limits.peak_margin;
-	int near = 0;
+	int above = 0;
 
 	*need_gf = *need_gb = 0;
 	batch_timed_figure(&t->b, t->b.flops, &flops);
@@ -157,21 +153,21 @@ int near_peaks(struct timer *t, const struct peaks *pk, double *need_gf, double 
 				best = p->samples[k];
 		if (!isfinite(best))
 			continue;
-		if (isfinite(flops) && flops / (best * 1e6) > PEAKS_NEAR * pk->gflops) {
-			near = 1;
+		if (isfinite(flops) && flops / (best * 1e6) > pk->gflops) {
+			above = 1;
 			*need_gf = fmax(*need_gf, flops / (best * 1e6) / margin);
 		}
 		if (isfinite(bytes) && p->reps == 1 && t->b.measure.flush &&
-		    bytes / (best * 1e6) > PEAKS_NEAR * pk->gbs) {
-			near = 1;
+		    bytes / (best * 1e6) > pk->gbs) {
+			above = 1;
 			*need_gb = fmax(*need_gb, bytes / (best * 1e6) / margin);
 		}
 	}
-	return near;
+	return above;
 }
 
 /*
- * The peaks measured again after the rounds, for programs near a ceiling:
+ * The peaks measured again after the rounds, for programs above a ceiling:
  * until the ceilings reach what the programs need not to be gated, for at
  * most PEAKS_RETRY_MS.  On a busy machine the micro-kernels measure low at
  * one moment and a program runs fast at another (seen here under load 17:

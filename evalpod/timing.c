@@ -722,7 +722,7 @@ int worker_time(const char *work, const uint64_t *tseeds)
 		order = xcalloc(t.nprogs + 1, sizeof(*order));
 		while (run_round(&t, rounds, order))
 			rounds++;
-		if (near_peaks(&t, &pk, &need_gf, &need_gb))
+		if (above_peaks(&t, &pk, &need_gf, &need_gb))
 			confirm_peaks(&t, &pk, need_gf, need_gb);
 		rc = write_time_doc(&t, &pk, rounds + 1, clrt_now_ms() - t0);
 	}
