@@ -55,6 +55,9 @@
 #ifndef UNR
 #define UNR 1           // gla_chunk: unroll factor of the tiles' inner loop
 #endif
+#ifndef NTS
+#define NTS 1           // gla_chunk: outputs stored past the caches, where the compiler can
+#endif
 #if CHUNK % 16 != 0
 #error "CHUNK must be a multiple of 16 (gla_chunk transposes 16 x 16 blocks)"
 #endif
@@ -246,6 +249,20 @@ static void gla_t16(float16 *r)
 			TILE_STEP(acc, X, xr, xc, Y, ly, p_)                           \
 	}
 
+// Stores one row of an output tile.  With NTS = 1, where the compiler has
+// the builtin, the store is non-temporal: the outputs are written once and
+// never read again, so their lines need not be read into the caches first.
+// The address is aligned to the vector: rows start at multiples of K or V,
+// columns at multiples of VW, and both divide by VW.
+#ifndef __has_builtin
+#define __has_builtin(x) 0
+#endif
+#if NTS && __has_builtin(__builtin_nontemporal_store)
+#define GLA_STORE(x, p) __builtin_nontemporal_store((x), (__global floatV *)(p))
+#else
+#define GLA_STORE(x, p) vstoreV((x), 0, (p))
+#endif
+
 #define TILE_ZERO(acc)                                                                  \
 	_Pragma("unroll") for (int r_ = 0; r_ < TR; r_++)                              \
 		acc[r_] = (floatV)(0.0f)
@@ -368,7 +385,7 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 		TILE_FMA(acc, lA + r0 * CHUNK, CHUNK, 1, lv + jc, V, 0, min(r0 + TR, L))
 		_Pragma("unroll") for (int r = 0; r < TR; r++)
 			if (r0 + r < L)
-				vstoreV(scale * acc[r], 0, o + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
+				GLA_STORE(scale * acc[r], o + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
 	}
 	// dq: rows t, columns i of K.
 	for (int task = lid; task < nrt * (K / VW); task += WG) {
@@ -384,7 +401,7 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 		TILE_FMA(acc, ldA + r0 * CHUNK, CHUNK, 1, lk + kc, K, 0, min(r0 + TR, L))
 		_Pragma("unroll") for (int r = 0; r < TR; r++)
 			if (r0 + r < L)
-				vstoreV(scale * acc[r], 0, dq + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
+				GLA_STORE(scale * acc[r], dq + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
 	}
 	// dk: rows s, columns i of K; the scores are read down their columns.
 	for (int task = lid; task < nrt * (K / VW); task += WG) {
@@ -400,7 +417,7 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 		TILE_FMA(acc, ldA + r0, 1, CHUNK, lq + kc, K, r0, L)
 		_Pragma("unroll") for (int r = 0; r < TR; r++)
 			if (r0 + r < L)
-				vstoreV(scale * acc[r], 0, dk + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
+				GLA_STORE(scale * acc[r], dk + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
 	}
 	// dv: rows s, columns j of V.
 	for (int task = lid; task < nrt * (V / VW); task += WG) {
@@ -416,7 +433,7 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 		TILE_FMA(acc, lA + r0, 1, CHUNK, ldo + jc, V, r0, L)
 		_Pragma("unroll") for (int r = 0; r < TR; r++)
 			if (r0 + r < L)
-				vstoreV(scale * acc[r], 0, dv + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
+				GLA_STORE(scale * acc[r], dv + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
 	}
 #undef DEC
 }
