@@ -341,6 +341,14 @@ static int evaluate(struct eval_run *e, struct session *s, const char *spec)
 	for (int i = 0; i < nk; i++)
 		e->k[i].res = load_result(results, e->k[i].id);
 	judge(&r);
+	{
+		struct sbuf why = SBUF_INIT;
+
+		eval_verdict_text(&why, &r);
+		if (session_eval_end(s, why.buf, msg, sizeof(msg)))
+			log_warn("session %s: %s", s->id, msg);
+		sbuf_release(&why);
+	}
 	doc = eval_json(&r);
 	rc = write_outputs(&r, e->o.out, doc) ? EVAL_EXIT_INFRA : eval_exit_status(r.verdict);
 	json_object_set_new(doc, "exit_status", json_integer(rc));

@@ -96,7 +96,7 @@ static void speedup_text(struct sbuf *b, const struct eval_kernel *k)
 		sbuf_addf(b, "%.3fx [%.3f, %.3f]", k->speedup, k->lo, k->hi);
 }
 
-static void verdict_line(struct sbuf *b, const struct eval_report *r)
+void eval_verdict_text(struct sbuf *b, const struct eval_report *r)
 {
 	size_t failed = 0, slower = 0;
 
@@ -166,7 +166,7 @@ void eval_print_table(FILE *f, const struct eval_report *r)
 			json_string_value(json_object_get(r->base_res, "status")),
 			fault_message(r->base_res));
 	sbuf_reset(&b);
-	verdict_line(&b, r);
+	eval_verdict_text(&b, r);
 	fprintf(f, "verdict: %s\nresults: %s\n", b.buf, r->results);
 	sbuf_release(&b);
 }
@@ -295,7 +295,7 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 	for (size_t i = 0; i < r->nk && !json_is_object(dev); i++)
 		dev = json_object_get(r->k[i].res, "device");
 	sbuf_addf(b, "### kctl eval: %s\n\n", eval_verdict_name(r->verdict));
-	verdict_line(&t, r);
+	eval_verdict_text(&t, r);
 	md_cell(b, t.buf, 1000);
 	sbuf_adds(b, "\n\nSpec ");
 	md_cell(b, r->spec, 300);

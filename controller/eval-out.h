@@ -58,6 +58,9 @@ struct eval_report {
 const char *eval_verdict_name(enum eval_verdict v);
 int eval_exit_status(enum eval_verdict v);
 
+/* The verdict in a sentence ("pass: every kernel is correct and ..."), appended to b. */
+void eval_verdict_text(struct sbuf *b, const struct eval_report *r);
+
 /* The table of the kernels and the verdict, for a terminal. */
 void eval_print_table(FILE *f, const struct eval_report *r);
 

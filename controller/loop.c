@@ -486,11 +486,6 @@ static int eval_locked(struct session *s, void *arg, char *msg, size_t n)
 		rc = round_evaluate(s, 0, msg, n);
 	if (!rc)
 		rc = round_collect(s, 0, msg, n);
-	if (!rc && !(rc = store_begin(s->st, msg, n))) {
-		rc = store_round_set_decision(s->st, s->id, 0, "stop",
-					      "kctl eval: every program has its result", msg, n);
-		rc = round_step_end(s, 0, ROUND_DONE, "ranked", rc, msg, n);
-	}
 	if (rc) {
 		int interrupted = round_interrupted() != 0;
 		char why[4096];
@@ -502,7 +497,19 @@ static int eval_locked(struct session *s, void *arg, char *msg, size_t n)
 		       : rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA
 								    : KCTL_EXIT_FAIL;
 	}
-	rc = set_state(s, "done", "kctl eval: evaluated", msg, n);
+	return KCTL_EXIT_OK;
+}
+
+static int eval_end_locked(struct session *s, void *arg, char *msg, size_t n)
+{
+	const char *verdict = arg;
+	int rc = store_begin(s->st, msg, n);
+
+	if (!rc)
+		rc = store_round_set_decision(s->st, s->id, 0, "stop", verdict, msg, n);
+	rc = round_step_end(s, 0, ROUND_DONE, "ranked", rc, msg, n);
+	if (!rc)
+		rc = set_state(s, "done", verdict, msg, n);
 	if (!rc)
 		rc = learnings_write(s, msg, n);
 	if (!rc)
@@ -516,6 +523,11 @@ int session_eval(struct session *s, const struct eval_program *progs, size_t npr
 	struct eval_job job = { progs, nprogs };
 
 	return with_lock(s, eval_locked, &job, msg, n);
+}
+
+int session_eval_end(struct session *s, const char *verdict, char *msg, size_t n)
+{
+	return with_lock(s, eval_end_locked, (void *)verdict, msg, n);
 }
 
 int session_run(struct session *s, char *msg, size_t n)
