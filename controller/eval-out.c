@@ -286,6 +286,31 @@ static void md_cell(struct sbuf *b, const char *s, size_t max)
 		sbuf_adds(b, " ...");
 }
 
+/* Whether s is made only of the characters in set, and not empty. */
+static int only(const char *s, const char *set)
+{
+	return s && *s && strspn(s, set) == strlen(s);
+}
+
+/*
+ * " (the run's artifacts: URL)" on GitHub Actions, where the run's page
+ * lists them: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID,
+ * each checked for what GitHub puts there, else nothing.
+ */
+static void run_link(struct sbuf *b)
+{
+	static const char word[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.";
+	const char *server = getenv("GITHUB_SERVER_URL"), *repo = getenv("GITHUB_REPOSITORY");
+	const char *run = getenv("GITHUB_RUN_ID"), *slash = repo ? strchr(repo, '/') : NULL;
+
+	if (!server || strncmp(server, "https://", 8) || !only(server + 8, word) || !slash ||
+	    strchr(slash + 1, '/') || !only(slash + 1, word) || (size_t)(slash - repo) < 1 ||
+	    strspn(repo, word) != (size_t)(slash - repo) || !only(run, "0123456789"))
+		return;
+	sbuf_addf(b, " (the run's artifacts: %s/%s/actions/runs/%s)", server, repo, run);
+}
+
 void eval_markdown(struct sbuf *b, const struct eval_report *r)
 {
 	struct sbuf t = SBUF_INIT;
@@ -371,7 +396,8 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 		  "Result documents, traces and IR: ",
 		  r->threshold * 100);
 	md_cell(b, r->results, 500);
-	sbuf_adds(b, " (in the run's artifacts).\n");
+	run_link(b);
+	sbuf_adds(b, ".\n");
 	sbuf_release(&t);
 }
 

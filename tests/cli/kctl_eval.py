@@ -40,7 +40,8 @@ class Scenario:
             self.template = f.read()
         self.env = dict(os.environ, KCTL_STATE_DIR=os.path.join(self.tmp, "state"),
                         XDG_CACHE_HOME=os.path.join(self.tmp, "cache"), KCTL_EVALPOD=evalpod)
-        for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT"):
+        for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT",
+                     "GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"):
             self.env.pop(name, None)
 
     def __enter__(self):

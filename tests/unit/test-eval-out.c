@@ -176,6 +176,10 @@ TEST(markdown_escapes_what_could_break_the_table_or_the_page)
 				 .verdict = EVAL_INCORRECT };
 	struct sbuf b = SBUF_INIT;
 
+	/* as on a machine that is not a GitHub runner: no link to a run */
+	unsetenv("GITHUB_SERVER_URL");
+	unsetenv("GITHUB_REPOSITORY");
+	unsetenv("GITHUB_RUN_ID");
 	r.base_res = timed(1.0, 100);
 	k[0] = kernel("a|<script>`x`</script>.cl", "kernel-1", timed(0.5, 200));
 	k[0].speedup = 2.0;
@@ -201,8 +205,28 @@ TEST(markdown_escapes_what_could_break_the_table_or_the_page)
 		  "- b.cl: incorrect: bad \\| value &lt;b&gt;&amp;amp;&lt;/b&gt; \\*x\\*\n\n"
 		  "A kernel regresses when its paired speedup over the baseline is below 1 by more "
 		  "than 5.0% or the half-width of its 95% interval, whichever is larger. Result "
-		  "documents, traces and IR: out/s-1/rounds/r000/results (in the run's "
-		  "artifacts).\n");
+		  "documents, traces and IR: out/s-1/rounds/r000/results.\n");
+	/* on GitHub Actions, the run's page (which lists its artifacts) is linked */
+	setenv("GITHUB_SERVER_URL", "https://github.com", 1);
+	setenv("GITHUB_REPOSITORY", "org/repo.x", 1);
+	setenv("GITHUB_RUN_ID", "12345", 1);
+	sbuf_reset(&b);
+	eval_markdown(&b, &r);
+	CHECK_CONTAINS(b.buf, "out/s-1/rounds/r000/results (the run's artifacts: "
+			      "https://github.com/org/repo.x/actions/runs/12345).\n");
+	/* values GitHub would not set make no link, so nothing can be injected */
+	setenv("GITHUB_REPOSITORY", "org/repo)[x](javascript:1", 1);
+	sbuf_reset(&b);
+	eval_markdown(&b, &r);
+	CHECK(!strstr(b.buf, "artifacts:"));
+	setenv("GITHUB_REPOSITORY", "org/repo", 1);
+	setenv("GITHUB_SERVER_URL", "http://github.com", 1);
+	sbuf_reset(&b);
+	eval_markdown(&b, &r);
+	CHECK(!strstr(b.buf, "artifacts:"));
+	unsetenv("GITHUB_SERVER_URL");
+	unsetenv("GITHUB_REPOSITORY");
+	unsetenv("GITHUB_RUN_ID");
 	sbuf_release(&b);
 	release(&r);
 }
