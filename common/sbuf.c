@@ -91,3 +91,34 @@ void sbuf_release(struct sbuf *b)
 	b->buf = NULL;
 	b->len = b->alloc = 0;
 }
+
+void sbuf_add_md(struct sbuf *b, const char *s, size_t max)
+{
+	size_t len = 0;
+
+	for (; s && *s && len < max; s++, len++) {
+		switch (*s) {
+		case '|': sbuf_adds(b, "\\|"); break;
+		case '<': sbuf_adds(b, "&lt;"); break;
+		case '>': sbuf_adds(b, "&gt;"); break;
+		case '&': sbuf_adds(b, "&amp;"); break;
+		case '\\': sbuf_adds(b, "\\\\"); break;
+		case '`': sbuf_adds(b, "&#96;"); break;
+		case '*':
+		case '_':
+		case '[':
+		case ']':
+			sbuf_addch(b, '\\');
+			sbuf_addch(b, *s);
+			break;
+		case '\n':
+		case '\r':
+		case '\t': sbuf_addch(b, ' '); break;
+		default:
+			if ((unsigned char)*s >= 0x20 && *s != 0x7f)
+				sbuf_addch(b, *s);
+		}
+	}
+	if (s && *s)
+		sbuf_adds(b, " ...");
+}

@@ -32,6 +32,14 @@ void sbuf_addch(struct sbuf *b, int c);
 void sbuf_addf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* sbuf_addf with a va_list (ap is consumed). */
 void sbuf_addv(struct sbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/*
+ * Appends at most max bytes of s as text for a Markdown table cell: no
+ * line breaks, '|' and Markdown's emphasis and link characters escaped,
+ * '<', '>', '&' and '`' as HTML entities (so neither a table nor a page
+ * can be broken or given markup), control characters dropped; " ..."
+ * when s was cut.  NULL appends nothing.
+ */
+void sbuf_add_md(struct sbuf *b, const char *s, size_t max);
 void sbuf_reset(struct sbuf *b);
 /* Hands the buffer to the caller (who frees it; never NULL, always
  * NUL-terminated, "" for a buffer never added to) and resets b. */

@@ -254,38 +254,6 @@ json_t *eval_json(const struct eval_report *r)
 
 /* --- Markdown ----------------------------------------------------------------- */
 
-/* s in a table cell: no line breaks, | escaped, HTML's specials as entities. */
-static void md_cell(struct sbuf *b, const char *s, size_t max)
-{
-	size_t len = 0;
-
-	for (; s && *s && len < max; s++, len++) {
-		switch (*s) {
-		case '|': sbuf_adds(b, "\\|"); break;
-		case '<': sbuf_adds(b, "&lt;"); break;
-		case '>': sbuf_adds(b, "&gt;"); break;
-		case '&': sbuf_adds(b, "&amp;"); break;
-		case '\\': sbuf_adds(b, "\\\\"); break;
-		case '`': sbuf_adds(b, "&#96;"); break;
-		case '*':
-		case '_':
-		case '[':
-		case ']':
-			sbuf_addch(b, '\\');
-			sbuf_addch(b, *s);
-			break;
-		case '\n':
-		case '\r':
-		case '\t': sbuf_addch(b, ' '); break;
-		default:
-			if ((unsigned char)*s >= 0x20 && *s != 0x7f)
-				sbuf_addch(b, *s);
-		}
-	}
-	if (s && *s)
-		sbuf_adds(b, " ...");
-}
-
 /* Whether s is made only of the characters in set, and not empty. */
 static int only(const char *s, const char *set)
 {
@@ -321,20 +289,20 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 		dev = json_object_get(r->k[i].res, "device");
 	sbuf_addf(b, "### kctl eval: %s\n\n", eval_verdict_name(r->verdict));
 	eval_verdict_text(&t, r);
-	md_cell(b, t.buf, 1000);
+	sbuf_add_md(b, t.buf, 1000);
 	sbuf_adds(b, "\n\nSpec ");
-	md_cell(b, r->spec, 300);
+	sbuf_add_md(b, r->spec, 300);
 	sbuf_adds(b, ", baseline ");
-	md_cell(b, r->baseline ? r->baseline : "the spec's template", 300);
+	sbuf_add_md(b, r->baseline ? r->baseline : "the spec's template", 300);
 	if (json_is_object(dev)) {
 		sbuf_adds(b, ", device ");
-		md_cell(b, json_string_value(json_object_get(dev, "name")), 200);
+		sbuf_add_md(b, json_string_value(json_object_get(dev, "name")), 200);
 		sbuf_adds(b, " (");
-		md_cell(b, json_string_value(json_object_get(dev, "driver")), 100);
+		sbuf_add_md(b, json_string_value(json_object_get(dev, "driver")), 100);
 		sbuf_adds(b, ")");
 	}
 	sbuf_adds(b, ", session ");
-	md_cell(b, r->session, 200);
+	sbuf_add_md(b, r->session, 200);
 	sbuf_adds(b,
 		  ".\n\n| kernel | status | vs baseline [95% CI] | GFLOP/s | of peak | "
 		  "vs reference | bottleneck | verdict |\n|---|---|---|---:|---:|---:|---|---|\n");
@@ -344,13 +312,13 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 		double pk = num2(k->res, "roofline", "fraction_of_peak_flops");
 
 		sbuf_adds(b, "| ");
-		md_cell(b, k->file, 300);
+		sbuf_add_md(b, k->file, 300);
 		sbuf_adds(b, " | ");
-		md_cell(b, k->status, 40);
+		sbuf_add_md(b, k->status, 40);
 		sbuf_adds(b, " | ");
 		sbuf_reset(&t);
 		speedup_text(&t, k);
-		md_cell(b, t.buf, 100);
+		sbuf_add_md(b, t.buf, 100);
 		sbuf_adds(b, isnan(g) ? " | - | " : "");
 		if (!isnan(g))
 			sbuf_addf(b, " | %.2f | ", g);
@@ -360,7 +328,7 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 		sbuf_adds(b, isnan(sr) ? "- | " : "");
 		if (!isnan(sr))
 			sbuf_addf(b, "%.2fx | ", sr);
-		md_cell(b,
+		sbuf_add_md(b,
 			str2(k->res, "roofline", "bottleneck")
 				? str2(k->res, "roofline", "bottleneck")
 				: "-",
@@ -368,7 +336,7 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 		sbuf_adds(b, " | ");
 		sbuf_reset(&t);
 		kernel_verdict(&t, k);
-		md_cell(b, t.buf, 200);
+		sbuf_add_md(b, t.buf, 200);
 		sbuf_adds(b, " |\n");
 	}
 	for (size_t i = 0; i < r->nk; i++) {
@@ -377,17 +345,17 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 		if (!any_fault++)
 			sbuf_adds(b, "\n**Failures**\n\n");
 		sbuf_adds(b, "- ");
-		md_cell(b, r->k[i].file, 300);
+		sbuf_add_md(b, r->k[i].file, 300);
 		sbuf_adds(b, ": ");
-		md_cell(b, r->k[i].status, 40);
+		sbuf_add_md(b, r->k[i].status, 40);
 		sbuf_adds(b, ": ");
-		md_cell(b, fault_message(r->k[i].res), 2000);
+		sbuf_add_md(b, fault_message(r->k[i].res), 2000);
 		sbuf_adds(b, "\n");
 	}
 	if (r->base_res &&
 	    strcmp(json_string_value(json_object_get(r->base_res, "status")), "ok")) {
 		sbuf_adds(b, "\nThe baseline failed its own checks (");
-		md_cell(b, fault_message(r->base_res), 2000);
+		sbuf_add_md(b, fault_message(r->base_res), 2000);
 		sbuf_adds(b, "): the kernels are not compared with it.\n");
 	}
 	sbuf_addf(b,
@@ -395,7 +363,7 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 		  "more than %.1f%% or the half-width of its 95%% interval, whichever is larger. "
 		  "Result documents, traces and IR: ",
 		  r->threshold * 100);
-	md_cell(b, r->results, 500);
+	sbuf_add_md(b, r->results, 500);
 	run_link(b);
 	sbuf_adds(b, ".\n");
 	sbuf_release(&t);

@@ -14,6 +14,7 @@
 #include "xalloc.h"
 #include "yamlx.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
@@ -347,7 +348,75 @@ static const struct field session_fields[] = {
 	FINT("max_evaluations", 1, 1000000), FNUM("max_minutes", 0, 1e6),
 	FINT("stagnation_rounds", 1, 1000),  FPATH("output_dir", 0),
 	FINT("confirm_passes", 0, 10),       FINT("confirm_candidates", 1, 16),
+	FCUSTOM("github", 0),
 };
+
+static const struct field github_fields[] = {
+	FTEXT("repo", 1, R_TEXT),  FTEXT("token_env", 0, R_IDENT), FTEXT("api_url", 0, R_TEXT),
+	FPATH("ca_file", 0),       FCUSTOM("labels", 0),
+};
+
+/* GitHub's owner and repository names: letters, digits, '-', '_' and '.', not "." or "..". */
+static int repo_part_ok(const char *p, size_t len)
+{
+	if (!len || len > 100 || (len == 1 && *p == '.') || (len == 2 && !strncmp(p, "..", 2)))
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)p[i]) && !strchr("-_.", p[i]))
+			return 0;
+	return 1;
+}
+
+/* session.github: {repo, token_env, api_url, ca_file, labels} */
+static int read_github(struct ld *ld, const yaml_node_t *nd, const char *path)
+{
+	struct spec_github *g = &ld->s->github;
+	const yaml_node_t *lv = yamlx_map_get(&ld->y, nd, "labels");
+	json_t *o = NULL;
+	int rc = fld_load(ld, nd, path, github_fields, ARRAY_SIZE(github_fields), &o);
+	const char *repo = json_string_value(json_object_get(o, "repo"));
+	const char *url = json_string_value(json_object_get(o, "api_url"));
+	const char *slash = repo ? strchr(repo, '/') : NULL;
+
+	if (!rc && (!slash || !repo_part_ok(repo, (size_t)(slash - repo)) ||
+		    !repo_part_ok(slash + 1, strlen(slash + 1))))
+		rc = yamlx_fail(&ld->y, yamlx_map_get(&ld->y, nd, "repo"), KERR_INVALID,
+				"session.github.repo", "'%.120s' is not owner/name", repo);
+	if (!rc && url && (strncmp(url, "https://", 8) || !url[8]))
+		rc = yamlx_fail(&ld->y, yamlx_map_get(&ld->y, nd, "api_url"), KERR_INVALID,
+				"session.github.api_url",
+				"'%.120s' is not an https:// URL (the token goes there)", url);
+	if (!rc) {
+		fld_text(o, "repo", &g->repo);
+		fld_text(o, "api_url", &g->api_url);
+		fld_text(o, "ca_file", &g->ca_file);
+		if (json_object_get(o, "token_env"))
+			fld_text(o, "token_env", &g->token_env);
+		else
+			g->token_env = xstrdup("GITHUB_TOKEN");
+		g->labels = json_array();
+	}
+	if (!rc && lv) {
+		rc = yamlx_need_list(&ld->y, lv, "session.github.labels", 0, 10);
+		for (size_t i = 0; !rc && i < yamlx_list_size(lv); i++) {
+			char ip[YAMLX_PATH_LEN];
+			const char *t = NULL;
+
+			yamlx_path_idx(ip, "session.github.labels", i);
+			rc = yamlx_get_text(&ld->y, yamlx_list_item(&ld->y, lv, i), ip, &t);
+			if (!rc && (!*t || strlen(t) > 50 || strchr(t, ',') ||
+				    !spec_rule_ok(t, R_TEXT)))
+				rc = yamlx_fail(&ld->y, yamlx_list_item(&ld->y, lv, i), KERR_INVALID,
+						ip, "a label is 1 to 50 characters without a comma");
+			if (!rc)
+				json_array_append_new(g->labels, json_string(t));
+		}
+	} else if (!rc) {
+		json_array_append_new(g->labels, json_string("kctl"));
+	}
+	json_decref(o);
+	return rc;
+}
 
 int read_session(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
@@ -366,6 +435,8 @@ int read_session(struct ld *ld, const yaml_node_t *nd, const char *path)
 		s->confirm_candidates =
 			(int)fld_int(o, "confirm_candidates", s->confirm_candidates);
 	}
+	if (!rc && yamlx_map_get(&ld->y, nd, "github"))
+		rc = read_github(ld, yamlx_map_get(&ld->y, nd, "github"), "session.github");
 	json_decref(o);
 	return rc;
 }

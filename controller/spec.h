@@ -110,6 +110,14 @@ struct spec {
 	char *output_dir;       /* resolved; default <spec dir>/runs/<name> */
 	int confirm_passes;     /* session.confirm.passes: 0 = no confirmation (default 3) */
 	int confirm_candidates; /* session.confirm.candidates: re-timed together (default 4) */
+	/* session.github: the session's tracking issue (tracker.c); repo NULL: none */
+	struct spec_github {
+		char *repo;      /* "owner/name" */
+		char *token_env; /* the NAME of the variable holding the token (GITHUB_TOKEN) */
+		char *api_url;   /* NULL: $GITHUB_API_URL, else https://api.github.com */
+		char *ca_file;   /* resolved; NULL: the system store */
+		json_t *labels;  /* the issue's labels, an array of strings (["kctl"]) */
+	} github;
 
 	/* batch */
 	int variants_per_round;  /* default 8 */

@@ -155,6 +155,22 @@ static const char *const migrations[] = {
 	      "  PRIMARY KEY (session, seq));",
 	/* 5: the round budget of `kctl start/resume --rounds N` (NULL: the spec's) */
 	[5] = "ALTER TABLE sessions ADD COLUMN rounds_cap INTEGER CHECK (rounds_cap >= 1);",
+	/* 6: what a session posts to its GitHub tracking issue, queued until it is sent */
+	[6] = "CREATE TABLE IF NOT EXISTS github_posts ("
+	      "  session TEXT NOT NULL REFERENCES sessions(id),"
+	      "  seq INTEGER NOT NULL CHECK (seq >= 1),"
+	      "  kind TEXT NOT NULL CHECK (kind IN ('open', 'comment', 'close')),"
+	      "  round INTEGER,"
+	      "  title TEXT,"
+	      "  body TEXT NOT NULL,"
+	      "  state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'dropped')),"
+	      "  attempts INTEGER NOT NULL DEFAULT 0,"
+	      "  error TEXT,"
+	      "  issue INTEGER,"
+	      "  comment INTEGER,"
+	      "  created TEXT NOT NULL,"
+	      "  updated TEXT NOT NULL,"
+	      "  PRIMARY KEY (session, seq));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION + 1,

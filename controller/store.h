@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_VERSION 5
+#define STORE_VERSION 6
 
 struct store;
 
@@ -197,6 +197,29 @@ json_t *store_lineages(struct store *st, const char *session);
  * NULL) must be a variant of the session. */
 int store_lineage_put(struct store *st, const char *session, int lineage, const char *best,
 		      int stagnation, int active, int round, char *msg, size_t n);
+
+/* --- the GitHub tracking issue's queue (store-github.c) ----------------- */
+/*
+ * Queues a post of session id: kind "open" (the issue: title and body),
+ * "comment" (body) or "close"; round may be -1.  Sent in seq order by
+ * tracker.c.  Returns the new seq (>= 1) or a negative error with msg.
+ */
+int64_t store_github_post_add(struct store *st, const char *id, const char *kind, int round,
+			      const char *title, const char *body, char *msg, size_t n);
+/* The posts of session id still pending, oldest first: a new array of
+ * {seq, kind, round, title, body, attempts, error, comment}; NULL on failure. */
+json_t *store_github_pending(struct store *st, const char *id);
+/*
+ * Records what became of post seq: state "sent" (issue: the issue's
+ * number for an "open", comment: the comment's id, 0 when none),
+ * "pending" (one more attempt failed: error says why) or "dropped".
+ */
+int store_github_post_set(struct store *st, const char *id, int64_t seq, const char *state,
+			  const char *error, int64_t issue, int64_t comment, char *msg, size_t n);
+/* The number of session id's issue (its "open" post sent), 0 when none, negative on failure. */
+int64_t store_github_issue(struct store *st, const char *id);
+/* How many posts of session id are in state ("pending", "sent", "dropped"); negative on failure. */
+int64_t store_github_count(struct store *st, const char *id, const char *state);
 
 /* --- learnings (store-llm.c) ----------------------------------------- */
 /* kind "F" (failure), "S" (success) or "M" (the model's reflection); numbers are allocated per kind and never reused. Returns
