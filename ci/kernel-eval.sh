@@ -62,6 +62,11 @@ case "$backend" in "" | local | kubernetes) ;; *)
 esac
 kctl="${KCTL:-kctl}"
 git rev-parse --show-toplevel >/dev/null || { echo "kernel-eval.sh: not in a git clone" >&2; exit 64; }
+# A shallow clone lacks the base commit: say so rather than find no baseline.
+if [ -n "$base" ] && ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
+	echo "kernel-eval.sh: base '$base' is not a commit here (a shallow clone? fetch-depth: 0)" >&2
+	exit 64
+fi
 
 # kernel.template of a spec, as written (relative to the spec's folder).
 # Block style (`kernel:` then an indented `template:`) or flow style

@@ -296,7 +296,8 @@ sys.exit(rc)
 
 
 def git(cwd, *args):
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
+    env = dict(env, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
                GIT_COMMITTER_EMAIL="t@t", GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
     r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env,
                        timeout=60)
@@ -361,9 +362,9 @@ def test_change_detection(repo_root):
         ghout = os.path.join(tmp, "github_output")
         env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"], STUB_LOG=log,
                    GITHUB_OUTPUT=ghout, TMPDIR=tmp)
-        env.pop("KCTL", None)
-        env.pop("GITHUB_STEP_SUMMARY", None)
-        env.pop("KCTL_EVAL_SPECS", None)
+        for v in ("KCTL", "GITHUB_STEP_SUMMARY", "KCTL_EVAL_SPECS", "GIT_DIR", "GIT_WORK_TREE",
+                  "GIT_INDEX_FILE"):
+            env.pop(v, None)
 
         def sh(*args, **extra):
             return subprocess.run(["bash", script, *args], cwd=repo, capture_output=True,
@@ -460,7 +461,11 @@ def test_change_detection(repo_root):
               "evals=0" in open(ghout).read(),
               f"no changed kernel: no kctl eval, exit 0 ({r.returncode} {r.stdout.strip()!r})")
         r = sh("--base", "no-such-ref", "--out", "res")
-        check(r.returncode != 0 and not calls(), f"an unknown base ref is an error ({r.returncode})")
+        check(r.returncode == 64 and "no-such-ref" in r.stderr and not calls(),
+              f"an unknown base ref is a usage error that names it ({r.returncode})")
+        r = sh("--spec", "examples/b.yaml", "--base", "no-such-ref", "--out", "res")
+        check(r.returncode == 64 and not calls(),
+              f"so with --spec too, rather than no baseline ({r.returncode})")
         r = sh("--backend", "gpu")
         check(r.returncode == 64 and "--backend" in r.stderr, "a bad --backend is a usage error")
         r = sh("--spec", "examples/none.yaml")
