@@ -230,8 +230,9 @@ def test_permissions(repo):
                  if str(s.get("uses", "")).startswith("actions/checkout")]
     check("kernel-eval.sh" not in comment and "cmake" not in comment and checkouts and
           all("repository" in s.get("with", {}) and "sparse-checkout" in s.get("with", {})
-              for s in checkouts),
-          "the comment job checks out only kctl's ci/ and builds or runs no kernel")
+              and "pull_request.base.sha" in s["with"].get("ref", "") and
+              "github.sha" not in s["with"].get("ref", "") for s in checkouts),
+          "the comment job checks out only kctl's ci/ from the base, and builds or runs no kernel")
 
 
 def test_expressions_and_pins(repo):
