@@ -191,7 +191,7 @@ for e in "${evals[@]}"; do
 	if [ -n "$t" ] && { [ -z "$spec" ] || [ -n "$base" ]; }; then
 		ref="${base:-origin/main}"
 		if git cat-file -e "$ref:$t" 2>/dev/null; then
-			baseline="$(mktemp "${TMPDIR:-/tmp}/kctl-baseline.XXXXXX")"
+			baseline="$(mktemp --suffix=.cl "${TMPDIR:-/tmp}/kctl-baseline.XXXXXX")"
 			git show "$ref:$t" >"$baseline"
 			args+=(--baseline "$baseline")
 		else
