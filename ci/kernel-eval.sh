@@ -29,10 +29,12 @@
 # overwrite one another's).
 #
 # kctl is $KCTL, else `kctl` on PATH.  Exit status: 0 when nothing needs
-# evaluating or every evaluation exited 0; else the most telling of kctl
-# eval's statuses: 1 (a kernel failed) before 2 (a regression) before 3
-# (infrastructure) before 64 (usage) before anything else; 64 for a usage
-# error of this script.
+# evaluating or every evaluation exited 0; else one of kctl eval's statuses,
+# in the order kctl eval itself decides one evaluation's: 64 (usage), then
+# any status it does not define (130: interrupted, or killed by a signal),
+# then 3 (infrastructure), 1 (a kernel failed), 2 (a regression).  verdict=
+# is kctl's word for it: usage, error, infra_error, incorrect, regression,
+# pass.  64 for a usage error of this script.
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -168,11 +170,11 @@ fi
 
 # The most telling status first (see the header).
 rank() {
-	case "$1" in 0) echo 0 ;; 64) echo 2 ;; 3) echo 3 ;; 2) echo 4 ;; 1) echo 5 ;; *) echo 1 ;; esac
+	case "$1" in 0) echo 0 ;; 2) echo 1 ;; 1) echo 2 ;; 3) echo 3 ;; 64) echo 5 ;; *) echo 4 ;; esac
 }
 verdict_of() {
-	case "$1" in 0) echo pass ;; 1) echo failed ;; 2) echo regression ;; 3) echo infrastructure ;;
-	64) echo usage ;; *) echo "error" ;; esac
+	case "$1" in 0) echo pass ;; 1) echo incorrect ;; 2) echo regression ;; 3) echo infra_error ;;
+	64) echo usage ;; *) echo error ;; esac
 }
 
 status=0

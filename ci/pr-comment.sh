@@ -46,9 +46,9 @@ fi
 limit=65536
 
 verdict_of() {
-	case "$1" in 0) echo "pass" ;; 1) echo "a kernel failed" ;; 2) echo "regression" ;;
-	3) echo "infrastructure error" ;; 64) echo "usage error" ;; "") echo "did not finish" ;;
-	*) echo "exit $1" ;; esac
+	case "$1" in 0) echo "pass" ;; 1) echo "incorrect: a kernel failed" ;; 2) echo "regression" ;;
+	3) echo "infrastructure error" ;; 64) echo "usage error" ;; 130) echo "interrupted" ;;
+	"") echo "did not finish" ;; *) echo "exit $1" ;; esac
 }
 
 body="$(mktemp)"
