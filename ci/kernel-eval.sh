@@ -21,8 +21,9 @@
 # --list prints the evaluations as a JSON array of {"name","spec","kernel"}
 # (the workflow's matrix) and runs nothing.  Otherwise each evaluation
 # writes to DIR/NAME (DIR defaults to kctl-eval, NAME is the spec's file name
-# without .yaml): kctl's own files, then exit-code (kctl eval's status) and
-# baseline.cl when there was one.  With $GITHUB_STEP_SUMMARY set each
+# without .yaml): baseline/FILE, the base version given to --baseline (so
+# kctl's summary names a path that the artifact holds), kctl's own files,
+# then exit-code (kctl eval's status).  With $GITHUB_STEP_SUMMARY set each
 # evaluation's summary is headed by its spec; with $GITHUB_OUTPUT set this
 # script writes evals=N, exit_code=S, verdict=WORD and out=DIR there (kctl's
 # own outputs of each run go to DIR/NAME/outputs.txt, so several runs do not
@@ -184,6 +185,7 @@ for e in "${evals[@]}"; do
 	IFS=$'\t' read -r name s t <<<"$e"
 	dir="$out/$name"
 	rm -rf "$dir"
+	mkdir -p "$dir"
 	args=(eval "$s")
 	# --spec without --kernel evaluates the spec's template as kctl finds it.
 	if [ -n "$t" ] && { [ -z "$spec" ] || [ -n "$kernel" ]; }; then
@@ -193,7 +195,8 @@ for e in "${evals[@]}"; do
 	if [ -n "$t" ] && { [ -z "$spec" ] || [ -n "$base" ]; }; then
 		ref="${base:-origin/main}"
 		if git cat-file -e "$ref:$t" 2>/dev/null; then
-			baseline="$(mktemp --suffix=.cl "${TMPDIR:-/tmp}/kctl-baseline.XXXXXX")"
+			mkdir -p "$dir/baseline"
+			baseline="$dir/baseline/$(basename "$t")"
 			git show "$ref:$t" >"$baseline"
 			args+=(--baseline "$baseline")
 		else
@@ -204,19 +207,13 @@ for e in "${evals[@]}"; do
 	[ -n "$threshold" ] && args+=(--threshold "$threshold")
 	args+=(--out "$dir")
 	if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
-		printf '\n### %s\n\n' "$s" >>"$GITHUB_STEP_SUMMARY"
+		printf '\n## %s\n\n' "$s" >>"$GITHUB_STEP_SUMMARY"
 	fi
 	echo "+ $kctl ${args[*]}"
 	rc=0
-	GITHUB_OUTPUT="$out_abs/$name.outputs" "$kctl" "${args[@]}" || rc=$?
+	GITHUB_OUTPUT="$out_abs/$name/outputs.txt" "$kctl" "${args[@]}" || rc=$?
 	mkdir -p "$dir"
-	if [ -f "$out_abs/$name.outputs" ]; then
-		mv "$out_abs/$name.outputs" "$dir/outputs.txt"
-	fi
 	echo "$rc" >"$dir/exit-code"
-	if [ -n "$baseline" ]; then
-		mv "$baseline" "$dir/baseline.cl"
-	fi
 	echo "kernel-eval.sh: $s: kctl eval exited $rc ($(verdict_of "$rc"))"
 	if [ "$(rank "$rc")" -gt "$(rank "$status")" ]; then
 		status=$rc

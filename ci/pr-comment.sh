@@ -55,22 +55,22 @@ body="$(mktemp)"
 trap 'rm -f "$body"' EXIT
 {
 	echo "$marker"
-	echo "## kctl eval"
 	for d in "$dir"/*/; do
 		[ -d "$d" ] || continue
 		name="$(basename "$d")"
 		rc="$(cat "$d/exit-code" 2>/dev/null || true)"
-		echo
-		echo "### $name: $(verdict_of "$rc")"
+		# kctl's summary has its own verdict heading, one level down.
+		echo "## kctl eval: $name"
 		echo
 		if [ -s "$d/summary.md" ]; then
 			cat "$d/summary.md"
 		else
-			echo "kctl eval wrote no summary; the job's log says why."
+			echo "**$(verdict_of "$rc")**: kctl eval wrote no summary; the job's log says why."
 		fi
+		echo
 	done
 	if [ -n "$run_url" ]; then
-		echo
+		echo "---"
 		echo "Results, logs and each evaluation's folder (artifacts): $run_url"
 	fi
 } >"$body"
