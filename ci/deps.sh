@@ -4,6 +4,17 @@
 # sudo when not run as root.
 set -euo pipefail
 
+# --build: only what builds and runs kctl and evalpod (a GitHub runner, an
+# image's build stage), with names that Debian and Ubuntu share; LLVM's
+# llvm-dis (stage 5) as the distribution's default version.
+if [ "${1:-}" = --build ]; then
+	pkgs=(build-essential cmake pkg-config git ca-certificates python3 binutils llvm
+		pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+		libyaml-dev libjansson-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev libbsd-dev)
+elif [ $# -gt 0 ]; then
+	echo "usage: ci/deps.sh [--build]" >&2
+	exit 2
+else
 pkgs=(
 	build-essential cmake pkg-config git
 	pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
@@ -29,6 +40,7 @@ schema_pkgs=()
 command -v node >/dev/null 2>&1 || schema_pkgs+=(nodejs)
 command -v npm >/dev/null 2>&1 || schema_pkgs+=(npm)
 pkgs+=("${schema_pkgs[@]}")
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do
