@@ -8,6 +8,7 @@
 #include "session.h"
 #include "services.h"
 #include "round.h"
+#include "tracker.h"
 #include "winner.h"
 #include "loop.h"
 #include "err.h"
@@ -259,6 +260,7 @@ static int session_end(struct session *s, int exhausted, char *msg, size_t n)
 	crash_point("ended", store_round_last(s->st, s->id));
 	learnings_write(s, msg, n);
 	report_write(s, msg, n);
+	tracker_end(s, w ? "done" : "failed", why.buf);
 	if (w)
 		fprintf(stderr, "session %s is done: %s/report.md, best kernel in %s/best.cl\n%s\n",
 			s->id, s->dir, s->dir, why.buf);
@@ -275,14 +277,17 @@ static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 
 	(void)arg;
 	set_state(s, "running", NULL, msg, n);
+	tracker_start(s);
 	for (;;) {
 		int round, state, stop;
 		char *mode;
 		time_t t0 = time(NULL);
 
-		if (session_cancelled(s))
+		if (session_cancelled(s)) {
+			tracker_end(s, "cancelled", "cancelled by kctl cancel");
 			return kerr_set(msg, n, KERR_OK, "session %s was cancelled", s->id),
 			       KCTL_EXIT_OK;
+		}
 		next_step(s, &round, &state, &mode, &stop);
 		if (state < 0 && round > 0 && (rc = spec_fault(s, round - 1, msg, n))) {
 			free(mode);
@@ -295,6 +300,7 @@ static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 		if (state < 0 && round > 0 && rounds_done > 0 && !ask_to_go_on(s, round - 1)) {
 			free(mode);
 			set_state(s, "paused", "paused by the user (--step)", msg, n);
+			tracker_end(s, "paused", "paused by the user (--step)");
 			fprintf(stderr, "paused; go on with: kctl resume %s%s\n", s->id,
 				s->again ? s->again : "");
 			return KCTL_EXIT_OK;
@@ -325,9 +331,11 @@ static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 		rounds_done++;
 		t_round = (double)(time(NULL) - t0);
 		round_line(s, round, t_round, rounds_done);
+		tracker_round(s, round);
 	}
 	if (rc && session_cancelled(s)) {
 		fprintf(stderr, "session %s was cancelled\n", s->id);
+		tracker_end(s, "cancelled", "cancelled by kctl cancel");
 		return KCTL_EXIT_OK;
 	}
 	if (rc) {
@@ -336,6 +344,7 @@ static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 
 		strlcpy(why, msg, sizeof(why));
 		set_state(s, interrupted ? "paused" : "failed", why, msg, n);
+		tracker_end(s, interrupted ? "paused" : "failed", why);
 		strlcpy(msg, why, n);
 		return interrupted                                  ? 130
 		       : rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA

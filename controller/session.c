@@ -12,6 +12,7 @@
 #include "loop.h"
 #include "backend.h"
 #include "handoff.h"
+#include "github.h"
 #include "s3.h"
 #include "err.h"
 #include "fileio.h"
@@ -395,6 +396,7 @@ void session_release(struct session *s)
 	free(s->dir);
 	free(s->evalpod);
 	s3_free(s->s3);
+	github_free(s->gh);
 	if (s->backend && s->backend->close)
 		s->backend->close(s);
 	memset(s, 0, sizeof(*s));

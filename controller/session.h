@@ -31,6 +31,7 @@
 #include "store.h"
 
 struct backend;
+struct github;
 struct proposer;
 
 struct session {
@@ -56,6 +57,7 @@ struct session {
 	const struct backend *backend; /* where rounds are evaluated (backend.h) */
 	struct kube *kube; /* the cluster of the kubernetes backend (kround.h), else NULL */
 	double deadline_s; /* raised check deadline after a reference ran past it (pack.c) */
+	struct github *gh; /* the tracking issue's client (tracker.c), made when first needed */
 	/* kctl eval sets these before session_create; they replace the spec's */
 	const char *output_root; /* NULL: session.output_dir */
 	int backend_forced;      /* backend_kind replaces evaluator.backend */

@@ -28,7 +28,7 @@ LAYERS = [
     ("commands", "main cmds cmdutil cmd-brief cmd-cancel cmd-delete cmd-render cmd-show "
                  "cmd-simulate cmd-start cmd-status cmd-eval eval-out"),
     ("the loop", "loop session.c"),
-    ("the steps", "round rank confirm specfault report"),
+    ("the steps", "round rank confirm specfault report tracker"),
     ("proposers, backends, the batch",
      "propose proposers proposal tune tune-internal tune-model tune-run tune-space surrogate "
      "model model-internal mix context exchange prompt prompt-internal prompt-brief "
@@ -36,7 +36,7 @@ LAYERS = [
      "llm-outcome llmcmd backend backend-local evalrun kround kround-internal kround-job "
      "kround-watch kube kpod pack"),
     ("the session", "services state winner store store-internal store-llm store-session "
-                    "store-sql store-variant handoff pairs diff session.h"),
+                    "store-sql store-variant store-github handoff pairs diff session.h"),
     ("the spec", "spec spec-internal spec-evaluator spec-exprs spec-problem spec-proposer "
                  "spec-read spec-render llm-provider mutate render"),
 ]
