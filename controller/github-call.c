@@ -211,17 +211,16 @@ static time_t github_limit_until(struct github *gh, const struct http_response *
 }
 
 /* The message for a refused call: status, GitHub's words, errors[], a hint. */
-static int github_refusal(const struct github *gh, const char *what,
+static int github_refusal(const struct github *gh, const char *pre,
 			  const struct http_response *resp, const json_t *doc, char *msg, size_t n)
 {
-	char pre[256], said[GITHUB_QUOTE_MAX + 8], hint[256] = "";
+	char said[GITHUB_QUOTE_MAX + 8], hint[256] = "";
 	struct sbuf errs = SBUF_INIT;
 	json_t *list = json_is_object(doc) ? json_object_get(doc, "errors") : NULL;
 	size_t i;
 	json_t *e;
 	int rc;
 
-	github_prefix(gh, what, pre, sizeof(pre));
 	if (!github_error_message(gh, doc, said, sizeof(said))) {
 		char q[GITHUB_QUOTE_MAX + 8];
 
