@@ -119,6 +119,7 @@ void github__quote(const struct github *gh, const char *text, size_t len, char *
 	int cut = take < len;
 
 	sbuf_add(&s, text ? text : "", text ? take : 0);
+	sbuf_adds(&s, ""); /* s.buf is set, even for no text */
 	github__scrub(gh, s.buf);
 	s.len = strlen(s.buf); /* a NUL in server text ends the quote */
 	for (size_t i = 0; i < s.len;) {

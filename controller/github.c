@@ -294,13 +294,14 @@ static int github_walk(struct github *gh, const char *what, const char *first, g
 			if (rc)
 				break;
 		}
+		if (!rc && r.next && (!strcmp(r.next, first) || !strcmp(r.next, url)))
+			rc = kerr_set(
+				msg, n, KERR_PARSE,
+				"GitHub %s in '%s': page %d links to itself or the first page",
+				what, gh->repo, page);
 		free(url);
 		url = NULL;
-		if (!rc && r.next && !strcmp(r.next, first))
-			rc = kerr_set(msg, n, KERR_PARSE,
-				      "GitHub %s in '%s': page %d links back to the first page",
-				      what, gh->repo, page);
-		else if (!rc && r.next)
+		if (!rc && r.next)
 			url = xstrdup(r.next);
 		github__reply_release(&r);
 	}

@@ -51,6 +51,7 @@ Control (no auth): POST /__control__ with a JSON object, keys combinable:
         "wrong-type"   the answer with "number" and "id" as strings
         "foreign-link" a listing whose next link goes to "link"
         "endless"      a listing whose next link is always one page further
+        "self-link"    a listing whose next link is the request's own URL
   {"reset": true}  forgets issues, comments, faults and the request log
 GET /__control__ returns {"requests": [...], "issues": [...], "comments":
 [...], "faults_left": N}; each request is {"method", "path", "query",
@@ -388,6 +389,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     doc[k] = str(doc[k])
         if kind == "foreign-link":
             headers = ['<%s>; rel="next"' % f["link"]]
+        if kind == "self-link":
+            headers = ['<%s%s>; rel="next"' % (self.base(), self.path)]
         if kind == "endless":
             page = int(urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
                        .get("page", ["1"])[0])

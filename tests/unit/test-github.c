@@ -469,6 +469,10 @@ TEST(faults)
 		  "GitHub find issue in 'kctl-test/tracking': the next page's link "
 		  "'https://evil.example/repositories/4242/issues?<redacted>' leaves ",
 		  1 },
+		{ "[{\"fault\": \"self-link\"}]", "find", NULL, KERR_PARSE,
+		  "GitHub find issue in 'kctl-test/tracking': page 1 links to itself or the first "
+		  "page",
+		  0 },
 		{ "[{\"fault\": \"endless\", \"times\": 100}]", "find", five_pages, KERR_LIMIT,
 		  "GitHub find issue in 'kctl-test/tracking': more than 5 pages (the walk stops "
 		  "there)",
