@@ -37,6 +37,13 @@
 #define GITHUB_PER_PAGE        "100"
 #define GITHUB_ISSUE_NUMBER_HI ((int64_t)1 << 53) /* ids travel as JSON numbers */
 
+const char *github_env_api_url(void)
+{
+	const char *v = getenv("GITHUB_API_URL");
+
+	return v && *v ? v : GITHUB_API_URL_DEFAULT;
+}
+
 time_t github_not_before(const struct github *gh)
 {
 	return gh->not_before > github__now(gh) ? gh->not_before : 0;

@@ -82,6 +82,13 @@ struct github_opts {
 struct github;
 
 /*
+ * The API URL the environment names: $GITHUB_API_URL when set and not
+ * empty (Actions sets it, to GitHub Enterprise's https://HOST/api/v3
+ * there), else GITHUB_API_URL_DEFAULT.  Borrowed; for opts.api_url.
+ */
+const char *github_env_api_url(void);
+
+/*
  * Checks opts and makes a client: api_url https:// with a host and no
  * query, user or fragment (a trailing '/' is dropped); repo "owner/name"
  * as GitHub allows them; a token without blanks or control characters.

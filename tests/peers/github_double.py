@@ -48,7 +48,9 @@ Control (no auth): POST /__control__ with a JSON object, keys combinable:
         "502-after"    the request done, then 502 (a reply lost)
         "not-json"     200 with an HTML body
         "huge"         200 with "size" bytes of JSON whitespace and []
-        "wrong-type"   the answer with "number" and "id" as strings
+        "wrong-type"   the answer (each item of a listing) with "number" and "id"
+                       as strings
+        "missing"      the answer (each item of a listing) without "number" and "id"
         "foreign-link" a listing whose next link goes to "link"
         "endless"      a listing whose next link is always one page further
         "self-link"    a listing whose next link is the request's own URL
@@ -382,11 +384,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         kind = f["fault"]
         if kind == "502-after":
             return Reply(502, {"message": "Server Error"})
-        if kind == "wrong-type" and isinstance(doc, dict):
-            doc = dict(doc)
-            for k in ("number", "id"):
-                if k in doc:
-                    doc[k] = str(doc[k])
+        if kind in ("wrong-type", "missing"):
+            def spoil(d):
+                d = dict(d)
+                for k in ("number", "id"):
+                    if k in d and kind == "missing":
+                        del d[k]
+                    elif k in d:
+                        d[k] = str(d[k])
+                return d
+            doc = [spoil(d) for d in doc] if isinstance(doc, list) else spoil(doc)
         if kind == "foreign-link":
             headers = ['<%s>; rel="next"' % f["link"]]
         if kind == "self-link":

@@ -208,6 +208,17 @@ TEST(session_marker)
 	CHECK(github_session_marker(NULL, out, sizeof(out)) == KERR_INVALID);
 }
 
+TEST(env_api_url)
+{
+	unsetenv("GITHUB_API_URL");
+	CHECK_STR(github_env_api_url(), "https://api.github.com");
+	setenv("GITHUB_API_URL", "", 1);
+	CHECK_STR(github_env_api_url(), "https://api.github.com");
+	setenv("GITHUB_API_URL", "https://ghe.example/api/v3", 1);
+	CHECK_STR(github_env_api_url(), "https://ghe.example/api/v3");
+	unsetenv("GITHUB_API_URL");
+}
+
 TEST(options_refused)
 {
 	static const struct {
@@ -469,6 +480,14 @@ TEST(faults)
 		  "GitHub find issue in 'kctl-test/tracking': the next page's link "
 		  "'https://evil.example/repositories/4242/issues?<redacted>' leaves ",
 		  1 },
+		{ "[{\"fault\": \"missing\"}]", "comment", NULL, KERR_PARSE,
+		  "GitHub add comment in 'kctl-test/tracking': the answer's $.id: required key is "
+		  "missing",
+		  0 },
+		{ "[{\"fault\": \"wrong-type\"}]", "find", NULL, KERR_PARSE,
+		  "GitHub find issue in 'kctl-test/tracking': page 1: $[0].number: expected an "
+		  "integer, got string",
+		  0 },
 		{ "[{\"fault\": \"self-link\"}]", "find", NULL, KERR_PARSE,
 		  "GitHub find issue in 'kctl-test/tracking': page 1 links to itself or the first "
 		  "page",
@@ -753,6 +772,7 @@ int main(void)
 	RUN(body_fit);
 	RUN(body_fit_cuts_at_a_character);
 	RUN(session_marker);
+	RUN(env_api_url);
 	RUN(options_refused);
 	RUN(happy_path);
 	RUN(long_body_accepted);
