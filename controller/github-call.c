@@ -294,36 +294,81 @@ static int github_same_origin(const struct github *gh, const char *url)
 	return same;
 }
 
-/* The target of rel="next" in a Link header value, malloc'd; NULL when none. */
-static char *github_link_next(const char *v)
+/* Nonzero when the rel value (len bytes, blank-separated relation types) holds "next". */
+static int github_rel_next(const char *v, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		size_t w = 0;
+
+		while (i < len && (v[i] == ' ' || v[i] == '\t'))
+			i++;
+		while (i + w < len && v[i + w] != ' ' && v[i + w] != '\t')
+			w++;
+		if (w == 4 && !strncasecmp(v + i, "next", 4))
+			return 1;
+		i += w;
+	}
+	return 0;
+}
+
+/*
+ * Reads one link-param at p (just past its ';'): name, '=', a token or a
+ * quoted string.  Sets *rel_next when it is rel and names "next"; returns
+ * where it ends.
+ */
+static const char *github_link_param(const char *p, int *rel_next)
+{
+	const char *name, *val;
+	size_t nlen, vlen = 0;
+
+	p += strspn(p, " \t");
+	name = p;
+	nlen = strcspn(p, "=;, \t");
+	p += nlen;
+	p += strspn(p, " \t");
+	val = p;
+	if (*p == '=') {
+		p++;
+		p += strspn(p, " \t");
+		if (*p == '"') {
+			val = ++p;
+			while (*p && *p != '"')
+				p += *p == '\\' && p[1] ? 2 : 1;
+			vlen = (size_t)(p - val);
+			if (*p == '"')
+				p++;
+		} else {
+			val = p;
+			vlen = strcspn(p, ";, \t");
+			p += vlen;
+		}
+	}
+	if (nlen == 3 && !strncasecmp(name, "rel", 3) && github_rel_next(val, vlen))
+		*rel_next = 1;
+	return p;
+}
+
+char *github__link_next(const char *v)
 {
 	const char *p = v;
 
-	while ((p = strchr(p, '<'))) {
-		const char *end = strchr(p, '>');
-		const char *stop;
-		char *params;
+	for (;;) {
+		const char *lt, *gt;
 		int next = 0;
 
-		if (!end)
+		p += strspn(p, " \t,");
+		if (*p != '<' || !(gt = strchr(p, '>')))
 			return NULL;
-		stop = end + 1 + strcspn(end + 1, "<");
-		params = xstrndup(end + 1, (size_t)(stop - end - 1));
-		for (char *r = params; (r = strcasestr(r, "rel="));) {
-			r += 4 + (r[4] == '"');
-			while (*r && *r != '"' && *r != ';' && *r != ',') {
-				size_t w = strcspn(r, " \";,");
-
-				next |= w == 4 && !strncasecmp(r, "next", 4);
-				r += w + (r[w] == ' ');
-			}
-		}
-		free(params);
+		lt = p;
+		p = gt + 1;
+		while (*(p += strspn(p, " \t")) == ';')
+			p = github_link_param(p + 1, &next);
 		if (next)
-			return xstrndup(p + 1, (size_t)(end - p - 1));
-		p = end + 1;
+			return xstrndup(lt + 1, (size_t)(gt - lt - 1));
+		p += strcspn(p, ","); /* past anything that is not a parameter */
+		if (!*p)
+			return NULL;
 	}
-	return NULL;
 }
 
 /* r->next from the Link header, refused unless it stays on api_url's origin. */
@@ -341,7 +386,7 @@ static int github_take_link(const struct github *gh, const char *pre,
 			      GITHUB_LINK_MAX - 2);
 		goto out;
 	}
-	r->next = github_link_next(v);
+	r->next = github__link_next(v);
 	if (r->next && (!http_is_url(r->next) || !github_same_origin(gh, r->next))) {
 		char shown[512];
 

@@ -76,6 +76,14 @@ time_t github__now(const struct github *gh);
  */
 void github__quote(const struct github *gh, const char *text, size_t len, char *out, size_t n);
 
+/*
+ * The target of the link whose rel holds "next" in a Link header value
+ * (RFC 8288: <URI> then ;name=value or ;name="value" parameters, links
+ * separated by ','), malloc'd; NULL when there is none or v is malformed
+ * before one.  Unchecked: the caller vets where it points.
+ */
+char *github__link_next(const char *v);
+
 /* Replaces gh's token in msg by "<redacted>", in place. */
 void github__scrub(const struct github *gh, char *msg);
 

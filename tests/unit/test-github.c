@@ -13,6 +13,7 @@
 #include "err.h"
 #include "evalrun.h"
 #include "github.h"
+#include "github-internal.h"
 #include "http.h"
 #include "log.h"
 #include "sbuf.h"
@@ -194,6 +195,43 @@ TEST(body_fit_cuts_at_a_character)
 		json_decref(s);
 		free(got);
 		sbuf_release(&t);
+	}
+}
+
+TEST(link_next)
+{
+	static const struct {
+		const char *header, *want; /* want NULL: no next link */
+	} cases[] = {
+		{ "<https://a/r/1/issues?page=2>; rel=\"next\", <https://a/r/1/issues?page=9>; "
+		  "rel=\"last\"",
+		  "https://a/r/1/issues?page=2" },
+		{ "<https://a/x?page=1>; rel=\"prev\", <https://a/x?page=3>; rel=\"next\"",
+		  "https://a/x?page=3" },
+		{ "<https://a/x?page=3>; rel=\"last next\"", "https://a/x?page=3" },
+		{ "<https://a/x>;rel=next", "https://a/x" },
+		{ "<https://a/x> ; REL = \"Next\"", "https://a/x" },
+		{ "<https://a/x?a=1,2>; rel=\"next\"", "https://a/x?a=1,2" },
+		{ "<https://a/x>; title=\"rel=next, <https://evil/>; rel=next\"; rel=\"prev\"",
+		  NULL },
+		{ "<https://a/x>; rel=\"nextish\"", NULL },
+		{ "<https://a/x>; rel=\"last\"", NULL },
+		{ "<https://a/x; rel=\"next\"", NULL },
+		{ "https://a/x; rel=\"next\"", NULL },
+		{ "<https://a/x>; rel=\"prev\" junk, <https://a/y>; rel=\"next\"", "https://a/y" },
+		{ "<https://a/x>; rel=\"next", "https://a/x" },
+		{ "", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = github__link_next(cases[i].header);
+
+		if (cases[i].want)
+			CHECK_STR(got, cases[i].want);
+		else if (got)
+			fprintf(stderr, "link case %zu: got '%s', want none\n", i, got);
+		CHECK(cases[i].want || !got);
+		free(got);
 	}
 }
 
@@ -771,6 +809,7 @@ int main(void)
 
 	RUN(body_fit);
 	RUN(body_fit_cuts_at_a_character);
+	RUN(link_next);
 	RUN(session_marker);
 	RUN(env_api_url);
 	RUN(options_refused);
