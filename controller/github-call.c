@@ -44,6 +44,7 @@ static const struct {
 	{ 401, "the token", " was refused" },
 	{ 403, "the token", " may not do this: it needs Issues read and write on the repository" },
 	{ 404, "no such repository, issue or comment, or the token", " cannot see it" },
+	{ 301, "the repository or issue moved: name where it is now", NULL },
 	{ 410, "issues are disabled in the repository", NULL },
 };
 
@@ -181,6 +182,18 @@ static int github_error_message(const struct github *gh, const json_t *doc, char
 }
 
 /*
+ * t kept between a second and GITHUB_RETRY_MAX_S from now: a reset
+ * already past, or Retry-After: 0, must not make a burst of retries, and
+ * a far-off one is read as a day.
+ */
+static time_t github_clamp(time_t now, long long t)
+{
+	if (t <= now)
+		return now + 1;
+	return t - now > GITHUB_RETRY_MAX_S ? now + GITHUB_RETRY_MAX_S : (time_t)t;
+}
+
+/*
  * When status with these headers and body is a rate limit, the epoch
  * second to wait for (GitHub's order: Retry-After, then an exhausted
  * x-ratelimit-remaining's reset, else a minute, growing); else 0.
@@ -198,9 +211,9 @@ static time_t github_limit_until(struct github *gh, const struct http_response *
 	if (resp->status != 403 && resp->status != 429)
 		return 0;
 	if (ra >= 0)
-		return now + (ra > GITHUB_RETRY_MAX_S ? GITHUB_RETRY_MAX_S : (time_t)ra);
+		return github_clamp(now, now + (ra > GITHUB_RETRY_MAX_S ? GITHUB_RETRY_MAX_S : ra));
 	if (remaining == 0 && reset >= 0)
-		return reset > now + GITHUB_RETRY_MAX_S ? now + GITHUB_RETRY_MAX_S : (time_t)reset;
+		return github_clamp(now, reset);
 	if (resp->status == 403 && remaining != 0 &&
 	    !(m && (strcasestr(m, "secondary rate limit") || strcasestr(m, "abuse"))))
 		return 0; /* forbidden, not limited */
@@ -208,7 +221,7 @@ static time_t github_limit_until(struct github *gh, const struct http_response *
 	for (int i = 0; i < gh->secondary_streak && wait < GITHUB_RETRY_MAX_S; i++)
 		wait *= 2;
 	gh->secondary_streak++;
-	return now + (wait > GITHUB_RETRY_MAX_S ? GITHUB_RETRY_MAX_S : wait);
+	return github_clamp(now, now + wait);
 }
 
 /* The message for a refused call: status, GitHub's words, errors[], a hint. */
@@ -226,7 +239,10 @@ static int github_refusal(const struct github *gh, const char *pre,
 		char q[GITHUB_QUOTE_MAX + 8];
 
 		github__quote(gh, resp->body, resp->body_len, q, sizeof(q));
-		snprintf(said, sizeof(said), "(no JSON message: \"%s\")", q);
+		if (*q)
+			snprintf(said, sizeof(said), "(no JSON message: \"%s\")", q);
+		else
+			snprintf(said, sizeof(said), "(an empty answer)");
 	}
 	json_array_foreach (list, i, e) {
 		char one[GITHUB_QUOTE_MAX + 8];

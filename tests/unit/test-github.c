@@ -713,6 +713,14 @@ TEST(primary_limit_short_wait)
 	CHECK(number == 1);
 	CHECK(npauses == 1 && pauses[0] == 5000);
 	CHECK(count_requests("POST", "/issues") == 2);
+
+	/* a reset already past still waits a second, not a burst of retries */
+	snprintf(plan, sizeof(plan), "{\"plan\": [{\"fault\": \"primary\", \"reset\": %lld}]}",
+		 (long long)fake_now - 100);
+	ctl_do(plan);
+	CHECK(github_issue_create(gh, "t", NULL, "b", NULL, &number, msg, sizeof(msg)) == 0);
+	CHECK(number == 2);
+	CHECK(npauses == 2 && pauses[1] == 1000);
 	github_free(gh);
 }
 
