@@ -45,7 +45,9 @@
  *
  * Bodies are built with jansson.  An issue or comment body longer than
  * GitHub's 65,536 characters is cut at a character boundary and ends with
- * a note saying so; bytes that are not UTF-8 become U+FFFD.
+ * a note saying so; bytes that are not UTF-8 become U+FFFD.  65,536
+ * characters are at most 262,144 UTF-8 bytes, the limit GitHub has been
+ * measured to apply to bodies, so a fitted body passes either way.
  */
 #ifndef KCTL_GITHUB_H
 #define KCTL_GITHUB_H
