@@ -769,6 +769,83 @@ TEST(secondary_limit_grows)
 	github_free(gh);
 }
 
+static int stop_flag;
+
+static int stop_asked(void)
+{
+	return stop_flag;
+}
+
+static void stoppable(struct github_opts *o)
+{
+	o->stop = stop_asked;
+}
+
+/* A signal (stop) ends waits: a short rate limit is not slept, a retry not made. */
+TEST(stop_ends_waits)
+{
+	struct github *gh;
+	char msg[1024] = "";
+	long long number = 0;
+
+	fresh();
+	gh = client(stoppable);
+	stop_flag = 1;
+	ctl_do("{\"plan\": [{\"fault\": \"secondary\", \"retry_after\": 3}]}");
+	CHECK(github_issue_create(gh, "t", NULL, "b", NULL, &number, msg, sizeof(msg)) ==
+	      KERR_LATER);
+	CHECK(npauses == 0);
+	CHECK(github_not_before(gh) == fake_now + 3);
+	fake_now += 3;
+	ctl_do("{\"plan\": [{\"fault\": \"500\"}]}");
+	CHECK(github_issue_find(gh, NULL, "<!-- m -->", &number, msg, sizeof(msg)) == KERR_HTTP);
+	CHECK_STR(msg, "GitHub find issue in 'kctl-test/tracking': interrupted before attempt 2");
+	CHECK(npauses == 0);
+	CHECK(count_requests("GET", "/issues") == 1);
+	stop_flag = 0;
+	github_free(gh);
+}
+
+/* The double is strict: what the client must send, it checks. */
+TEST(double_is_strict)
+{
+	static const struct {
+		const char *headers[4];
+		long status;
+		const char *says;
+	} cases[] = {
+		{ { "Accept: application/vnd.github+json", NULL },
+		  400,
+		  "API version None is not supported." },
+		{ { "X-GitHub-Api-Version: 2022-11-28", NULL },
+		  415,
+		  "Unsupported 'Accept' header" },
+		{ { "X-GitHub-Api-Version: 2022-11-28", "Accept: application/vnd.github+json",
+		    NULL },
+		  401,
+		  "Bad credentials" },
+		{ { "X-GitHub-Api-Version: 2022-11-28", "Accept: application/vnd.github+json",
+		    "Authorization: Bearer github_pat_wrong", NULL },
+		  401,
+		  "Bad credentials" },
+	};
+	char url[512];
+
+	snprintf(url, sizeof(url), "%s/repos/%s/issues", base, repo);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_opts o = { .ca_file = ca,
+				       .headers = cases[i].headers,
+				       .max_attempts = 1 };
+		struct http_response resp;
+		char msg[512];
+
+		CHECK(http_request("GET", url, NULL, 0, &o, &resp, msg, sizeof(msg)) == KERR_HTTP);
+		CHECK(resp.status == cases[i].status);
+		CHECK_CONTAINS(resp.body, cases[i].says);
+		http_response_release(&resp);
+	}
+}
+
 /* The token reaches no child: evalpod's environment is built without it. */
 TEST(token_not_in_child_env)
 {
@@ -832,6 +909,8 @@ int main(void)
 	RUN(primary_limit_short_wait);
 	RUN(secondary_limit_retry_after);
 	RUN(secondary_limit_grows);
+	RUN(stop_ends_waits);
+	RUN(double_is_strict);
 	RUN(token_not_in_child_env);
 
 	fflush(stderr);
