@@ -23,7 +23,8 @@
  * honoured twice.  A rate limit (403 or 429 with x-ratelimit-remaining: 0,
  * a Retry-After, or GitHub's "secondary rate limit" message) waits until
  * x-ratelimit-reset (epoch seconds), Retry-After seconds, or else
- * secondary_wait_s doubled for each such answer in a row.  A server error
+ * secondary_wait_s doubled for each such answer in a row (each time kept
+ * between 1 s and a day from now).  A server error
  * (5xx) or a lost connection is retried with backoff, a GET or PATCH
  * always, a POST that creates an issue only after a search by its marker
  * found nothing (so a reply lost after the create makes no second issue),
@@ -31,6 +32,8 @@
  * wait would pass max_wait_s the call returns KERR_LATER at once, and
  * github_not_before says when: until then every call returns KERR_LATER
  * without a request, so the caller queues its post and carries on.
+ * Redirects (a renamed repository's 301) are not followed: the token
+ * would go where the server says.
  *
  * Errors name the operation, the repository and GitHub's own words:
  *   "GitHub create issue in 'o/r': 401 Bad credentials (the token from
@@ -123,7 +126,9 @@ int github_session_marker(const char *id, char *out, size_t n);
  * answer was lost (5xx, connection) is retried only after
  * github_issue_find(labels NULL, marker) found nothing; one it found is
  * the answer.  Returns 0, KERR_LATER, or KERR_HTTP / KERR_PARSE /
- * KERR_LIMIT / KERR_INVALID with msg.
+ * KERR_LIMIT / KERR_INVALID with msg.  After a failure the issue may
+ * exist all the same: look for it with github_issue_find before creating
+ * it again.
  */
 int github_issue_create(struct github *gh, const char *title, const char *marker, const char *body,
 			const char *const *labels, long long *number, char *msg, size_t n);
