@@ -13,6 +13,7 @@ _kctl_options() {
 	cancel) echo "--force --state --help" ;;
 	delete) echo "--force --state --help" ;;
 	render) echo "-o --shards --server-version --help" ;;
+	eval) echo "--kernel --baseline --backend --threshold -o --output --out --state --verbose -v --help" ;;
 	simulate) echo "--strategy --budgets --seeds --batch --spec --noise --trace -o --help" ;;
 	version) echo "--help" ;;
 	esac
@@ -53,7 +54,8 @@ _kctl() {
 		--state) state="${COMP_WORDS[i+1]}"; ((i++)) ;;
 		--state=*) state="${w#--state=}" ;;
 		--set|--rounds|--passes|--candidates|-o|--output|--shards|--server-version|\
-		--strategy|--budgets|--seeds|--batch|--spec) ((i++)) ;;
+		--strategy|--budgets|--seeds|--batch|--spec|--kernel|--baseline|--backend|\
+		--threshold|--out) ((i++)) ;;
 		-*) ;;
 		*) ((npos++ == 0)) && session="$w" ;;
 		esac
@@ -64,11 +66,13 @@ _kctl() {
 	done
 	if [[ -z "$cmd" ]]; then
 		COMPREPLY=($(compgen -W "start resume confirm status show brief cancel delete
-			render simulate version help --help --version" -- "$cur"))
+			render simulate eval version help --help --version" -- "$cur"))
 		return 0
 	fi
 	case "$prev" in
-	--state|--spec) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+	--state|--spec|--kernel|--baseline) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+	--out) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+	--backend) COMPREPLY=($(compgen -W "local kubernetes" -- "$cur")); return 0 ;;
 	-o|--output)
 		if [[ "$cmd" == render ]]; then
 			COMPREPLY=($(compgen -W "yaml json" -- "$cur"))
@@ -82,14 +86,14 @@ _kctl() {
 		compopt -o nospace 2>/dev/null
 		return 0 ;;
 	--rounds|--passes|--candidates|--shards|--server-version|--strategy|--budgets|\
-	--seeds|--batch) return 0 ;;
+	--seeds|--batch|--threshold) return 0 ;;
 	esac
 	if [[ "$cur" == -* ]]; then
 		COMPREPLY=($(compgen -W "$(_kctl_options "$cmd")" -- "$cur"))
 		return 0
 	fi
 	case "$cmd" in
-	start|render)
+	start|render|eval)
 		((npos == 0)) && COMPREPLY=($(compgen -f -X '!*.yaml' -- "$cur")
 			$(compgen -f -X '!*.yml' -- "$cur") $(compgen -d -- "$cur")) ;;
 	simulate)

@@ -268,11 +268,12 @@ static int session_end(struct session *s, int exhausted, char *msg, size_t n)
 	return rc;
 }
 
-static int session_drive(struct session *s, char *msg, size_t n)
+static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 {
 	int rounds_done = 0, rc = 0, exhausted = 0;
 	double t_round = 0;
 
+	(void)arg;
 	set_state(s, "running", NULL, msg, n);
 	for (;;) {
 		int round, state, stop;
@@ -344,7 +345,7 @@ static int session_drive(struct session *s, char *msg, size_t n)
 }
 
 /* kctl confirm: a confirmation now, then the session as it was. */
-static int session_confirm_locked(struct session *s, char *msg, size_t n)
+static int session_confirm_locked(struct session *s, void *arg, char *msg, size_t n)
 {
 	json_t *row = store_session_get(s->st, s->id), *inc = session_incumbent(s);
 	int last = store_round_last(s->st, s->id), rc = 0, stop = 0, again, exit = KCTL_EXIT_OK;
@@ -354,6 +355,7 @@ static int session_confirm_locked(struct session *s, char *msg, size_t n)
 			       ? xstrdup(json_string_value(json_object_get(row, "reason")))
 			       : NULL;
 
+	(void)arg;
 	if (!inc)
 		rc = kerr_set(
 			msg, n, KERR_INVALID,
@@ -408,8 +410,8 @@ out:
 }
 
 /* Runs fn with the session's lock held (none other may drive it meanwhile). */
-static int with_lock(struct session *s, int (*fn)(struct session *, char *, size_t), char *msg,
-		     size_t n)
+static int with_lock(struct session *s, int (*fn)(struct session *, void *, char *, size_t),
+		     void *arg, char *msg, size_t n)
 {
 	char *path = xasprintf("%s/session.lock", s->dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644), rc;
@@ -429,17 +431,111 @@ static int with_lock(struct session *s, int (*fn)(struct session *, char *, size
 	if (session_owner_record(fd))
 		log_warn("session %s: cannot record this kctl in its session.lock: %s", s->id,
 			 strerror(errno));
-	rc = fn(s, msg, n);
+	rc = fn(s, arg, msg, n);
 	close(fd);
 	return rc;
 }
 
+/* --- kctl eval ------------------------------------------------------------ */
+
+struct eval_job {
+	const struct eval_program *progs;
+	size_t n;
+};
+
+/* The programs as round 0's variants, and the round that times them (PROPOSED). */
+static int eval_propose(struct session *s, const struct eval_job *job, char *msg, size_t n)
+{
+	json_t *ids = json_array(), *conf;
+	int rc = store_begin(s->st, msg, n);
+
+	if (!rc)
+		rc = store_round_create(s->st, s->id, 0, SESSION_EVAL_MODE, msg, n);
+	for (size_t i = 0; i < job->n && !rc; i++) {
+		const struct eval_program *p = &job->progs[i];
+		char hash[65], *why = xasprintf("kctl eval: %s", p->file);
+		json_t *v;
+
+		variant_hash(p->source, p->options, hash);
+		v = json_pack("{s:s, s:s, s:i, s:i, s:s, s:s, s:s, s:s}", "id", p->id, "hash", hash,
+			      "round", 0, "lineage", -1, "source", p->source, "options", p->options,
+			      "rationale", why, "origin", SESSION_EVAL_MODE);
+		rc = store_variant_add(s->st, s->id, v, msg, n);
+		json_array_append_new(ids, json_string(p->id));
+		json_decref(v);
+		free(why);
+	}
+	conf = json_pack("{s:i, s:i, s:O, s:o, s:s, s:s}", "pass", 1, "passes", 1, "programs", ids,
+			 "measurement", confirm_measurement(&s->spec, 1, 0), "then", "stop", "why",
+			 "kctl eval");
+	if (!rc)
+		rc = store_round_set_confirm(s->st, s->id, 0, conf, msg, n);
+	json_decref(conf);
+	json_decref(ids);
+	return round_step_end(s, 0, ROUND_PROPOSED, "proposed", rc, msg, n);
+}
+
+static int eval_locked(struct session *s, void *arg, char *msg, size_t n)
+{
+	const struct eval_job *job = arg;
+	int rc;
+
+	set_state(s, "running", NULL, msg, n);
+	rc = eval_propose(s, job, msg, n);
+	if (!rc)
+		rc = round_evaluate(s, 0, msg, n);
+	if (!rc)
+		rc = round_collect(s, 0, msg, n);
+	if (rc) {
+		int interrupted = round_interrupted() != 0;
+		char why[4096];
+
+		strlcpy(why, msg, sizeof(why));
+		set_state(s, interrupted ? "paused" : "failed", why, msg, n);
+		strlcpy(msg, why, n);
+		return interrupted                                  ? 130
+		       : rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA
+								    : KCTL_EXIT_FAIL;
+	}
+	return KCTL_EXIT_OK;
+}
+
+static int eval_end_locked(struct session *s, void *arg, char *msg, size_t n)
+{
+	const char *verdict = arg;
+	int rc = store_begin(s->st, msg, n);
+
+	if (!rc)
+		rc = store_round_set_decision(s->st, s->id, 0, "stop", verdict, msg, n);
+	rc = round_step_end(s, 0, ROUND_DONE, "ranked", rc, msg, n);
+	if (!rc)
+		rc = set_state(s, "done", verdict, msg, n);
+	if (!rc)
+		rc = learnings_write(s, msg, n);
+	if (!rc)
+		rc = report_write(s, msg, n);
+	return rc ? KCTL_EXIT_FAIL : KCTL_EXIT_OK;
+}
+
+int session_eval(struct session *s, const struct eval_program *progs, size_t nprogs, char *msg,
+		 size_t n)
+{
+	struct eval_job job = { progs, nprogs };
+
+	return with_lock(s, eval_locked, &job, msg, n);
+}
+
+int session_eval_end(struct session *s, const char *verdict, char *msg, size_t n)
+{
+	return with_lock(s, eval_end_locked, (void *)verdict, msg, n);
+}
+
 int session_run(struct session *s, char *msg, size_t n)
 {
-	return with_lock(s, session_drive, msg, n);
+	return with_lock(s, session_drive, NULL, msg, n);
 }
 
 int session_confirm(struct session *s, char *msg, size_t n)
 {
-	return with_lock(s, session_confirm_locked, msg, n);
+	return with_lock(s, session_confirm_locked, NULL, msg, n);
 }

@@ -56,6 +56,31 @@ int session_run(struct session *s, char *msg, size_t n);
  */
 int session_confirm(struct session *s, char *msg, size_t n);
 
+/* One program of an evaluation: its variant id, full source and build options. */
+struct eval_program {
+	const char *id; /* "baseline", "kernel-1", ...: an evalpod id */
+	const char *source;
+	const char *options;
+	const char *file; /* where it came from, for its rationale */
+};
+
+/*
+ * kctl eval: records progs (the baseline first, then the kernels; no two
+ * with the same source and options) as the variants of the session's only
+ * round, of mode SESSION_EVAL_MODE, and has the session's backend time
+ * them side by side in one batch with the first as the batch's baseline
+ * (as a confirmation's pass does, with its measurement settings), under
+ * the session's lock.  The results are recorded (the round COLLECTED) and
+ * stay under the round's results/.  Returns a KCTL_EXIT_* status with msg
+ * on failure (130: interrupted), the session then failed (or paused).
+ */
+int session_eval(struct session *s, const struct eval_program *progs, size_t nprogs, char *msg,
+		 size_t n);
+
+/* Ends an evaluated session with the verdict as its reason (and its round's): the round
+ * DONE, the session done, its report written.  Returns a KCTL_EXIT_* status. */
+int session_eval_end(struct session *s, const char *verdict, char *msg, size_t n);
+
 /*
  * A finished (done) session whose report.md does not say so: a
  * kctl killed between recording the end and rewriting the report.  Reopens

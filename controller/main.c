@@ -30,6 +30,12 @@ static const struct command commands[] = {
 	  "--rounds N lets a session that ended on its round budget go on to N rounds." },
 	{ "confirm", cmd_confirm, "re-time a session's top candidates side by side",
 	  "kctl confirm SESSION [--passes N] [--candidates K] [--state FILE] [-v]" },
+	{ "eval", cmd_eval, "evaluate kernel files against a baseline, for CI",
+	  "kctl eval SPEC [--kernel FILE]... [--baseline FILE] [--backend local|kubernetes]\n"
+	  "                 [--threshold PCT] [-o text|json] [--out DIR] [--state FILE] [-v]\n\n"
+	  "Exit status: 0 every kernel correct and none slower than the baseline beyond the\n"
+	  "threshold (default 5%) or the measured noise; 1 a kernel failed its checks; 2 a\n"
+	  "regression; 3 the evaluation itself failed; 64 a usage error." },
 	{ "status", cmd_status, "sessions and their best kernels",
 	  "kctl status [SESSION] [-o text|json] [--state FILE]" },
 	{ "show", cmd_show, "a session's variants, or one variant",

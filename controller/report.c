@@ -414,6 +414,17 @@ static void report_rounds(struct session *s, struct sbuf *b)
 	}
 }
 
+/* Whether s is a kctl eval session: one round, of its own mode. */
+static int is_eval(struct session *s)
+{
+	json_t *row = store_round_get(s->st, s->id, 0);
+	const char *mode = json_string_value(json_object_get(row, "mode"));
+	int yes = mode && !strcmp(mode, SESSION_EVAL_MODE);
+
+	json_decref(row);
+	return yes;
+}
+
 int report_write(struct session *s, char *msg, size_t n)
 {
 	json_t *w = session_winner(s->st, s->id), *st = session_status_json(s->st, s->id);
@@ -422,7 +433,16 @@ int report_write(struct session *s, char *msg, size_t n)
 	int rc = w ? write_best(s, w, msg, n) : 0;
 
 	sbuf_addf(&b, "# kctl session %s\n\nSpec: `%s`\n", s->id, s->spec.path);
-	report_winner(w, &b);
+	if (is_eval(s))
+		sbuf_addf(&b,
+			  "\n## Evaluation\n\nA `kctl eval` of the files in the table below, "
+			  "the baseline first: %s. Its summary is summary.md in the folder "
+			  "above this one.\n",
+			  json_string_value(json_object_get(st, "reason"))
+				  ? json_string_value(json_object_get(st, "reason"))
+				  : "not finished");
+	else
+		report_winner(w, &b);
 	report_best(s, w, &b);
 	report_rounds(s, &b);
 	sbuf_addf(&b, "\n## Status\n\n```json\n%s```\n", js);

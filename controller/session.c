@@ -70,6 +70,12 @@ static int session_prepare(struct session *s, const char *spec_path, char *msg, 
 
 	if (rc)
 		return rc;
+	if (s->output_root) {
+		free(s->spec.output_dir);
+		s->spec.output_dir = xstrdup(s->output_root);
+	}
+	if (s->backend_forced)
+		s->spec.backend = s->backend_kind;
 	/* file:// is the session folder itself; s3:// is the hand-off of handoff.h */
 	if (s->spec.storage && s3_is_url(s->spec.storage) && (rc = handoff_open(s, msg, n)))
 		return rc;
@@ -146,14 +152,36 @@ static int reopen(struct session *s, struct store *st, const char *id, int confi
 		  size_t n);
 static int apply_settings(struct session *s, char *msg, size_t n);
 
+/* A session of kctl eval has one round, of its own mode: it has nothing to go on with. */
+static int refuse_eval(struct store *st, const char *id, const char *what, char *msg, size_t n)
+{
+	json_t *row = store_round_get(st, id, 0);
+	const char *mode = json_string_value(json_object_get(row, "mode"));
+	int rc = 0;
+
+	if (mode && !strcmp(mode, SESSION_EVAL_MODE))
+		rc = kerr_set(msg, n, KERR_INVALID,
+			      "session '%s' is an evaluation (kctl eval): there is nothing to %s; "
+			      "run kctl eval again, or kctl start for a search",
+			      id, what);
+	json_decref(row);
+	return rc;
+}
+
 int session_reopen(struct session *s, struct store *st, const char *id, char *msg, size_t n)
 {
+	s->st = st;
+	if (refuse_eval(st, id, "resume", msg, n))
+		return KERR_INVALID;
 	return reopen(s, st, id, 0, msg, n);
 }
 
 int session_reopen_to_confirm(struct session *s, struct store *st, const char *id, char *msg,
 			      size_t n)
 {
+	s->st = st;
+	if (refuse_eval(st, id, "confirm", msg, n))
+		return KERR_INVALID;
 	return reopen(s, st, id, 1, msg, n);
 }
 

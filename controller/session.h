@@ -56,7 +56,14 @@ struct session {
 	const struct backend *backend; /* where rounds are evaluated (backend.h) */
 	struct kube *kube; /* the cluster of the kubernetes backend (kround.h), else NULL */
 	double deadline_s; /* raised check deadline after a reference ran past it (pack.c) */
+	/* kctl eval sets these before session_create; they replace the spec's */
+	const char *output_root; /* NULL: session.output_dir */
+	int backend_forced;      /* backend_kind replaces evaluator.backend */
+	enum spec_backend backend_kind;
 };
+
+/* The mode of the one round of a kctl eval session (loop.h, session_eval). */
+#define SESSION_EVAL_MODE "eval"
 
 /* Exit statuses of kctl commands. */
 enum {

@@ -703,6 +703,43 @@ def test_undeletable(args, dbl):
         check(len(left) == 1, "the Job is still there: nothing pretended it was gone")
 
 
+def test_eval(args, dbl):
+    with Scenario(args, dbl, "kctl eval on the cluster, and --backend local beside it",
+                  "kd-eval", {}) as s:
+        src = open(os.path.join(s.tmp, "affine.cl"), encoding="utf-8").read()
+        wrong = os.path.join(s.tmp, "wrong.cl")
+        with open(wrong, "w", encoding="utf-8") as f:
+            f.write(src.replace("2.0f, 1.0f)", "2.0f, 3.0f)"))
+        fine = os.path.join(s.tmp, "fine.cl")
+        with open(fine, "w", encoding="utf-8") as f:
+            f.write(src.replace("// y = 2x + 1", "// y = 2x + 1 (written out again)"))
+        out = os.path.join(s.tmp, "eval-out")
+        before = len(dbl.jobs())
+        r = s.run(["eval", s.spec, "--kernel", fine, "--kernel", wrong, "--out", out,
+                   "--threshold", "50", "-o", "json"])
+        try:
+            doc = json.loads(r.stdout)
+        except ValueError:
+            doc = {}
+        st = {k.get("file"): k.get("status") for k in doc.get("kernels", [])}
+        check(r.returncode == 1 and st == {fine: "ok", wrong: "incorrect"}
+              and doc.get("verdict") == "incorrect",
+              f"on the cluster: the wrong kernel fails, the other passes, exit 1 "
+              f"({r.returncode}, {st}, {r.stderr[-300:]!r})")
+        jobs = [j for j in dbl.jobs() if j["metadata"].get("annotations", {}).get(
+            "kctl.dev/session-id") == doc.get("session")]
+        check(len(jobs) >= 1 and len(dbl.jobs()) > before,
+              f"the evaluation ran as the session's Job(s) ({len(jobs)})")
+        check(os.path.isfile(os.path.join(out, "summary.md"))
+              and os.path.isdir(doc.get("results", "/nonexistent")),
+              "its summary and the results fetched from object storage are in --out")
+        before = len(dbl.jobs())
+        r = s.run(["eval", s.spec, "--kernel", fine, "--backend", "local", "--out", out,
+                   "--threshold", "50"])
+        check(r.returncode == 0 and len(dbl.jobs()) == before,
+              f"--backend local evaluates here, no Job ({r.returncode}, {r.stderr[-200:]!r})")
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__)
@@ -720,7 +757,7 @@ def main():
                          test_adoption, test_deadline, test_exec_plugin, test_outage,
                          test_auth_after_loss, test_undeletable, test_cancel_refused,
                          test_reference_slow, test_cancel_force, test_delete_kube_session,
-                         test_sigterm_during_api_retry)
+                         test_sigterm_during_api_retry, test_eval)
              if any(o in t.__name__ for o in only)], args, dbl)
     finally:
         dbl.stop()

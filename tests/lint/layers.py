@@ -26,7 +26,7 @@ MAX_LINES = 800
 # Names are file names without .c/.h; a name stands for both files.
 LAYERS = [
     ("commands", "main cmds cmdutil cmd-brief cmd-cancel cmd-delete cmd-render cmd-show "
-                 "cmd-simulate cmd-start cmd-status"),
+                 "cmd-simulate cmd-start cmd-status cmd-eval eval-out"),
     ("the loop", "loop session.c"),
     ("the steps", "round rank confirm specfault report"),
     ("proposers, backends, the batch",

@@ -1,0 +1,431 @@
+/*
+ * kctl eval SPEC [--kernel FILE]... [--baseline FILE] [--backend local|kubernetes]
+ *                [--threshold PCT] [-o text|json] [--out DIR] [--state FILE] [-v]
+ *
+ * One evaluation without a search: the kernel files and a baseline timed
+ * side by side in one batch on the spec's backend (a session of one round,
+ * loop.h's session_eval), then a verdict a CI check can act on.  The forms
+ * it is reported in are eval-out.c's; docs/kctl.md, "kctl eval", is the
+ * manual.
+ */
+#include "cmds.h"
+#include "eval-out.h"
+#include "err.h"
+#include "fileio.h"
+#include "jsonx.h"
+#include "log.h"
+#include "sbuf.h"
+#include "session.h"
+#include "loop.h"
+#include "pairs.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EVAL_MAX_KERNELS 32
+#define EVAL_SOURCE_MAX  (4u << 20) /* a kernel file larger than this is refused */
+
+static const char usage[] =
+	"usage: kctl eval SPEC [--kernel FILE]... [--baseline FILE] [--backend local|kubernetes]\n"
+	"                 [--threshold PCT] [-o text|json] [--out DIR] [--state FILE] [-v]\n";
+
+struct eval_opts {
+	const char *kernels[EVAL_MAX_KERNELS];
+	int nk;
+	const char *baseline, *out, *state;
+	int backend; /* -1: the spec's, else an enum spec_backend */
+	double threshold;
+	int json;
+};
+
+static int parse(int argc, char **argv, struct eval_opts *o)
+{
+	static const struct option opts[] = {
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "threshold", required_argument, NULL, 't' },
+		{ "out", required_argument, NULL, 'O' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "state", required_argument, NULL, 'S' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->backend = -1;
+	o->threshold = 0.05;
+	o->out = "kctl-eval";
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:v", opts, NULL)) != -1) {
+		char *end = NULL;
+
+		switch (c) {
+		case 'k':
+			if (o->nk == EVAL_MAX_KERNELS) {
+				log_error("--kernel: at most %d kernels at once", EVAL_MAX_KERNELS);
+				return -1;
+			}
+			o->kernels[o->nk++] = optarg;
+			break;
+		case 'b': o->baseline = optarg; break;
+		case 'B':
+			if (!strcmp(optarg, "local")) {
+				o->backend = BACKEND_LOCAL;
+			} else if (!strcmp(optarg, "kubernetes")) {
+				o->backend = BACKEND_KUBERNETES;
+			} else {
+				log_error("--backend is local or kubernetes, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case 't':
+			o->threshold = strtod(optarg, &end);
+			if (end && *end == '%')
+				end++;
+			if (end == optarg || !end || *end || !(o->threshold >= 0) ||
+			    o->threshold >= 100) {
+				log_error("--threshold wants a percentage from 0 to 99, not '%s'",
+					  optarg);
+				return -1;
+			}
+			o->threshold /= 100;
+			break;
+		case 'o':
+			if (cmd_output_format(optarg, &o->json)) {
+				fputs(usage, stderr);
+				return -1;
+			}
+			break;
+		case 'O': o->out = optarg; break;
+		case 'S': o->state = optarg; break;
+		case 'v': log_level_current = LOG_DEBUG; break;
+		default: fputs(usage, stderr); return -1;
+		}
+	}
+	if (optind != argc - 1 || !*o->out) {
+		fputs(usage, stderr);
+		return -1;
+	}
+	return 0;
+}
+
+/* The text of a kernel file: at most EVAL_SOURCE_MAX bytes, not empty, no NUL byte. */
+static char *read_source(const char *path)
+{
+	char *text = NULL, msg[1024];
+	size_t len = 0;
+
+	if (file_read(path, EVAL_SOURCE_MAX, &text, &len, msg, sizeof(msg))) {
+		log_error("%s", msg);
+		return NULL;
+	}
+	if (!len || strlen(text) != len) {
+		log_error("kernel file '%s' is %s", path,
+			  !len ? "empty" : "not text (it holds a NUL byte)");
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* --- the verdict ---------------------------------------------------------------- */
+
+static json_t *load_result(const char *results, const char *id)
+{
+	char *path = xasprintf("%s/%s.json", results, id);
+	json_t *res = json_load_file(path, 0, NULL);
+
+	if (res && !json_is_object(res)) {
+		json_decref(res);
+		res = NULL;
+	}
+	free(path);
+	return res;
+}
+
+static double perf_num(json_t *res, const char *key)
+{
+	json_t *v = json_object_get(json_object_get(res, "performance"), key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static int is_ok(json_t *res)
+{
+	const char *st = json_string_value(json_object_get(res, "status"));
+
+	return st && !strcmp(st, "ok");
+}
+
+/* Kernel k against the baseline's result base (both ok). */
+static void compare(struct eval_kernel *k, json_t *base, double threshold)
+{
+	struct pairs p = { 0 };
+	struct pair_verdict v;
+	double noise;
+
+	k->allowed = threshold;
+	if (k->same_as_base) {
+		k->speedup = 1;
+		return;
+	}
+	pairs_add(&p, base, k->res);
+	v = pairs_verdict(&p);
+	pairs_release(&p);
+	if (v.n) {
+		k->speedup = v.median;
+		k->lo = v.lo;
+		k->hi = v.hi;
+		k->pairs = v.n;
+	} else { /* timed in different evalpod runs (a retry): their medians */
+		k->speedup = perf_num(base, "median_ms") / perf_num(k->res, "median_ms");
+	}
+	if (!isnan(k->lo)) {
+		noise = (k->hi - k->lo) / 2;
+	} else {
+		double a = perf_num(base, "robust_cv"), b = perf_num(k->res, "robust_cv");
+
+		noise = fmax(isnan(a) ? 0 : a, isnan(b) ? 0 : b);
+	}
+	k->allowed = fmax(threshold, noise);
+	k->regression = !isnan(k->speedup) && k->speedup < 1 - k->allowed;
+}
+
+static void judge(struct eval_report *r)
+{
+	const char *bst = json_string_value(json_object_get(r->base_res, "status"));
+	int infra = !bst || !strcmp(bst, "infra_error"), failed = 0, slower = 0;
+
+	for (size_t i = 0; i < r->nk; i++) {
+		struct eval_kernel *k = &r->k[i];
+		const char *st = json_string_value(json_object_get(k->res, "status"));
+
+		k->status = st ? st : "missing";
+		k->speedup = k->lo = k->hi = k->allowed = NAN;
+		if (!st || !strcmp(st, "infra_error"))
+			infra = 1;
+		else if (strcmp(st, "ok"))
+			failed = 1;
+		else if (is_ok(r->base_res))
+			compare(k, r->base_res, r->threshold);
+		slower |= k->regression;
+	}
+	r->verdict = infra    ? EVAL_INFRA
+		     : failed ? EVAL_INCORRECT
+		     : slower ? EVAL_REGRESSION
+			      : EVAL_PASS;
+}
+
+/* --- the outputs ----------------------------------------------------------------- */
+
+/* summary.md and eval.json in the --out folder, and GitHub's files when set. */
+static int write_outputs(const struct eval_report *r, const char *out, json_t *doc)
+{
+	struct sbuf md = SBUF_INIT;
+	char *summary = xasprintf("%s/summary.md", out), *jpath = xasprintf("%s/eval.json", out);
+	char *text = jx_dump(doc), msg[1024];
+	const char *step = getenv("GITHUB_STEP_SUMMARY"), *ghout = getenv("GITHUB_OUTPUT");
+	int rc;
+
+	eval_markdown(&md, r);
+	rc = file_write_atomic(summary, md.buf, md.len, msg, sizeof(msg));
+	if (!rc)
+		rc = file_write_atomic(jpath, text, strlen(text), msg, sizeof(msg));
+	if (!rc && step && *step) {
+		FILE *f = fopen(step, "a");
+
+		if (!f || fwrite(md.buf, 1, md.len, f) != md.len || fputs("\n", f) < 0)
+			rc = kerr_set(msg, sizeof(msg), KERR_IO,
+				      "cannot append to $GITHUB_STEP_SUMMARY '%s'", step);
+		if (f && fclose(f) && !rc)
+			rc = kerr_set(msg, sizeof(msg), KERR_IO,
+				      "cannot append to $GITHUB_STEP_SUMMARY '%s'", step);
+	}
+	if (!rc && ghout && *ghout)
+		rc = eval_github_output(ghout, r, summary, msg, sizeof(msg));
+	if (rc)
+		log_error("%s", msg);
+	sbuf_release(&md);
+	free(text);
+	free(jpath);
+	free(summary);
+	return rc;
+}
+
+/* --- the command ----------------------------------------------------------------- */
+
+struct eval_run {
+	struct eval_opts o;
+	char *base_src;
+	char *src[EVAL_MAX_KERNELS];
+	struct eval_program progs[EVAL_MAX_KERNELS + 1];
+	char *ids[EVAL_MAX_KERNELS + 1];
+	size_t nprogs;
+	struct eval_kernel k[EVAL_MAX_KERNELS];
+};
+
+/* The programs: the baseline, then each distinct kernel source once. */
+static void plan(struct eval_run *e, struct session *s)
+{
+	const char *opts = s->spec.build_options;
+	int nk = e->o.nk ? e->o.nk : 1;
+
+	e->ids[0] = xstrdup("baseline");
+	e->progs[0] =
+		(struct eval_program){ e->ids[0], e->base_src ? e->base_src : s->spec.template_src,
+				       opts,
+				       e->o.baseline ? e->o.baseline : s->spec.template_path };
+	e->nprogs = 1;
+	for (int i = 0; i < nk; i++) {
+		const char *src = e->o.nk ? e->src[i] : s->spec.template_src;
+		size_t j;
+
+		e->k[i].file = e->o.nk ? e->o.kernels[i] : s->spec.template_path;
+		for (j = 0; j < e->nprogs && strcmp(e->progs[j].source, src); j++)
+			;
+		if (j == e->nprogs) {
+			e->ids[j] = xasprintf("kernel-%d", i + 1);
+			e->progs[j] = (struct eval_program){ e->ids[j], src, opts, e->k[i].file };
+			e->nprogs++;
+		}
+		e->k[i].id = e->ids[j];
+		e->k[i].same_as_base = j == 0;
+	}
+}
+
+static void run_release(struct eval_run *e)
+{
+	free(e->base_src);
+	for (int i = 0; i < EVAL_MAX_KERNELS; i++)
+		free(e->src[i]);
+	for (size_t i = 0; i < e->nprogs; i++)
+		free(e->ids[i]);
+	for (int i = 0; i < EVAL_MAX_KERNELS; i++)
+		json_decref(e->k[i].res);
+}
+
+/* Evaluates and reports; the session is open.  Returns kctl eval's exit status. */
+static int evaluate(struct eval_run *e, struct session *s, const char *spec)
+{
+	struct eval_report r;
+	char msg[4096] = "", *dir, *results;
+	json_t *doc;
+	int rc, nk = e->o.nk ? e->o.nk : 1;
+
+	plan(e, s);
+	rc = session_eval(s, e->progs, e->nprogs, msg, sizeof(msg));
+	if (rc) {
+		log_error("session %s: %s", s->id, msg);
+		return rc == 130 ? 130 : EVAL_EXIT_INFRA;
+	}
+	dir = session_round_dir(s, 0);
+	results = xasprintf("%s/results", dir);
+	memset(&r, 0, sizeof(r));
+	r.spec = spec;
+	r.session = s->id;
+	r.results = results;
+	r.baseline = e->o.baseline;
+	r.template_path = s->spec.template_path;
+	r.base_res = load_result(results, "baseline");
+	r.k = e->k;
+	r.nk = (size_t)nk;
+	r.threshold = e->o.threshold;
+	for (int i = 0; i < nk; i++)
+		e->k[i].res = load_result(results, e->k[i].id);
+	judge(&r);
+	{
+		struct sbuf why = SBUF_INIT;
+
+		eval_verdict_text(&why, &r);
+		if (session_eval_end(s, why.buf, msg, sizeof(msg)))
+			log_warn("session %s: %s", s->id, msg);
+		sbuf_release(&why);
+	}
+	doc = eval_json(&r);
+	rc = write_outputs(&r, e->o.out, doc) ? EVAL_EXIT_INFRA : eval_exit_status(r.verdict);
+	json_object_set_new(doc, "exit_status", json_integer(rc));
+	if (getenv("GITHUB_ACTIONS") && !strcmp(getenv("GITHUB_ACTIONS"), "true")) {
+		eval_annotations(e->o.json ? stderr : stdout, &r);
+		fflush(stderr);
+	}
+	if (e->o.json) {
+		char *text = jx_dump(doc);
+
+		printf("%s\n", text);
+		free(text);
+	} else {
+		eval_print_table(stdout, &r);
+	}
+	json_decref(doc);
+	json_decref(r.base_res);
+	free(results);
+	free(dir);
+	return rc;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+	struct eval_run *e = xcalloc(1, sizeof(*e));
+	struct session s;
+	struct store *st;
+	char msg[4096] = "";
+	int rc = 0;
+
+	memset(&s, 0, sizeof(s));
+	if (parse(argc, argv, &e->o)) {
+		free(e);
+		return EVAL_EXIT_USAGE;
+	}
+	if (access(argv[optind], R_OK)) {
+		log_error("cannot read the spec '%s': %s", argv[optind], strerror(errno));
+		free(e);
+		return EVAL_EXIT_USAGE;
+	}
+	if (e->o.baseline && !(e->base_src = read_source(e->o.baseline)))
+		rc = EVAL_EXIT_USAGE;
+	for (int i = 0; i < e->o.nk && !rc; i++)
+		if (!(e->src[i] = read_source(e->o.kernels[i])))
+			rc = EVAL_EXIT_USAGE;
+	if (!rc && dir_make(e->o.out, msg, sizeof(msg))) {
+		log_error("--out: %s", msg);
+		rc = EVAL_EXIT_USAGE;
+	}
+	if (!rc && !(st = cmd_open_store(e->o.state)))
+		rc = EVAL_EXIT_INFRA;
+	if (rc) {
+		run_release(e);
+		free(e);
+		return rc;
+	}
+	s.output_root = e->o.out;
+	s.backend_forced = e->o.backend >= 0;
+	s.backend_kind = e->o.backend >= 0 ? (enum spec_backend)e->o.backend : BACKEND_LOCAL;
+	rc = session_create(&s, st, argv[optind], msg, sizeof(msg));
+	if (rc) {
+		log_error("%s", msg);
+		/* no device or no evalpod is the machine; anything else is the spec */
+		rc = rc == KERR_NODEVICE || rc == KERR_NOTFOUND || rc == KERR_IO ? EVAL_EXIT_INFRA
+										 : EVAL_EXIT_USAGE;
+	} else {
+		fprintf(stderr, "session %s: output in %s\n", s.id, s.dir);
+		s.interactive = isatty(STDERR_FILENO);
+		rc = evaluate(e, &s, argv[optind]);
+	}
+	if (store_check(st, msg, sizeof(msg))) {
+		log_error("%s", msg);
+		rc = EVAL_EXIT_INFRA;
+	}
+	session_release(&s);
+	store_close(st);
+	run_release(e);
+	free(e);
+	return rc;
+}

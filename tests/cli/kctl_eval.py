@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""kctl eval end to end on the small affine problem: exit statuses, the
+Markdown summary and the annotations against golden files, GitHub's step
+files, -o json, usage and infrastructure failures.
+
+usage: kctl_eval.py KCTL EVALPOD DATA_DIR GOLDEN_DIR
+
+DATA_DIR holds the affine spec (tests/data/kctl); GOLDEN_DIR the expected
+summaries and annotation lines (tests/data/eval).  Figures that depend on
+the machine (times, GFLOP/s, ratios), the session id and the device name
+are replaced by placeholders before the comparison; everything else must
+match byte for byte.  With UPDATE_GOLDEN=1 the goldens are rewritten.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+failures = []
+passes = []
+
+SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
+
+
+def check(cond, what):
+    (passes if cond else failures).append(what)
+    print(("ok   " if cond else "FAIL ") + what)
+
+
+class Scenario:
+    def __init__(self, kctl, evalpod, data):
+        self.kctl = kctl
+        self.tmp = tempfile.mkdtemp(prefix="kctl-eval-")
+        for name in SPEC_FILES:
+            shutil.copy(os.path.join(data, name), self.tmp)
+        with open(os.path.join(self.tmp, "affine.cl"), encoding="utf-8") as f:
+            self.template = f.read()
+        self.env = dict(os.environ, KCTL_STATE_DIR=os.path.join(self.tmp, "state"),
+                        XDG_CACHE_HOME=os.path.join(self.tmp, "cache"), KCTL_EVALPOD=evalpod)
+        for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT",
+                     "GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"):
+            self.env.pop(name, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def kernel(self, name, old=None, new=None):
+        """A kernel file: the template with old replaced by new (once)."""
+        text = self.template
+        if old is not None:
+            if text.count(old) != 1:
+                raise RuntimeError(f"affine.cl does not hold {old!r} once")
+            text = text.replace(old, new)
+        with open(os.path.join(self.tmp, name), "w", encoding="utf-8") as f:
+            f.write(text)
+        return name
+
+    def run(self, args, github=False):
+        env = dict(self.env)
+        if github:
+            env.update(GITHUB_ACTIONS="true",
+                       GITHUB_STEP_SUMMARY=os.path.join(self.tmp, "step.md"),
+                       GITHUB_OUTPUT=os.path.join(self.tmp, "output.txt"))
+        return subprocess.run([self.kctl, "eval", "affine.yaml"] + args, cwd=self.tmp,
+                              env=env, capture_output=True, text=True, timeout=600)
+
+    def read(self, name):
+        try:
+            with open(os.path.join(self.tmp, name), encoding="utf-8") as f:
+                return f.read()
+        except OSError:
+            return None
+
+
+def normalize(text):
+    """Machine-dependent parts replaced: session ids, the device, figures,
+    counts of samples, where the worst element lies, and the bottleneck
+    class (which depends on the device's peaks)."""
+    text = re.sub(r"affine-\d{8}-\d{6}-[0-9a-f]{6}", "SESSION", text)
+    text = re.sub(r"device .*? \(.*?\), session", "device DEVICE, session", text)
+    text = re.sub(r"\d+ paired samples", "N paired samples", text)
+    text = re.sub(r"worst at index \d+", "worst at index N", text)
+    text = re.sub(r"-?\d+\.\d+(e[-+]\d+)?", "N", text)
+    rows = []
+    for line in text.split("\n"):
+        cells = line.split(" | ")
+        if line.startswith("| ") and len(cells) == 8 and cells[6] not in ("-", "bottleneck"):
+            cells[6] = "BOTTLENECK"
+        rows.append(" | ".join(cells))
+    return "\n".join(rows)
+
+
+def golden(goldens, name, got):
+    path = os.path.join(goldens, name)
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(got)
+    with open(path, encoding="utf-8") as f:
+        want = f.read()
+    if got != want:
+        print(f"--- {name}: want\n{want}--- got\n{got}---")
+    return got == want
+
+
+def outputs(text):
+    """$GITHUB_OUTPUT's NAME<<DELIM blocks as {name: value}."""
+    out, lines, i = {}, (text or "").split("\n"), 0
+    while i < len(lines):
+        m = re.fullmatch(r"(\w+)<<(ghadelimiter_[0-9a-f]{16})", lines[i])
+        if not m or i + 2 >= len(lines) or lines[i + 2] != m.group(2):
+            return None
+        out[m.group(1)] = lines[i + 1]
+        i += 3
+        if i == len(lines) - 1 and lines[i] == "":
+            break
+    return out
+
+
+BAD_OP = ("fma(x[base + j], 2.0f, 1.0f)", "fma(x[base + j], 2.0f, 2.0f)")
+BROKEN = ("int base = get_global_id(0) * U;", "int base = get_global_id(0) * U; int zz = 0")
+SLOW = ("y[base + j] = fma(x[base + j], 2.0f, 1.0f);",
+        "{ float a = x[base + j]; for (int r = 0; r < 400; r++) a = fma(a, 1.0000001f, 0.5f) "
+        "- 0.5f; y[base + j] = fma(x[base + j], 2.0f, 1.0f) + (a == 12345.0f ? 1.0f : 0.0f); }")
+
+
+def failing_kernels(kctl, evalpod, data, goldens):
+    with Scenario(kctl, evalpod, data) as sc:
+        same = sc.kernel("same.cl")
+        wrong = sc.kernel("wrong.cl", *BAD_OP)
+        broken = sc.kernel("broken.cl", *BROKEN)
+        res = sc.run(["--kernel", same, "--kernel", wrong, "--kernel", broken], github=True)
+        check(res.returncode == 1, f"a wrong and a broken kernel: exit 1 (got {res.returncode})")
+        summary = sc.read("kctl-eval/summary.md")
+        check(summary is not None and golden(goldens, "incorrect.md", normalize(summary)),
+              "the summary of a wrong, a broken and an unchanged kernel matches its golden")
+        step = sc.read("step.md")
+        check(step == summary + "\n", "$GITHUB_STEP_SUMMARY gets the summary appended")
+        notes = "".join(l + "\n" for l in res.stdout.splitlines() if l.startswith("::"))
+        check(golden(goldens, "incorrect.annotations", normalize(notes)),
+              "annotations: the compile error at its line and column, the wrong answer "
+              "at file level, nothing for the unchanged kernel")
+        out = outputs(sc.read("output.txt"))
+        check(out is not None and out.get("verdict") == "incorrect" and out.get("kernels") == "3"
+              and out.get("summary") == "kctl-eval/summary.md",
+              f"$GITHUB_OUTPUT: verdict, kernels and summary as delimited values ({out})")
+        table = res.stdout
+        check("same as baseline" in table and "verdict: incorrect: 2 of 3 kernels failed"
+              in table, "the table names the unchanged kernel and the verdict")
+        # the session is an evaluation: nothing to resume
+        sid = re.search(r"affine-\d{8}-\d{6}-[0-9a-f]{6}", res.stderr)
+        resumed = subprocess.run([kctl, "resume", sid.group(0) if sid else "none"], cwd=sc.tmp,
+                                 env=sc.env, capture_output=True, text=True, timeout=60)
+        check(resumed.returncode == 1 and "is an evaluation (kctl eval)" in resumed.stderr,
+              f"kctl resume of an evaluation is refused ({resumed.returncode}: "
+              f"{resumed.stderr.strip()[-120:]})")
+
+
+def regression(kctl, evalpod, data, goldens):
+    with Scenario(kctl, evalpod, data) as sc:
+        slow = sc.kernel("slow.cl", *SLOW)
+        res = sc.run(["--kernel", slow, "-o", "json"], github=True)
+        check(res.returncode == 2, f"a kernel 100x slower: exit 2 (got {res.returncode})")
+        try:
+            doc = json.loads(res.stdout)
+        except ValueError:
+            doc = {}
+        k = (doc.get("kernels") or [{}])[0]
+        sb = k.get("speedup_vs_baseline") or {}
+        check(doc.get("schema") == "kctl.eval" and doc.get("verdict") == "regression"
+              and doc.get("exit_status") == 2 and k.get("regression") is True
+              and 0 < sb.get("median", 1) < 0.2 and sb.get("hi", 1) < 0.2
+              and sb.get("pairs", 0) >= 6,
+              f"-o json: the regression with its paired speedup and interval ({sb})")
+        notes = "".join(l + "\n" for l in res.stderr.splitlines() if l.startswith("::"))
+        check(golden(goldens, "regression.annotations", normalize(notes)),
+              "with -o json the annotations go to stderr; a regression's names its interval")
+        summary = sc.read("kctl-eval/summary.md")
+        check(summary is not None and golden(goldens, "regression.md", normalize(summary)),
+              "the summary of a regression matches its golden")
+
+
+def passing(kctl, evalpod, data, goldens):
+    with Scenario(kctl, evalpod, data) as sc:
+        # the same code, written differently: as fast within any sane noise
+        fine = sc.kernel("fine.cl", "// y = 2x + 1", "// y = 1 + 2x, the same kernel")
+        res = sc.run(["--kernel", fine, "--threshold", "50"], github=True)
+        check(res.returncode == 0, f"an equally fast correct kernel: exit 0 ({res.returncode}: "
+              f"{res.stderr.strip()[-200:]})")
+        out = outputs(sc.read("output.txt"))
+        check(out is not None and out.get("verdict") == "pass"
+              and re.fullmatch(r"\d+\.\d{4}", out.get("worst_speedup", ""))
+              and re.fullmatch(r"\d+\.\d{2}", out.get("best_gflops", "")),
+              f"$GITHUB_OUTPUT: pass with the figures ({out})")
+        check(not [l for l in res.stdout.splitlines() if l.startswith("::")],
+              "no annotation for a passing kernel")
+        # a broken baseline (the target branch's kernel) does not fail the fix
+        wrong = sc.kernel("wrong.cl", *BAD_OP)
+        res = sc.run(["--kernel", fine, "--baseline", wrong])
+        summary = sc.read("kctl-eval/summary.md") or ""
+        check(res.returncode == 0 and "The baseline failed its own checks" in summary
+              and "baseline (wrong.cl): incorrect" in res.stdout,
+              f"a correct kernel against a wrong baseline: exit 0, the baseline's failure "
+              f"said ({res.returncode})")
+
+
+def usage_and_infra(kctl, evalpod, data, goldens):
+    with Scenario(kctl, evalpod, data) as sc:
+        res = sc.run(["--threshold", "five"])
+        check(res.returncode == 64 and "--threshold" in res.stderr,
+              f"a bad --threshold: exit 64 ({res.returncode})")
+        res = sc.run(["--kernel", "missing.cl"])
+        check(res.returncode == 64 and "missing.cl" in res.stderr,
+              f"a kernel file that is not there: exit 64, named ({res.returncode})")
+        empty = os.path.join(sc.tmp, "empty.cl")
+        open(empty, "w").close()
+        res = sc.run(["--kernel", "empty.cl"])
+        check(res.returncode == 64 and "'empty.cl' is empty" in res.stderr,
+              f"an empty kernel file: exit 64 ({res.returncode}: {res.stderr.strip()})")
+        res = subprocess.run([kctl, "eval", "nothere.yaml"], cwd=sc.tmp, env=sc.env,
+                             capture_output=True, text=True, timeout=60)
+        check(res.returncode == 64 and "nothere.yaml" in res.stderr,
+              f"a spec that is not there: exit 64 ({res.returncode})")
+        res = subprocess.run([kctl, "eval"], cwd=sc.tmp, env=sc.env, capture_output=True,
+                             text=True, timeout=60)
+        check(res.returncode == 64 and "usage: kctl eval" in res.stderr,
+              f"no spec: usage, exit 64 ({res.returncode})")
+        env = dict(sc.env, KCTL_EVALPOD=os.path.join(sc.tmp, "no-evalpod"))
+        res = subprocess.run([kctl, "eval", "affine.yaml"], cwd=sc.tmp, env=env,
+                             capture_output=True, text=True, timeout=60)
+        check(res.returncode == 3, f"no evalpod: exit 3, infrastructure ({res.returncode}: "
+              f"{res.stderr.strip()[-160:]})")
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__, file=sys.stderr)
+        return 2
+    kctl, evalpod, data, goldens = (os.path.abspath(a) for a in sys.argv[1:])
+    for fn in (usage_and_infra, failing_kernels, regression, passing):
+        try:
+            fn(kctl, evalpod, data, goldens)
+        except Exception as e:  # a scenario that breaks is a failure, not a crash
+            check(False, f"{fn.__name__}: {type(e).__name__}: {e}")
+    print(f"{len(passes)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
