@@ -51,7 +51,7 @@ if command -v clang >/dev/null 2>&1; then
 	echo "== fuzz (tests/fuzz/run.sh, 20 s each)"
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCTL_FUZZ=ON >/dev/null
 	cmake --build build-fuzz -j"$jobs" --target fuzz-spec fuzz-batch fuzz-result fuzz-expr \
-		fuzz-render fuzz-kubeconfig fuzz-awsconf fuzz-s3xml
+		fuzz-render fuzz-kubeconfig fuzz-awsconf fuzz-s3xml fuzz-github
 	bash tests/fuzz/run.sh build-fuzz 20
 else
 	echo "== fuzz skipped: it needs clang (libFuzzer)"

@@ -7,7 +7,7 @@ static const char *const kerr_names[] = {
 	[0] = "ok",     [1] = "io",           [2] = "parse",      [3] = "invalid",
 	[4] = "range",  [5] = "not-found",    [6] = "limit",      [7] = "http",
 	[8] = "opencl", [9] = "no-device",    [10] = "no-memory", [11] = "timeout",
-	[12] = "child", [13] = "unsupported",
+	[12] = "child", [13] = "unsupported", [14] = "later",
 };
 
 const char *kerr_str(int code)

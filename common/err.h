@@ -26,6 +26,7 @@ enum kerr {
 	KERR_TIMEOUT = -11, /* something did not finish in time */
 	KERR_CHILD = -12,   /* a worker process failed */
 	KERR_UNSUPPORTED = -13,
+	KERR_LATER = -14, /* a service asked to be called again later (a rate limit) */
 };
 
 /* Returns a short static name for code, e.g. "parse"; never NULL. */

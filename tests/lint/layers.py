@@ -36,7 +36,8 @@ LAYERS = [
      "llm-outcome llmcmd backend backend-local evalrun kround kround-internal kround-job "
      "kround-watch kube kpod pack"),
     ("the session", "services state winner store store-internal store-llm store-session "
-                    "store-sql store-variant store-github handoff pairs diff session.h"),
+                    "store-sql store-variant store-github handoff pairs diff session.h github "
+                    "github-internal github-call"),
     ("the spec", "spec spec-internal spec-evaluator spec-exprs spec-problem spec-proposer "
                  "spec-read spec-render llm-provider mutate render"),
 ]
