@@ -329,10 +329,10 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 		if (!isnan(sr))
 			sbuf_addf(b, "%.2fx | ", sr);
 		sbuf_add_md(b,
-			str2(k->res, "roofline", "bottleneck")
-				? str2(k->res, "roofline", "bottleneck")
-				: "-",
-			40);
+			    str2(k->res, "roofline", "bottleneck")
+				    ? str2(k->res, "roofline", "bottleneck")
+				    : "-",
+			    40);
 		sbuf_adds(b, " | ");
 		sbuf_reset(&t);
 		kernel_verdict(&t, k);

@@ -344,16 +344,20 @@ int read_evaluator(struct ld *ld, const yaml_node_t *nd, const char *path)
 }
 
 static const struct field session_fields[] = {
-	FINT("max_rounds", 1, 10000),        FNUM("target_speedup", 0, 1e6),
-	FINT("max_evaluations", 1, 1000000), FNUM("max_minutes", 0, 1e6),
-	FINT("stagnation_rounds", 1, 1000),  FPATH("output_dir", 0),
-	FINT("confirm_passes", 0, 10),       FINT("confirm_candidates", 1, 16),
+	FINT("max_rounds", 1, 10000),
+	FNUM("target_speedup", 0, 1e6),
+	FINT("max_evaluations", 1, 1000000),
+	FNUM("max_minutes", 0, 1e6),
+	FINT("stagnation_rounds", 1, 1000),
+	FPATH("output_dir", 0),
+	FINT("confirm_passes", 0, 10),
+	FINT("confirm_candidates", 1, 16),
 	FCUSTOM("github", 0),
 };
 
 static const struct field github_fields[] = {
-	FTEXT("repo", 1, R_TEXT),  FTEXT("token_env", 0, R_IDENT), FTEXT("api_url", 0, R_TEXT),
-	FPATH("ca_file", 0),       FCUSTOM("labels", 0),
+	FTEXT("repo", 1, R_TEXT), FTEXT("token_env", 0, R_IDENT), FTEXT("api_url", 0, R_TEXT),
+	FPATH("ca_file", 0),      FCUSTOM("labels", 0),
 };
 
 /* GitHub's owner and repository names: letters, digits, '-', '_' and '.', not "." or "..". */
@@ -404,10 +408,11 @@ static int read_github(struct ld *ld, const yaml_node_t *nd, const char *path)
 
 			yamlx_path_idx(ip, "session.github.labels", i);
 			rc = yamlx_get_text(&ld->y, yamlx_list_item(&ld->y, lv, i), ip, &t);
-			if (!rc && (!*t || strlen(t) > 50 || strchr(t, ',') ||
-				    !spec_rule_ok(t, R_TEXT)))
-				rc = yamlx_fail(&ld->y, yamlx_list_item(&ld->y, lv, i), KERR_INVALID,
-						ip, "a label is 1 to 50 characters without a comma");
+			if (!rc &&
+			    (!*t || strlen(t) > 50 || strchr(t, ',') || !spec_rule_ok(t, R_TEXT)))
+				rc = yamlx_fail(&ld->y, yamlx_list_item(&ld->y, lv, i),
+						KERR_INVALID, ip,
+						"a label is 1 to 50 characters without a comma");
 			if (!rc)
 				json_array_append_new(g->labels, json_string(t));
 		}

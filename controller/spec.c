@@ -379,10 +379,10 @@ void spec_release(struct spec *s)
 		&s->github.api_url,
 		&s->github.ca_file,
 	};
-	json_t **objs[] = { &s->problem,         &s->shapes,
-			    &s->correctness,     &s->measurement,
-			    &s->limits,          &s->device,
-			    &s->proposer_conf,   &s->kube.node_selector,
+	json_t **objs[] = { &s->problem,          &s->shapes,
+			    &s->correctness,      &s->measurement,
+			    &s->limits,           &s->device,
+			    &s->proposer_conf,    &s->kube.node_selector,
 			    &s->kube.tolerations, &s->github.labels };
 
 	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)

@@ -13,28 +13,29 @@ int64_t store_github_post_add(struct store *st, const char *id, const char *kind
 			      const char *title, const char *body, char *msg, size_t n)
 {
 	int64_t seq = 0, rnd = round;
-	int rc = sq_query_int(st, &seq,
-			      "SELECT COALESCE(MAX(seq), 0) + 1 FROM github_posts WHERE session = ?1",
-			      "t", id);
+	int rc = sq_query_int(
+		st, &seq, "SELECT COALESCE(MAX(seq), 0) + 1 FROM github_posts WHERE session = ?1",
+		"t", id);
 
 	if (rc == 1)
 		rc = 0;
 	if (!rc)
-		rc = sq_db_write(st, "no such session",
-				 "INSERT INTO github_posts (session, seq, kind, round, title, body, "
-				 "state, created, updated) SELECT ?1, ?2, ?3, ?4, ?5, ?6, 'pending', "
-				 NOW ", " NOW " FROM sessions WHERE id = ?1",
-				 "tItntt", id, seq, kind, round >= 0 ? &rnd : NULL, title, body);
-	return rc ? sq_fail(st, rc, msg, n, "queueing a GitHub %s of session '%s'", kind, id)
-		  : seq;
+		rc = sq_db_write(
+			st, "no such session",
+			"INSERT INTO github_posts (session, seq, kind, round, title, body, "
+			"state, created, updated) SELECT ?1, ?2, ?3, ?4, ?5, ?6, 'pending', " NOW
+			", " NOW " FROM sessions WHERE id = ?1",
+			"tItntt", id, seq, kind, round >= 0 ? &rnd : NULL, title, body);
+	return rc ? sq_fail(st, rc, msg, n, "queueing a GitHub %s of session '%s'", kind, id) : seq;
 }
 
 json_t *store_github_pending(struct store *st, const char *id)
 {
-	return sq_query_rows(st, NULL,
-			     "SELECT seq, kind, round, title, body, attempts, error, comment "
-			     "FROM github_posts WHERE session = ?1 AND state = 'pending' ORDER BY seq",
-			     "t", id);
+	return sq_query_rows(
+		st, NULL,
+		"SELECT seq, kind, round, title, body, attempts, error, comment "
+		"FROM github_posts WHERE session = ?1 AND state = 'pending' ORDER BY seq",
+		"t", id);
 }
 
 int store_github_post_set(struct store *st, const char *id, int64_t seq, const char *state,

@@ -59,14 +59,14 @@ static double num_of(json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-/* " 12.34x" or " -" into the cell; fmt has one %f. */
-static void cell_num(struct sbuf *b, double v, const char *fmt)
+/* " | 12.34x" (digits decimals, then suffix), or " | -" for no figure. */
+static void cell_num(struct sbuf *b, double v, int digits, const char *suffix)
 {
 	sbuf_adds(b, " | ");
 	if (isnan(v))
 		sbuf_adds(b, "-");
 	else
-		sbuf_addf(b, fmt, v);
+		sbuf_addf(b, "%.*f%s", digits, v, suffix);
 }
 
 static void round_table(struct sbuf *b, json_t *vars)
@@ -86,8 +86,8 @@ static void round_table(struct sbuf *b, json_t *vars)
 			sbuf_add_md(b, text_of(v, "fault_kind", ""), 32);
 			sbuf_adds(b, ")");
 		}
-		cell_num(b, num_of(v, "speedup_ref"), "%.2fx");
-		cell_num(b, num_of(v, "gflops"), "%.1f");
+		cell_num(b, num_of(v, "speedup_ref"), 2, "x");
+		cell_num(b, num_of(v, "gflops"), 1, "");
 		sbuf_adds(b, " | ");
 		sbuf_add_md(b, text_of(v, "bottleneck", "-"), 32);
 		sbuf_adds(b, " | ");
@@ -220,9 +220,10 @@ static struct github *client(struct session *s)
 		return s->gh;
 	if (!token || !*token) {
 		if (!warned++)
-			log_warn("session %s: session.github: $%s is not set, so the tracking issue "
-				 "is not updated; its posts stay queued for a later run",
-				 s->id, env);
+			log_warn(
+				"session %s: session.github: $%s is not set, so the tracking issue "
+				"is not updated; its posts stay queued for a later run",
+				s->id, env);
 		return NULL;
 	}
 	memset(&o, 0, sizeof(o));
@@ -330,7 +331,8 @@ void tracker_flush(struct session *s)
 
 			if (t > 0 && gmtime_r(&t, &tm))
 				strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-			log_info("session %s: GitHub asks to wait until %s; %zu tracking post(s) stay "
+			log_info("session %s: GitHub asks to wait until %s; %zu tracking post(s) "
+				 "stay "
 				 "queued",
 				 s->id, when, json_array_size(rows) - i);
 			break;
