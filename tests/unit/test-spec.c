@@ -393,6 +393,41 @@ TEST(defaults)
 	free(path);
 }
 
+/* session.github: its defaults, and every key read. */
+TEST(session_github)
+{
+	struct spec s;
+	char msg[512] = "";
+	char *text = xasprintf("%ssession:\n  github: {repo: my-org/kernels.x}\n", base_spec);
+	char *path = put("gh.yaml", text);
+
+	CHECK(spec_load(&s, path, msg, sizeof(msg)) == 0);
+	CHECK_STR(s.github.repo, "my-org/kernels.x");
+	CHECK_STR(s.github.token_env, "GITHUB_TOKEN");
+	CHECK(s.github.api_url == NULL && s.github.ca_file == NULL);
+	CHECK(same_json(s.github.labels, "['kctl']"));
+	spec_release(&s);
+	free(text);
+	free(path);
+	text = xasprintf("%ssession:\n  github: {repo: o/r, token_env: KCTL_GH, api_url: "
+			 "\"https://ghe.example/api/v3\", labels: [a, b c]}\n",
+			 base_spec);
+	path = put("gh.yaml", text);
+	CHECK(spec_load(&s, path, msg, sizeof(msg)) == 0);
+	CHECK_STR(s.github.token_env, "KCTL_GH");
+	CHECK_STR(s.github.api_url, "https://ghe.example/api/v3");
+	CHECK(same_json(s.github.labels, "['a', 'b c']"));
+	spec_release(&s);
+	free(text);
+	free(path);
+	/* no github: no tracking issue */
+	path = put("plain.yaml", base_spec);
+	CHECK(spec_load(&s, path, msg, sizeof(msg)) == 0);
+	CHECK(s.github.repo == NULL && s.github.labels == NULL);
+	spec_release(&s);
+	free(path);
+}
+
 /* The command proposer keeps its keys; tune with only kind and seed is fine. */
 TEST(proposer_kinds)
 {
@@ -616,6 +651,26 @@ static const struct bad {
 	{ "batch:\n  variants_per_round: 8\n",
 	  "batch:\n  variants_per_round: 8\nsession:\n  max_rounds: 0\n",
 	  "28:15: session.max_rounds", KERR_RANGE, "0 is outside [1, 10000]" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nsession:\n  github: {repo: noslash}\n",
+	  "28:18: session.github.repo", KERR_INVALID, "'noslash' is not owner/name" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nsession:\n  github: {repo: a/.., labels: [x]}\n",
+	  "28:18: session.github.repo", KERR_INVALID, "'a/..' is not owner/name" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nsession:\n  github: {repo: a/b, api_url: "
+	  "\"http://x\"}\n",
+	  "28:32: session.github.api_url", KERR_INVALID,
+	  "is not an https:// URL (the token goes there)" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nsession:\n  github: {repo: a/b, labels: [\"x,y\"]}\n",
+	  "28:32: session.github.labels[0]", KERR_INVALID, "without a comma" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nsession:\n  github: {repo: a/b, token_env: \"A-B\"}\n",
+	  "28:34: session.github.token_env", KERR_INVALID, "C identifier" },
+	{ "batch:\n  variants_per_round: 8\n",
+	  "batch:\n  variants_per_round: 8\nsession:\n  github: {token: abc}\n",
+	  "28:12: session.github.token", KERR_PARSE, "unknown key" },
 	{ "batch:\n  variants_per_round: 8\n",
 	  "batch:\n  variants_per_round: 8\nmeasurement:\n  min_samples: 500\n",
 	  "28:16: measurement.min_samples", KERR_RANGE,
@@ -1041,6 +1096,7 @@ int main(int argc, char **argv)
 	RUN(full_spec);
 	RUN(defaults);
 	RUN(proposer_kinds);
+	RUN(session_github);
 	RUN(base_is_valid);
 	RUN(matmul_example);
 	RUN(missing_spec_file);
