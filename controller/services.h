@@ -32,7 +32,9 @@ int round_step_end(struct session *s, int round, enum round_state state, const c
  * "POINT:ROUND" (or "POINT" for any round), kctl kills itself with SIGKILL
  * at that point, as a power cut would.  Points: proposed, packed, spawned,
  * collected, ranked, ended (the session's final state committed, its
- * report not yet rewritten; its round is the session's last).
+ * report not yet rewritten; its round is the session's last), posted
+ * (GitHub took a tracking post, not yet recorded as sent; its round is the
+ * round the post is about, -1 for none).
  */
 void crash_point(const char *point, int round);
 

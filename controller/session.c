@@ -9,6 +9,7 @@
  */
 #include "session.h"
 #include "round.h"
+#include "tracker.h"
 #include "loop.h"
 #include "backend.h"
 #include "handoff.h"
@@ -224,6 +225,9 @@ int session_report_refresh(struct store *st, const char *id, char *msg, size_t n
 			rc = learnings_write(&s, msg, n);
 		if (!rc)
 			rc = report_write(&s, msg, n);
+		/* and its tracking issue: what the kctl that ended it did not send */
+		if (!rc)
+			tracker_start(&s);
 		rc = rc ? rc : 1;
 		session_release(&s);
 	}

@@ -41,13 +41,16 @@ json_t *store_github_pending(struct store *st, const char *id)
 int store_github_post_set(struct store *st, const char *id, int64_t seq, const char *state,
 			  const char *error, int64_t issue, int64_t comment, char *msg, size_t n)
 {
-	int failed = !strcmp(state, "pending");
+	/* "pending": one more attempt; "failed": it stays pending, as many attempts;
+	 * "later": it stays pending, the attempt not counted (GitHub took nothing) */
+	int step = !strcmp(state, "pending") ? 1 : !strcmp(state, "later") ? -1 : 0;
+	const char *to = step || !strcmp(state, "failed") ? "pending" : state;
 	int rc = sq_db_write(st, "no such post",
 			     "UPDATE github_posts SET state = ?3, error = ?4, "
-			     "attempts = attempts + ?5, issue = COALESCE(?6, issue), "
+			     "attempts = MAX(attempts + ?5, 0), issue = COALESCE(?6, issue), "
 			     "comment = COALESCE(?7, comment), updated = " NOW
 			     " WHERE session = ?1 AND seq = ?2",
-			     "tIttinn", id, seq, state, error, failed, issue ? &issue : NULL,
+			     "tIttinn", id, seq, to, error, step, issue ? &issue : NULL,
 			     comment ? &comment : NULL);
 
 	return rc ? sq_fail(st, rc, msg, n, "recording GitHub post %lld of session '%s'",
@@ -72,6 +75,17 @@ int64_t store_github_count(struct store *st, const char *id, const char *state)
 	int rc = sq_query_int(st, &num,
 			      "SELECT COUNT(*) FROM github_posts WHERE session = ?1 AND state = ?2",
 			      "tt", id, state);
+
+	return rc < 0 ? rc : num;
+}
+
+int64_t store_github_queued(struct store *st, const char *id, const char *kind, int round)
+{
+	int64_t num = 0;
+	int rc = sq_query_int(st, &num,
+			      "SELECT COUNT(*) FROM github_posts WHERE session = ?1 AND kind = ?2 "
+			      "AND COALESCE(round, -1) = ?3",
+			      "tti", id, kind, round);
 
 	return rc < 0 ? rc : num;
 }

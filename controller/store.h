@@ -212,7 +212,9 @@ json_t *store_github_pending(struct store *st, const char *id);
 /*
  * Records what became of post seq: state "sent" (issue: the issue's
  * number for an "open", comment: the comment's id, 0 when none),
- * "pending" (one more attempt failed: error says why) or "dropped".
+ * "dropped", or it stays pending with error saying why: "pending" counts
+ * one more attempt (recorded before the attempt is made), "failed" counts
+ * none more, "later" takes one back (GitHub asked to wait and took nothing).
  */
 int store_github_post_set(struct store *st, const char *id, int64_t seq, const char *state,
 			  const char *error, int64_t issue, int64_t comment, char *msg, size_t n);
@@ -220,6 +222,9 @@ int store_github_post_set(struct store *st, const char *id, int64_t seq, const c
 int64_t store_github_issue(struct store *st, const char *id);
 /* How many posts of session id are in state ("pending", "sent", "dropped"); negative on failure. */
 int64_t store_github_count(struct store *st, const char *id, const char *state);
+/* How many posts of kind about round (-1: none) session id has queued, in any state;
+ * negative on failure. */
+int64_t store_github_queued(struct store *st, const char *id, const char *kind, int round);
 
 /* --- learnings (store-llm.c) ----------------------------------------- */
 /* kind "F" (failure), "S" (success) or "M" (the model's reflection); numbers are allocated per kind and never reused. Returns

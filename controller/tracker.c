@@ -141,6 +141,33 @@ static char *round_text(struct session *s, int r)
 	return sbuf_detach(&b, NULL);
 }
 
+static void queue_round(struct session *s, int round);
+static void queue_end(struct session *s, const char *state, const char *reason);
+
+/*
+ * What a kctl killed at the wrong moment left unqueued: the comment of a
+ * finished round (killed between ranking it and queueing its comment), the
+ * end of a finished session (killed after recording it).  Queued now, in
+ * order; what is queued already is not queued again.
+ */
+static void catch_up(struct session *s)
+{
+	json_t *row = store_session_get(s->st, s->id);
+	const char *state = text_of(row, "state", "");
+	int last = store_round_last(s->st, s->id);
+
+	for (int r = 0; r <= last; r++) {
+		json_t *rr = store_round_get(s->st, s->id, r);
+
+		if (rr && json_integer_value(json_object_get(rr, "state")) == ROUND_DONE)
+			queue_round(s, r);
+		json_decref(rr);
+	}
+	if (!strcmp(state, "done") || !strcmp(state, "cancelled"))
+		queue_end(s, state, text_of(row, "reason", ""));
+	json_decref(row);
+}
+
 void tracker_start(struct session *s)
 {
 	struct sbuf title = SBUF_INIT, body = SBUF_INIT;
@@ -166,27 +193,44 @@ void tracker_start(struct session *s)
 	}
 	sbuf_release(&title);
 	sbuf_release(&body);
+	catch_up(s);
 	tracker_flush(s);
 }
 
-void tracker_round(struct session *s, int round)
+/* Queues round's comment unless it is queued already. */
+static void queue_round(struct session *s, int round)
 {
 	char *text;
 
-	if (!enabled(s))
+	if (store_github_queued(s->st, s->id, "comment", round) != 0)
 		return;
 	text = round_text(s, round);
 	enqueue(s, "comment", round, NULL, text);
 	free(text);
+}
+
+void tracker_round(struct session *s, int round)
+{
+	if (!enabled(s))
+		return;
+	queue_round(s, round);
 	tracker_flush(s);
 }
 
-void tracker_end(struct session *s, const char *state, const char *reason)
+/*
+ * Queues the comment that says the session stopped, with its report when
+ * done, and the close when done or cancelled; a done or cancelled
+ * session's end is queued once per last round (a session extended with
+ * --rounds ends again later).
+ */
+static void queue_end(struct session *s, const char *state, const char *reason)
 {
+	int last = store_round_last(s->st, s->id);
+	int closing = !strcmp(state, "done") || !strcmp(state, "cancelled");
 	struct sbuf b = SBUF_INIT;
 	char *path, *report = NULL, why[256];
 
-	if (!enabled(s))
+	if (closing && store_github_queued(s->st, s->id, "close", last) != 0)
 		return;
 	sbuf_addf(&b, "### The session is %s\n\n", state);
 	sbuf_add_md(&b, reason ? reason : "", 4000);
@@ -198,11 +242,18 @@ void tracker_end(struct session *s, const char *state, const char *reason)
 	else if (strcmp(state, "done") && strcmp(state, "cancelled"))
 		sbuf_addf(&b, "\nGo on with `kctl resume %s`; this issue stays open.\n", s->id);
 	enqueue(s, "comment", -1, NULL, b.buf);
-	if (!strcmp(state, "done") || !strcmp(state, "cancelled"))
-		enqueue(s, "close", -1, NULL, "");
+	if (closing)
+		enqueue(s, "close", last, NULL, "");
 	free(report);
 	free(path);
 	sbuf_release(&b);
+}
+
+void tracker_end(struct session *s, const char *state, const char *reason)
+{
+	if (!enabled(s))
+		return;
+	queue_end(s, state, reason);
 	tracker_flush(s);
 }
 
@@ -247,7 +298,8 @@ static int send_post(struct session *s, struct github *gh, json_t *row, long lon
 {
 	const char *kind = text_of(row, "kind", "");
 	long long seq = json_integer_value(json_object_get(row, "seq"));
-	int retry = json_integer_value(json_object_get(row, "attempts")) > 0;
+	/* attempts counts this one: more than one, and an earlier may have been taken */
+	int retry = json_integer_value(json_object_get(row, "attempts")) > 1;
 	char marker[160], *key;
 	int rc;
 
@@ -286,8 +338,9 @@ static int send_post(struct session *s, struct github *gh, json_t *row, long lon
 	return rc;
 }
 
-static void record(struct session *s, long long seq, const char *state, const char *error,
-		   long long issue, long long comment)
+/* Records what became of post seq (a pending one counts one more attempt); 1 when done. */
+static int record(struct session *s, long long seq, const char *state, const char *error,
+		  long long issue, long long comment)
 {
 	char msg[1024];
 
@@ -297,7 +350,9 @@ static void record(struct session *s, long long seq, const char *state, const ch
 	    store_commit(s->st, msg, sizeof(msg))) {
 		store_rollback(s->st);
 		log_warn("session %s: the tracking issue's queue: %s", s->id, msg);
+		return 0;
 	}
+	return 1;
 }
 
 void tracker_flush(struct session *s)
@@ -316,14 +371,26 @@ void tracker_flush(struct session *s)
 	json_array_foreach (rows, i, row) {
 		long long seq = json_integer_value(json_object_get(row, "seq")), comment = 0;
 		long long attempts = json_integer_value(json_object_get(row, "attempts"));
+		json_t *rnd = json_object_get(row, "round");
 		const char *kind = text_of(row, "kind", "");
 		char msg[2048] = "";
-		int rc = send_post(s, gh, row, &issue, &comment, msg, sizeof(msg));
+		int rc;
 
+		/* Counted before it is made: a kctl killed after GitHub took the post and
+		 * before this records it leaves a tried post, which is looked for by its
+		 * marker before it is sent again. */
+		if (round_interrupted() || !record(s, seq, "pending", "being sent", 0, 0))
+			break;
+		json_object_set_new(row, "attempts", json_integer(attempts + 1));
+		rc = send_post(s, gh, row, &issue, &comment, msg, sizeof(msg));
 		if (!rc) {
+			crash_point("posted",
+				    json_is_integer(rnd) ? (int)json_integer_value(rnd) : -1);
 			record(s, seq, "sent", NULL, !strcmp(kind, "open") ? issue : 0, comment);
 			continue;
 		}
+		if (round_interrupted())
+			break;
 		if (rc == KERR_LATER) {
 			time_t t = github_not_before(gh);
 			char when[32] = "later";
@@ -332,9 +399,9 @@ void tracker_flush(struct session *s)
 			if (t > 0 && gmtime_r(&t, &tm))
 				strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 			log_info("session %s: GitHub asks to wait until %s; %zu tracking post(s) "
-				 "stay "
-				 "queued",
+				 "stay queued",
 				 s->id, when, json_array_size(rows) - i);
+			record(s, seq, "later", msg, 0, 0);
 			break;
 		}
 		if (strcmp(kind, "open") && attempts + 1 >= TRACKER_MAX_ATTEMPTS) {
@@ -347,7 +414,7 @@ void tracker_flush(struct session *s)
 		log_warn("session %s: the tracking issue's %s (post %lld): %s; it stays queued "
 			 "and is sent again after the next round",
 			 s->id, kind, seq, msg);
-		record(s, seq, "pending", msg, 0, 0);
+		record(s, seq, "failed", msg, 0, 0);
 		break;
 	}
 	json_decref(rows);

@@ -238,6 +238,36 @@ def refused(kctl, evalpod, data, dbl):
         check(not sc.token_nowhere(res.stdout, res.stderr), "the token is in no message")
 
 
+def crashes(kctl, evalpod, data, dbl):
+    with Scenario(kctl, evalpod, data, dbl, "kill -9 at the worst moments, then resume: "
+                  "one issue, no comment twice, none missing") as sc:
+        env = dict(sc.env, KCTL_TEST_CRASH_AT="posted:0")
+        res = sc.run(["start", sc.spec, "--rounds", "2"], env=env)
+        sid = sid_of(res)
+        check(res.returncode == -9 and sid,
+              f"killed right after GitHub took round 0's comment ({res.returncode})")
+        env = dict(sc.env, KCTL_TEST_CRASH_AT="ranked:1")
+        res = sc.run(["resume", sid], env=env)
+        check(res.returncode == -9, f"killed after round 1 was ranked, before its comment "
+              f"was queued ({res.returncode})")
+        env = dict(sc.env, KCTL_TEST_CRASH_AT="ended")
+        res = sc.run(["resume", sid], env=env)
+        check(res.returncode == -9, f"killed once the session's end was recorded "
+              f"({res.returncode})")
+        res = sc.run(["status", sid])
+        issues, comments = marker_posts(dbl.control(), sid)
+        markers = [re.search(r"post-(\d+)", c["body"]).group(1) for c in comments]
+        rounds = [int(m.group(1)) for c in comments
+                  for m in [re.search(r"### Round (\d+)", c["body"])] if m]
+        ends = [c for c in comments if "### The session is done" in c["body"]]
+        check(len(issues) == 1, f"one issue ({len(issues)})")
+        check(len(markers) == len(set(markers)) and rounds == [0, 1, 2] and len(ends) == 1,
+              f"each round's comment once, in order, and the end once ({rounds}, "
+              f"{len(ends)} end(s), markers {markers})")
+        check(issues and issues[0].get("state") == "closed",
+              "kctl status, rewriting the stale report, also sent the end and closed it")
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__, file=sys.stderr)
@@ -249,7 +279,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kctl-ghd-")
     dbl = Double(script, tmp)
     try:
-        for fn in (session_tracked, rate_limited, no_token, refused):
+        for fn in (session_tracked, rate_limited, no_token, refused, crashes):
             try:
                 fn(kctl, evalpod, data, dbl)
             except Exception as e:  # a scenario that breaks is a failure, not a crash
