@@ -5,8 +5,10 @@ test function, counting a test's own crash as a failure (never a skip);
 summary() prints "N passed, M failed" and gives the exit status; need_env()
 gives 77 (ctest's skip) when a peer's variables are missing.
 affine_batch() is the EvalBatch of the trap and red-team suites.
+make_certs() writes a throwaway CA and a certificate for the TLS doubles.
 """
 import os
+import subprocess
 
 # Under ASan the pods' evalpod needs the suite's sanitizer options (leak
 # suppressions for the OpenCL runtime) as any other child would.
@@ -14,6 +16,25 @@ SANITIZER_ENV = ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS")
 
 passes = []
 failures = []
+
+
+def make_certs(d):
+    """In folder d: ca.pem (a CA made for this run) and server.pem/server.key,
+    a certificate it signed for localhost and 127.0.0.1."""
+    def openssl(*a):
+        subprocess.run(("openssl",) + a, check=True, capture_output=True, cwd=d)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            "-subj", "/CN=kctl test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-keyout", "ca.key",
+            "-out", "ca.pem")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
+            "-keyout", "server.key", "-out", "server.csr")
+    with open(os.path.join(d, "ext"), "w") as f:
+        f.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,"
+                "keyEncipherment\nextendedKeyUsage=serverAuth\n"
+                "subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "2", "-extfile", "ext", "-out", "server.pem")
 
 
 def read(folder, name):

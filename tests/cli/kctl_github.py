@@ -23,6 +23,8 @@ import tempfile
 import time
 import urllib.request
 
+from checks import make_certs
+
 failures = []
 passes = []
 
@@ -34,22 +36,6 @@ REPO = "kernels/tracked"
 def check(cond, what):
     (passes if cond else failures).append(what)
     print(("ok   " if cond else "FAIL ") + what, flush=True)
-
-
-def make_certs(d):
-    def run(*a):
-        subprocess.run(a, check=True, capture_output=True, cwd=d)
-    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-        "-subj", "/CN=kctl github CA", "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-keyout", "ca.key", "-out", "ca.pem")
-    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
-        "-keyout", "server.key", "-out", "server.csr")
-    with open(os.path.join(d, "ext"), "w") as f:
-        f.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,"
-                "keyEncipherment\nextendedKeyUsage=serverAuth\n"
-                "subjectAltName=DNS:localhost,IP:127.0.0.1\n")
-    run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-days", "2", "-extfile", "ext", "-out", "server.pem")
 
 
 class Double:

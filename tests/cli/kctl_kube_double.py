@@ -27,8 +27,8 @@ import threading
 import time
 import urllib.request
 
-from checks import (SANITIZER_ENV, check, need_env, pod_env, run, session_id as sid_of,
-                    summary)
+from checks import (SANITIZER_ENV, check, make_certs, need_env, pod_env, run,
+                    session_id as sid_of, summary)
 
 SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
 TOKEN = "double-token-5f1e2d"
@@ -36,22 +36,6 @@ TOKEN = "double-token-5f1e2d"
 
 def env(name):
     return os.environ[name]
-
-
-def make_certs(d):
-    def run(*a):
-        subprocess.run(a, check=True, capture_output=True, cwd=d)
-    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-        "-subj", "/CN=kctl double CA", "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-keyout", "ca.key", "-out", "ca.pem")
-    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
-        "-keyout", "server.key", "-out", "server.csr")
-    with open(os.path.join(d, "ext"), "w") as f:
-        f.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,"
-                "keyEncipherment\nextendedKeyUsage=serverAuth\n"
-                "subjectAltName=DNS:localhost,IP:127.0.0.1\n")
-    run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-days", "2", "-extfile", "ext", "-out", "server.pem")
 
 
 class Double:
