@@ -362,9 +362,13 @@ void tracker_flush(struct session *s)
 	long long issue;
 	size_t i;
 
-	if (!enabled(s) || !(gh = client(s)))
+	if (!enabled(s))
 		return;
 	rows = store_github_pending(s->st, s->id);
+	if (!json_array_size(rows) || !(gh = client(s))) {
+		json_decref(rows);
+		return;
+	}
 	issue = store_github_issue(s->st, s->id);
 	if (issue < 0)
 		issue = 0;
