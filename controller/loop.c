@@ -270,6 +270,25 @@ static int session_end(struct session *s, int exhausted, char *msg, size_t n)
 	return rc;
 }
 
+/*
+ * A step failed with rc (msg says why): the session is paused when a
+ * signal interrupted it, else failed, with msg as its reason (kept in msg).
+ * Returns the exit status: 130, KCTL_EXIT_INFRA (no device, no evalpod) or
+ * KCTL_EXIT_FAIL.
+ */
+static int stopped(struct session *s, int rc, char *msg, size_t n)
+{
+	int interrupted = round_interrupted() != 0;
+	char why[4096];
+
+	strlcpy(why, msg, sizeof(why));
+	set_state(s, interrupted ? "paused" : "failed", why, msg, n);
+	strlcpy(msg, why, n);
+	return interrupted                                  ? 130
+	       : rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA
+							    : KCTL_EXIT_FAIL;
+}
+
 static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 {
 	int rounds_done = 0, rc = 0, exhausted = 0;
@@ -339,16 +358,10 @@ static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 		return KCTL_EXIT_OK;
 	}
 	if (rc) {
-		int interrupted = round_interrupted() != 0;
-		char why[4096];
+		int exit = stopped(s, rc, msg, n);
 
-		strlcpy(why, msg, sizeof(why));
-		set_state(s, interrupted ? "paused" : "failed", why, msg, n);
-		tracker_end(s, interrupted ? "paused" : "failed", why);
-		strlcpy(msg, why, n);
-		return interrupted                                  ? 130
-		       : rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA
-								    : KCTL_EXIT_FAIL;
+		tracker_end(s, exit == 130 ? "paused" : "failed", msg);
+		return exit;
 	}
 	return session_end(s, exhausted, msg, n);
 }
@@ -495,18 +508,7 @@ static int eval_locked(struct session *s, void *arg, char *msg, size_t n)
 		rc = round_evaluate(s, 0, msg, n);
 	if (!rc)
 		rc = round_collect(s, 0, msg, n);
-	if (rc) {
-		int interrupted = round_interrupted() != 0;
-		char why[4096];
-
-		strlcpy(why, msg, sizeof(why));
-		set_state(s, interrupted ? "paused" : "failed", why, msg, n);
-		strlcpy(msg, why, n);
-		return interrupted                                  ? 130
-		       : rc == KERR_NODEVICE || rc == KERR_NOTFOUND ? KCTL_EXIT_INFRA
-								    : KCTL_EXIT_FAIL;
-	}
-	return KCTL_EXIT_OK;
+	return rc ? stopped(s, rc, msg, n) : KCTL_EXIT_OK;
 }
 
 static int eval_end_locked(struct session *s, void *arg, char *msg, size_t n)
