@@ -69,16 +69,6 @@ int64_t store_github_issue(struct store *st, const char *id)
 	return rc < 0 ? rc : num;
 }
 
-int64_t store_github_count(struct store *st, const char *id, const char *state)
-{
-	int64_t num = 0;
-	int rc = sq_query_int(st, &num,
-			      "SELECT COUNT(*) FROM github_posts WHERE session = ?1 AND state = ?2",
-			      "tt", id, state);
-
-	return rc < 0 ? rc : num;
-}
-
 int64_t store_github_queued(struct store *st, const char *id, const char *kind, int round)
 {
 	int64_t num = 0;

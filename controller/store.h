@@ -220,8 +220,6 @@ int store_github_post_set(struct store *st, const char *id, int64_t seq, const c
 			  const char *error, int64_t issue, int64_t comment, char *msg, size_t n);
 /* The number of session id's issue (its "open" post sent), 0 when none, negative on failure. */
 int64_t store_github_issue(struct store *st, const char *id);
-/* How many posts of session id are in state ("pending", "sent", "dropped"); negative on failure. */
-int64_t store_github_count(struct store *st, const char *id, const char *state);
 /* How many posts of kind about round (-1: none) session id has queued, in any state;
  * negative on failure. */
 int64_t store_github_queued(struct store *st, const char *id, const char *kind, int round);

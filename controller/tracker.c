@@ -174,9 +174,7 @@ void tracker_start(struct session *s)
 
 	if (!enabled(s))
 		return;
-	if (store_github_count(s->st, s->id, "pending") == 0 &&
-	    store_github_count(s->st, s->id, "sent") == 0 &&
-	    store_github_count(s->st, s->id, "dropped") == 0) {
+	if (store_github_queued(s->st, s->id, "open", -1) == 0) {
 		sbuf_addf(&title, "kctl session %s", s->id);
 		sbuf_adds(&body, "kctl optimizes the kernel ");
 		sbuf_add_md(&body, s->spec.name, 128);
