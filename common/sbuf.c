@@ -92,6 +92,57 @@ void sbuf_release(struct sbuf *b)
 	b->len = b->alloc = 0;
 }
 
+/* Length of the well-formed UTF-8 sequence at s (2..4), 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+	unsigned cp = s[0] & (0x7f >> n);
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void sbuf_add_html(struct sbuf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (p && *p) {
+		size_t n;
+
+		switch (*p) {
+		case '&': sbuf_adds(b, "&amp;"); break;
+		case '<': sbuf_adds(b, "&lt;"); break;
+		case '>': sbuf_adds(b, "&gt;"); break;
+		case '"': sbuf_adds(b, "&quot;"); break;
+		case '\'': sbuf_adds(b, "&#39;"); break;
+		case '\t':
+		case '\n': sbuf_addch(b, *p); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f) {
+				sbuf_adds(b, "\xef\xbf\xbd");
+			} else if (*p < 0x80) {
+				sbuf_addch(b, *p);
+			} else if ((n = utf8_len(p))) {
+				sbuf_add(b, p, n);
+				p += n;
+				continue;
+			} else {
+				sbuf_adds(b, "\xef\xbf\xbd");
+			}
+		}
+		p++;
+	}
+}
+
 void sbuf_add_md(struct sbuf *b, const char *s, size_t max)
 {
 	size_t len = 0;

@@ -40,6 +40,14 @@ void sbuf_addv(struct sbuf *b, const char *fmt, va_list ap) __attribute__((forma
  * when s was cut.  NULL appends nothing.
  */
 void sbuf_add_md(struct sbuf *b, const char *s, size_t max);
+/*
+ * Appends s as HTML/XML text, safe inside an element and inside a quoted
+ * attribute: '&', '<', '>', '"' and '\'' as entities; control characters
+ * other than tab and newline, and bytes that are not well-formed UTF-8
+ * (overlong forms, surrogates, beyond U+10FFFF), as U+FFFD, so the page
+ * stays valid UTF-8 whatever s holds.  NULL appends nothing.
+ */
+void sbuf_add_html(struct sbuf *b, const char *s);
 void sbuf_reset(struct sbuf *b);
 /* Hands the buffer to the caller (who frees it; never NULL, always
  * NUL-terminated, "" for a buffer never added to) and resets b. */

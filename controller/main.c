@@ -40,6 +40,10 @@ static const struct command commands[] = {
 	  "kctl status [SESSION] [-o text|json] [--state FILE]" },
 	{ "show", cmd_show, "a session's variants, or one variant",
 	  "kctl show SESSION [VARIANT] [-o text|json] [--state FILE]" },
+	{ "report", cmd_report, "a session's report: an HTML page with plots, Markdown or JSON",
+	  "kctl report SESSION [-o html|md|json] [--out FILE] [--state FILE]\n\n"
+	  "The page is the report.html kctl writes into the session folder after every\n"
+	  "round: one self-contained file, no script, nothing fetched." },
 	{ "brief", cmd_brief, "a variant's profile brief, as the model sees it",
 	  "kctl brief SESSION [VARIANT] [--code] [-o text|json] [--state FILE]" },
 	{ "cancel", cmd_cancel, "stop a session for good",

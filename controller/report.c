@@ -4,6 +4,7 @@
  * the store, so they are the same after a resume.
  */
 #include "session.h"
+#include "report.h"
 #include "round.h"
 #include "winner.h"
 #include "err.h"
@@ -425,16 +426,14 @@ static int is_eval(struct session *s)
 	return yes;
 }
 
-int report_write(struct session *s, char *msg, size_t n)
+void report_md(struct session *s, struct sbuf *b)
 {
 	json_t *w = session_winner(s->st, s->id), *st = session_status_json(s->st, s->id);
-	struct sbuf b = SBUF_INIT;
-	char *path = xasprintf("%s/report.md", s->dir), *js = jx_dump(st);
-	int rc = w ? write_best(s, w, msg, n) : 0;
+	char *js = jx_dump(st);
 
-	sbuf_addf(&b, "# kctl session %s\n\nSpec: `%s`\n", s->id, s->spec.path);
+	sbuf_addf(b, "# kctl session %s\n\nSpec: `%s`\n", s->id, s->spec.path);
 	if (is_eval(s))
-		sbuf_addf(&b,
+		sbuf_addf(b,
 			  "\n## Evaluation\n\nA `kctl eval` of the files in the table below, "
 			  "the baseline first: %s. Its summary is summary.md in the folder "
 			  "above this one.\n",
@@ -442,16 +441,29 @@ int report_write(struct session *s, char *msg, size_t n)
 				  ? json_string_value(json_object_get(st, "reason"))
 				  : "not finished");
 	else
-		report_winner(w, &b);
-	report_best(s, w, &b);
-	report_rounds(s, &b);
-	sbuf_addf(&b, "\n## Status\n\n```json\n%s```\n", js);
+		report_winner(w, b);
+	report_best(s, w, b);
+	report_rounds(s, b);
+	sbuf_addf(b, "\n## Status\n\n```json\n%s```\n", js);
+	free(js);
+	json_decref(st);
+	json_decref(w);
+}
+
+int report_write(struct session *s, char *msg, size_t n)
+{
+	json_t *w = session_winner(s->st, s->id);
+	struct sbuf b = SBUF_INIT;
+	char *path = xasprintf("%s/report.md", s->dir);
+	int rc = w ? write_best(s, w, msg, n) : 0;
+
+	report_md(s, &b);
 	if (!rc)
 		rc = file_write_atomic(path, b.buf, b.len, msg, n);
+	if (!rc)
+		rc = report_html_write(s->st, s->id, s->dir, msg, n);
 	sbuf_release(&b);
-	free(js);
 	free(path);
-	json_decref(st);
 	json_decref(w);
 	return rc;
 }

@@ -49,7 +49,7 @@ int spec_fault(struct session *s, int round, char *msg, size_t n);
 
 /* Rewrites learnings.md from the store. */
 int learnings_write(struct session *s, char *msg, size_t n);
-/* Rewrites best.cl and report.md. */
+/* Rewrites best.cl, report.md and report.html (report.h). */
 int report_write(struct session *s, char *msg, size_t n);
 
 /* --- confirmation (confirm.c) --------------------------------------------- */

@@ -26,9 +26,10 @@ MAX_LINES = 800
 # Names are file names without .c/.h; a name stands for both files.
 LAYERS = [
     ("commands", "main cmds cmdutil cmd-brief cmd-cancel cmd-delete cmd-render cmd-show "
-                 "cmd-simulate cmd-start cmd-status cmd-eval eval-out"),
+                 "cmd-simulate cmd-start cmd-status cmd-eval eval-out cmd-report"),
     ("the loop", "loop session.c"),
-    ("the steps", "round rank confirm specfault report tracker"),
+    ("the steps", "round rank confirm specfault report tracker report-html report-internal "
+                  "report-plots report-model"),
     ("proposers, backends, the batch",
      "propose proposers proposal tune tune-internal tune-model tune-run tune-space surrogate "
      "model model-internal mix context exchange prompt prompt-internal prompt-brief "
