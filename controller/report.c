@@ -431,7 +431,11 @@ void report_md(struct session *s, struct sbuf *b)
 	json_t *w = session_winner(s->st, s->id), *st = session_status_json(s->st, s->id);
 	char *js = jx_dump(st);
 
-	sbuf_addf(b, "# kctl session %s\n\nSpec: `%s`\n", s->id, s->spec.path);
+	/* the path the session recorded (absolute), as kctl status shows it */
+	sbuf_addf(b, "# kctl session %s\n\nSpec: `%s`\n", s->id,
+		  json_string_value(json_object_get(st, "spec"))
+			  ? json_string_value(json_object_get(st, "spec"))
+			  : s->spec.path);
 	if (is_eval(s))
 		sbuf_addf(b,
 			  "\n## Evaluation\n\nA `kctl eval` of the files in the table below, "
