@@ -2,7 +2,8 @@
 """browser.py - opens an HTML file in headless Chromium and says what the page did.
 
     python3 tests/cli/browser.py FILE.html [--screenshot OUT.png] [--count SELECTOR]...
-            [--width W] [--height H] [--dark] [--print-pdf OUT.pdf] [--timeout S]
+            [--width W] [--height H] [--dark] [--print-pdf OUT.pdf]
+            [--wait-for JS-EXPRESSION] [--timeout S]
 
 prints one JSON object:
 
@@ -10,10 +11,11 @@ prints one JSON object:
                      level), every uncaught exception (level "error", source
                      "exception") and every browser log entry of level warning or
                      error (source "log": a resource that failed to load, a CSP
-                     violation, ...)
+                     violation, ...); a worker's messages come once, from the
+                     worker
     requests         the URL of every request the page made (its frames and
-                     workers included) other than its own document and data: URLs,
-                     failed or not, in order
+                     workers included) other than its own document and data: and
+                     blob: URLs, failed or not, in order
     failed_requests  [{"url", "error"}]: those that failed (net::ERR_..., or why
                      they were blocked)
     counts           {SELECTOR: matching elements} for each --count
@@ -71,6 +73,7 @@ SETTLE_S = 20.0
 MAX_MESSAGE = 256 << 20    # one DevTools message (a screenshot, a PDF)
 MAX_SHOT_HEIGHT = 16384
 SKIP = 77
+PR_SET_PDEATHSIG = 1
 FLAGS = (
     "--headless=new", "--remote-debugging-pipe", "--disable-gpu",
     "--no-first-run", "--no-default-browser-check", "--disable-extensions",
@@ -93,6 +96,8 @@ READ_PAGE = """((selectors) => {
 })(%s)"""
 # Lets timers the page set at load time run (and their requests start).
 AFTER_TIMERS = "new Promise(r => setTimeout(() => setTimeout(r, 0), 0))"
+# Polls a caller's expression (--wait-for) until it is truthy.
+WAIT_FOR = "new Promise(r => { const t = () => (%s) ? r(true) : setTimeout(t, 20); t(); })"
 
 
 class BrowserError(Exception):
@@ -121,17 +126,24 @@ def find_chromium():
                           "KCTL_CHROMIUM)")
 
 
-def _child_setup(read_fd, write_fd):
+def _child_setup(read_fd, write_fd, prctl):
     """In the child before exec: the pipe ends on fds 3 and 4 (moved above 10
     first, so neither lands on the other), and death with the parent."""
     r = fcntl.fcntl(read_fd, fcntl.F_DUPFD, 10)
     w = fcntl.fcntl(write_fd, fcntl.F_DUPFD, 10)
     os.dup2(r, 3)
     os.dup2(w, 4)
+    if prctl:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _prctl():
+    """libc's prctl, looked up before the fork; None where there is none (the
+    process group kill still ends Chromium)."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        pass  # the process group kill still ends it
+        return None
 
 
 class Browser:
@@ -143,7 +155,8 @@ class Browser:
         self.proc = None
         self.tmp = tempfile.mkdtemp(prefix="kctl-browser-")
         self._to = self._from = None
-        self._buf = b""
+        self._parts = []            # what has come of a message not yet ended
+        self._held = 0
         self._next_id = 0
         self._replies = {}
         self._listeners = {}
@@ -162,12 +175,13 @@ class Browser:
         if os.geteuid() == 0:
             argv.append("--no-sandbox")  # Chromium refuses to run its sandbox as root
         argv.append("about:blank")
+        prctl = _prctl()
         with open(os.path.join(self.tmp, "stderr"), "wb") as err:
             try:
                 self.proc = subprocess.Popen(
                     argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
                     start_new_session=True, close_fds=False,
-                    preexec_fn=lambda: _child_setup(r3, w4))
+                    preexec_fn=lambda: _child_setup(r3, w4, prctl))
             finally:
                 os.close(r3)
                 os.close(w4)
@@ -267,12 +281,22 @@ class Browser:
         chunk = os.read(self._from, 1 << 20)
         if not chunk:
             raise self.fail(f"Chromium closed its DevTools pipe ({self.exit_status()})")
-        self._buf += chunk
-        *messages, self._buf = self._buf.split(b"\0")
-        if len(self._buf) > MAX_MESSAGE:
+        # Parts are joined only when a message ends: a screenshot comes in
+        # hundreds of reads, and copying it whole at each would be quadratic.
+        self._parts.append(chunk)
+        self._held += len(chunk)
+        if self._held > MAX_MESSAGE:
             raise self.fail(f"a DevTools message over {MAX_MESSAGE} bytes")
+        if b"\0" not in chunk:
+            return
+        *messages, rest = b"".join(self._parts).split(b"\0")
+        self._parts, self._held = [rest], len(rest)
         for raw in messages:
-            self._dispatch(json.loads(raw))
+            try:
+                msg = json.loads(raw)
+            except ValueError as e:
+                raise self.fail(f"a DevTools message that is not JSON: {e}") from None
+            self._dispatch(msg)
 
     def _dispatch(self, msg):
         if "id" in msg:
@@ -288,9 +312,11 @@ class Browser:
     # -- a page ----------------------------------------------------------
 
     def check(self, path, counts=(), screenshot=None, dark=False, width=1280, height=800,
-              pdf=None):
+              pdf=None, wait_for=None):
         """Opens path in a fresh tab and returns what it did (the module's
-        JSON object as a dict); writes the screenshot and PDF when asked."""
+        JSON object as a dict); writes the screenshot and PDF when asked.
+        wait_for: a JavaScript expression waited for (until truthy) after
+        the load event, for pages that finish their work later."""
         if not os.path.isfile(path):
             raise BrowserError(f"no such file '{path}'")
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -298,9 +324,14 @@ class Browser:
         try:
             page = _Page(self, self.call("Target.attachToTarget",
                                          {"targetId": target, "flatten": True})["sessionId"])
-            return page.check(path, list(counts), screenshot, dark, width, height, pdf)
+            return page.check(path, dict(counts=list(counts), screenshot=screenshot,
+                                         dark=dark, width=width, height=height, pdf=pdf,
+                                         wait_for=wait_for))
         finally:
-            self.call("Target.closeTarget", {"targetId": target})
+            try:
+                self.call("Target.closeTarget", {"targetId": target})
+            except BrowserError:
+                pass  # Chromium is gone: the error that ended the check says why
             self._listeners = {k: v for k, v in self._listeners.items()
                                if getattr(v, "__self__", None) is not page}
 
@@ -319,6 +350,7 @@ class _Page:
         self.in_flight = set()
         self.loaded = False
         self.document = None        # the loaderId (= requestId) of the page itself
+        self.children = []          # sessions of its workers and frames
         browser._listeners[session] = self.on_event
 
     def enable(self, session, child):
@@ -355,7 +387,8 @@ class _Page:
                      , "exception")
         elif method == "Log.entryAdded":
             e = p.get("entry", {})
-            if e.get("level") in ("warning", "error"):
+            # A worker's messages come from its own session, with their detail.
+            if e.get("level") in ("warning", "error") and e.get("source") != "worker":
                 text = e.get("text", "") + (f" ({e['url']})" if e.get("url") else "")
                 self.log(e["level"], text, "log")
         elif method == "Page.loadEventFired" and session == self.session:
@@ -363,12 +396,14 @@ class _Page:
         elif method == "Target.attachedToTarget":
             child = p["sessionId"]
             self.b._listeners[child] = self.on_event
+            self.children.append(child)
             self.enable(child, child=True)
 
     def on_request(self, p, session):
         url = p.get("request", {}).get("url", "")
         key = (session, p["requestId"])
-        if (session == self.session and key[1] == self.document) or url.startswith("data:"):
+        own = session == self.session and key[1] == self.document
+        if own or url.startswith(("data:", "blob:")):  # blob: and data: never leave the page
             return
         self.requests.append((key, url))  # a redirect's new URL is a request of its own
         self.url_of[key] = url
@@ -377,16 +412,17 @@ class _Page:
     def log(self, level, text, source):
         self.console.append({"level": level, "text": text, "source": source})
 
-    def check(self, path, counts, screenshot, dark, width, height, pdf):
+    def check(self, path, o):
         b, s = self.b, self.session
         self.enable(s, child=False)
         b.call("Page.enable", None, s)
         b.call("Emulation.setDeviceMetricsOverride",
-               {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+               {"width": o["width"], "height": o["height"], "deviceScaleFactor": 1,
+                "mobile": False},
                s)
         b.call("Emulation.setEmulatedMedia",
                {"features": [{"name": "prefers-color-scheme",
-                              "value": "dark" if dark else "light"}]}, s)
+                              "value": "dark" if o["dark"] else "light"}]}, s)
         url = pathlib.Path(os.path.abspath(path)).as_uri()
         nav = b.call("Page.navigate", {"url": url}, s)
         if nav.get("errorText"):
@@ -397,23 +433,32 @@ class _Page:
         self.requests = [(k, u) for k, u in self.requests if k != own]
         self.in_flight.discard(own)
         b.wait(lambda: self.loaded, f"the load event of '{path}'")
-        self.settle()
-        seen = self.evaluate(READ_PAGE % json.dumps(counts))
+        self.settle(o["wait_for"])
+        seen = self.evaluate(READ_PAGE % json.dumps(o["counts"]))
         result = {"console": self.console, "requests": [u for _, u in self.requests],
                   "failed_requests": self.failed, **seen, "screenshot": None, "pdf": None}
-        if screenshot:
-            self.screenshot(screenshot, max(seen["width"], width), seen["height"])
-            result["screenshot"] = screenshot
-        if pdf:
+        if o["screenshot"]:
+            self.screenshot(o["screenshot"], max(seen["width"], o["width"]), seen["height"])
+            result["screenshot"] = o["screenshot"]
+        if o["pdf"]:
             data = b.call("Page.printToPDF", {"printBackground": True}, s)["data"]
-            _write(pdf, base64.b64decode(data))
-            result["pdf"] = pdf
+            _write(o["pdf"], base64.b64decode(data))
+            result["pdf"] = o["pdf"]
         return result
 
-    def settle(self):
-        """After the load event: timers set at load run, and the requests in
-        flight end (or SETTLE_S passes; they are listed either way)."""
+    def settle(self, wait_for):
+        """After the load event: timers set at load run, wait_for holds, each
+        worker and frame has sent what it did until then (a reply comes after
+        its session's earlier events), and the requests in flight end (or
+        SETTLE_S passes; they are listed either way)."""
         self.evaluate(AFTER_TIMERS, promise=True)
+        if wait_for:
+            self.evaluate(WAIT_FOR % wait_for, promise=True)
+        for child in list(self.children):
+            try:
+                self.b.call("Runtime.evaluate", {"expression": "0"}, child)
+            except BrowserError:
+                pass  # it has ended: what it sent came before
         self.b.wait(lambda: not self.in_flight, "requests in flight", limit=SETTLE_S)
 
     def evaluate(self, expression, promise=False):
@@ -447,16 +492,18 @@ def _write(path, data):
 
 
 def check(path, counts=(), screenshot=None, dark=False, width=1280, height=800, pdf=None,
-          browser=None, timeout=TIMEOUT_S):
+          wait_for=None, browser=None, timeout=TIMEOUT_S):
     """What the page at path did (see the module's comment), in a Chromium
     of its own unless browser (a Browser) is given.  Raises ChromiumMissing
     when there is no Chromium, BrowserError on any other failure."""
     if not os.path.isfile(path):
         raise BrowserError(f"no such file '{path}'")  # before a launch for nothing
+    opts = dict(counts=counts, screenshot=screenshot, dark=dark, width=width, height=height,
+                pdf=pdf, wait_for=wait_for)
     if browser is not None:
-        return browser.check(path, counts, screenshot, dark, width, height, pdf)
+        return browser.check(path, **opts)
     with Browser(timeout=timeout) as b:
-        return b.check(path, counts, screenshot, dark, width, height, pdf)
+        return b.check(path, **opts)
 
 
 def _terminate(signum, frame):
@@ -474,6 +521,8 @@ def main(argv=None):
     ap.add_argument("--dark", action="store_true",
                     help="emulate prefers-color-scheme: dark")
     ap.add_argument("--print-pdf", metavar="OUT.pdf")
+    ap.add_argument("--wait-for", metavar="EXPR",
+                    help="a JavaScript expression to wait for after the load event")
     ap.add_argument("--timeout", type=float, default=TIMEOUT_S,
                     help="seconds for each wait (default %(default)g)")
     a = ap.parse_args(argv)
@@ -483,7 +532,7 @@ def main(argv=None):
         signal.signal(sig, _terminate)
     try:
         r = check(a.file, a.count, a.screenshot, a.dark, a.width, a.height, a.print_pdf,
-                  timeout=a.timeout)
+                  a.wait_for, timeout=a.timeout)
     except ChromiumMissing as e:
         print(f"browser.py: {e}: skipped", file=sys.stderr)
         return SKIP

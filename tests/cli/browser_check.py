@@ -14,6 +14,7 @@ Fixture pages are written to a temporary folder; one Chromium serves them all
   image from https://example.com: all in "requests" and "failed_requests";
   a stylesheet from a live loopback server is requested (the server sees it)
   and is not among the failed;
+- a dedicated worker's request, console.error and exception, each once;
 - prefers-color-scheme: the page writes its computed background into its
   title, which differs between --dark and light;
 - --print-pdf writes a PDF;
@@ -71,6 +72,17 @@ NETWORK = """<!doctype html><html><head><title>network</title>
 """
 REFUSED = ["http://127.0.0.1:1/sheet.css", "http://127.0.0.1:1/bg.png",
            "http://127.0.0.1:1/img.png", "https://example.com/a.png", "http://127.0.0.1:1/x"]
+
+# The worker throws, then requests, then tells the page, which the check waits for.
+WORKER = """<!doctype html><html><head><title>worker</title></head><body><script>
+const code = "console.error('kctl-marker-worker');" +
+  "setTimeout(() => { throw new Error('kctl-marker-worker-throw'); }, 0);" +
+  "setTimeout(() => fetch('http://127.0.0.1:1/from-worker').catch(() => {})" +
+  "                   .finally(() => postMessage('done')), 0);";
+const w = new Worker(URL.createObjectURL(new Blob([code], {type: "text/javascript"})));
+w.onmessage = () => { window.workerDone = true; };
+</script></body></html>
+"""
 
 SCHEME = """<!doctype html><html><head><title>unset</title><style>
 body { background: rgb(255, 255, 255) }
@@ -169,6 +181,17 @@ def test_network(b, d):
           f"the live server was asked and its answer is no failure ({Live.hits})")
     check(any("Failed to load resource" in t for t in texts(r, "error", "log")),
           "the failed loads are in the log")
+
+
+def test_worker(b, d):
+    r = b.check(write(d, "worker.html", WORKER), wait_for="window.workerDone")
+    check(r["requests"] == ["http://127.0.0.1:1/from-worker"],
+          f"a worker's request reported, its blob: script not ({r['requests']})")
+    check(texts(r, "error", "console") == ["kctl-marker-worker"],
+          f"a worker's console.error reported once ({r['console']})")
+    thrown = texts(r, "error", "exception")
+    check(len(thrown) == 1 and "kctl-marker-worker-throw" in thrown[0],
+          "a worker's uncaught exception reported once")
 
 
 def test_scheme(b, d):
@@ -299,7 +322,8 @@ def main():
             return summary() or 77
         pgid = b.proc.pid
         with b:
-            run([test_clean, test_noisy, test_network, test_scheme, test_pdf, test_errors],
+            run([test_clean, test_noisy, test_network, test_worker, test_scheme, test_pdf,
+                 test_errors],
                 b, d)
         deadline = time.monotonic() + 120
         while group_alive(pgid) and time.monotonic() < deadline:
