@@ -29,6 +29,7 @@ needs none passed.
 import http.server
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -291,8 +292,9 @@ def test_broken(d):
         check("exit status 3" in str(e) and "kctl-fake-stderr" in str(e),
               f"a Chromium that dies: an error with its status and stderr ({e})")
     pidfile = os.path.join(d, "hangs.pid")
+    sleep = shutil.which("sleep") or "/bin/sleep"
     os.environ["KCTL_CHROMIUM"] = fake_chromium(d, "hangs", f"echo $$ > {pidfile}; "
-                                                "sleep 600 & exec sleep 600")
+                                                f"{sleep} 600 & exec {sleep} 600")
     try:
         browser.Browser(timeout=2).close()
         check(False, "a Chromium that never answers is an error")
