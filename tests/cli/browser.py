@@ -12,7 +12,8 @@ prints one JSON object:
                      "exception") and every browser log entry of level warning or
                      error (source "log": a resource that failed to load, a CSP
                      violation, ...); a worker's messages come once, from the
-                     worker
+                     worker; every alert/confirm/prompt (level "warning", source
+                     "dialog"; it is accepted)
     requests         the URL of every request the page made (its frames and
                      workers included) other than its own document and data: and
                      blob: URLs, failed or not, in order
@@ -38,8 +39,8 @@ DevTools Protocol as NUL-terminated JSON on its fd 3 and answering on fd 4
 (no websocket module needed).  Each check opens a fresh tab, enables the
 Runtime, Log and Network events (and attaches to the tab's workers and
 out-of-process frames) before it navigates, so a request is seen even when
-it fails; then waits for the load event and for the requests in flight to
-end.  No host resolves but localhost and 127.0.0.1 (--host-resolver-rules),
+it fails; then waits for the load event, for --wait-for's expression and
+for the requests in flight to end (SETTLE_S at most).  No host resolves but localhost and 127.0.0.1 (--host-resolver-rules),
 so a page cannot reach the network and never waits on DNS, while a test's
 loopback server can still be reached.
 Chromium runs in its own process group with a throwaway profile and is
@@ -393,6 +394,10 @@ class _Page:
                 self.log(e["level"], text, "log")
         elif method == "Page.loadEventFired" and session == self.session:
             self.loaded = True
+        elif method == "Page.javascriptDialogOpening":
+            # An alert would hold the page (and its load event) until answered.
+            self.log("warning", f"{p.get('type')} dialog: {p.get('message')}", "dialog")
+            self.b.send("Page.handleJavaScriptDialog", {"accept": True}, session, ignore=True)
         elif method == "Target.attachedToTarget":
             child = p["sessionId"]
             self.b._listeners[child] = self.on_event

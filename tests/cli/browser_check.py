@@ -8,8 +8,8 @@ Fixture pages are written to a temporary folder; one Chromium serves them all
 (a launch takes seconds), and one more runs the command line end to end.
 - a clean page with inline SVG: no console entries, no requests, three
   'svg circle' and no 'svg rect'; its screenshot is a PNG of the page's size;
-- console.error, console.warn, an uncaught exception and one thrown from a
-  timer set at load: all reported, with their levels;
+- console.error, console.warn, an alert, an uncaught exception and one
+  thrown from a timer set at load: all reported, with their levels;
 - an image, a stylesheet, a CSS url(), a fetch to 127.0.0.1:1 (refused) and an
   image from https://example.com: all in "requests" and "failed_requests";
   a stylesheet from a live loopback server is requested (the server sees it)
@@ -57,6 +57,7 @@ NOISY = """<!doctype html><html><head><title>noisy</title></head><body>
 <script>
 console.error("kctl-marker-error", 42);
 console.warn("kctl-marker-warn");
+alert("kctl-marker-alert");
 addEventListener("load", () => setTimeout(() => { throw new Error("kctl-marker-late"); }, 0));
 throw new Error("kctl-marker-throw");
 </script></body></html>
@@ -160,6 +161,8 @@ def test_noisy(b, d):
           f"the uncaught exception reported ({thrown})")
     check(len(thrown) == 2 and "kctl-marker-late" in thrown[1],
           "an exception from a timer set at load reported")
+    check(texts(r, "warning", "dialog") == ["alert dialog: kctl-marker-alert"],
+          "an alert reported (and answered: the page went on)")
     check(r["requests"] == [], "a script's errors are no requests")
 
 
