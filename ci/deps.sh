@@ -24,6 +24,7 @@ pkgs=(
 	python3 python3-yaml openssl ca-certificates clang-format
 	clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (ci/test.sh fuzzes each harness 20 s)
 	swift-proxy swift-object swift-container swift-account  # S3 store of tests/peers/swift_s3.sh
+	chromium                  # headless checks of HTML reports (tests/cli/browser.py)
 )
 
 # Kubernetes test peers (tests/peers/kube_build.sh, kube_cluster.sh): Go, rsync,
