@@ -51,7 +51,7 @@ static const char page_css[] =
 	"svg .lin{fill:none;stroke-width:1.5;opacity:.8}svg .best{fill:none;stroke:var(--fg);"
 	"stroke-width:2}svg .step{fill:var(--bg);stroke:var(--fg);stroke-width:2}\n"
 	"svg .roof{fill:none;stroke:var(--fg);stroke-width:2}svg .ref{fill:var(--mute)}"
-	"svg .win{stroke:var(--fg);stroke-width:2}svg .edge{stroke:var(--line);fill:none}\n"
+	"svg circle.win{stroke:var(--fg);stroke-width:2}svg .edge{stroke:var(--line);fill:none}\n"
 	"svg .iqr{fill:var(--accent);opacity:.35}svg .whisker,svg .median{stroke:var(--fg);"
 	"fill:none}svg .box.win .iqr{opacity:.7}\n"
 	".s-ok{fill:var(--ok)}.s-incorrect{fill:var(--incorrect)}.s-compile_error{fill:"
@@ -311,7 +311,11 @@ static void top_table(json_t *m, struct sbuf *b)
 		esc(b, report_str(v, "id"));
 		sbuf_addf(b, "</code></td><td class=\"n\">%lld</td>",
 			  (long long)json_integer_value(json_object_get(v, "round")));
-		cell_num(b, (double)json_integer_value(json_object_get(v, "lineage")), 1, 0, "");
+		cell_num(b,
+			 json_is_integer(json_object_get(v, "lineage"))
+				 ? (double)json_integer_value(json_object_get(v, "lineage"))
+				 : NAN,
+			 1, 0, "");
 		cell(b, report_str(v, "origin"));
 		cell_num(b, report_num(v, "speedup_ref"), 0, 3, "x");
 		cell_num(b, report_num(v, "gflops"), 0, 4, "");
