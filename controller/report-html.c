@@ -15,6 +15,9 @@
 #include <math.h>
 #include <string.h>
 
+/* Past this many variants the page has no table of them all (kctl show has). */
+#define ALL_ROWS_MAX 2000
+
 static const char page_css[] =
 	":root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--mute:#59636e;--line:#d1d9e0;"
 	"--card:#f6f8fa;--grid:#e6eaef;--accent:#0969da;--ok:#1a7f37;--incorrect:#bc4c00;"
@@ -355,6 +358,58 @@ static void top_table(json_t *m, struct sbuf *b)
 	}
 }
 
+/* Every variant, one row each, in a <details>: up to ALL_ROWS_MAX of them. */
+static void all_table(json_t *m, struct sbuf *b)
+{
+	json_t *vars = json_object_get(m, "variants"), *v;
+	const char *base = report_str(m, "link_base");
+	size_t i;
+
+	if (json_array_size(vars) > ALL_ROWS_MAX) {
+		sbuf_addf(b,
+			  "<p class=\"mute\">%zu variants: too many for one table here; "
+			  "<code>kctl show SESSION</code> lists them all.</p>\n",
+			  json_array_size(vars));
+		return;
+	}
+	sbuf_addf(b,
+		  "<details><summary>All %zu variants</summary>\n<table><tr><th>variant</th>"
+		  "<th>parent</th><th>by</th><th>status</th><th>vs reference</th><th>GFLOP/s</th>"
+		  "<th>bottleneck or fault</th><th>rationale</th><th>files</th></tr>\n",
+		  json_array_size(vars));
+	json_array_foreach (vars, i, v) {
+		sbuf_adds(b, "<tr><td><code>");
+		esc(b, report_str(v, "id"));
+		sbuf_adds(b, "</code></td>");
+		cell(b, report_str(v, "parent"));
+		cell(b, report_str(v, "origin"));
+		sbuf_adds(b, "<td><span class=\"st ");
+		report_class(b, "s-",
+			     *report_str(v, "status") ? report_str(v, "status") : "pending");
+		sbuf_adds(b, "\"></span>");
+		esc(b, *report_str(v, "status") ? report_str(v, "status") : "not evaluated");
+		sbuf_adds(b, "</td>");
+		cell_num(b, report_num(v, "speedup_ref"), 0, 3, "x");
+		cell_num(b, report_num(v, "gflops"), 0, 4, "");
+		cell(b, *report_str(v, "fault_kind") ? report_str(v, "fault_kind")
+						     : report_str(v, "bottleneck"));
+		cell(b, report_str(v, "rationale"));
+		sbuf_adds(b, "<td>");
+		if (*report_str(v, "folder")) {
+			sbuf_adds(b, "<a href=\"");
+			href(b, base, report_str(v, "folder"));
+			sbuf_adds(b, "/\">folder</a>");
+		}
+		if (json_is_true(json_object_get(v, "trace"))) {
+			sbuf_adds(b, " <a href=\"");
+			href(b, base, report_str(v, "folder"));
+			sbuf_adds(b, "/trace.json\">trace</a>");
+		}
+		sbuf_adds(b, "</td></tr>\n");
+	}
+	sbuf_adds(b, "</table></details>\n");
+}
+
 static void failures_table(json_t *m, struct sbuf *b)
 {
 	json_t *f, *e;
@@ -509,6 +564,7 @@ void report_html(json_t *m, struct sbuf *b)
 		"with its blocks' diff against the template.");
 	report_plot_timing(m, b);
 	top_table(m, b);
+	all_table(m, b);
 	sbuf_adds(b, "</section>\n");
 	section(b, "failures", "Failures", NULL);
 	failures_table(m, b);

@@ -64,6 +64,27 @@ static json_t *variant_row(json_t *v)
 	return o;
 }
 
+/*
+ * Marks where evalpod left variant v's files: "folder" (its results
+ * folder, relative to the session folder) and "trace" (true when trace.json
+ * is in it), when they are there.
+ */
+static void variant_files(json_t *v, const char *dir)
+{
+	char *rel = xasprintf("rounds/r%03d/results/%s",
+			      (int)json_integer_value(json_object_get(v, "round")), str(v, "id"));
+	char *path = xasprintf("%s/%s", dir, rel), *trace = xasprintf("%s/trace.json", path);
+
+	if (!strchr(str(v, "id"), '/') && !access(path, X_OK)) {
+		json_object_set_new(v, "folder", json_string(rel));
+		if (!access(trace, R_OK))
+			json_object_set_new(v, "trace", json_true());
+	}
+	free(trace);
+	free(path);
+	free(rel);
+}
+
 /* One row per round: its mode and decision, and what became of its variants. */
 static json_t *rounds(struct store *st, const char *id, json_t *vars)
 {
@@ -313,8 +334,13 @@ json_t *report_model(struct store *st, const char *id, const char *dir)
 		return NULL;
 	}
 	vars = json_array();
-	json_array_foreach (all, i, v)
-		json_array_append_new(vars, variant_row(v));
+	json_array_foreach (all, i, v) {
+		json_t *o = variant_row(v);
+
+		if (dir)
+			variant_files(o, dir);
+		json_array_append_new(vars, o);
+	}
 	json_decref(all);
 	w = session_winner(st, id);
 	r0 = store_round_get(st, id, 0);

@@ -98,9 +98,13 @@ def run_all(kctl, evalpod, data, tmp):
     check(boxes == sum(1 for t in model["top"] if t.get("stats")),
           f"the timing plot has one box per top variant with timings ({boxes})")
     local = [h for h in s["links"] if not h.startswith("#")]
-    check(local and all(os.path.isfile(os.path.join(folder, h)) for h in local),
-          f"every link to a trace or IR file leads to a file in the session folder "
-          f"({len(local)} links)")
+    check(local and all(os.path.isdir(os.path.join(folder, h)) if h.endswith("/")
+                        else os.path.isfile(os.path.join(folder, h)) for h in local),
+          f"every link to a trace, IR file or results folder leads to it in the session "
+          f"folder ({len(local)} links)")
+    folders = [h for h in local if h.endswith("/")]
+    check(len(folders) == len(evaluated),
+          f"the table of all variants links each one's results folder ({len(folders)})")
     check(any(h.endswith("trace.json") for h in local), "the winner's trace is linked")
     for section in ("summary", "progress", "variants", "roofline", "lineage", "rounds", "top",
                     "failures", "learnings"):
@@ -109,7 +113,7 @@ def run_all(kctl, evalpod, data, tmp):
     # printed to stdout the links are absolute, so they still lead to the files
     r = kctl_run("report", sid)
     links = [h for h in report_page.structure(r.stdout)["links"] if not h.startswith("#")]
-    check(r.returncode == 0 and links and all(h.startswith(folder) and os.path.isfile(h)
+    check(r.returncode == 0 and links and all(h.startswith(folder) and os.path.exists(h)
                                               for h in links),
           "a page printed elsewhere links the session folder's files by absolute path")
 
