@@ -18,10 +18,11 @@ As a library:
       variant's result, a trace for the top few and IR files for the best.
 
 As a test (ctest cli/report_data):
-  report_data.py KCTL
+  report_data.py KCTL EVALPOD
 checks that kctl status and kctl show accept the recorded session and the
 synthetic ones (1,000 variants, all failed, one variant, hostile text) and
-see their variants and rounds.  Prints one line per check and "N passed, M
+see their variants and rounds (kctl status rewrites a stale report.md, for
+which it needs EVALPOD).  Prints one line per check and "N passed, M
 failed"; exits 1 when anything failed.
 
 As a generator (bench/report.sh):
@@ -91,7 +92,13 @@ REFERENCE_MS = 6.8
 
 
 def kctl_run(kctl, *args):
-    return subprocess.run([kctl, *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run([kctl, *args], capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, **EVALPOD_ENV))
+
+
+# kctl status rewrites a session's stale report.md, which needs evalpod
+# (the test's second argument)
+EVALPOD_ENV = {}
 
 
 # --- the recorded session ----------------------------------------------------
@@ -310,13 +317,13 @@ class _Session:
         return v
 
 
-def _params(rng, i):
-    """Distinct parameters for the i-th tuner point (a mixed radix over the
-    spec's tunables, then shuffled values so the figures look searched)."""
+def _params(i):
+    """Distinct parameters for the i-th tuner point: a mixed radix over the
+    spec's tunables, then an extra define past the space's 192 points."""
     tm, wx, wy, ku = [1, 2, 4, 8], [4, 8, 16, 32], [1, 2, 4, 8], [1, 2, 4]
     p = {"TM": tm[i % 4], "WX": wx[(i // 4) % 4], "WY": wy[(i // 16) % 4],
          "KU": ku[(i // 64) % 3]}
-    if i >= 192:  # past the space: an extra define keeps the points distinct
+    if i >= 192:
         p["SEQ"] = i
     return p
 
@@ -349,13 +356,18 @@ def _build(sid, n_variants, rounds, seed, statuses, hostile, llm):
                 parent = best[1]["id"]
                 v = s.add_variant(rnd, k, "model", parent, best[1]["lineage"], None, t)
             else:
-                v = s.add_variant(rnd, k, "tune", None, -1, _params(rng, tune_i), t)
+                v = s.add_variant(rnd, k, "tune", None, -1, _params(tune_i), t)
                 tune_i += 1
             made.append(v)
         for v in made:
             status = "ok" if v["id"] == "r00-start" and statuses.get("ok") else \
                 _pick_status(rng, statuses)
-            median = _speed_of(v["params"], rng, rnd)
+            if v["origin"] == "model":  # a rewrite of the incumbent: near it,
+                # rarely faster, never beyond about 70x the reference
+                median = max(best[0] * rng.uniform(0.9, 1.4),
+                             REFERENCE_MS / 70 * rng.uniform(1, 1.2))
+            else:
+                median = _speed_of(v["params"], rng, rnd)
             text = s.text("note") if hostile else ""
             doc = _result(rng, v["id"], v["parent"], v["options"], v["rationale"], status,
                           f"{sid}-r{rnd:03d}", median, text if status != "ok" else "")
@@ -364,7 +376,7 @@ def _build(sid, n_variants, rounds, seed, statuses, hostile, llm):
                 _found_lineage(s, v, rnd, best)
                 best = (median, v)
         t += 1.0 + 0.02 * len(made)
-        _round(s, rnd, rounds, started, t, best, len(made))
+        _round(s, rnd, rounds, started, t, best, made)
         if llm and rnd > 0:
             _llm_call(s, rnd, t)
     _learnings(s, hostile)
@@ -372,31 +384,39 @@ def _build(sid, n_variants, rounds, seed, statuses, hostile, llm):
 
 
 def _found_lineage(s, v, rnd, best):
-    """v is the new incumbent: it founds (or improves) a lineage, and lineage
-    0, the incumbent's, points at it."""
-    if v["lineage"] is None or v["lineage"] < 0:
-        v["lineage"] = len(s.lineages) + (0 if 0 in s.lineages else 1)
-        if v["lineage"] == 0:
-            v["lineage"] = 1
-    s.lineages[v["lineage"]] = {"best": v["id"], "stagnation": 0, "active": 1,
-                                "created_round": s.lineages.get(v["lineage"], {}).get(
-                                    "created_round", rnd)}
-    s.lineages[0] = {"best": v["id"], "stagnation": 0, "active": 1,
-                     "created_round": s.lineages.get(0, {}).get("created_round", rnd)}
+    """v is the new incumbent: lineage 0 (the incumbent's) points at it; a
+    tuner point founds a lineage, a model rewrite improves its parent's;
+    the other lineages stagnate, and go inactive after 3 (the template, as
+    in a real session, stays in no lineage)."""
+    improved = v["lineage"] is not None and v["lineage"] > 0
+    if v["id"] != "r00-start" and not improved:
+        v["lineage"] = max([n for n in s.lineages if n > 0], default=0) + 1
+        s.lineages[v["lineage"]] = {"created_round": rnd}
+    for n, lin in s.lineages.items():
+        if n not in (0, v["lineage"]):
+            lin["stagnation"] += 1
+            lin["active"] = int(lin["stagnation"] < 3)
+    for n in {0, v["lineage"]} - {-1}:
+        s.lineages.setdefault(n, {"created_round": rnd}).update(
+            best=v["id"], stagnation=0, active=1)
+    if improved:
+        s.learnings.append(("S", f"{v['id']} improved lineage of", "improved lineage of",
+                            s.text(f"{v['id']} improved lineage of {v['parent']}"), rnd))
     if best:
         s.learnings.append(("S", f"{v['id']} replaced the incumbent", "replaced the incumbent",
                             s.text(f"{v['id']} replaced the incumbent {best[1]['id']}"), rnd))
 
 
-def _round(s, rnd, rounds, started, finished, best, n):
+def _round(s, rnd, rounds, started, finished, best, made):
     mode = "baseline" if rnd == 0 else "explore" if rnd == 1 else "exploit"
     decision = "stop" if rnd == rounds else "exploit" if rnd else "explore"
     reason = (f"{best[1]['id']} is the incumbent ({REFERENCE_MS / best[0]:.2f}x vs reference)"
               if best else "no variant has passed its checks yet")
     plan = None
     if rnd:
-        plan = {"proposed": {"model": n // 3, "sweep": 0, "tune": n - n // 3},
-                "slots": {"model": n // 3, "sweep": 0, "tune": n - n // 3},
+        model = sum(1 for v in made if v["origin"] == "model")
+        slots = {"model": model, "sweep": 0, "tune": len(made) - model}
+        plan = {"proposed": slots, "slots": dict(slots),
                 "why": s.text("weights model 1 : tune 2 -> 33% model")}
     s.rounds.append({"round": rnd, "state": 4, "mode": mode, "decision": decision,
                      "reason": s.text(reason), "pid": 4000 + rnd, "started": _stamp(started),
@@ -797,10 +817,12 @@ def main():
                                       kctl=args[0])
         print(db, sid, out)
         return 0
-    if len(args) != 1:
-        print(__doc__.split("\n\n")[-2], file=sys.stderr)
+    if len(args) != 2:
+        print("usage: report_data.py KCTL EVALPOD\n"
+              "       report_data.py KCTL --make DIR N_VARIANTS ROUNDS SEED", file=sys.stderr)
         return 2
     kctl = args[0]
+    EVALPOD_ENV["KCTL_EVALPOD"] = os.path.abspath(args[1])
     checks.run(TESTS, kctl)
     return checks.summary()
 
