@@ -281,6 +281,8 @@ class _Session:
         self.variants, self.results, self.rounds = [], {}, []
         self.lineages, self.learnings, self.llm_calls = {}, [], []
         self.hashes = set()
+        self.retimed = {}  # the confirmation's documents, by variant
+        self.t = 0.0  # seconds from the session's start to its last round's end
 
     def text(self, plain):
         return plain + " " + HOSTILE if self.hostile else plain
@@ -380,6 +382,7 @@ def _build(sid, n_variants, rounds, seed, statuses, hostile, llm):
         if llm and rnd > 0:
             _llm_call(s, rnd, t)
     _learnings(s, hostile)
+    s.t = t
     return s, best
 
 
@@ -459,7 +462,8 @@ def _insert(con, sid, s, best, spec_path, out_dir, state, reason, winner):
         q("INSERT INTO rounds (session, round, state, mode, decision, reason, pid, started,"
           " finished, confirm, plan) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           (sid, r["round"], r["state"], r["mode"], r["decision"], r["reason"], r["pid"],
-           r["started"], r["finished"], None, json.dumps(r["plan"]) if r["plan"] else None))
+           r["started"], r["finished"], json.dumps(r["confirm"]) if r["confirm"] else None,
+           json.dumps(r["plan"]) if r["plan"] else None))
     for v in s.variants:
         q("INSERT INTO variants (session, id, hash, round, parent, lineage, source, options,"
           " params, rationale, created, origin, tunables) VALUES"
@@ -494,11 +498,12 @@ def _insert(con, sid, s, best, spec_path, out_dir, state, reason, winner):
            c["cost"], c["ms"], c["attempts"], c["meta"], c["created"]))
 
 
-def _winner(s, best):
-    """The winner record as controller/winner.c winner_record writes it (a
-    session without confirmation: confirmed false, settled null)."""
+def _winner(s, best, doc=None):
+    """The winner record as controller/winner.c winner_record writes it from
+    doc (default: the incumbent's result), before a confirmation: confirmed
+    false, settled null."""
     _, v = best
-    doc = s.results[v["id"]][1]
+    doc = doc or s.results[v["id"]][1]
     perf, roof = doc["performance"], doc["roofline"]
     ref = perf["speedup_vs_reference"]
     return {"status": doc["status"], "shape": perf["shape"], "median_ms": perf["median_ms"],
@@ -514,6 +519,48 @@ def _winner(s, best):
             "verdict": "figures of its own round; not confirmed"}
 
 
+CONFIRM_MEASUREMENT = {"warmup": 2, "min_samples": 20, "max_samples": 200,
+                       "min_time_ms": 200.0, "max_time_ms": 10000.0, "sample_min_ms": 1.0,
+                       "precision": 0.0, "order_seed": 5}
+
+
+def _confirm(s, best, rounds, t):
+    """A confirmation round after the last search round, as confirm.c
+    records one that settles: the fastest few re-timed side by side (their
+    documents kept for the folder), the round's confirm object, and the
+    winner's verdict against each.  Returns the winner record."""
+    rng = s.rng
+    ok = sorted((doc["performance"]["median_ms"], vid) for vid, (_, doc) in s.results.items()
+                if doc["status"] == "ok")
+    ids = [vid for _, vid in ok[:3]]
+    rnd = rounds + 1
+    s.retimed = {}
+    for vid in ids:
+        doc = json.loads(json.dumps(s.results[vid][1]))
+        doc["batch_id"] = f"{s.sid}-r{rnd:03d}"
+        doc["performance"]["stats"]["n"] = 200
+        s.retimed[vid] = doc
+    cands, runner = [], None
+    for vid in ids[1:]:
+        ratio = s.results[vid][1]["performance"]["median_ms"] / best[0]
+        c = {"variant": vid, "winner_speedup": ratio, "ci": [ratio * 0.99, ratio * 1.01],
+             "pairs": rng.randint(100, 200)}
+        cands.append(dict(c, verdict="slower" if ratio > 1.02 else "equal"))
+        runner = runner or c
+    verdict = (f"{ids[0]} is the fastest of {len(ids)} candidates re-timed side by side"
+               if len(ids) > 1 else f"{ids[0]} is the only candidate")
+    s.rounds.append({"round": rnd, "state": 4, "mode": "confirm", "decision": "stop",
+                     "reason": s.text(f"confirmation pass 1 of 1: {verdict}"),
+                     "pid": 4000 + rnd, "started": _stamp(t), "finished": _stamp(t + 3),
+                     "confirm": {"measurement": CONFIRM_MEASUREMENT, "pass": 1, "passes": 1,
+                                 "programs": ids, "then": "stop", "why": None},
+                     "plan": None})
+    w = _winner(s, (best[0], dict(best[1], round=rnd)), s.retimed[ids[0]])
+    w.update(confirmed=True, settled=True, verdict=s.text(verdict), passes=1,
+             candidates=cands, runner_up=runner)
+    return w
+
+
 def _trace(vid, median_ms):
     """A small Chrome trace like evalpod's: three samples of the kernel."""
     events = []
@@ -526,9 +573,12 @@ def _trace(vid, median_ms):
 
 
 def _write_folder(s, out_dir, top):
-    """The session folder: each result in its round's results/, a trace for
-    the top variants, the IR files of the best."""
-    for vid, (rnd, doc) in s.results.items():
+    """The session folder: each result in its round's results/ (and the
+    confirmation's in its own), a trace for the top variants, the IR files
+    of the best."""
+    confirm = s.rounds[-1]["round"] if s.rounds[-1]["mode"] == "confirm" else None
+    retimed = [(vid, (confirm, doc)) for vid, doc in s.retimed.items()]
+    for vid, (rnd, doc) in list(s.results.items()) + retimed:
         res = os.path.join(out_dir, "rounds", f"r{rnd:03d}", "results")
         os.makedirs(res, exist_ok=True)
         with open(os.path.join(res, vid + ".json"), "w", encoding="utf-8") as f:
@@ -545,7 +595,7 @@ def _write_folder(s, out_dir, top):
 
 
 def make_synthetic(tmpdir, n_variants, rounds, seed, statuses=None, hostile=False, llm=True,
-                   kctl=None, top=3):
+                   confirm=True, kctl=None, top=3):
     """Writes a synthetic session of n_variants (>= 1; round 0's template
     counts) over rounds search rounds after round 0, from seed, into tmpdir:
     its spec, template and reference (tests/data/report/synthetic), the
@@ -556,7 +606,10 @@ def make_synthetic(tmpdir, n_variants, rounds, seed, statuses=None, hostile=Fals
     session, which ends "failed" with no winner).  hostile puts HOSTILE into
     rationales, reasons, learnings, build options, a parameter's name and
     the compile logs.  llm adds one model exchange per round with tokens and
-    cost.  Returns (state_db, session_id, session_dir)."""
+    cost.  confirm adds a confirmation round (round rounds + 1) that re-times
+    the fastest three and settles the winner, as kctl's sessions end; without
+    it the winner is the incumbent's own round's figures, not confirmed.
+    Returns (state_db, session_id, session_dir)."""
     statuses = dict(statuses or STATUS_WEIGHTS)
     assert n_variants >= 1 and rounds >= 0 and all(k in FAULTS or k == "ok" for k in statuses)
     if n_variants > 1 and rounds == 0:
@@ -573,7 +626,7 @@ def make_synthetic(tmpdir, n_variants, rounds, seed, statuses=None, hostile=Fals
     if best:
         state = "done"
         reason = s.text(f"winner {best[1]['id']}, {REFERENCE_MS / best[0]:.2f}x vs reference")
-        winner = _winner(s, best)
+        winner = _confirm(s, best, rounds, s.t) if confirm else _winner(s, best)
     else:
         state, reason, winner = "failed", s.text("no variant passed its checks"), None
     con = sqlite3.connect(db)
@@ -727,7 +780,7 @@ def test_synthetic_1000(kctl):
     with tempfile.TemporaryDirectory(prefix="kctl-rdata-") as tmp:
         label = "synthetic 1,000"
         db, sid, folder = make_synthetic(tmp, 1000, 10, 1, kctl=kctl)
-        st = check_session(kctl, label, db, sid, 1000, 10, "done")
+        st = check_session(kctl, label, db, sid, 1000, 11, "done")
         kinds = {s for (s,) in db_rows(db, "SELECT DISTINCT status FROM results")}
         check(kinds == set(STATUS_WEIGHTS), f"{label}: every status occurs ({sorted(kinds)})")
         inc = db_rows(db, "SELECT best FROM lineages WHERE lineage = 0")[0][0]
@@ -735,14 +788,25 @@ def test_synthetic_1000(kctl):
                               " ORDER BY median_ms LIMIT 1")[0][0]
         check(st.get("best", {}).get("variant") == inc == fastest,
               f"{label}: kctl status names the incumbent, the fastest ok variant ({inc})")
+        w = st.get("best", {})
+        conf = json.loads(db_rows(db, "SELECT confirm FROM rounds WHERE round = 11")[0][0])
+        check(w.get("confirmed") is True and w.get("round") == 11 and
+              conf["programs"][0] == inc and len(w.get("candidates", [])) == 2 and
+              w.get("runner_up", {}).get("variant") == conf["programs"][1],
+              f"{label}: round 11 confirmed the winner against the next two "
+              f"({conf['programs']}, runner-up {w.get('runner_up')})")
         n_lin = db_rows(db, "SELECT count(*) FROM lineages")[0][0]
         check(n_lin >= 3, f"{label}: {n_lin} lineages")
         shaped_like_recorded(label, db)
         schema_sound(label, db)
         n_files = sum(1 for p in _files(folder) if re.search(r"/results/r[^/]*\.json$", p))
         traces = sum(1 for p in _files(folder) if p.endswith("/trace.json"))
-        check(n_files == 1000 and traces == 3,
-              f"{label}: the folder has 1,000 result files and 3 traces ({n_files}, {traces})")
+        retimed = [n for n in os.listdir(os.path.join(folder, "rounds", "r011", "results"))
+                   if n.endswith(".json")]
+        check(n_files == 1003 and traces == 6 and sorted(retimed) ==
+              sorted(f"{v}.json" for v in conf["programs"]),
+              f"{label}: the folder has 1,000 result files and the confirmation's 3, and "
+              f"the top 3 have a trace in both rounds ({n_files}, {traces})")
 
 
 def test_all_failed(kctl):
@@ -760,10 +824,11 @@ def test_all_failed(kctl):
 def test_one_variant(kctl):
     with tempfile.TemporaryDirectory(prefix="kctl-rdata-") as tmp:
         label = "one variant"
-        db, sid, _ = make_synthetic(tmp, 1, 0, 3, kctl=kctl, llm=False)
+        db, sid, _ = make_synthetic(tmp, 1, 0, 3, kctl=kctl, llm=False, confirm=False)
         st = check_session(kctl, label, db, sid, 1, 0, "done")
-        check(st.get("best", {}).get("variant") == "r00-start",
-              f"{label}: the template is the winner ({st.get('best', {}).get('variant')!r})")
+        w = st.get("best", {})
+        check(w.get("variant") == "r00-start" and w.get("confirmed") is False,
+              f"{label}: the template is the winner, not confirmed ({w.get('variant')!r})")
         schema_sound(label, db)
 
 
@@ -771,7 +836,7 @@ def test_hostile(kctl):
     with tempfile.TemporaryDirectory(prefix="kctl-rdata-") as tmp:
         label = "hostile text"
         db, sid, folder = make_synthetic(tmp, 40, 3, 4, kctl=kctl, hostile=True)
-        check_session(kctl, label, db, sid, 40, 3, "done")
+        check_session(kctl, label, db, sid, 40, 4, "done")
         where = {
             "rationales": "SELECT rationale FROM variants WHERE round > 0",
             "learnings": "SELECT text FROM learnings",
