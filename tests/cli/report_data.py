@@ -53,6 +53,7 @@ SYNTH = os.path.join(DATA, "synthetic")
 RECORDED_ID = "matmul-20261125-090440-e5837f"
 RECORDED_VARIANTS = 19
 RECORDED_ROUNDS = 5  # rounds 0-3 and the confirmation, round 4
+RECORDED_ROOT = "/tmp/rdata-rec"  # where it ran: its spec's folder
 
 # Every status evalpod gives (docs/result.md, "Statuses") with the fault
 # kind and origin a synthetic result of that status carries.
@@ -705,7 +706,7 @@ def test_recorded(kctl):
               st.get("output_dir") == folder and os.path.isfile(st.get("spec", "")),
               f"{label}: its spec and folder paths point into the temporary folder "
               f"({st.get('spec')!r}, {st.get('output_dir')!r})")
-        stale = [p for p in _files(folder) if "/tmp/rdata-rec" in _read(p)]
+        stale = [p for p in _files(folder) if RECORDED_ROOT in _read(p)]
         check(not stale, f"{label}: no file names the folder it was recorded in ({stale[:2]})")
         statuses = dict(db_rows(db, "SELECT variant, status FROM results"))
         kinds = set(statuses.values())
