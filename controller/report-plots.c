@@ -406,12 +406,61 @@ static size_t tree_keep(struct node *ns, size_t n)
 	return kept;
 }
 
+struct slot {
+	double key; /* the parent's height, so that siblings sit together */
+	size_t i;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	const struct slot *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Each kept node's place: its round's column, ordered by where its parent sits. */
+static void tree_place(struct node *ns, size_t n, long long last, const long long *rows,
+		       const struct svg_chart *c)
+{
+	struct slot *s = xcalloc(n + 1, sizeof(*s));
+	size_t *at = xcalloc((size_t)last + 2, sizeof(*at)), k;
+
+	/* the kept nodes by round: round r's are s[at[r]] .. s[at[r + 1] - 1] */
+	for (long long r = 0; r <= last; r++)
+		at[r + 1] = at[r] + (size_t)rows[r];
+	for (size_t i = 0; i < n; i++)
+		if (ns[i].keep)
+			s[at[ns[i].round]++].i = i;
+	for (long long r = last; r >= 0; r--)
+		at[r + 1] = at[r];
+	at[0] = 0;
+	for (long long r = 0; r <= last; r++) {
+		struct slot *sr = s + at[r];
+
+		/* parents are in earlier rounds: already placed */
+		for (k = 0; k < (size_t)rows[r]; k++) {
+			struct node *v = &ns[sr[k].i];
+
+			sr[k].key = v->parent >= 0 && ns[v->parent].keep ? ns[v->parent].y : -1;
+		}
+		qsort(sr, (size_t)rows[r], sizeof(*sr), by_key);
+		for (k = 0; k < (size_t)rows[r]; k++) {
+			ns[sr[k].i].x = svg_x(c, (double)r);
+			ns[sr[k].i].y = svg_y(c, 1 - ((double)k + 0.5) / (double)rows[r]);
+		}
+	}
+	free(at);
+	free(s);
+}
+
 void report_plot_lineage(json_t *m, struct sbuf *b)
 {
 	json_t *vars = json_object_get(m, "variants"), *index = json_object(), *v;
 	size_t i, n = json_array_size(vars), kept;
 	struct node *ns = xcalloc(n + 1, sizeof(*ns));
-	long long last = 0, *rows, *row, most = 1;
+	long long last = 0, *rows, most = 1;
 	const char *wid = report_str(json_object_get(m, "winner"), "variant");
 	struct svg_chart c;
 	double h;
@@ -432,7 +481,6 @@ void report_plot_lineage(json_t *m, struct sbuf *b)
 	}
 	kept = tree_keep(ns, n);
 	rows = xcalloc((size_t)last + 1, sizeof(*rows));
-	row = xcalloc((size_t)last + 1, sizeof(*row));
 	for (i = 0; i < n; i++)
 		if (ns[i].keep && ++rows[ns[i].round] > most)
 			most = rows[ns[i].round];
@@ -449,13 +497,7 @@ void report_plot_lineage(json_t *m, struct sbuf *b)
 		b,
 		"<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">round</text>\n",
 		(c.left + c.w - c.right) / 2, h - 8);
-	for (i = 0; i < n; i++)
-		if (ns[i].keep) {
-			double k = (double)row[ns[i].round]++, cnt = (double)rows[ns[i].round];
-
-			ns[i].x = svg_x(&c, (double)ns[i].round);
-			ns[i].y = svg_y(&c, 1 - (k + 0.5) / cnt);
-		}
+	tree_place(ns, n, last, rows, &c);
 	sbuf_adds(b, "<g class=\"edges\">");
 	for (i = 0; i < n; i++)
 		if (ns[i].keep && ns[i].parent >= 0 && ns[ns[i].parent].keep)
@@ -486,7 +528,6 @@ void report_plot_lineage(json_t *m, struct sbuf *b)
 			  "fastest.</p>\n",
 			  kept, n, TREE_ANCESTRY_OF);
 	free(rows);
-	free(row);
 	free(ns);
 }
 
