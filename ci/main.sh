@@ -2,7 +2,7 @@
 # ci/main.sh - the main job on the local backend: set up, build everything,
 # and optimise the matmul example with `kctl start examples/matmul.yaml`.
 #
-# The session's folder (examples/runs/matmul/SESSION/: report.md, best.cl,
+# The session's folder (examples/runs/matmul/SESSION/: report.html, report.md, best.cl,
 # learnings.md, rounds/) is printed at the end, followed by `kctl status`.
 # The state database is the default one (docs/kctl.md, "The state
 # database"); set KCTL_STATE_DIR to keep this job's sessions elsewhere.
@@ -20,6 +20,7 @@ dir=$(build/controller/kctl status "$id" -o json |
 	python3 -c 'import json, sys; print(json.load(sys.stdin)["output_dir"])')
 echo
 echo "session $id: $dir"
-echo "  report.md, best.cl, learnings.md, rounds/rNNN/ (batch, evalpod.log, results/)"
+echo "  report.html (open it in a browser), report.md, best.cl, learnings.md,"
+echo "  rounds/rNNN/ (batch, evalpod.log, results/)"
 echo
 build/controller/kctl status
