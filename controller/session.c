@@ -192,13 +192,21 @@ int session_reopen_to_confirm(struct session *s, struct store *st, const char *i
 
 /*
  * Whether dir/report.md fails to say the session is in state: its status
- * block's top-level "state" differs, or there is no readable report.
+ * block's top-level "state" differs, or there is no readable report; or
+ * there is no report.html beside it (a session a kctl before it ended).
  */
 static int report_stale(const char *dir, const char *state)
 {
 	char *path = xasprintf("%s/report.md", dir), *want = NULL, *text = NULL, why[256];
+	char *html = xasprintf("%s/report.html", dir);
 	int stale = 1;
 
+	if (access(html, F_OK)) {
+		free(html);
+		free(path);
+		return 1;
+	}
+	free(html);
 	if (!file_read(path, REPORT_MAX, &text, NULL, why, sizeof(why))) {
 		want = xasprintf("\n  \"state\": \"%s\"", state);
 		stale = !strstr(text, want);

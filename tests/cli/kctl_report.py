@@ -117,6 +117,12 @@ def run_all(kctl, evalpod, data, tmp):
                                               for h in links),
           "a page printed elsewhere links the session folder's files by absolute path")
 
+    # a done session whose folder lacks the page (ended by an older kctl) gets it back
+    os.unlink(page_path)
+    r = kctl_run("show", sid)
+    check(r.returncode == 0 and os.path.isfile(page_path),
+          "kctl show rewrites a done session's missing report.html")
+
     r = kctl_run("report", "no-such-session")
     check(r.returncode == 1 and "no-such-session" in r.stderr,
           f"an unknown session exits 1 naming it ({r.returncode}: {r.stderr.strip()[:120]})")
