@@ -4,10 +4,10 @@
 
 _kctl_options() {
 	case "$1" in
-	start) echo "--rounds --step --state --verbose -v --help" ;;
-	resume) echo "--set --rounds --step --state --verbose -v --help" ;;
+	start) echo "--rounds --step --no-progress --state --verbose -v --help" ;;
+	resume) echo "--set --rounds --step --no-progress --state --verbose -v --help" ;;
 	confirm) echo "--passes --candidates --state --verbose -v --help" ;;
-	status) echo "-o --output --state --help" ;;
+	status) echo "-o --output --state --watch --interval --help" ;;
 	show) echo "-o --output --state --help" ;;
 	brief) echo "--code -o --output --state --help" ;;
 	cancel) echo "--force --state --help" ;;
@@ -55,7 +55,7 @@ _kctl() {
 		--state=*) state="${w#--state=}" ;;
 		--set|--rounds|--passes|--candidates|-o|--output|--shards|--server-version|\
 		--strategy|--budgets|--seeds|--batch|--spec|--kernel|--baseline|--backend|\
-		--threshold|--out) ((i++)) ;;
+		--threshold|--out|--interval) ((i++)) ;;
 		-*) ;;
 		*) ((npos++ == 0)) && session="$w" ;;
 		esac

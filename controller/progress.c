@@ -435,6 +435,24 @@ void progress_incumbent(struct sbuf *b, json_t *winner)
 		sbuf_addf(b, " %.2fx", json_number_value(x));
 }
 
+size_t progress_visible(const char *s)
+{
+	size_t n = 0;
+
+	while (*s) {
+		if (s[0] == '\033' && s[1] == '[') {
+			s += 2;
+			while (*s && *s != 'm')
+				s++;
+			s += *s == 'm';
+			continue;
+		}
+		n++;
+		s++;
+	}
+	return n;
+}
+
 /* --- the terminal ---------------------------------------------------------------- */
 
 /* A positive number from the environment variable name, or 0. */

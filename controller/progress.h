@@ -89,6 +89,9 @@ void progress_plain(struct sbuf *b, const struct progress *p);
  */
 void progress_incumbent(struct sbuf *b, json_t *winner);
 
+/* The columns s takes on a terminal: its bytes less ANSI SGR sequences (ESC [ ... m). */
+size_t progress_visible(const char *s);
+
 /* Columns of the terminal on fd: TIOCGWINSZ, else $COLUMNS, else 80. */
 int progress_columns(int fd);
 /* Rows of the terminal on fd: TIOCGWINSZ, else $LINES, else 24. */
