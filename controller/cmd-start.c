@@ -24,7 +24,7 @@
 struct run_opts {
 	const char *state;
 	int rounds, step;
-	int no_progress; /* --no-progress: no live line even on a terminal */
+	int no_progress;           /* --no-progress: no live line even on a terminal */
 	const char *set[MAX_SETS]; /* resume --set KEY=VALUE */
 	int nset;
 };
@@ -32,9 +32,12 @@ struct run_opts {
 static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 {
 	static const struct option opts[] = {
-		{ "rounds", required_argument, NULL, 'r' }, { "step", no_argument, NULL, 's' },
-		{ "state", required_argument, NULL, 'S' },  { "verbose", no_argument, NULL, 'v' },
-		{ "set", required_argument, NULL, 'x' },    { "no-progress", no_argument, NULL, 'P' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "step", no_argument, NULL, 's' },
+		{ "state", required_argument, NULL, 'S' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "set", required_argument, NULL, 'x' },
+		{ "no-progress", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;

@@ -145,10 +145,10 @@ struct watch {
 	const char *state_opt; /* --state, for the final status */
 	int tty, color;
 	double interval_s;
-	int drawn;          /* terminal: lines drawn last time */
-	int next_round;     /* plain: the first round whose last line may still change */
-	struct sbuf shown;  /* plain: what the line last printed said, less its times */
-	json_t *status;     /* session_status_json of this look */
+	int drawn;         /* terminal: lines drawn last time */
+	int next_round;    /* plain: the first round whose last line may still change */
+	struct sbuf shown; /* plain: what the line last printed said, less its times */
+	json_t *status;    /* session_status_json of this look */
 };
 
 static double now_s(void)
@@ -397,8 +397,9 @@ int cmd_status(int argc, char **argv)
 			continue;
 		} else {
 			if (c == 'i')
-				fprintf(stderr, "kctl status: --interval takes 0.05 to 3600 "
-						"seconds, not '%s'\n",
+				fprintf(stderr,
+					"kctl status: --interval takes 0.05 to 3600 "
+					"seconds, not '%s'\n",
 					optarg);
 			fputs(status_usage, stderr);
 			return KCTL_EXIT_USAGE;

@@ -249,11 +249,12 @@ static void count(struct progress *p, struct prog *progs, size_t nprogs, json_t 
 		p->done += progs[i].done;
 		p->failed += progs[i].done && progs[i].failed;
 	}
-	p->phase = p->state >= ROUND_DONE	? "done"
+	/* on Kubernetes a round stays packed while its Jobs run */
+	p->phase = p->state >= ROUND_DONE        ? "done"
 		   : p->state >= ROUND_COLLECTED ? "ranking"
-		   : p->state < ROUND_RUNNING	? "starting"
-		   : rl.phase			? rl.phase
-						: "checking";
+		   : p->state < ROUND_PACKED     ? "starting"
+		   : rl.phase                    ? rl.phase
+						 : "evaluating";
 }
 
 int progress_read(struct store *st, const char *id, const char *dir, int round, double now,
@@ -383,8 +384,8 @@ void progress_line(struct sbuf *b, const struct progress *p, int width, int colo
 		sbuf_adds(&tail, "took ");
 		progress_duration(&tail, p->elapsed_s);
 	}
-	words = head.len + failed.len + tail.len + (size_t)snprintf(NULL, 0, " %d/%d evaluated, ",
-								      p->done, p->total);
+	words = head.len + failed.len + tail.len +
+		(size_t)snprintf(NULL, 0, " %d/%d evaluated, ", p->done, p->total);
 	cells = (int)((size_t)width - 1 > words + 2 ? (size_t)width - 1 - words - 2 : 0);
 	if (cells > PROGRESS_BAR_MAX)
 		cells = PROGRESS_BAR_MAX;
@@ -393,8 +394,7 @@ void progress_line(struct sbuf *b, const struct progress *p, int width, int colo
 
 		sbuf_addf(&all, "%s%d/%d evaluated, %s%s", head.buf, p->done, p->total, failed.buf,
 			  tail.buf);
-		sbuf_add(b, all.buf,
-			 all.len < (size_t)width - 1 ? all.len : (size_t)width - 1);
+		sbuf_add(b, all.buf, all.len < (size_t)width - 1 ? all.len : (size_t)width - 1);
 		sbuf_release(&all);
 	} else {
 		struct sbuf bar = SBUF_INIT;

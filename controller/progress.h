@@ -37,7 +37,8 @@ struct progress {
 	int failed;        /* of the evaluated, not ok (0 <= failed <= done) */
 	double elapsed_s;  /* since its evaluation began (batch.json), else since the round began */
 	double eta_s;      /* progress_eta of the above; NAN when unknown */
-	const char *phase; /* "starting", "checking", "timing", "ranking", "done" (static) */
+	const char *phase; /* "starting", "evaluating", "checking", "timing", "ranking",
+			    * "done" (static strings) */
 };
 
 /*

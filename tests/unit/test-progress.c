@@ -32,15 +32,15 @@ TEST(eta_is_the_rate_so_far)
 		int done, total;
 		double elapsed, want; /* NAN: unknown */
 	} cases[] = {
-		{ 0, 8, 10, NAN },   /* nothing in yet */
-		{ 4, 8, 10, 10 },    /* half in 10 s: 10 s more */
-		{ 1, 3, 6, 12 },     /* 6 s each */
-		{ 8, 8, 10, 0 },     /* all in */
-		{ 9, 8, 10, 0 },     /* more than all: never negative */
-		{ 0, 0, 5, 0 },      /* an empty round is over */
-		{ 2, 8, -1, NAN },   /* a clock that went back */
-		{ 2, 8, NAN, NAN },  /* no start known */
-		{ -1, 8, 10, NAN },  /* a count below zero */
+		{ 0, 8, 10, NAN },  /* nothing in yet */
+		{ 4, 8, 10, 10 },   /* half in 10 s: 10 s more */
+		{ 1, 3, 6, 12 },    /* 6 s each */
+		{ 8, 8, 10, 0 },    /* all in */
+		{ 9, 8, 10, 0 },    /* more than all: never negative */
+		{ 0, 0, 5, 0 },     /* an empty round is over */
+		{ 2, 8, -1, NAN },  /* a clock that went back */
+		{ 2, 8, NAN, NAN }, /* no start known */
+		{ -1, 8, 10, NAN }, /* a count below zero */
 		{ 1, 1000, 0.5, 499.5 },
 	};
 
@@ -63,13 +63,17 @@ TEST(bar_fills_its_share_rounded_down)
 		int done, total, cells;
 		const char *want;
 	} cases[] = {
-		{ 0, 8, 10, "[..........]" }, { 4, 8, 10, "[#####.....]" },
+		{ 0, 8, 10, "[..........]" },
+		{ 4, 8, 10, "[#####.....]" },
 		{ 7, 8, 10, "[########..]" }, /* 8.75 cells: full only when all are done */
-		{ 8, 8, 10, "[##########]" }, { 9, 8, 4, "[####]" }, /* done clamped to total */
-		{ -3, 8, 4, "[....]" },                              /* and to zero */
-		{ 3, 0, 4, "[....]" },                               /* zero total: empty */
-		{ 0, 0, 4, "[....]" },        { 1, 1, 0, "[]" },
-		{ 1, 3, -2, "[]" },           { 1, 3, 1, "[.]" },
+		{ 8, 8, 10, "[##########]" },
+		{ 9, 8, 4, "[####]" },  /* done clamped to total */
+		{ -3, 8, 4, "[....]" }, /* and to zero */
+		{ 3, 0, 4, "[....]" },  /* zero total: empty */
+		{ 0, 0, 4, "[....]" },
+		{ 1, 1, 0, "[]" },
+		{ 1, 3, -2, "[]" },
+		{ 1, 3, 1, "[.]" },
 		{ 2000000000, 2000000000, 3, "[###]" }, /* no overflow on the product */
 	};
 
@@ -88,9 +92,9 @@ TEST(durations)
 		double s;
 		const char *want;
 	} cases[] = {
-		{ 0, "0 s" },          { 12.4, "12 s" },          { 59.4, "59 s" },
-		{ 59.6, "1 min 00 s" }, { 245, "4 min 05 s" },    { 3600, "1 h 00 min" },
-		{ 7620, "2 h 07 min" }, { -1, "-" },              { NAN, "-" },
+		{ 0, "0 s" },           { 12.4, "12 s" },      { 59.4, "59 s" },
+		{ 59.6, "1 min 00 s" }, { 245, "4 min 05 s" }, { 3600, "1 h 00 min" },
+		{ 7620, "2 h 07 min" }, { -1, "-" },           { NAN, "-" },
 		{ INFINITY, "-" },
 	};
 
@@ -105,8 +109,13 @@ TEST(durations)
 
 static struct progress running(int done, int failed, int total)
 {
-	struct progress p = { .round = 3, .state = ROUND_RUNNING, .total = total, .done = done,
-			      .failed = failed, .elapsed_s = 40, .phase = "checking" };
+	struct progress p = { .round = 3,
+			      .state = ROUND_RUNNING,
+			      .total = total,
+			      .done = done,
+			      .failed = failed,
+			      .elapsed_s = 40,
+			      .phase = "checking" };
 
 	p.eta_s = progress_eta(done, total, p.elapsed_s);
 	return p;
@@ -147,7 +156,8 @@ TEST(live_line_fits_every_width)
 		progress_line(&b, &p, widths[i], 0);
 		CHECK(b.len > 0 && b.len <= (size_t)w - 1);
 		CHECK(!strchr(b.buf, '\n') && !strchr(b.buf, '\033'));
-		CHECK(!strncmp(b.buf, "round 3 checking ", (size_t)w - 1 < 17 ? (size_t)w - 1 : 17));
+		CHECK(!strncmp(b.buf, "round 3 checking ",
+			       (size_t)w - 1 < 17 ? (size_t)w - 1 : 17));
 		if (widths[i] >= 80) /* room for the bar and every word */
 			CHECK_CONTAINS(b.buf, "] 5/8 evaluated, 1 failed, 40 s, ETA 24 s");
 		if (widths[i] <= 60) /* no room for a bar of 5 cells: none */
@@ -272,8 +282,8 @@ static void write_file(const char *dir, const char *name, const char *text)
 
 static void add_variant(struct store *st, const char *id, int round)
 {
-	json_t *v = json_pack("{s:s, s:s, s:i, s:s, s:{s:i}}", "id", id, "hash", id, "round",
-			      round, "source", "kernel void k() {}", "params", "U", 1);
+	json_t *v = json_pack("{s:s, s:s, s:i, s:s, s:{s:i}}", "id", id, "hash", id, "round", round,
+			      "source", "kernel void k() {}", "params", "U", 1);
 
 	CHECK(store_variant_add(st, "s", v, msg, sizeof(msg)) == 0);
 	json_decref(v);
@@ -310,7 +320,7 @@ TEST(round_read_from_the_log_and_the_results)
 	/* nothing written yet */
 	CHECK(progress_read(st, "s", sdir, 1, 1e9, &p, msg, sizeof(msg)) == 0);
 	CHECK(p.total == 3 && p.done == 0 && p.failed == 0 && isnan(p.eta_s));
-	CHECK_STR(p.phase, "checking");
+	CHECK_STR(p.phase, "evaluating");
 	/* an earlier run's lines do not count; the baseline's (r00-start) is not the round's */
 	write_file(rdir, "evalpod.log",
 		   "kctl: evalpod run b.json evaluates: r01-v001 r01-v002 r01-v003\n"
@@ -323,6 +333,7 @@ TEST(round_read_from_the_log_and_the_results)
 		   "evalpod: checked r01-v0");
 	CHECK(progress_read(st, "s", sdir, 1, 1e9, &p, msg, sizeof(msg)) == 0);
 	CHECK(p.done == 1 && p.failed == 0 && p.total == 3);
+	CHECK_STR(p.phase, "checking");
 	/* a result already in from the first run counts, with its status */
 	write_file(res, "r01-v001.json", "{\"status\": \"crash\"}");
 	write_file(rdir, "evalpod.log",
@@ -340,7 +351,8 @@ TEST(round_read_from_the_log_and_the_results)
 		   "evalpod: checked r01-v002 (1 of 3, 0.7 s)\n");
 	write_file(rdir, "batch.json", "{}");
 	{
-		char *bp = xasprintf("%s/batch.json", rdir), *gone = xasprintf("%s/r01-v001.json", res);
+		char *bp = xasprintf("%s/batch.json", rdir),
+		     *gone = xasprintf("%s/r01-v001.json", res);
 		struct stat sb;
 		double t;
 
@@ -366,8 +378,8 @@ TEST(collected_round_read_from_the_store)
 {
 	char *db = xasprintf("%s/coll.db", tmpdir), *sdir = xasprintf("%s/coll", tmpdir);
 	struct store *st = round_store(db, sdir, ROUND_RUNNING);
-	json_t *ok = json_pack("{s:s}", "status", "ok"), *bad = json_pack("{s:s}", "status",
-									  "timeout");
+	json_t *ok = json_pack("{s:s}", "status", "ok"),
+	       *bad = json_pack("{s:s}", "status", "timeout");
 	struct progress p;
 
 	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
