@@ -192,7 +192,9 @@ static void watch_plain_round(struct watch *w, const struct progress *p)
 {
 	struct sbuf key = SBUF_INIT, line = SBUF_INIT;
 
-	sbuf_addf(&key, "%d %d %d %d %d ", p->round, p->state, p->done, p->failed, p->total);
+	/* what the line says, less its times: a finished round says so ("took") */
+	sbuf_addf(&key, "%d %d %d %d %d ", p->round, p->state >= ROUND_DONE, p->done, p->failed,
+		  p->total);
 	progress_incumbent(&key, json_object_get(w->status, "best"));
 	if (!w->shown.buf || strcmp(key.buf, w->shown.buf)) {
 		progress_plain(&line, p);
@@ -310,6 +312,8 @@ static int watch(struct watch *w)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	w->status = session_status_json(w->st, w->id);
+	/* plain: from the round under way on; earlier rounds said their last word already */
+	w->next_round = store_round_last(w->st, w->id) > 0 ? store_round_last(w->st, w->id) : 0;
 	/* a session that is over is shown once, as status shows it */
 	for (over = !w->status || watch_over(w); !over && !rc;) {
 		rc = w->tty ? watch_draw(w) : watch_plain(w);

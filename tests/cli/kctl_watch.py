@@ -18,6 +18,8 @@ fast or busy the machine: nothing here depends on timing.
     its live line (carriage return, bar, cleared before the next log line),
     and none with --no-progress;
   - a finished session: printed once, as `kctl status SESSION` prints it;
+  - Ctrl-C ends a watcher with the status as it stands, exit 0, and leaves
+    the session alone;
   - a session whose kctl is killed: the watcher ends, saying so;
   - an unknown session exits 1 naming it; usage errors exit 2.
 """
@@ -268,6 +270,21 @@ def interrupted(kctl, evalpod, data):
                                    cwd=sc.tmp, env=sc.env, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
         first = watcher.stdout.readline()
+        # Ctrl-C ends a watcher, not the session: the status as it stands, exit 0
+        early = subprocess.Popen([kctl, "status", sid, "--watch"], cwd=sc.tmp, env=sc.env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        seen = early.stdout.readline()
+        early.send_signal(signal.SIGINT)
+        try:
+            rest, _ = early.communicate(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            early.kill()
+            rest, _ = early.communicate()
+        check(seen.startswith("round 0: 0/1") and early.returncode == 0
+              and re.search(rf"^{sid} +running ", rest, re.M) is not None,
+              f"Ctrl-C: the watcher prints the status and exits 0 ({early.returncode}: "
+              f"{rest[-200:]!r})")
+        check(proc.poll() is None, "Ctrl-C of a watcher leaves the session's kctl running")
         os.killpg(proc.pid, signal.SIGKILL)  # kctl and its gated evalpod wrapper
         proc.communicate()
         try:
