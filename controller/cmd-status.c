@@ -301,7 +301,8 @@ static void watch_sleep(double s)
  * kctl status SESSION --watch: looks until the session is no longer
  * running (or a signal), then prints its status.  Reads only: no lock,
  * no write (not even a stale report's rewrite, which is the driving
- * kctl's to do).
+ * kctl's to do).  Returns 0, 1 when the session's record went, or a
+ * negative KERR_* code when the store could not be read (logged).
  */
 static int watch(struct watch *w)
 {
@@ -327,8 +328,14 @@ static int watch(struct watch *w)
 		if (over && w->status)
 			rc = w->tty ? watch_draw(w) : watch_plain(w);
 	}
-	if (!rc && w->status)
+	if (!rc && w->status) {
 		print_one(w->status, w->state_opt);
+	} else if (!rc) { /* a read that failed, or the session deleted while watched */
+		char msg[2048];
+
+		rc = store_check(w->st, msg, sizeof(msg)) ? KERR_IO : 1;
+		log_error("%s", rc == KERR_IO ? msg : "the session's record is gone");
+	}
 	json_decref(w->status);
 	sbuf_release(&w->shown);
 	return rc;
@@ -363,8 +370,9 @@ static int status_watch(const char *state, const char *arg, double interval)
 	w.id = id;
 	w.tty = isatty(STDOUT_FILENO);
 	w.color = progress_color(STDOUT_FILENO);
-	rc = watch(&w) ? KCTL_EXIT_INFRA : KCTL_EXIT_OK;
-	if (!rc && store_check(w.st, msg, sizeof(msg))) {
+	rc = watch(&w);
+	rc = rc < 0 ? KCTL_EXIT_INFRA : rc ? KCTL_EXIT_FAIL : KCTL_EXIT_OK;
+	if (rc != KCTL_EXIT_INFRA && store_check(w.st, msg, sizeof(msg))) {
 		log_error("%s", msg);
 		rc = KCTL_EXIT_INFRA;
 	}
