@@ -228,7 +228,7 @@ static int local_evaluate(struct session *s, int round, const char *dir, int loc
 			store_commit(s->st, msg, n);
 	}
 	crash_point("spawned", round);
-	status = evalrun_wait(s, dir, round, ntodo, pid);
+	status = evalrun_wait(s, dir, round, pid);
 	evalrun_log_tail(dir, tail, sizeof(tail));
 	if (!round_interrupted() && (rc = round_fetch(s, dir, round, msg, n))) {
 		/* what evalpod uploaded stays in the store; a resume fetches it */

@@ -1,6 +1,7 @@
 /*
- * kctl start SPEC [--rounds N] [--step] [--state FILE] [-v]
- * kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] [--step] [--state FILE] [-v]
+ * kctl start SPEC [--rounds N] [--step] [--no-progress] [--state FILE] [-v]
+ * kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] [--step] [--no-progress]
+ *             [--state FILE] [-v]
  */
 #include "cmds.h"
 #include "err.h"
@@ -23,6 +24,7 @@
 struct run_opts {
 	const char *state;
 	int rounds, step;
+	int no_progress;           /* --no-progress: no live line even on a terminal */
 	const char *set[MAX_SETS]; /* resume --set KEY=VALUE */
 	int nset;
 };
@@ -30,9 +32,13 @@ struct run_opts {
 static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 {
 	static const struct option opts[] = {
-		{ "rounds", required_argument, NULL, 'r' }, { "step", no_argument, NULL, 's' },
-		{ "state", required_argument, NULL, 'S' },  { "verbose", no_argument, NULL, 'v' },
-		{ "set", required_argument, NULL, 'x' },    { NULL, 0, NULL, 0 },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "step", no_argument, NULL, 's' },
+		{ "state", required_argument, NULL, 'S' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "set", required_argument, NULL, 'x' },
+		{ "no-progress", no_argument, NULL, 'P' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -51,6 +57,7 @@ static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 			}
 			break;
 		case 's': o->step = 1; break;
+		case 'P': o->no_progress = 1; break;
 		case 'S': o->state = optarg; break;
 		case 'v': log_level_current = LOG_DEBUG; break;
 		case 'x':
@@ -144,12 +151,25 @@ static int ended(struct session *s, int rc, const char *msg, const char *cmd)
 	return rc;
 }
 
+/*
+ * Whether the round's live line (progress.h) is drawn on stderr: a terminal
+ * that can move its cursor, unless --no-progress.  Logs never interleave
+ * with it: evalpod's relayed lines clear it first, and it is cleared before
+ * the wait for evalpod ends and kctl logs again.
+ */
+static int live_line(const struct run_opts *o)
+{
+	const char *term = getenv("TERM");
+
+	return !o->no_progress && isatty(STDERR_FILENO) && !(term && !strcmp(term, "dumb"));
+}
+
 static int drive(struct session *s, const struct run_opts *o)
 {
 	char msg[4096] = "";
 
 	s->step = o->step; /* rounds_cap: given to open, which records it */
-	s->interactive = isatty(STDERR_FILENO);
+	s->interactive = live_line(o);
 	return ended(s, session_run(s, msg, sizeof(msg)), msg, "resume");
 }
 
@@ -234,7 +254,8 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 int cmd_start(int argc, char **argv)
 {
 	return run_command(argc, argv,
-			   "usage: kctl start SPEC [--rounds N] [--step] [--state FILE] [-v]\n",
+			   "usage: kctl start SPEC [--rounds N] [--step] [--no-progress] "
+			   "[--state FILE] [-v]\n",
 			   session_create, 1);
 }
 
@@ -242,7 +263,7 @@ int cmd_resume(int argc, char **argv)
 {
 	return run_command(argc, argv,
 			   "usage: kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] "
-			   "[--step] [--state FILE] [-v]\n",
+			   "[--step] [--no-progress] [--state FILE] [-v]\n",
 			   session_reopen, 0);
 }
 

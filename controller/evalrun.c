@@ -6,7 +6,10 @@
 #include "envlist.h"
 #include "err.h"
 #include "fileio.h"
+#include "progress.h"
+#include "sbuf.h"
 #include "session.h"
+#include "winner.h"
 #include "services.h"
 #include "xalloc.h"
 
@@ -253,13 +256,36 @@ static void follow_read(struct session *s, int round, struct follow *f)
 	}
 }
 
-static void evalrun_progress(struct session *s, int round, size_t todo, double t0)
+/*
+ * The round's live line on the terminal (progress.h), redrawn in place:
+ * the bar, the evaluated and failed counts, the time and the ETA, and the
+ * incumbent when the width leaves room.  Lines relayed from evalpod's log
+ * clear it first (follow_line), and evalrun_wait clears it before kctl
+ * logs anything else.
+ */
+static void evalrun_progress(struct session *s, int round)
 {
-	if (!s->interactive)
+	struct progress p;
+	struct sbuf line = SBUF_INIT, inc = SBUF_INIT;
+	int cols = progress_columns(STDERR_FILENO);
+	char msg[512];
+	json_t *w;
+
+	if (!s->interactive ||
+	    progress_read(s->st, s->id, s->dir, round, (double)time(NULL), &p, msg, sizeof(msg)))
 		return;
-	fprintf(stderr, "\r[round %d] evaluating %zu variant%s ... %.0fs  ", round, todo,
-		todo == 1 ? "" : "s", (double)time(NULL) - t0);
+	w = session_winner(s->st, s->id);
+	progress_incumbent(&inc, w);
+	json_decref(w);
+	sbuf_addch(&line, '\r');
+	progress_line(&line, &p, cols, progress_color(STDERR_FILENO));
+	if (progress_visible(line.buf + 1) + 2 + inc.len < (size_t)cols)
+		sbuf_addf(&line, "; %s", inc.buf);
+	sbuf_adds(&line, "\033[K");
+	fputs(line.buf, stderr);
 	fflush(stderr);
+	sbuf_release(&line);
+	sbuf_release(&inc);
 }
 
 /*
@@ -267,9 +293,8 @@ static void evalrun_progress(struct session *s, int round, size_t todo, double t
  * A pidfd wakes us the moment evalpod exits (falling back to short sleeps
  * where the kernel has none), so a round never waits on a timer.
  */
-int evalrun_wait(struct session *s, const char *dir, int round, size_t todo, pid_t pid)
+int evalrun_wait(struct session *s, const char *dir, int round, pid_t pid)
 {
-	double t0 = (double)time(NULL);
 	int status = 0, pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	char *log = xasprintf("%s/evalpod.log", dir);
 	struct follow f = { .fd = open(log, O_RDONLY | O_CLOEXEC), .len = 0 };
@@ -293,7 +318,7 @@ int evalrun_wait(struct session *s, const char *dir, int round, size_t todo, pid
 		if (round_interrupted()) /* pass the interruption on; evalpod writes what it has */
 			kill(pid, SIGTERM);
 		follow_read(s, round, &f);
-		evalrun_progress(s, round, todo, t0);
+		evalrun_progress(s, round);
 		if (pfd >= 0) {
 			struct pollfd p = { .fd = pfd, .events = POLLIN };
 

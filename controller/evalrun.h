@@ -41,12 +41,13 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
 void evalrun_note(const char *dir, const char *batch, json_t *todo, int confirm);
 
 /*
- * Waits for pid, with a progress line on a terminal; shows evalpod's
- * progress lines as they reach dir/evalpod.log ("round R: checked ID
- * ..."); passes an interruption (round_interrupted) on as SIGTERM.
+ * Waits for pid; shows evalpod's progress lines as they reach
+ * dir/evalpod.log ("round R: checked ID ..."), and when s->interactive
+ * the round's live line under them (progress.h), cleared before it
+ * returns; passes an interruption (round_interrupted) on as SIGTERM.
  * Returns its wait status (-1 when waitpid failed).
  */
-int evalrun_wait(struct session *s, const char *dir, int round, size_t todo, pid_t pid);
+int evalrun_wait(struct session *s, const char *dir, int round, pid_t pid);
 
 /* The last lines of dir/evalpod.log into out (size n), for a message. */
 void evalrun_log_tail(const char *dir, char *out, size_t n);

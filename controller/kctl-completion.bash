@@ -4,11 +4,12 @@
 
 _kctl_options() {
 	case "$1" in
-	start) echo "--rounds --step --state --verbose -v --help" ;;
-	resume) echo "--set --rounds --step --state --verbose -v --help" ;;
+	start) echo "--rounds --step --no-progress --state --verbose -v --help" ;;
+	resume) echo "--set --rounds --step --no-progress --state --verbose -v --help" ;;
 	confirm) echo "--passes --candidates --state --verbose -v --help" ;;
-	status) echo "-o --output --state --help" ;;
+	status) echo "-o --output --state --watch --interval --help" ;;
 	show) echo "-o --output --state --help" ;;
+	report) echo "-o --output --out --state --help" ;;
 	brief) echo "--code -o --output --state --help" ;;
 	cancel) echo "--force --state --help" ;;
 	delete) echo "--force --state --help" ;;
@@ -55,7 +56,7 @@ _kctl() {
 		--state=*) state="${w#--state=}" ;;
 		--set|--rounds|--passes|--candidates|-o|--output|--shards|--server-version|\
 		--strategy|--budgets|--seeds|--batch|--spec|--kernel|--baseline|--backend|\
-		--threshold|--out) ((i++)) ;;
+		--threshold|--out|--interval) ((i++)) ;;
 		-*) ;;
 		*) ((npos++ == 0)) && session="$w" ;;
 		esac
@@ -65,17 +66,25 @@ _kctl() {
 		[[ "${COMP_WORDS[i]}" == --state ]] && state="${COMP_WORDS[i+1]}"
 	done
 	if [[ -z "$cmd" ]]; then
-		COMPREPLY=($(compgen -W "start resume confirm status show brief cancel delete
-			render simulate eval version help --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "start resume confirm status show report brief cancel
+			delete render simulate eval version help --help --version" -- "$cur"))
 		return 0
 	fi
 	case "$prev" in
 	--state|--spec|--kernel|--baseline) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-	--out) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+	--out)
+		if [[ "$cmd" == report ]]; then
+			COMPREPLY=($(compgen -f -- "$cur"))
+		else
+			COMPREPLY=($(compgen -d -- "$cur"))
+		fi
+		return 0 ;;
 	--backend) COMPREPLY=($(compgen -W "local kubernetes" -- "$cur")); return 0 ;;
 	-o|--output)
 		if [[ "$cmd" == render ]]; then
 			COMPREPLY=($(compgen -W "yaml json" -- "$cur"))
+		elif [[ "$cmd" == report ]]; then
+			COMPREPLY=($(compgen -W "html md json" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "text json" -- "$cur"))
 		fi
@@ -98,7 +107,7 @@ _kctl() {
 			$(compgen -f -X '!*.yml' -- "$cur") $(compgen -d -- "$cur")) ;;
 	simulate)
 		((npos == 0)) && COMPREPLY=($(compgen -f -- "$cur")) ;;
-	resume|confirm|status|show|brief|cancel|delete)
+	resume|confirm|status|show|report|brief|cancel|delete)
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -W "$(_kctl_sessions "$kctl" "$state")" -- "$cur"))
 		elif ((npos == 1)) && [[ "$cmd" == show || "$cmd" == brief ]]; then

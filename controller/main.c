@@ -23,10 +23,10 @@ static int cmd_version(int argc, char **argv);
 
 static const struct command commands[] = {
 	{ "start", cmd_start, "start a session",
-	  "kctl start SPEC [--rounds N] [--step] [--state FILE] [-v]" },
+	  "kctl start SPEC [--rounds N] [--step] [--no-progress] [--state FILE] [-v]" },
 	{ "resume", cmd_resume, "go on with a stopped, killed or finished session",
 	  "kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] [--step] "
-	  "[--state FILE] [-v]\n\n"
+	  "[--no-progress] [--state FILE] [-v]\n\n"
 	  "--rounds N lets a session that ended on its round budget go on to N rounds." },
 	{ "confirm", cmd_confirm, "re-time a session's top candidates side by side",
 	  "kctl confirm SESSION [--passes N] [--candidates K] [--state FILE] [-v]" },
@@ -37,7 +37,11 @@ static const struct command commands[] = {
 	  "threshold (default 5%) or the measured noise; 1 a kernel failed its checks; 2 a\n"
 	  "regression; 3 the evaluation itself failed; 64 a usage error." },
 	{ "status", cmd_status, "sessions and their best kernels",
-	  "kctl status [SESSION] [-o text|json] [--state FILE]" },
+	  "kctl status [SESSION] [-o text|json] [--state FILE]\n"
+	  "       kctl status SESSION --watch [--interval SECONDS] [--state FILE]\n\n"
+	  "--watch redraws the session's rounds (a bar, evaluated and failed counts, the\n"
+	  "ETA) and its incumbent every --interval seconds (default 1) until it is no\n"
+	  "longer running, then prints its status; plain lines when stdout is no terminal." },
 	{ "show", cmd_show, "a session's variants, or one variant",
 	  "kctl show SESSION [VARIANT] [-o text|json] [--state FILE]" },
 	{ "report", cmd_report, "a session's report: an HTML page with plots, Markdown or JSON",

@@ -36,7 +36,7 @@ LAYERS = [
      "prompt-reflect prompt-text answer answer-internal answer-apply llm llm-internal llm-api "
      "llm-outcome llmcmd backend backend-local evalrun kround kround-internal kround-job "
      "kround-watch kube kpod pack"),
-    ("the session", "services state winner store store-internal store-llm store-session "
+    ("the session", "services state winner progress store store-internal store-llm store-session "
                     "store-sql store-variant store-github handoff pairs diff session.h github "
                     "github-internal github-call"),
     ("the spec", "spec spec-internal spec-evaluator spec-exprs spec-problem spec-proposer "
