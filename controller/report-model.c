@@ -5,6 +5,7 @@
  * folder only whether an artifact is there to link.
  */
 #include "report.h"
+#include "report-internal.h"
 #include "diff.h"
 #include "sbuf.h"
 #include "store.h"
@@ -21,20 +22,6 @@
 #define REPORT_FAIL_EXAMPLES 3
 /* A quoted fault message is cut to this many bytes. */
 #define REPORT_MSG_MAX 600
-
-static const char *str(json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "";
-}
-
-static double num(json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 static json_t *or_null(json_t *v)
 {
@@ -72,10 +59,11 @@ static json_t *variant_row(json_t *v)
 static void variant_files(json_t *v, const char *dir)
 {
 	char *rel = xasprintf("rounds/r%03d/results/%s",
-			      (int)json_integer_value(json_object_get(v, "round")), str(v, "id"));
+			      (int)json_integer_value(json_object_get(v, "round")),
+			      report_str(v, "id"));
 	char *path = xasprintf("%s/%s", dir, rel), *trace = xasprintf("%s/trace.json", path);
 
-	if (!strchr(str(v, "id"), '/') && !access(path, X_OK)) {
+	if (!strchr(report_str(v, "id"), '/') && !access(path, X_OK)) {
 		json_object_set_new(v, "folder", json_string(rel));
 		if (!access(trace, R_OK))
 			json_object_set_new(v, "trace", json_true());
@@ -110,11 +98,12 @@ static json_t *rounds(struct store *st, const char *id, json_t *vars)
 			if (json_integer_value(json_object_get(v, "round")) != r)
 				continue;
 			n++;
-			count(status, *str(v, "status") ? str(v, "status") : "pending");
-			if (*str(v, "bottleneck"))
-				count(bneck, str(v, "bottleneck"));
-			if (*str(v, "fault_kind"))
-				count(faults, str(v, "fault_kind"));
+			count(status,
+			      *report_str(v, "status") ? report_str(v, "status") : "pending");
+			if (*report_str(v, "bottleneck"))
+				count(bneck, report_str(v, "bottleneck"));
+			if (*report_str(v, "fault_kind"))
+				count(faults, report_str(v, "fault_kind"));
 		}
 		json_object_set_new(o, "variants", json_integer((json_int_t)n));
 		json_object_set_new(o, "statuses", status);
@@ -133,13 +122,13 @@ static json_t *rounds(struct store *st, const char *id, json_t *vars)
 /* The first line of a failed result's reason, cut to REPORT_MSG_MAX bytes. */
 static json_t *fault_message(json_t *res)
 {
-	const char *m = str(json_object_get(res, "fault"), "message");
+	const char *m = report_str(json_object_get(res, "fault"), "message");
 	struct sbuf b = SBUF_INIT;
 	size_t len;
 	json_t *out;
 
 	if (!*m)
-		m = str(json_object_get(res, "compile"), "log");
+		m = report_str(json_object_get(res, "compile"), "log");
 	len = strcspn(m, "\n");
 	if (len > REPORT_MSG_MAX)
 		len = REPORT_MSG_MAX;
@@ -162,12 +151,12 @@ static json_t *failures(struct store *st, const char *id, json_t *vars)
 	size_t i;
 
 	json_array_foreach (vars, i, v) {
-		const char *status = str(v, "status");
+		const char *status = report_str(v, "status");
 		char *k;
 
 		if (!*status || !strcmp(status, "ok"))
 			continue;
-		k = xasprintf("%s/%s", status, str(v, "fault_kind"));
+		k = xasprintf("%s/%s", status, report_str(v, "fault_kind"));
 		g = json_object_get(groups, k);
 		if (!g) {
 			g = json_pack("{s:s, s:O?, s:i, s:[]}", "status", status, "kind",
@@ -178,7 +167,7 @@ static json_t *failures(struct store *st, const char *id, json_t *vars)
 			g, "count",
 			json_integer(json_integer_value(json_object_get(g, "count")) + 1));
 		if (json_array_size(json_object_get(g, "examples")) < REPORT_FAIL_EXAMPLES) {
-			json_t *res = store_result_get(st, id, str(v, "id"));
+			json_t *res = store_result_get(st, id, report_str(v, "id"));
 
 			json_array_append_new(json_object_get(g, "examples"),
 					      json_pack("{s:O?, s:o}", "id",
@@ -196,8 +185,8 @@ static json_t *failures(struct store *st, const char *id, json_t *vars)
 
 static int by_speedup_desc(const void *a, const void *b)
 {
-	double x = num(*(json_t *const *)a, "speedup_ref");
-	double y = num(*(json_t *const *)b, "speedup_ref");
+	double x = report_num(*(json_t *const *)a, "speedup_ref");
+	double y = report_num(*(json_t *const *)b, "speedup_ref");
 
 	return (x < y) - (x > y);
 }
@@ -206,12 +195,12 @@ static int by_speedup_desc(const void *a, const void *b)
 static json_t *top_ids(json_t *vars, json_t *winner)
 {
 	json_t **ok = xcalloc(json_array_size(vars) + 1, sizeof(*ok)), *out = json_array(), *v;
-	const char *wid = str(winner, "variant");
+	const char *wid = report_str(winner, "variant");
 	size_t i, n = 0;
 
 	json_array_foreach (vars, i, v)
-		if (!strcmp(str(v, "status"), "ok") && strcmp(str(v, "id"), wid) &&
-		    isfinite(num(v, "speedup_ref")))
+		if (!strcmp(report_str(v, "status"), "ok") && strcmp(report_str(v, "id"), wid) &&
+		    isfinite(report_num(v, "speedup_ref")))
 			ok[n++] = v;
 	qsort(ok, n, sizeof(*ok), by_speedup_desc);
 	if (*wid)
@@ -235,8 +224,8 @@ static json_t *artifacts(json_t *res, json_t *v, const char *dir)
 		if (!json_is_string(file) || strstr(json_string_value(file), ".."))
 			continue;
 		href = xasprintf("rounds/r%03d/results/%s/%s",
-				 (int)json_integer_value(json_object_get(v, "round")), str(v, "id"),
-				 json_string_value(file));
+				 (int)json_integer_value(json_object_get(v, "round")),
+				 report_str(v, "id"), json_string_value(file));
 		if (dir) {
 			char *path = xasprintf("%s/%s", dir, href);
 
@@ -259,7 +248,7 @@ static json_t *top(struct store *st, const char *id, json_t *ids, const char *di
 	json_array_foreach (ids, i, vid) {
 		json_t *v = store_variant_get(st, id, json_string_value(vid));
 		json_t *res = store_result_get(st, id, json_string_value(vid)), *o, *perf;
-		const char *src = str(v, "source"), *base = str(tmpl, "source");
+		const char *src = report_str(v, "source"), *base = report_str(tmpl, "source");
 
 		if (!v)
 			continue;
@@ -271,7 +260,7 @@ static json_t *top(struct store *st, const char *id, json_t *ids, const char *di
 		if (tmpl && strcmp(src, base)) {
 			struct sbuf d = SBUF_INIT;
 
-			diff_unified("template", base, str(v, "id"), src, &d);
+			diff_unified("template", base, report_str(v, "id"), src, &d);
 			json_object_set_new(o, "diff",
 					    json_stringn_nocheck(d.buf ? d.buf : "", d.len));
 			if (!json_is_string(json_object_get(o, "diff")))
@@ -295,7 +284,7 @@ static void hardware(struct store *st, const char *id, json_t *model, json_t *id
 			      : NULL;
 	json_t *roof = json_object_get(res, "roofline"),
 	       *perf = json_object_get(res, "performance");
-	double ref_ms = num(perf, "reference_median_ms"), flops = num(roof, "flops");
+	double ref_ms = report_num(perf, "reference_median_ms"), flops = report_num(roof, "flops");
 
 	json_object_set(model, "device", res ? json_object_get(res, "device") : json_null());
 	if (json_is_object(roof))
@@ -351,8 +340,8 @@ json_t *report_model(struct store *st, const char *id, const char *dir)
 			  json_object_get(row, "created"), "updated",
 			  json_object_get(row, "updated"), "output_dir",
 			  json_object_get(row, "output_dir"), "kind",
-			  !strcmp(str(r0, "mode"), "eval") ? "eval" : "search", "evaluations",
-			  store_result_count(st, id));
+			  !strcmp(report_str(r0, "mode"), "eval") ? "eval" : "search",
+			  "evaluations", store_result_count(st, id));
 	json_object_set_new(model, "winner", w ? w : json_null());
 	ids = top_ids(vars, w);
 	hardware(st, id, model, ids);

@@ -18,13 +18,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report_page  # noqa: E402
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok   " if cond else "FAIL ") + what)
+from checks import check, summary  # noqa: E402
 
 
 def main():
@@ -34,8 +28,7 @@ def main():
         run_all(kctl, evalpod, data, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(failures)} failed" if failures else "all passed")
-    return 1 if failures else 0
+    return summary()
 
 
 def run_all(kctl, evalpod, data, tmp):

@@ -20,13 +20,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser  # noqa: E402
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok   " if cond else "FAIL ") + what)
+from checks import check, summary  # noqa: E402
 
 
 def session(kctl, evalpod, data, tmp):
@@ -94,8 +88,7 @@ def main():
                 check(f.read(5) == b"%PDF-", "the page prints (Page.printToPDF)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(failures)} failed" if failures else "all passed")
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -30,13 +30,7 @@ import report_data  # noqa: E402
 import report_page  # noqa: E402
 
 GOLDEN = os.path.join(HERE, "..", "data", "report", "recorded.structure.json")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok   " if cond else "FAIL ") + what)
+from checks import check, summary  # noqa: E402
 
 
 def report(kctl, env, db, sid, folder, *args):
@@ -151,8 +145,7 @@ def main():
         run_all(kctl, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(failures)} failed" if failures else "all passed")
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":
