@@ -322,15 +322,16 @@ json_t *report_model(struct store *st, const char *id, const char *dir)
 		json_decref(row);
 		return NULL;
 	}
-	vars = json_array();
+	/* trimmed in place: a copy would double the memory of a large session */
 	json_array_foreach (all, i, v) {
-		json_t *o = variant_row(v);
+		static const char *const drop[] = { "hash", "source", "tunables", "created" };
 
+		for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]); k++)
+			json_object_del(v, drop[k]);
 		if (dir)
-			variant_files(o, dir);
-		json_array_append_new(vars, o);
+			variant_files(v, dir);
 	}
-	json_decref(all);
+	vars = all;
 	w = session_winner(st, id);
 	r0 = store_round_get(st, id, 0);
 	model = json_pack("{s:s, s:i, s:{s:s, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s, s:i}}",
