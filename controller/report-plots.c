@@ -21,6 +21,13 @@
 /* Classes l0..l7 and k0..k7 of the page's palette. */
 #define PALETTE 8
 
+/* The statuses and proposers the legends name, in their order. */
+static const char *const statuses[] = {
+	"ok",      "incorrect", "compile_error", "runtime_error", "crash", "timeout", "infra_error",
+	"invalid", NULL,
+};
+static const char *const origins[] = { "start", "tune", "sweep", "model", NULL };
+
 double report_num(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
@@ -48,6 +55,42 @@ static void empty(struct sbuf *b, const char *why)
 	sbuf_adds(b, "<p class=\"empty\">");
 	sbuf_add_html(b, why);
 	sbuf_adds(b, "</p>\n");
+}
+
+/*
+ * A legend in the chart's right margin: one row per word of words (NULL
+ * ends it) that some element of arr has as its key's value, a dot of class
+ * prefix+word and the word.  The right margin must be wide enough.
+ */
+static void legend(struct svg_chart *c, json_t *arr, const char *key, const char *prefix,
+		   const char *const *words)
+{
+	double y = c->top;
+
+	for (size_t i = 0; words[i]; i++) {
+		json_t *v;
+		size_t j;
+		int seen = 0;
+
+		json_array_foreach (arr, j, v) {
+			const char *w = report_str(v, key);
+
+			if (!strcmp(w, words[i]) || (!strcmp(words[i], "other") && *w &&
+						     !strspn(w, "abcdefghijklmnopqrstuvwxyz_"))) {
+				seen = 1;
+				break;
+			}
+		}
+		if (!seen)
+			continue;
+		sbuf_adds(c->b, "<circle class=\"key ");
+		report_class(c->b, prefix, words[i]);
+		sbuf_addf(c->b, "\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"/>", c->w - c->right + 14,
+			  y + 5);
+		sbuf_addf(c->b, "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+			  c->w - c->right + 24, y + 9, words[i]);
+		y += 16;
+	}
 }
 
 /* " · 1.23x · 45.6 GFLOP/s" of an evaluated variant. */
@@ -226,6 +269,7 @@ void report_plot_scatter(json_t *m, struct sbuf *b)
 			in_round[json_integer_value(json_object_get(v, "round"))]++;
 	svg_begin(&c, b, "scatter", "Every variant by round, coloured by status", 760, 340);
 	c.top = 44;
+	c.right = 120;
 	/* rounds are whole numbers: no padding beyond half a round */
 	c.x = (struct svg_axis){ .lo = -0.5, .hi = (double)last + 0.5 };
 	svg_range(&c.y, lo, hi, 1);
@@ -254,6 +298,7 @@ void report_plot_scatter(json_t *m, struct sbuf *b)
 		point_title(b, v);
 		sbuf_adds(b, "</circle>\n");
 	}
+	legend(&c, vars, "status", "s-", statuses);
 	svg_end(&c);
 	free(in_round);
 	free(seen);
@@ -486,6 +531,7 @@ void report_plot_lineage(json_t *m, struct sbuf *b)
 			most = rows[ns[i].round];
 	h = fmin(1200, fmax(200, 70 + 9.0 * (double)most));
 	svg_begin(&c, b, "lineage", "Lineage tree: who descends from whom, by proposer", 760, h);
+	c.right = 100;
 	c.x = (struct svg_axis){ .lo = -0.5, .hi = (double)last + 0.5, .label = "round" };
 	c.y = (struct svg_axis){ .lo = 0, .hi = 1 };
 	for (long long r = 0; r <= last; r++)
@@ -521,6 +567,7 @@ void report_plot_lineage(json_t *m, struct sbuf *b)
 		point_title(b, ns[i].v);
 		sbuf_adds(b, "</circle>\n");
 	}
+	legend(&c, vars, "origin", "o-", origins);
 	svg_end(&c);
 	if (kept < n)
 		sbuf_addf(b,
