@@ -35,20 +35,17 @@ static void count(json_t *counts, const char *key)
 	json_object_set_new(counts, key, json_integer(json_integer_value(v) + 1));
 }
 
-/* The keys of a store_variants_brief row the report uses. */
-static json_t *variant_row(json_t *v)
+/*
+ * Drops from a store_variants_brief or store_variant_get row what the
+ * report does not show (its source above all), in place: a copy would
+ * double the memory of a large session.
+ */
+static void variant_trim(json_t *v)
 {
-	static const char *const keys[] = {
-		"id",     "round",       "parent",       "lineage",   "origin",
-		"status", "speedup_ref", "speedup_base", "median_ms", "gflops",
-		"gbs",    "bottleneck",  "fault_kind",   "robust_cv", "quality",
-		"params", "options",     "rationale",    NULL,
-	};
-	json_t *o = json_object();
+	static const char *const drop[] = { "hash", "source", "tunables", "created" };
 
-	for (size_t i = 0; keys[i]; i++)
-		json_object_set(o, keys[i], json_object_get(v, keys[i]));
-	return o;
+	for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]); k++)
+		json_object_del(v, drop[k]);
 }
 
 /*
@@ -77,45 +74,48 @@ static void variant_files(json_t *v, const char *dir)
 static json_t *rounds(struct store *st, const char *id, json_t *vars)
 {
 	int last = store_round_last(st, id);
-	json_t *out = json_array();
+	json_t *out = json_array(), **at = xcalloc((size_t)(last < 0 ? 0 : last) + 1, sizeof(*at));
+	json_t *v;
+	size_t i;
 
 	for (int r = 0; r <= last; r++) {
-		json_t *row = store_round_get(st, id, r), *o, *status, *bneck, *faults, *v;
-		size_t i, n = 0;
+		json_t *row = store_round_get(st, id, r), *o;
 
 		if (!row)
 			continue;
 		o = json_pack(
-			"{s:i, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "round", r, "mode",
-			json_object_get(row, "mode"), "decision", json_object_get(row, "decision"),
-			"reason", json_object_get(row, "reason"), "started",
-			json_object_get(row, "started"), "finished",
-			json_object_get(row, "finished"), "plan", json_object_get(row, "plan"));
-		status = json_object();
-		bneck = json_object();
-		faults = json_object();
-		json_array_foreach (vars, i, v) {
-			if (json_integer_value(json_object_get(v, "round")) != r)
-				continue;
-			n++;
-			count(status,
-			      *report_str(v, "status") ? report_str(v, "status") : "pending");
-			if (*report_str(v, "bottleneck"))
-				count(bneck, report_str(v, "bottleneck"));
-			if (*report_str(v, "fault_kind"))
-				count(faults, report_str(v, "fault_kind"));
-		}
-		json_object_set_new(o, "variants", json_integer((json_int_t)n));
-		json_object_set_new(o, "statuses", status);
-		json_object_set_new(o, "bottlenecks", bneck);
-		json_object_set_new(o, "faults", faults);
+			"{s:i, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:i, s:{}, s:{}, s:{}}", "round",
+			r, "mode", json_object_get(row, "mode"), "decision",
+			json_object_get(row, "decision"), "reason", json_object_get(row, "reason"),
+			"started", json_object_get(row, "started"), "finished",
+			json_object_get(row, "finished"), "plan", json_object_get(row, "plan"),
+			"variants", 0, "statuses", "bottlenecks", "faults");
 		if (json_is_object(json_object_get(row, "confirm")))
 			json_object_set(
 				o, "retimed",
 				json_object_get(json_object_get(row, "confirm"), "programs"));
 		json_array_append_new(out, o);
+		at[r] = o;
 		json_decref(row);
 	}
+	/* one pass over the variants, each counted in its round's row */
+	json_array_foreach (vars, i, v) {
+		json_int_t r = json_integer_value(json_object_get(v, "round"));
+		json_t *o = r >= 0 && r <= last ? at[r] : NULL;
+
+		if (!o)
+			continue;
+		json_object_set_new(
+			o, "variants",
+			json_integer(json_integer_value(json_object_get(o, "variants")) + 1));
+		count(json_object_get(o, "statuses"),
+		      *report_str(v, "status") ? report_str(v, "status") : "pending");
+		if (*report_str(v, "bottleneck"))
+			count(json_object_get(o, "bottlenecks"), report_str(v, "bottleneck"));
+		if (*report_str(v, "fault_kind"))
+			count(json_object_get(o, "faults"), report_str(v, "fault_kind"));
+	}
+	free(at);
 	return out;
 }
 
@@ -136,8 +136,8 @@ static json_t *fault_message(json_t *res)
 	while (len && m[len] && ((unsigned char)m[len] & 0xc0) == 0x80)
 		len--;
 	sbuf_add(&b, m, len);
-	out = json_stringn_nocheck(b.buf ? b.buf : "", b.len);
-	if (!json_is_string(out) || !json_string_value(out))
+	out = json_stringn(b.buf ? b.buf : "", b.len);
+	if (!out)
 		out = json_string("");
 	sbuf_release(&b);
 	return out;
@@ -247,30 +247,28 @@ static json_t *top(struct store *st, const char *id, json_t *ids, const char *di
 
 	json_array_foreach (ids, i, vid) {
 		json_t *v = store_variant_get(st, id, json_string_value(vid));
-		json_t *res = store_result_get(st, id, json_string_value(vid)), *o, *perf;
+		json_t *res = store_result_get(st, id, json_string_value(vid)), *perf;
 		const char *src = report_str(v, "source"), *base = report_str(tmpl, "source");
 
 		if (!v)
 			continue;
-		o = variant_row(v);
-		perf = json_object_get(res, "performance");
-		json_object_set(o, "stats", json_object_get(perf, "stats"));
-		json_object_set(o, "shape", json_object_get(perf, "shape"));
-		json_object_set_new(o, "artifacts", artifacts(res, v, dir));
 		if (tmpl && strcmp(src, base)) {
 			struct sbuf d = SBUF_INIT;
+			json_t *text;
 
 			diff_unified("template", base, report_str(v, "id"), src, &d);
-			json_object_set_new(o, "diff",
-					    json_stringn_nocheck(d.buf ? d.buf : "", d.len));
-			if (!json_is_string(json_object_get(o, "diff")))
-				json_object_set_new(o, "diff",
-						    json_string("(diff not valid UTF-8)"));
+			text = json_stringn(d.buf ? d.buf : "", d.len);
+			json_object_set_new(v, "diff",
+					    text ? text : json_string("(diff not valid UTF-8)"));
 			sbuf_release(&d);
 		}
-		json_array_append_new(out, o);
+		variant_trim(v);
+		perf = json_object_get(res, "performance");
+		json_object_set(v, "stats", json_object_get(perf, "stats"));
+		json_object_set(v, "shape", json_object_get(perf, "shape"));
+		json_object_set_new(v, "artifacts", artifacts(res, v, dir));
+		json_array_append_new(out, v);
 		json_decref(res);
-		json_decref(v);
 	}
 	json_decref(tmpl);
 	return out;
@@ -322,12 +320,8 @@ json_t *report_model(struct store *st, const char *id, const char *dir)
 		json_decref(row);
 		return NULL;
 	}
-	/* trimmed in place: a copy would double the memory of a large session */
 	json_array_foreach (all, i, v) {
-		static const char *const drop[] = { "hash", "source", "tunables", "created" };
-
-		for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]); k++)
-			json_object_del(v, drop[k]);
+		variant_trim(v);
 		if (dir)
 			variant_files(v, dir);
 	}

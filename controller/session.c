@@ -201,18 +201,13 @@ static int report_stale(const char *dir, const char *state)
 	char *html = xasprintf("%s/report.html", dir);
 	int stale = 1;
 
-	if (access(html, F_OK)) {
-		free(html);
-		free(path);
-		return 1;
-	}
-	free(html);
-	if (!file_read(path, REPORT_MAX, &text, NULL, why, sizeof(why))) {
+	if (!access(html, F_OK) && !file_read(path, REPORT_MAX, &text, NULL, why, sizeof(why))) {
 		want = xasprintf("\n  \"state\": \"%s\"", state);
 		stale = !strstr(text, want);
 	}
 	free(text);
 	free(want);
+	free(html);
 	free(path);
 	return stale;
 }
