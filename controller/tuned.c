@@ -372,14 +372,22 @@ static int check_entry(json_t *e, json_t *keys, const char *path, char *msg, siz
 	return rc;
 }
 
-/* Whether entries a and b are for the same device, dtype and bucket values. */
-static int same_slot(json_t *a, json_t *b)
+/*
+ * The slot of entry e: its device key, dtype and bucket values, as one
+ * string two entries share exactly when they are for the same slot (the
+ * values with sorted keys).  malloc'd.
+ */
+static char *slot_key(json_t *e)
 {
-	return json_equal(json_object_get(json_object_get(a, "device"), "key"),
-			  json_object_get(json_object_get(b, "device"), "key")) &&
-	       json_equal(json_object_get(a, "dtype"), json_object_get(b, "dtype")) &&
-	       json_equal(json_object_get(json_object_get(a, "bucket"), "values"),
-			  json_object_get(json_object_get(b, "bucket"), "values"));
+	json_t *k = json_pack("[O, O, O]", json_object_get(json_object_get(e, "device"), "key"),
+			      json_object_get(e, "dtype"),
+			      json_object_get(json_object_get(e, "bucket"), "values"));
+	char *s = k ? json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
+	json_decref(k);
+	if (!s)
+		abort(); /* out of memory: the checked entry has all three */
+	return s;
 }
 
 static int check_kernel(json_t *k, const char *path, char *msg, size_t n)
@@ -387,10 +395,10 @@ static int check_kernel(json_t *k, const char *path, char *msg, size_t n)
 	static const char *const kkeys[] = { "kernel",   "template_sha256", "shape_keys",
 					     "defaults", "entries",         NULL };
 	static const char *const dkeys[] = { "params", "build_options", NULL };
-	json_t *keys, *defs, *entries, *v, *e;
+	json_t *keys, *defs, *entries, *v, *e, *seen = json_object();
 	const char *s;
 	char p[192];
-	size_t i, j;
+	size_t i;
 	int rc = known(k, path, kkeys, msg, n);
 
 	if (!rc)
@@ -419,13 +427,20 @@ static int check_kernel(json_t *k, const char *path, char *msg, size_t n)
 		snprintf(p, sizeof(p), "%s.entries[%zu]", path, i);
 		if (!rc)
 			rc = check_entry(e, keys, p, msg, n);
-		for (j = 0; !rc && j < i; j++)
-			if (same_slot(json_array_get(entries, j), e))
+		if (!rc) {
+			char *slot = slot_key(e);
+			json_t *was = json_object_get(seen, slot);
+
+			if (was)
 				rc = kerr_set(msg, n, KERR_INVALID,
 					      "%s: the same device, dtype and bucket as "
-					      "%s.entries[%zu]",
-					      p, path, j);
+					      "%s.entries[%lld]",
+					      p, path, (long long)json_integer_value(was));
+			json_object_set_new(seen, slot, json_integer((json_int_t)i));
+			free(slot);
+		}
 	}
+	json_decref(seen);
 	return rc;
 }
 
@@ -492,30 +507,42 @@ static const char *prov(json_t *e, const char *key)
 	return s ? s : "?";
 }
 
-static void merge_entry(json_t *entries, json_t *c, const char *kernel)
+/* Candidate c into entries, whose slots index maps to their positions. */
+static void merge_entry(json_t *entries, json_t *index, json_t *c, const char *kernel)
 {
-	json_t *e;
+	char *slot = slot_key(c);
+	json_t *at = json_object_get(index, slot), *e;
+
+	if (!at) {
+		json_object_set_new(index, slot,
+				    json_integer((json_int_t)json_array_size(entries)));
+		json_array_append(entries, c);
+	} else if (beats(c, e = json_array_get(entries, (size_t)json_integer_value(at)))) {
+		log_info("%s on %s, %s, bucket %s: %s %s (%.4g ms) replaces %s %s (%.4g ms)",
+			 kernel,
+			 json_string_value(json_object_get(json_object_get(c, "device"), "key")),
+			 json_string_value(json_object_get(c, "dtype")),
+			 json_string_value(json_object_get(json_object_get(c, "bucket"), "name")),
+			 prov(c, "session"), prov(c, "variant"), figure(c, "median_ms"),
+			 prov(e, "session"), prov(e, "variant"), figure(e, "median_ms"));
+		json_array_set(entries, (size_t)json_integer_value(at), c);
+	}
+	free(slot);
+}
+
+/* The slots of entries: slot key -> position. */
+static json_t *index_of(json_t *entries)
+{
+	json_t *index = json_object(), *e;
 	size_t i;
 
 	json_array_foreach (entries, i, e) {
-		if (!same_slot(e, c))
-			continue;
-		if (beats(c, e)) {
-			log_info(
-				"%s on %s, %s, bucket %s: %s %s (%.4g ms) replaces %s %s (%.4g ms)",
-				kernel,
-				json_string_value(
-					json_object_get(json_object_get(c, "device"), "key")),
-				json_string_value(json_object_get(c, "dtype")),
-				json_string_value(
-					json_object_get(json_object_get(c, "bucket"), "name")),
-				prov(c, "session"), prov(c, "variant"), figure(c, "median_ms"),
-				prov(e, "session"), prov(e, "variant"), figure(e, "median_ms"));
-			json_array_set(entries, i, c);
-		}
-		return;
+		char *slot = slot_key(e);
+
+		json_object_set_new(index, slot, json_integer((json_int_t)i));
+		free(slot);
 	}
-	json_array_append(entries, c);
+	return index;
 }
 
 /* Where kernel groups a (of dst) and b (of src) disagree, or NULL. */
@@ -575,7 +602,7 @@ static void sort_array(json_t *arr, int (*cmp)(const void *, const void *))
 
 int tuned_merge(json_t *dst, json_t *src, const char *where, char *msg, size_t n)
 {
-	json_t *dk = json_object_get(dst, "kernels"), *k, *have, *e;
+	json_t *dk = json_object_get(dst, "kernels"), *k, *have, *e, *index;
 	size_t i, j;
 
 	json_array_foreach (json_object_get(src, "kernels"), i, k) {
@@ -595,8 +622,10 @@ int tuned_merge(json_t *dst, json_t *src, const char *where, char *msg, size_t n
 					"before it; tables of different kernels (or templates) are "
 					"not merged: export them apart",
 					where, name, clash);
+		index = index_of(json_object_get(have, "entries"));
 		json_array_foreach (json_object_get(k, "entries"), j, e)
-			merge_entry(json_object_get(have, "entries"), e, name);
+			merge_entry(json_object_get(have, "entries"), index, e, name);
+		json_decref(index);
 	}
 	json_array_foreach (dk, i, k)
 		sort_array(json_object_get(k, "entries"), entry_cmp);

@@ -456,7 +456,7 @@ def pocl(e, data):
         return
     big, odd = by_bucket["big"], by_bucket["odd"]
     status = {s: e.run("status", s, "-o", "json") for s in sids}
-    winners = {s: json.loads(status[s].stdout).get("winner") or {} for s in sids}
+    winners = {s: json.loads(status[s].stdout).get("best") or {} for s in sids}
     check(big["provenance"]["session"] == sids[0] and odd["provenance"]["session"] == sids[1]
           and big["provenance"]["variant"] == winners[sids[0]].get("variant")
           and odd["provenance"]["variant"] == winners[sids[1]].get("variant"),
