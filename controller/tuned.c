@@ -146,14 +146,13 @@ static json_t *figures_of(json_t *w)
 static json_t *entry_of(const struct spec *sp, const char *id, json_t *w, json_t *dev, json_t *sh,
 			json_t *defaults, char *msg, size_t n)
 {
-	json_t *params = json_object_get(w, "params"), *e;
-	json_t *prov = json_pack("{s:s, s:O, s:O, s:s}", "session", id, "variant",
-				 json_object_get(w, "variant"), "round",
-				 json_object_get(w, "round"), "spec_sha256", "");
+	json_t *params = json_object_get(w, "params"), *prov, *e;
 	char hash[65];
 
 	session_spec_hash(sp, hash);
-	json_object_set_new(prov, "spec_sha256", json_string(hash));
+	prov = json_pack("{s:s, s:O, s:O, s:s}", "session", id, "variant",
+			 json_object_get(w, "variant"), "round", json_object_get(w, "round"),
+			 "spec_sha256", hash);
 	/* the template itself (round 0) has no params: its defaults are its parameters */
 	if (!json_is_object(params))
 		params = json_object_get(defaults, "params");
@@ -303,17 +302,24 @@ static int check_figures(json_t *f, const char *path, char *msg, size_t n)
 		"speedup_vs_baseline", "robust_cv", "quality",
 		"confirmed",           NULL
 	};
+	static const char *const nums[] = { "median_ms", "gflops", "speedup_vs_reference",
+					    "speedup_vs_baseline", "robust_cv" };
 	int rc = known(f, path, keys, msg, n);
 	double ms = 0;
 
-	for (size_t i = 0; !rc && i < 5; i++) {
-		json_t *v = json_object_get(f, keys[i]);
+	for (size_t i = 0; !rc && i < sizeof(nums) / sizeof(nums[0]); i++) {
+		json_t *v = json_object_get(f, nums[i]);
 
 		if (!v || (!json_is_null(v) && !json_is_number(v)))
 			rc = kerr_set(msg, n, KERR_PARSE,
-				      "%s.%s: expected a number or null, got %s", path, keys[i],
+				      "%s.%s: expected a number or null, got %s", path, nums[i],
 				      v ? jx_type_name(v) : "nothing");
 	}
+	if (!rc && !json_is_string(json_object_get(f, "quality")) &&
+	    !json_is_null(json_object_get(f, "quality")))
+		rc = kerr_set(msg, n, KERR_PARSE, "%s.quality: expected a string or null", path);
+	if (!rc && !json_is_boolean(json_object_get(f, "confirmed")))
+		rc = kerr_set(msg, n, KERR_PARSE, "%s.confirmed: expected a boolean", path);
 	if (!rc && !(rc = jx_num(f, path, "median_ms", JX_REQUIRED, 0, INFINITY, &ms, msg, n)) &&
 	    !(ms > 0))
 		rc = kerr_set(msg, n, KERR_RANGE, "%s.median_ms: must be above 0", path);

@@ -396,6 +396,12 @@ def bad_input(e):
                   "$.kernels[0].entries[0].figures.median_ms"))
     bad = table(kernel("mm", [entry("D1", "float", {"M": 1, "N": 1}, {"TM": "1"}, 1.0)]))
     cases.append(("strparam.json", json.dumps(bad), "$.kernels[0].entries[0].params.TM"))
+    bad = table(kernel("mm", [entry("D1", "float", {"M": 1, "N": 1}, {"TM": 1}, 1.0)]))
+    bad["kernels"][0]["entries"][0]["figures"]["confirmed"] = "yes"
+    cases.append(("confirmed.json", json.dumps(bad),
+                  "$.kernels[0].entries[0].figures.confirmed: expected a boolean"))
+    bad = table(kernel("mm", [entry("D1", "float", {"M": 1, "N": 1}, {"TM": 1}, 0.0)]))
+    cases.append(("zero.json", json.dumps(bad), "median_ms: must be above 0"))
     dup = entry("D1", "float", {"M": 1, "N": 1}, {"TM": 1}, 1.0)
     cases.append(("dup.json", json.dumps(table(kernel("mm", [dup, dup]))), "the same device"))
     cases.append(("extra.json", json.dumps(dict(table(), colour=1)), "$.colour: unknown key"))
@@ -404,9 +410,10 @@ def bad_input(e):
         p = e.path(name)
         with open(p, "w", encoding="utf-8") as f:
             f.write(text)
-        r = e.run("export", "--merge", p, "--out", e.path("never.json"))
+        out = e.path("never-" + name)
+        r = e.run("export", "--merge", p, "--out", out)
         check(r.returncode == 1 and want in r.stderr and name in r.stderr
-              and not os.path.exists(e.path("never.json")),
+              and not os.path.exists(out),
               f"--merge {name}: exit 1 naming the file and '{want}' ({err(r)})")
     r = e.run("export", "--merge", e.path("missing.json"))
     check(r.returncode == 1 and "missing.json" in r.stderr,
