@@ -53,6 +53,9 @@ if command -v clang >/dev/null 2>&1; then
 	cmake --build build-fuzz -j"$jobs" --target fuzz-spec fuzz-batch fuzz-result fuzz-expr \
 		fuzz-render fuzz-kubeconfig fuzz-awsconf fuzz-s3xml fuzz-github
 	bash tests/fuzz/run.sh build-fuzz 20
+	# kctl export --merge's tables
+	cmake --build build-fuzz -j"$jobs" --target fuzz-tuned
+	bash tests/fuzz/run.sh build-fuzz 20 tuned
 else
 	echo "== fuzz skipped: it needs clang (libFuzzer)"
 fi

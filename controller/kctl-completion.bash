@@ -17,6 +17,7 @@ _kctl_options() {
 	eval) echo "--kernel --baseline --backend --threshold -o --output --out --state --verbose -v --help" ;;
 	simulate) echo "--strategy --budgets --seeds --batch --spec --noise --trace -o --help" ;;
 	version) echo "--help" ;;
+	export) echo "--format --out --state --merge --help" ;;
 	esac
 }
 
@@ -57,6 +58,7 @@ _kctl() {
 		--set|--rounds|--passes|--candidates|-o|--output|--shards|--server-version|\
 		--strategy|--budgets|--seeds|--batch|--spec|--kernel|--baseline|--backend|\
 		--threshold|--out|--interval) ((i++)) ;;
+		--format) ((i++)) ;;
 		-*) ;;
 		*) ((npos++ == 0)) && session="$w" ;;
 		esac
@@ -67,7 +69,14 @@ _kctl() {
 	done
 	if [[ -z "$cmd" ]]; then
 		COMPREPLY=($(compgen -W "start resume confirm status show report brief cancel
+			export
 			delete render simulate eval version help --help --version" -- "$cur"))
+		return 0
+	fi
+	# kctl export: --out is a file; --format json or c
+	if [[ "$cmd" == export && ( "$prev" == --out || "$prev" == --format ) ]]; then
+		[[ "$prev" == --out ]] && COMPREPLY=($(compgen -f -- "$cur"))
+		[[ "$prev" == --format ]] && COMPREPLY=($(compgen -W "json c" -- "$cur"))
 		return 0
 	fi
 	case "$prev" in
@@ -107,6 +116,13 @@ _kctl() {
 			$(compgen -f -X '!*.yml' -- "$cur") $(compgen -d -- "$cur")) ;;
 	simulate)
 		((npos == 0)) && COMPREPLY=($(compgen -f -- "$cur")) ;;
+	export)
+		# sessions, or with --merge the tables (JSON files) to merge
+		if [[ " ${COMP_WORDS[*]} " == *" --merge "* ]]; then
+			COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$(_kctl_sessions "$kctl" "$state")" -- "$cur"))
+		fi ;;
 	resume|confirm|status|show|report|brief|cancel|delete)
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -W "$(_kctl_sessions "$kctl" "$state")" -- "$cur"))

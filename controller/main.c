@@ -48,6 +48,14 @@ static const struct command commands[] = {
 	  "kctl report SESSION [-o html|md|json] [--out FILE] [--state FILE]\n\n"
 	  "The page is the report.html kctl writes into the session folder after every\n"
 	  "round: one self-contained file, no script, nothing fetched." },
+	{ "export", cmd_export,
+	  "the best parameters per device, dtype and shape: JSON or a C header",
+	  "kctl export SESSION... [--format json|c] [--out FILE] [--state FILE]\n"
+	  "       kctl export --merge FILE.json... [--format json|c] [--out FILE]\n\n"
+	  "A table of the sessions' winners (schema kctl.tuned), or of tables merged: for\n"
+	  "the same kernel, device, dtype and bucket the lower median time wins.  --format c\n"
+	  "writes a C header with kctl_tuned_lookup(): exact bucket, else the nearest\n"
+	  "bucket of the device and dtype, else the template's defaults (docs/kctl.md)." },
 	{ "brief", cmd_brief, "a variant's profile brief, as the model sees it",
 	  "kctl brief SESSION [VARIANT] [--code] [-o text|json] [--state FILE]" },
 	{ "cancel", cmd_cancel, "stop a session for good",

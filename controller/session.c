@@ -65,6 +65,11 @@ static void spec_hash(const struct spec *sp, char out[65])
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
+void session_spec_hash(const struct spec *sp, char out[65])
+{
+	spec_hash(sp, out);
+}
+
 /* Loads the spec and everything derived from it into s. */
 static int session_prepare(struct session *s, const char *spec_path, char *msg, size_t n)
 {

@@ -127,4 +127,9 @@ json_t *session_round_result(struct session *s, int round, const char *id);
 /* What round r evaluates: its variants, or the variants a confirmation re-times. */
 json_t *round_programs(struct session *s, int round);
 
+/* The spec's hash as sessions record it (spec_hash of the sessions table):
+ * SHA-256 of the spec file, the template and the reference, as 64 hex
+ * digits and a NUL in out.  kctl export checks a session's spec with it. */
+void session_spec_hash(const struct spec *sp, char out[65]);
+
 #endif

@@ -43,6 +43,9 @@ LAYERS = [
                  "spec-read spec-render llm-provider mutate render"),
 ]
 
+# kctl export and its tuned tables sit with the commands.
+LAYERS[0] = (LAYERS[0][0], LAYERS[0][1] + " cmd-export tuned tuned-c")
+
 
 def strip(src):
     """src with comments and string/char literals emptied (newlines kept)."""
