@@ -6,7 +6,9 @@
 # prints, measured in the same run on the same machine:
 #   matmul      the best kernel's GFLOP/s at the timed shape and its fraction
 #               of OpenBLAS sgemm at the same size (bench/blas_sgemm, Debian's
-#               libopenblas), goal >= 0.5
+#               libopenblas), goal >= 0.5, and of CLBlast's SGEMM on the same
+#               OpenCL device (bench/clblast_sgemm, Debian's libclblast-dev),
+#               the yardstick that holds on any OpenCL device, GPUs included
 #   others      the best kernel's fraction of its roofline bound
 #               min(measured FMA peak, arithmetic intensity x measured
 #               bandwidth), goal >= 0.25, and its speedup over the reference
@@ -21,6 +23,8 @@ rounds=${ROUNDS:-}
 bdir=${BUILD_DIR:-build}
 cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$bdir" -j"$(nproc)" --target kctl evalpod blas_sgemm >/dev/null
+# CLBlast when its library is installed (ci/deps.sh installs it).
+cmake --build "$bdir" -j"$(nproc)" --target clblast_sgemm >/dev/null 2>&1 || true
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kctl-examples.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export KCTL_STATE_DIR="$tmp/state"
@@ -39,7 +43,11 @@ for ex in $examples; do
 		# the better of the two is the yardstick.
 		b1=$("$bdir"/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
 		b2=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$bdir"/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
-		blas=$(python3 -c "import json,sys; a,b=json.loads(sys.argv[1]),json.loads(sys.argv[2]); print(json.dumps(max(a,b,key=lambda x:x['gflops'])|{'both':[a,b]}))" "$b1" "$b2")
+		cl='{}'
+		if [ -x "$bdir"/bench/clblast_sgemm ]; then
+			cl=$("$bdir"/bench/clblast_sgemm "${MATMUL_SIZE:-1024}" || echo '{"error": "clblast_sgemm failed"}')
+		fi
+		blas=$(python3 -c "import json,sys; a,b=json.loads(sys.argv[1]),json.loads(sys.argv[2]); print(json.dumps(max(a,b,key=lambda x:x['gflops'])|{'both':[a,b],'clblast':json.loads(sys.argv[3])}))" "$b1" "$b2" "$cl")
 	fi
 	python3 - "$tmp/$ex.status.json" "$ex" "$((end - start))" "$blas" <<'PY'
 import glob, json, os, sys
@@ -76,6 +84,14 @@ if ex == "matmul" and blas.get("gflops"):
         print(f"   OpenBLAS sgemm {b['gflops']:.2f} GFLOP/s ({b.get('threads')} threads, "
               f"{b.get('corename')} kernels)")
     print(f"   best / best OpenBLAS = {gf / blas['gflops']:.2f} (goal >= 0.5)")
+    cl = blas.get("clblast") or {}
+    if cl.get("gflops"):
+        print(f"   CLBlast sgemm {cl['gflops']:.2f} GFLOP/s on {cl['device']} ({cl['driver']}); "
+              f"best / CLBlast = {gf / cl['gflops']:.2f}")
+    elif cl:
+        print(f"   CLBlast sgemm: {cl.get('error')}")
+    else:
+        print("   CLBlast sgemm: not built (install libclblast-dev)")
 pf, pb, ai = roof.get("peak_gflops"), roof.get("peak_gbs"), roof.get("arithmetic_intensity")
 if pf and pb and ai:
     bound = min(pf, ai * pb)

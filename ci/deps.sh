@@ -25,6 +25,8 @@ pkgs=(
 	clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (ci/test.sh fuzzes each harness 20 s)
 	swift-proxy swift-object swift-container swift-account  # S3 store of tests/peers/swift_s3.sh
 	chromium                  # headless checks of HTML reports (tests/cli/browser.py)
+	libclblast-dev            # CLBlast SGEMM, the second yardstick of bench/examples.sh
+	podman runc mmdebstrap    # the evalpod image: ci/image.sh builds it, tests/cli/image.py runs it
 )
 
 # Kubernetes test peers (tests/peers/kube_build.sh, kube_cluster.sh): Go, rsync,
