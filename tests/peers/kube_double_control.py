@@ -51,7 +51,9 @@ class ControlHandler:
                            "pod_faults": st.pod_faults,
                            "resource_version": str(st.rv),
                            "compacted_resource_version": str(st.compacted),
-                           "jobs": len(st.objs["jobs"]), "pods": len(st.objs["pods"])}
+                           "jobs": len(st.objs["jobs"]), "pods": len(st.objs["pods"]),
+                           "workloads": len(st.objs["workloads"]),
+                           "max_pods_in_flight": dict(st.max_in_flight)}
                 return self.send_json(200, out)
             if self.command == "DELETE":
                 with st.lock:
