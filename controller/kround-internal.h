@@ -70,6 +70,7 @@ struct kwait {
 	char queue_state[16]; /* what kctl last recorded (kstate.h): "", "queued", ... */
 	char queue_msg[600];
 	time_t queue_since;
+	int live; /* the live line of a wait is on the terminal (kround_queue_live) */
 };
 
 /* --- kround-job.c ---------------------------------------------------------------- */
@@ -141,6 +142,13 @@ int kround_wait(struct kwait *w, char *msg, size_t n);
  * look whatever the clock says.  Never fails the round.
  */
 void kround_queue_look(struct kwait *w, int now);
+/*
+ * On a terminal (s->interactive), while every unfinished Job of w waits for
+ * Kueue: redraws the line that says so, with its clock, in place on stderr
+ * (kctl start's live line); clears it once a Job runs.  Called about once
+ * a second.
+ */
+void kround_queue_live(struct kwait *w);
 /* Writes the session's kube.json as the session opens: nothing waits yet. */
 void kround_queue_opened(struct session *s);
 /* Records that none of w's Jobs waits for Kueue any more (when one did). */

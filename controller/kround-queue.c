@@ -15,6 +15,7 @@
 #include "kstate.h"
 #include "kube.h"
 #include "log.h"
+#include "progress.h"
 #include "sbuf.h"
 #include "session.h"
 #include "xalloc.h"
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define KROUND_QUEUE_FIRST_S 2 /* Kueue makes the Workload as the Job appears */
 
@@ -149,6 +151,10 @@ static void kround_queue_record(struct kwait *w, const char *state, const char *
 		return;
 	}
 	w->queue_every = KROUND_QUEUE_FIRST_S;
+	if (w->live) {
+		fputs("\r\033[K", stderr); /* the log line takes the live line's place */
+		w->live = 0;
+	}
 	if (strcmp(state, w->queue_state))
 		w->queue_since = now;
 	snprintf(w->queue_state, sizeof(w->queue_state), "%s", state);
@@ -173,6 +179,42 @@ void kround_queue_clear(struct kwait *w)
 }
 
 /* The first suspended Job of w that is not over, and how many there are. */
+static struct kjob *kround_first_suspended(struct kwait *w, size_t *count);
+
+void kround_queue_live(struct kwait *w)
+{
+	struct sbuf line = SBUF_INIT;
+	size_t waiting, left = 0;
+	int cols = progress_columns(STDERR_FILENO);
+	json_t *rec;
+
+	if (!w->s->interactive)
+		return;
+	for (size_t i = 0; i < w->njobs; i++)
+		left += !w->jobs[i].done;
+	kround_first_suspended(w, &waiting);
+	rec = json_pack("{s:s, s:s, s:I}", "state", w->queue_state, "message", w->queue_msg,
+			"since", (json_int_t)w->queue_since);
+	if (w->s->spec.kube.queue)
+		json_object_set_new(rec, "queue", json_string(w->s->spec.kube.queue));
+	sbuf_addf(&line, "\rround %d: ", w->round);
+	/* only while nothing else runs: a running Job's lines would land on it */
+	if (waiting && waiting == left && kstate_line(&line, rec, (double)time(NULL))) {
+		size_t max = (size_t)(cols < 20 ? 20 : cols) - 1 + 1; /* the \r takes none */
+
+		fwrite(line.buf, 1, line.len < max ? line.len : max, stderr);
+		fputs("\033[K", stderr);
+		fflush(stderr);
+		w->live = 1;
+	} else if (w->live) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		w->live = 0;
+	}
+	json_decref(rec);
+	sbuf_release(&line);
+}
+
 static struct kjob *kround_first_suspended(struct kwait *w, size_t *count)
 {
 	struct kjob *first = NULL;

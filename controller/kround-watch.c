@@ -325,6 +325,7 @@ static int kround_tick(void *arg)
 			log_warn("%s", msg);
 	}
 	kround_queue_look(w, 0);
+	kround_queue_live(w);
 	return w->left == 0 || w->failed || kround_room(w);
 }
 

@@ -35,7 +35,8 @@ controller and the kubelet itself, so Jobs run to completion:
 
 Control API on the same port, without auth (see tests/peers/README.md):
   POST /__control__ {"plan": [FAULT...]} | {"pod_faults": {...}} |
-                    {"admit": "JOB"} | {"expire": "JOB"} | {"compact": true}
+                    {"admit": "JOB"} | {"expire": "JOB"} | {"compact": true} |
+                    {"kueue_hold_quota": BOOL}
   GET /__control__  counters; DELETE /__control__ resets them.
 
 The double is split by concern into kube_double_*.py next to this file, as

@@ -81,6 +81,8 @@ class ControlHandler:
                     st.pod_faults[k] = list(v) if isinstance(v, list) else v
                 if body.get("admit"):
                     out["admitted"] = st.admit(body["admit"], body.get("namespace"))
+                if "kueue_hold_quota" in body:
+                    st.kueue_hold = bool(body["kueue_hold_quota"])
                 if body.get("compact"):
                     st.compact()
                 if body.get("expire"):

@@ -18,6 +18,10 @@ another gets an Inadmissible Workload):
   - a finished Job's Workload gets Finished and frees its quota; a deleted
     Job's Workload is deleted (the garbage collector).
 
+The control API's {"kueue_hold_quota": true} keeps finished Workloads' quota
+(as if their Jobs ran on) until {"kueue_hold_quota": false}: a test can hold a
+wait for as long as it needs to look at it, whatever the machine's speed.
+
 Without --kueue the Workload API is absent, as on a cluster without Kueue: its
 paths answer 404 NotFound.
 
@@ -123,7 +127,7 @@ class KueueModel:
             finished = [c for c in job.get("status", {}).get("conditions") or []
                         if c["type"] in ("Complete", "Failed") and c["status"] == "True"]
             if finished:
-                if uid in self.kueue_admitted:
+                if uid in self.kueue_admitted and not self.kueue_hold:
                     del self.kueue_admitted[uid]
                     self.update("workloads", wl, lambda o: self.kueue_condition(
                         o, "Finished", "True", "Succeeded" if finished[0]["type"] ==

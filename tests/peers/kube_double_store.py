@@ -30,6 +30,7 @@ class ObjectStore:
         self.compacted = self.rv  # events with rv <= this are gone
         self.objs = {"jobs": {}, "pods": {}, "workloads": {}}
         self.kueue_admitted = {}  # job uid -> its Workload's usage of the quota
+        self.kueue_hold = False   # finished Workloads keep their quota (control API)
         self.max_in_flight = {}   # kctl.dev/session label -> most pods at once
         self.history = collections.deque()
         self.jsim = {}   # job uid -> controller state
