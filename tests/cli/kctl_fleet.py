@@ -199,7 +199,7 @@ def test_no_kueue(args, tmp):
     dbl = Double(args[3], args[1], os.path.join(tmp, "nokueue"))
     try:
         with Scenario(args, dbl, "suspended, no Kueue installed (404)", "kd-fleet-nokueue",
-                      {"queue": "lq-missing"}) as s:
+                      {"queue": "lq-missing", "pending_timeout_s": 10}) as s:
             p = start(s)
             said = wait_for(lambda: "suspended; no Kueue Workload found: is Kueue installed "
                             "and the LocalQueue lq-missing present?" in status_text(s),
@@ -209,6 +209,15 @@ def test_no_kueue(args, tmp):
             cl = s.run(["status", "--cluster", "--kubeconfig", kubeconfig(s)], timeout=60)
             check(cl.returncode == 0 and "no-kueue: no Kueue Workload API" in cl.stdout,
                   f"kctl status --cluster says so too ({cl.stdout[-300:]!r})")
+            # past pending_timeout_s (10 s; pods looked at every 3 s) the waiting Job is
+            # still there: a wait for admission has no pod to be stuck
+            time.sleep(16)
+            jobs = dbl.jobs()
+            check(jobs and all(j["spec"].get("suspend") and not any(
+                c["type"] == "Failed" for c in j.get("status", {}).get("conditions", []))
+                for j in jobs if j["metadata"]["labels"].get("kctl.dev/round") == "0"),
+                f"16 s suspended, past pending_timeout_s 10, the Job is neither deleted nor "
+                f"failed ({[j['metadata']['name'] for j in jobs]})")
             # a person (or a Kueue installed late) admits every Job from now on
             while p[0].poll() is None:
                 for j in dbl.jobs():
