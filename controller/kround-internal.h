@@ -134,14 +134,14 @@ int kround_wait(struct kwait *w, char *msg, size_t n);
 /* --- kround-queue.c ------------------------------------------------------------- */
 
 /*
- * While Jobs of w are suspended: once in a while (at most every
- * KROUND_QUEUE_MAX_S), finds their Kueue Workloads (one list in the
- * namespace) and records what they say for `kctl status` (kstate.h),
- * logging each change: "queued by Kueue: MESSAGE", an eviction, or
- * no Workload at all (Kueue not installed: the API answers 404).  now:
- * look whatever the clock says.  Never fails the round.
+ * While Jobs of w are suspended: once in a while (2 s after the first is
+ * seen, then at doubling pauses up to KROUND_QUEUE_MAX_S while nothing
+ * changes), finds their Kueue Workloads (one list in the namespace) and
+ * records what they say for `kctl status` (kstate.h), logging each change:
+ * "queued by Kueue: MESSAGE", an eviction, or no Workload at all (Kueue
+ * not installed: the API answers 404).  Never fails the round.
  */
-void kround_queue_look(struct kwait *w, int now);
+void kround_queue_look(struct kwait *w);
 /*
  * On a terminal (s->interactive), while every unfinished Job of w waits for
  * Kueue: redraws the line that says so, with its clock, in place on stderr

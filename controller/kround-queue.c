@@ -179,7 +179,19 @@ void kround_queue_clear(struct kwait *w)
 }
 
 /* The first suspended Job of w that is not over, and how many there are. */
-static struct kjob *kround_first_suspended(struct kwait *w, size_t *count);
+static struct kjob *kround_first_suspended(struct kwait *w, size_t *count)
+{
+	struct kjob *first = NULL;
+
+	*count = 0;
+	for (size_t i = 0; i < w->njobs; i++) {
+		if (w->jobs[i].done || !w->jobs[i].suspended)
+			continue;
+		(*count)++;
+		first = first ? first : &w->jobs[i];
+	}
+	return first;
+}
 
 void kround_queue_live(struct kwait *w)
 {
@@ -200,7 +212,8 @@ void kround_queue_live(struct kwait *w)
 	sbuf_addf(&line, "\rround %d: ", w->round);
 	/* only while nothing else runs: a running Job's lines would land on it */
 	if (waiting && waiting == left && kstate_line(&line, rec, (double)time(NULL))) {
-		size_t max = (size_t)(cols < 20 ? 20 : cols) - 1 + 1; /* the \r takes none */
+		/* cols - 1 columns, so that it never wraps, and the \r that takes none */
+		size_t max = (size_t)(cols < 20 ? 20 : cols);
 
 		fwrite(line.buf, 1, line.len < max ? line.len : max, stderr);
 		fputs("\033[K", stderr);
@@ -215,21 +228,7 @@ void kround_queue_live(struct kwait *w)
 	sbuf_release(&line);
 }
 
-static struct kjob *kround_first_suspended(struct kwait *w, size_t *count)
-{
-	struct kjob *first = NULL;
-
-	*count = 0;
-	for (size_t i = 0; i < w->njobs; i++) {
-		if (w->jobs[i].done || !w->jobs[i].suspended)
-			continue;
-		(*count)++;
-		first = first ? first : &w->jobs[i];
-	}
-	return first;
-}
-
-void kround_queue_look(struct kwait *w, int now)
+void kround_queue_look(struct kwait *w)
 {
 	const char *queue = w->s->spec.kube.queue;
 	char state[16] = "", text[700], msg[600];
@@ -247,11 +246,11 @@ void kround_queue_look(struct kwait *w, int now)
 		w->next_queue_look = 0;
 		return;
 	}
-	if (!w->next_queue_look && !now) {
+	if (!w->next_queue_look) {
 		w->next_queue_look = t + KROUND_QUEUE_FIRST_S;
 		w->queue_every = KROUND_QUEUE_FIRST_S;
 	}
-	if (!now && t < w->next_queue_look)
+	if (t < w->next_queue_look)
 		return;
 	path = xasprintf("/apis/kueue.x-k8s.io/v1beta1/namespaces/%s/workloads", w->k->ns);
 	rc = kube_call(w->k, "GET", path, NULL, NULL, &list, &status, msg, sizeof(msg));

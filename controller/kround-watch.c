@@ -324,7 +324,7 @@ static int kround_tick(void *arg)
 		if (kround_diagnose(w, 1, &refused, msg, sizeof(msg)))
 			log_warn("%s", msg);
 	}
-	kround_queue_look(w, 0);
+	kround_queue_look(w);
 	kround_queue_live(w);
 	return w->left == 0 || w->failed || kround_room(w);
 }
