@@ -19,8 +19,6 @@ int cmd_simulate(int argc, char **argv);
 int cmd_delete(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);
-/* kctl status --cluster (cmd-cluster.c): kctl's Jobs in the cluster, by session */
-int cmd_status_cluster(int argc, char **argv);
 
 /* Opens the state database (--state FILE or the default); logs on failure. */
 struct store *cmd_open_store(const char *state_path);
@@ -35,5 +33,8 @@ int cmd_output_format(const char *arg, int *as_json);
  * (listing them) matches.
  */
 char *cmd_session_id(struct store *st, const char *arg);
+
+/* kctl status --cluster (cmd-cluster.c): kctl's Jobs in the cluster, by session */
+int cmd_status_cluster(int argc, char **argv);
 
 #endif
