@@ -5,6 +5,7 @@
 #include "cmds.h"
 #include "err.h"
 #include "jsonx.h"
+#include "kstate.h"
 #include "log.h"
 #include "session.h"
 #include "winner.h"
@@ -62,6 +63,47 @@ static void print_model(json_t *m)
 	putchar('\n');
 }
 
+static double now_s(void);
+
+/*
+ * A session on the Kubernetes backend: its kube.json (kstate.h) as the
+ * status's "kubernetes" part.  What it says of a wait is kept only while
+ * the session runs: a session that stopped waits for nothing.
+ */
+static void add_cluster(json_t *st)
+{
+	const char *dir = json_string_value(json_object_get(st, "output_dir"));
+	const char *state = json_string_value(json_object_get(st, "state"));
+	json_t *rec = dir ? kstate_load(dir) : NULL;
+
+	if (!rec)
+		return;
+	if (!state || strcmp(state, "running") ||
+	    json_is_object(json_object_get(st, "interrupted"))) {
+		json_object_set_new(rec, "state", json_string(""));
+		json_object_del(rec, "message");
+	}
+	json_object_set_new(st, "kubernetes", rec);
+}
+
+/* The "kubernetes" part: where the Jobs are, and what the session waits for. */
+static void print_cluster(json_t *st)
+{
+	json_t *rec = json_object_get(st, "kubernetes");
+	const char *queue = json_string_value(json_object_get(rec, "queue"));
+	struct sbuf line = SBUF_INIT;
+
+	if (!rec)
+		return;
+	printf("  kubernetes: namespace %s, queue %s",
+	       json_string_value(json_object_get(rec, "namespace")), queue ? queue : "none");
+	if (kstate_line(&line, rec, now_s()))
+		printf("; round %lld %s",
+		       (long long)json_integer_value(json_object_get(rec, "round")), line.buf);
+	putchar('\n');
+	sbuf_release(&line);
+}
+
 /* state_opt: the --state given, repeated in the command that goes on (or NULL). */
 static void print_one(json_t *st, const char *state_opt)
 {
@@ -109,6 +151,7 @@ static void print_one(json_t *st, const char *state_opt)
 	}
 	if (json_string_value(json_object_get(st, "reason")))
 		printf("  %s\n", json_string_value(json_object_get(st, "reason")));
+	print_cluster(st);
 	print_model(json_object_get(st, "model"));
 }
 
@@ -148,6 +191,7 @@ struct watch {
 	int drawn;         /* terminal: lines drawn last time */
 	int next_round;    /* plain: the first round whose last line may still change */
 	struct sbuf shown; /* plain: what the line last printed said, less its times */
+	struct sbuf waits; /* plain: what the session waited for when last printed */
 	json_t *status;    /* session_status_json of this look */
 };
 
@@ -209,6 +253,28 @@ static void watch_plain_round(struct watch *w, const struct progress *p)
 	sbuf_release(&line);
 }
 
+/* Plain: what the session waits for (kstate.h), printed when that changes. */
+static void watch_plain_waits(struct watch *w)
+{
+	json_t *rec = json_object_get(w->status, "kubernetes");
+	const char *state = json_string_value(json_object_get(rec, "state"));
+	const char *text = json_string_value(json_object_get(rec, "message"));
+	struct sbuf key = SBUF_INIT, line = SBUF_INIT;
+
+	sbuf_addf(&key, "%s|%s", state ? state : "", text ? text : "");
+	if (strcmp(key.buf, w->waits.buf ? w->waits.buf : "|")) {
+		if (kstate_line(&line, rec, now_s()))
+			printf("round %lld: %s\n",
+			       (long long)json_integer_value(json_object_get(rec, "round")),
+			       line.buf);
+		fflush(stdout);
+		sbuf_reset(&w->waits);
+		sbuf_adds(&w->waits, key.buf);
+	}
+	sbuf_release(&key);
+	sbuf_release(&line);
+}
+
 /* Plain: the rounds that moved since the last look; each round's last line says where it ended. */
 static int watch_plain(struct watch *w)
 {
@@ -231,6 +297,7 @@ static int watch_plain(struct watch *w)
 		if (r < last)
 			w->next_round = r + 1;
 	}
+	watch_plain_waits(w);
 	return 0;
 }
 
@@ -264,6 +331,21 @@ static int watch_draw(struct watch *w)
 		sbuf_addf(&out, "\033[%dA", w->drawn);
 	sbuf_adds(&out, "\r");
 	watch_header(w, &out, cols < 20 ? 20 : cols);
+	{
+		struct sbuf wait = SBUF_INIT;
+
+		/* a session waiting for quota says so, not only a bar that does not move */
+		if (kstate_line(&wait, json_object_get(w->status, "kubernetes"), now_s())) {
+			sbuf_adds(&out, "  ");
+			sbuf_add(&out, wait.buf,
+				 wait.len < (size_t)(cols < 20 ? 17 : cols - 3)
+					 ? wait.len
+					 : (size_t)(cols < 20 ? 17 : cols - 3));
+			sbuf_adds(&out, "\033[K\n");
+			lines++;
+		}
+		sbuf_release(&wait);
+	}
 	if (first > 0) {
 		sbuf_addf(&out, "  rounds 0 to %d done\033[K\n", first - 1);
 		lines++;
@@ -313,6 +395,8 @@ static int watch(struct watch *w)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	w->status = session_status_json(w->st, w->id);
+	if (w->status)
+		add_cluster(w->status);
 	/* plain: from the round under way on; earlier rounds said their last word already */
 	w->next_round = store_round_last(w->st, w->id) > 0 ? store_round_last(w->st, w->id) : 0;
 	/* a session that is over is shown once, as status shows it */
@@ -323,6 +407,8 @@ static int watch(struct watch *w)
 		watch_sleep(w->interval_s);
 		json_decref(w->status);
 		w->status = session_status_json(w->st, w->id);
+		if (w->status)
+			add_cluster(w->status);
 		/* the look that sees the end is drawn too: each round ends on its last line */
 		over = !w->status || watch_over(w) || watch_stop;
 		if (over && w->status)
@@ -338,6 +424,7 @@ static int watch(struct watch *w)
 	}
 	json_decref(w->status);
 	sbuf_release(&w->shown);
+	sbuf_release(&w->waits);
 	return rc;
 }
 
@@ -397,6 +484,10 @@ int cmd_status(int argc, char **argv)
 	struct store *st;
 	json_t *out;
 
+	/* --cluster asks the API server, not the state database: its own options */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--cluster"))
+			return cmd_status_cluster(argc, argv);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
 		if (c == 'o' && !cmd_output_format(optarg, &as_json)) {
@@ -433,6 +524,8 @@ int cmd_status(int argc, char **argv)
 		if (id)
 			refresh_report(st, id);
 		out = id ? session_status_json(st, id) : NULL;
+		if (out)
+			add_cluster(out);
 		if (!out && store_check(st, msg, sizeof(msg))) {
 			log_error("%s", msg);
 			free(id);
@@ -453,10 +546,14 @@ int cmd_status(int argc, char **argv)
 		out = json_array();
 		json_array_foreach (list, i, row)
 			refresh_report(st, json_string_value(json_object_get(row, "id")));
-		json_array_foreach (list, i, row)
-			json_array_append_new(
-				out, session_status_json(
-					     st, json_string_value(json_object_get(row, "id"))));
+		json_array_foreach (list, i, row) {
+			json_t *one = session_status_json(
+				st, json_string_value(json_object_get(row, "id")));
+
+			if (one)
+				add_cluster(one);
+			json_array_append_new(out, one);
+		}
 		json_decref(list);
 	}
 	/* a read that failed is never shown as "no sessions" or a partial list */

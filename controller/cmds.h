@@ -35,4 +35,7 @@ int cmd_output_format(const char *arg, int *as_json);
  */
 char *cmd_session_id(struct store *st, const char *arg);
 
+/* kctl status --cluster (cmd-cluster.c): kctl's Jobs in the cluster, by session */
+int cmd_status_cluster(int argc, char **argv);
+
 #endif

@@ -7,7 +7,7 @@ _kctl_options() {
 	start) echo "--rounds --step --no-progress --state --verbose -v --help" ;;
 	resume) echo "--set --rounds --step --no-progress --state --verbose -v --help" ;;
 	confirm) echo "--passes --candidates --state --verbose -v --help" ;;
-	status) echo "-o --output --state --watch --interval --help" ;;
+	status) echo "-o --output --state --watch --interval --cluster --namespace --all-namespaces --kubeconfig --context --help" ;;
 	show) echo "-o --output --state --help" ;;
 	report) echo "-o --output --out --state --help" ;;
 	brief) echo "--code -o --output --state --help" ;;

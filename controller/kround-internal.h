@@ -17,6 +17,7 @@ struct session;
 #define KROUND_WATCH_S      300 /* one watch request; the server ends it, kctl resumes */
 #define KROUND_DIAG_EVERY_S 30  /* how often pods are looked at while Jobs run */
 #define KROUND_LABEL_MAX    40  /* of the session's name in labels, before the hash */
+#define KROUND_QUEUE_MAX_S  30  /* the longest pause between looks at Kueue Workloads */
 
 /* What the server can do, from its version. */
 struct kround_caps {
@@ -38,6 +39,8 @@ struct kjob {
 	char pod_reason[512]; /* what its pods said */
 	unsigned char *slow;  /* slow[i]: shard first_shard + i's evalpod exited 4
 				 (EVALPOD_EXIT_SLOW); NULL: none did */
+	char uid[64];         /* metadata.uid: its Kueue Workload's owner */
+	int suspended;        /* spec.suspend: waiting for Kueue (or a person) */
 };
 
 /* One round's evaluation in progress. */
@@ -54,6 +57,20 @@ struct kwait {
 	int quiet;      /* finishing Jobs found finished is no news */
 	char *selector; /* the session's label selector */
 	char rv[64];
+
+	/* Shards not yet submitted: the in-flight limit (kround_pod_limit) holds them back */
+	struct kround_caps caps;
+	json_t *batches; /* every shard's EvalBatch, published when its Job is created */
+	size_t unsent;   /* the last unsent shards of batches wait for a free slot */
+	long deadline;   /* the Jobs' activeDeadlineSeconds */
+
+	/* The Kueue Workloads of suspended Jobs (kround-queue.c) */
+	time_t next_queue_look;
+	int queue_every;      /* seconds to the next look: doubles while nothing changes */
+	char queue_state[16]; /* what kctl last recorded (kstate.h): "", "queued", ... */
+	char queue_msg[600];
+	time_t queue_since;
+	int live; /* the live line of a wait is on the terminal (kround_queue_live) */
 };
 
 /* --- kround-job.c ---------------------------------------------------------------- */
@@ -71,6 +88,21 @@ json_t *kround_job(struct session *s, const struct kround_caps *c, int round, in
 		   size_t n);
 /* A Job's creationTimestamp; 0 when it has none. */
 time_t kround_created(json_t *job);
+/*
+ * The most pods the session may have in flight at once, across its Jobs:
+ * evaluator.kubernetes.max_pods_in_flight and parallelism (the smaller
+ * where both are set); 0 for no limit.
+ */
+int kround_pod_limit(const struct session *s);
+/* Whether an unsent shard may be submitted now without passing the limit. */
+int kround_room(const struct kwait *w);
+/*
+ * Publishes and submits the unsent shards the limit leaves room for (all of
+ * them as one Indexed Job where the server has those): their batch URLs are
+ * presigned now, so a shard that waited for a slot gets URLs that outlive
+ * its own Job.  0, or an error with msg.
+ */
+int kround_submit_next(struct kwait *w, char *msg, size_t n);
 /* Creates job (*created: when, from the server); an AlreadyExists of this session's is adopted. */
 int kround_create(struct kube *k, const struct session *s, json_t *job, time_t *created, char *msg,
 		  size_t n);
@@ -98,5 +130,28 @@ int kround_stop(void *arg);
  * cancelled (0 then, with w saying which).
  */
 int kround_wait(struct kwait *w, char *msg, size_t n);
+
+/* --- kround-queue.c ------------------------------------------------------------- */
+
+/*
+ * While Jobs of w are suspended: once in a while (2 s after the first is
+ * seen, then at doubling pauses up to KROUND_QUEUE_MAX_S while nothing
+ * changes), finds their Kueue Workloads (one list in the namespace) and
+ * records what they say for `kctl status` (kstate.h), logging each change:
+ * "queued by Kueue: MESSAGE", an eviction, or no Workload at all (Kueue
+ * not installed: the API answers 404).  Never fails the round.
+ */
+void kround_queue_look(struct kwait *w);
+/*
+ * On a terminal (s->interactive), while every unfinished Job of w waits for
+ * Kueue: redraws the line that says so, with its clock, in place on stderr
+ * (kctl start's live line); clears it once a Job runs.  Called about once
+ * a second.
+ */
+void kround_queue_live(struct kwait *w);
+/* Writes the session's kube.json as the session opens: nothing waits yet. */
+void kround_queue_opened(struct session *s);
+/* Records that none of w's Jobs waits for Kueue any more (when one did). */
+void kround_queue_clear(struct kwait *w);
 
 #endif

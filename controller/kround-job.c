@@ -10,6 +10,7 @@
 #include "kpod.h"
 #include "err.h"
 #include "fileio.h"
+#include "handoff.h"
 #include "jsonx.h"
 #include "kube.h"
 #include "log.h"
@@ -120,6 +121,7 @@ static json_t *kround_values(struct session *s, const struct kround_caps *c, int
 	kround_set_text(v, "service_account", sk->service_account);
 	kround_set_text(v, "priority_class", sk->priority_class);
 	kround_set_text(v, "queue", sk->queue);
+	kround_set_text(v, "workload_priority_class", sk->workload_priority_class);
 	if (sk->gpus > 0) {
 		kround_set_text(v, "gpu_resource",
 				sk->gpu_resource ? sk->gpu_resource : "nvidia.com/gpu");
@@ -132,10 +134,15 @@ static json_t *kround_values(struct session *s, const struct kround_caps *c, int
 	if (c->indexed)
 		json_object_set_new(v, "completion_mode", json_string("Indexed"));
 	json_object_set_new(v, "completions", json_integer(c->indexed ? count : 1));
-	json_object_set_new(v, "parallelism",
-			    json_integer(sk->parallelism > 0 && sk->parallelism < count
-						 ? sk->parallelism
-						 : (c->indexed ? count : 1)));
+	{
+		int limit = kround_pod_limit(s);
+
+		/* one Job per shard runs one pod; kround_submit_next holds back the rest */
+		json_object_set_new(v, "parallelism",
+				    json_integer(!c->indexed                  ? 1
+						 : limit > 0 && limit < count ? limit
+									      : count));
+	}
 	json_object_set_new(v, "backoff_limit", json_integer(sk->backoff_limit));
 	if (c->indexed && c->per_index)
 		json_object_set_new(v, "backoff_limit_per_index", json_integer(sk->backoff_limit));
@@ -202,6 +209,96 @@ json_t *kround_render(struct session *s, int nshards, char *msg, size_t n)
 	job = kround_job(s, &c, 1, 0, 0, c.indexed ? nshards : 1, urls, 3600, msg, n);
 	free(urls);
 	return job;
+}
+
+int kround_pod_limit(const struct session *s)
+{
+	int a = s->spec.kube.max_pods_in_flight, b = s->spec.kube.parallelism;
+
+	return a > 0 && b > 0 ? (a < b ? a : b) : a > 0 ? a : b > 0 ? b : 0;
+}
+
+/* Pods in flight: an unfinished Job per shard runs one; an Indexed Job its parallelism. */
+static int kround_in_flight(const struct kwait *w)
+{
+	int limit = kround_pod_limit(w->s), pods = 0;
+
+	for (size_t i = 0; i < w->njobs; i++)
+		if (!w->jobs[i].done)
+			pods += w->caps.indexed && limit > 0 && limit < w->jobs[i].nshards ? limit
+				: w->caps.indexed ? w->jobs[i].nshards
+						  : 1;
+	return pods;
+}
+
+int kround_room(const struct kwait *w)
+{
+	int limit = kround_pod_limit(w->s);
+
+	return w->unsent > 0 && (limit <= 0 || w->caps.indexed || kround_in_flight(w) < limit);
+}
+
+/* Creates the Job of shards [first, first + count) from their urls, and follows it. */
+static int kround_submit_one(struct kwait *w, int first, int count, char **urls, char *msg,
+			     size_t n)
+{
+	json_t *job = kround_job(w->s, &w->caps, w->round, w->attempt, first, count,
+				 (const char *const *)urls, w->deadline, msg, n);
+	struct kjob *j;
+	int rc;
+
+	if (!job)
+		return KERR_INVALID;
+	w->jobs = xreallocarray(w->jobs, w->njobs + 1, sizeof(*w->jobs));
+	j = memset(&w->jobs[w->njobs], 0, sizeof(*w->jobs));
+	j->name = xstrdup(
+		json_string_value(json_object_get(json_object_get(job, "metadata"), "name")));
+	j->first_shard = first;
+	j->nshards = count;
+	j->attempt = w->attempt;
+	w->njobs++;
+	w->left++;
+	rc = kround_create(w->k, w->s, job, &j->created, msg, n);
+	json_decref(job);
+	return rc;
+}
+
+int kround_submit_next(struct kwait *w, char *msg, size_t n)
+{
+	size_t total = json_array_size(w->batches), first = total - w->unsent, take = 0;
+	int limit = kround_pod_limit(w->s), rc = 0;
+	char **urls;
+
+	if (w->caps.indexed)
+		take = w->unsent;
+	else
+		while (take < w->unsent && (limit <= 0 || kround_in_flight(w) + (int)take < limit))
+			take++;
+	if (!take)
+		return 0;
+	urls = xcalloc(take + 1, sizeof(*urls));
+	for (size_t i = 0; i < take && !rc; i++)
+		rc = handoff_publish(w->s, w->round, json_array_get(w->batches, first + i),
+				     &urls[i], msg, n);
+	if (!rc && w->caps.indexed) {
+		rc = kround_submit_one(w, (int)first, (int)take, urls, msg, n);
+		w->unsent = 0;
+	}
+	for (size_t i = 0; i < take && !rc && !w->caps.indexed; i++) {
+		rc = kround_submit_one(w, (int)(first + i), 1, urls + i, msg, n);
+		w->unsent--;
+	}
+	if (!rc && w->unsent)
+		log_info("round %d: %zu shard(s) wait for a free slot "
+			 "(evaluator.kubernetes.max_pods_in_flight %d)",
+			 w->round, w->unsent, limit);
+	for (size_t i = 0; i < take; i++) {
+		if (urls[i])
+			explicit_bzero(urls[i], strlen(urls[i]));
+		free(urls[i]);
+	}
+	free(urls);
+	return rc;
 }
 
 /* A Job's creationTimestamp; 0 when it has none. */

@@ -76,6 +76,11 @@ void kround_job_state(struct kwait *w, const char *type, json_t *obj)
 
 	if (!j || j->done)
 		return;
+	snprintf(j->uid, sizeof(j->uid), "%s",
+		 json_string_value(json_object_get(md, "uid"))
+			 ? json_string_value(json_object_get(md, "uid"))
+			 : "");
+	j->suspended = json_is_true(json_object_get(json_object_get(obj, "spec"), "suspend")) != 0;
 	if (!strcmp(type, "DELETED")) {
 		kround_finish(w, j, 1, "the Job was deleted");
 		return;
@@ -106,7 +111,8 @@ static int kround_event(void *arg, const char *type, json_t *obj)
 	struct kwait *w = arg;
 
 	kround_job_state(w, type, obj);
-	return w->left == 0;
+	/* a Job over leaves room for a shard that waits: the watch ends to submit it */
+	return w->left == 0 || kround_room(w);
 }
 
 /* Lists the session's Jobs: their states, and the resourceVersion to watch from. */
@@ -318,7 +324,9 @@ static int kround_tick(void *arg)
 		if (kround_diagnose(w, 1, &refused, msg, sizeof(msg)))
 			log_warn("%s", msg);
 	}
-	return w->left == 0 || w->failed;
+	kround_queue_look(w);
+	kround_queue_live(w);
+	return w->left == 0 || w->failed || kround_room(w);
 }
 
 /*
@@ -332,9 +340,15 @@ int kround_wait(struct kwait *w, char *msg, size_t n)
 	char *path = xasprintf("/apis/batch/v1/namespaces/%s/jobs", w->k->ns);
 	int rc = kround_list(w, msg, n);
 
-	while (!rc && w->left && !w->failed && !kround_stop(w)) {
-		int r = kube_watch(w->k, path, w->selector, w->rv, sizeof(w->rv), KROUND_WATCH_S,
-				   kround_event, kround_tick, w, msg, n);
+	while (!rc && (w->left || w->unsent) && !w->failed && !kround_stop(w)) {
+		int r;
+
+		if (kround_room(w)) {
+			rc = kround_submit_next(w, msg, n);
+			continue;
+		}
+		r = kube_watch(w->k, path, w->selector, w->rv, sizeof(w->rv), KROUND_WATCH_S,
+			       kround_event, kround_tick, w, msg, n);
 
 		if (w->failed) {
 			break;
@@ -347,6 +361,7 @@ int kround_wait(struct kwait *w, char *msg, size_t n)
 			rc = r;
 		}
 	}
+	kround_queue_clear(w);
 	if (!rc && w->failed)
 		rc = kerr_set(msg, n, KERR_HTTP, "%s", w->why);
 	if (rc == KERR_CHILD && (w->interrupted || w->cancelled))

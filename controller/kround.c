@@ -95,79 +95,40 @@ static void kround_infra_result(const char *dir, const char *id, const char *bat
 	free(path);
 }
 
-/* Packs and publishes one batch per shard; urls[i] gets shard i's URL. */
-static int kround_publish(struct session *s, int round, const char *dir, int attempt, json_t *todo,
-			  size_t per, char ***urls, json_t **shards, long *deadline, char *msg,
-			  size_t n)
+/*
+ * Packs one batch per shard into dir and keeps them in w->batches, unsent:
+ * each is published when its Job is created (kround_submit_next).
+ */
+static int kround_pack(struct kwait *w, const char *dir, json_t *todo, size_t per, json_t **shards,
+		       char *msg, size_t n)
 {
 	size_t count = (json_array_size(todo) + per - 1) / per;
 	int rc = 0;
 
-	*urls = xcalloc(count + 1, sizeof(char *));
 	*shards = json_array();
-	*deadline = 0;
+	w->batches = json_array();
+	w->deadline = 0;
 	for (size_t i = 0; i < count && !rc; i++) {
 		json_t *part = json_array(), *b;
-		char *bid = xasprintf("%s-r%03d-a%d-s%zu", s->id, round, attempt, i);
-		char *path = xasprintf("%s/batch-a%d-s%zu.json", dir, attempt, i), *text;
+		char *bid = xasprintf("%s-r%03d-a%d-s%zu", w->s->id, w->round, w->attempt, i);
+		char *path = xasprintf("%s/batch-a%d-s%zu.json", dir, w->attempt, i), *text;
 		long t;
 
 		for (size_t j = i * per; j < (i + 1) * per && j < json_array_size(todo); j++)
 			json_array_append(part, json_array_get(todo, j));
-		b = round_batch_json(s, round, part, bid);
+		b = round_batch_json(w->s, w->round, part, bid);
 		text = jx_dump(b);
 		rc = file_write_atomic(path, text, strlen(text), msg, n);
-		if (!rc)
-			rc = handoff_publish(s, round, b, &(*urls)[i], msg, n);
-		t = handoff_deadline(s, b);
-		*deadline = t > *deadline ? t : *deadline;
+		t = handoff_deadline(w->s, b);
+		w->deadline = t > w->deadline ? t : w->deadline;
+		json_array_append_new(w->batches, b);
 		json_array_append_new(*shards,
 				      json_pack("{s:s, s:o}", "batch_id", bid, "todo", part));
 		free(text);
 		free(path);
 		free(bid);
-		json_decref(b);
 	}
-	return rc;
-}
-
-static void kround_forget_urls(char **urls)
-{
-	for (char **u = urls; u && *u; u++) {
-		explicit_bzero(*u, strlen(*u));
-		free(*u);
-	}
-	free(urls);
-}
-
-/* Creates the Jobs of the shards (one Indexed Job, or one per shard). */
-static int kround_submit(struct kwait *w, char **urls, size_t count, long deadline, char *msg,
-			 size_t n)
-{
-	struct kround_caps c = kround_caps_of(w->k);
-	size_t njobs = c.indexed ? 1 : count;
-	int rc = 0;
-
-	w->jobs = xcalloc(njobs, sizeof(*w->jobs));
-	for (size_t i = 0; i < njobs && !rc; i++) {
-		int first = c.indexed ? 0 : (int)i, cnt = c.indexed ? (int)count : 1;
-		json_t *job = kround_job(w->s, &c, w->round, w->attempt, first, cnt,
-					 (const char *const *)urls + first, deadline, msg, n);
-
-		if (!job) {
-			rc = KERR_INVALID;
-			break;
-		}
-		w->jobs[i].name = xstrdup(json_string_value(
-			json_object_get(json_object_get(job, "metadata"), "name")));
-		w->jobs[i].first_shard = first;
-		w->jobs[i].nshards = cnt;
-		w->jobs[i].attempt = w->attempt;
-		w->njobs++;
-		w->left++;
-		rc = kround_create(w->k, w->s, job, &w->jobs[i].created, msg, n);
-		json_decref(job);
-	}
+	w->unsent = json_array_size(w->batches);
 	return rc;
 }
 
@@ -223,6 +184,7 @@ static void kround_wait_release(struct kwait *w)
 	}
 	free(w->jobs);
 	free(w->selector);
+	json_decref(w->batches);
 }
 
 /* Integer label key of obj; dflt when it has none or it is not a number. */
@@ -361,13 +323,14 @@ static int kround_evaluate(struct session *s, int round, const char *dir, int *s
 {
 	struct kwait w = { .s = s, .k = s->kube, .round = round };
 	json_t *todo = NULL, *shards = NULL;
-	char **urls = NULL, *label = kround_session_label(s->id);
+	char *label = kround_session_label(s->id);
 	size_t per =
 		(size_t)(s->spec.kube.variants_per_pod > 0 ? s->spec.kube.variants_per_pod : 8);
-	long deadline = 0;
 	int rc;
 
 	*slow = 0;
+	/* kctl status shows where the session's Jobs are, and that none waits yet */
+	kround_queue_opened(s);
 	rc = kround_adopt(s, round, dir, msg, n);
 	if (rc)
 		goto out;
@@ -387,12 +350,11 @@ static int kround_evaluate(struct session *s, int round, const char *dir, int *s
 	round_set_aside_infra(dir, todo);
 	w.attempt = kround_next_attempt(dir);
 	w.selector = xasprintf("kctl.dev/session=%s", label);
-	rc = kround_publish(s, round, dir, w.attempt, todo, per, &urls, &shards, &deadline, msg, n);
-	if (!rc) {
-		/* the URLs were signed for this deadline plus the margin: they outlive the Jobs */
-		rc = kround_submit(&w, urls, json_array_size(shards), deadline, msg, n);
-	}
-	kround_forget_urls(urls);
+	w.caps = kround_caps_of(s->kube);
+	rc = kround_pack(&w, dir, todo, per, &shards, msg, n);
+	/* the URLs are signed for the deadline plus the margin when each Job is created */
+	if (!rc)
+		rc = kround_submit_next(&w, msg, n);
 	crash_point("spawned", round);
 	w.started = time(NULL);
 	w.next_diag = w.started + kround_diag_every(s);

@@ -67,6 +67,21 @@ char *kround_leftovers(const struct spec *spec, const char *id, const char *dir)
  */
 json_t *kround_render(struct session *s, int nshards, char *msg, size_t n);
 
+/*
+ * Kueue (kround-queue.c): the Workload among items (a WorkloadList's
+ * items) of the Job whose metadata.uid is uid: labelled
+ * kueue.x-k8s.io/job-uid or owned by it.  Borrowed from items; NULL: none.
+ */
+json_t *kround_workload_of(json_t *items, const char *uid);
+/*
+ * What Workload wl says of its Job, as kstate.h's state ("queued",
+ * "evicted", or "" once admitted) and a message: the QuotaReserved
+ * condition's ("couldn't assign flavors to pod set main: insufficient
+ * unused quota for nvidia.com/gpu in flavor F, 1 more needed"), the
+ * Evicted condition's reason and message, or "admitted".
+ */
+void kround_workload_says(json_t *wl, char *state, size_t sn, char *out, size_t n);
+
 /* Label value naming session id on the cluster (malloc'd). */
 char *kround_session_label(const char *id);
 

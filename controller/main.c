@@ -38,10 +38,14 @@ static const struct command commands[] = {
 	  "regression; 3 the evaluation itself failed; 64 a usage error." },
 	{ "status", cmd_status, "sessions and their best kernels",
 	  "kctl status [SESSION] [-o text|json] [--state FILE]\n"
-	  "       kctl status SESSION --watch [--interval SECONDS] [--state FILE]\n\n"
+	  "       kctl status SESSION --watch [--interval SECONDS] [--state FILE]\n"
+	  "       kctl status --cluster [--namespace NS | --all-namespaces] [--kubeconfig FILE]\n"
+	  "                   [--context NAME] [-o text|json]\n\n"
 	  "--watch redraws the session's rounds (a bar, evaluated and failed counts, the\n"
 	  "ETA) and its incumbent every --interval seconds (default 1) until it is no\n"
-	  "longer running, then prints its status; plain lines when stdout is no terminal." },
+	  "longer running, then prints its status; plain lines when stdout is no terminal.\n"
+	  "--cluster lists kctl's sessions in the cluster (every user's) from the API server:\n"
+	  "Jobs active/succeeded/failed/suspended, queue and Kueue state." },
 	{ "show", cmd_show, "a session's variants, or one variant",
 	  "kctl show SESSION [VARIANT] [-o text|json] [--state FILE]" },
 	{ "report", cmd_report, "a session's report: an HTML page with plots, Markdown or JSON",

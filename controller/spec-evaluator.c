@@ -217,6 +217,8 @@ static const struct field kube_fields[] = {
 	FCUSTOM("node_selector", 0),
 	FCUSTOM("tolerations", 0),
 	FINT("parallelism", 1, 4096),
+	FINT("max_pods_in_flight", 1, 4096),
+	FTEXT("workload_priority_class", 0, R_TEXT),
 	FINT("variants_per_pod", 1, 4096),
 	FINT("active_deadline_s", 60, 30 * 86400),
 	FINT("backoff_limit", 0, 100),
@@ -283,6 +285,8 @@ static int read_kube(struct ld *ld, const yaml_node_t *nd, const char *path)
 			fld_text(o, texts[i], dst[i]);
 		k->gpus = (int)fld_int(o, "gpus", 1);
 		k->parallelism = (int)fld_int(o, "parallelism", 0);
+		k->max_pods_in_flight = (int)fld_int(o, "max_pods_in_flight", 0);
+		fld_text(o, "workload_priority_class", &k->workload_priority_class);
 		k->variants_per_pod = (int)fld_int(o, "variants_per_pod", 8);
 		k->active_deadline_s = (int)fld_int(o, "active_deadline_s", 0);
 		k->backoff_limit = (int)fld_int(o, "backoff_limit", 1);

@@ -374,6 +374,7 @@ void spec_release(struct spec *s)
 		&s->kube.priority_class,
 		&s->kube.queue,
 		&s->kube.gpu_resource,
+		&s->kube.workload_priority_class,
 		&s->github.repo,
 		&s->github.token_env,
 		&s->github.api_url,

@@ -99,6 +99,11 @@ struct spec {
 		int ttl_s;             /* ttlSecondsAfterFinished, default 3600 */
 		int pending_timeout_s; /* a pod pending this long for a reason that will not pass fails its shard; default 600 */
 		int api_retry_s; /* the API server may fail (restart, outage) this long in a row; default 300 */
+
+		/* pods of the session at once, across its Jobs (with parallelism, the smaller); 0 = no limit */
+		int max_pods_in_flight;
+		/* Kueue's WorkloadPriorityClass: the Job's label kueue.x-k8s.io/priority-class */
+		char *workload_priority_class;
 	} kube;
 
 	/* session */

@@ -370,6 +370,112 @@ def test_adopted_pending_timeout(args, ns, token, kc_dir):
         check(not left, "the adopted Job was deleted")
 
 
+class PodCounter:
+    """Counts, from the API, the pods of a session that are not over (Pending or
+    Running) every 0.2 s while a thread runs; peak is the most seen at once."""
+
+    def __init__(self, ns, label_of):
+        import threading
+        self.ns, self.label_of, self.peak, self.pods = ns, label_of, 0, {}
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        self.t.start()
+
+    def loop(self):
+        while not self.stop.is_set():
+            label = self.label_of()
+            if label:
+                st, lst = api("GET", f"/api/v1/namespaces/{self.ns}/pods?labelSelector="
+                              + urllib.parse.quote(f"kctl.dev/session={label}"))
+                live = [p for p in lst.get("items", []) if p.get("status", {}).get("phase")
+                        in ("Pending", "Running")]
+                self.peak = max(self.peak, len(live))
+                for p in lst.get("items", []):
+                    self.pods[p["metadata"]["name"]] = p
+            time.sleep(0.2)
+
+    def end(self):
+        self.stop.set()
+        self.t.join(10)
+
+
+def wait_listed(s, kc, ns, label):
+    """kctl status --cluster --all-namespaces until it lists label in ns (RBAC
+    bindings take a moment to reach the authorizer's cache); the last run."""
+    for _ in range(60):
+        r = s.run(["status", "--cluster", "--all-namespaces", "--kubeconfig", kc])
+        if r.returncode == 0 and any(ln.startswith(ns + " ") and label in ln
+                                     for ln in r.stdout.splitlines()):
+            return r
+        time.sleep(1)
+    return r
+
+
+def test_fleet(args, ns, token, kc_dir):
+    """One Job per shard (1.20) within max_pods_in_flight; the PriorityClass reaches
+    the pods; kctl status --cluster lists the real Jobs."""
+    kc = kubeconfig(os.path.join(kc_dir, "fleet.kubeconfig"), ns, token=token)
+    st, _ = api("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": "kctl-batch"}, "value": 100, "globalDefault": False,
+        "description": "pods of batch kctl sessions"})
+    check(st in (201, 409), f"the PriorityClass of manifests/team-queues.yaml is created ({st})")
+    with Scenario(args, "sharing the cluster: in-flight limit, PriorityClass, status --cluster",
+                  "kube-fleet", {"kubeconfig": kc, "max_pods_in_flight": 1,
+                                 "priority_class": "kctl-batch"}) as s:
+        label = {}
+        counter = PodCounter(ns, lambda: label.get("v"))
+        p = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1"], env=s.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        sid = p.stdout.readline().strip()
+        if sid:
+            import hashlib
+            cut = "".join(c if c.isalnum() else "-" for c in sid.lower())[:40].rstrip("-")
+            label["v"] = cut + "-" + hashlib.sha256(sid.encode()).hexdigest()[:6]
+        out, err = p.communicate(timeout=900)
+        counter.end()
+        check(p.returncode == 0, f"the session completes ({err[-300:]!r})")
+        jobs = session_jobs(ns, sid)
+        check(len(jobs) >= 3, f"one Job per shard, two variants each ({len(jobs)})")
+        check(counter.pods and counter.peak == 1,
+              f"never more than one pod of the session at once ({counter.peak} at most, "
+              f"{len(counter.pods)} pods seen)")
+        check("shard(s) wait for a free slot" in err, "the log says shards wait for a slot")
+        check(counter.pods and all(pd["spec"].get("priorityClassName") == "kctl-batch"
+                                   for pd in counter.pods.values()),
+              "the pods carry the PriorityClass")
+        check(counter.pods and all(pd["spec"].get("priority") == 100
+                                   for pd in counter.pods.values()),
+              f"the API server resolved it to its value "
+              f"({[pd['spec'].get('priority') for pd in counter.pods.values()][:3]})")
+        r = s.run(["status", "--cluster", "-o", "json", "--kubeconfig", kc])
+        try:
+            rows = {e["session_id"]: e for e in json.loads(r.stdout)}
+        except (ValueError, KeyError, TypeError):
+            rows = {}
+        row = rows.get(sid, {})
+        check(r.returncode == 0 and row.get("namespace") == ns and row.get("jobs", {}).get(
+            "succeeded") == len(jobs) and row.get("round") == 1,
+            f"kctl status --cluster lists the session's real Jobs ({row}, {r.stderr[-200:]!r})")
+        r = s.run(["status", "--cluster", "--all-namespaces", "--kubeconfig", kc])
+        check(r.returncode == 3 and "403" in r.stderr and "kctl-cluster-viewer.yaml" in r.stderr,
+              f"across namespaces the Role is not enough, and kctl says what is "
+              f"({r.returncode}, {r.stderr[-300:]!r})")
+        # manifests/kctl-cluster-viewer.yaml, its binding pointed at the ServiceAccount
+        with open(os.path.join(s.repo, "manifests", "kctl-cluster-viewer.yaml"),
+                  encoding="utf-8") as f:
+            role, binding = [d for d in yaml.safe_load_all(f) if d]
+        binding["subjects"] = [{"kind": "ServiceAccount", "name": "kctl", "namespace": ns}]
+        made = [api("POST", "/apis/rbac.authorization.k8s.io/v1/" + path, d)[0]
+                for path, d in (("clusterroles", role), ("clusterrolebindings", binding))]
+        check(all(st in (201, 409) for st in made),
+              f"kctl-cluster-viewer.yaml's ClusterRole is accepted by the server ({made})")
+        r = wait_listed(s, kc, ns, label.get("v", "?"))
+        check(r.returncode == 0,
+              f"with it, the same account lists the sessions across namespaces "
+              f"({r.returncode}, {r.stdout[-300:]!r}, {r.stderr[-200:]!r})")
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__)
@@ -400,7 +506,8 @@ def main():
                      (test_forbidden, (args, ns, kc_dir)),
                      (test_image_pull, (args, ns, token, kc_dir, args[3], args[1])),
                      (test_crash_resume_cancel, (args, ns, token, kc_dir)),
-                     (test_adopted_pending_timeout, (args, ns, token, kc_dir))):
+                     (test_adopted_pending_timeout, (args, ns, token, kc_dir)),
+                     (test_fleet, (args, ns, token, kc_dir))):
             run_one(t, a)
         kubelet.stop()
         kubelet = None

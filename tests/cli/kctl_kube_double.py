@@ -39,7 +39,7 @@ def env(name):
 
 
 class Double:
-    def __init__(self, repo, evalpod, tmp, version="v1.30.0"):
+    def __init__(self, repo, evalpod, tmp, version="v1.30.0", extra=()):
         self.tmp = tmp
         os.makedirs(os.path.join(tmp, "pods"), exist_ok=True)
         make_certs(tmp)
@@ -50,7 +50,7 @@ class Double:
              "--token", f"{TOKEN}=kctl", "--version", version, "--run", "exec",
              "--map", f"evalpod={evalpod}", "--workdir", os.path.join(tmp, "pods"),
              "--bookmark-interval", "1", "--namespace", "kctl",
-             *[a for v in SANITIZER_ENV for a in ("--pass-env", v)]],
+             *[a for v in SANITIZER_ENV for a in ("--pass-env", v)], *extra],
             stdout=subprocess.PIPE, stderr=self.log, text=True, env=pod_env())
         self.port = int(self.p.stdout.readline())
         self.url = f"https://127.0.0.1:{self.port}"

@@ -70,7 +70,9 @@ def main():
             check(False, "node is installed to validate against the schemas")
             return 1
         files = [os.path.join(data, g) for _, _, g in CASES] + \
-            [os.path.join(repo, "manifests", f) for f in ("rbac.yaml", "kueue.yaml")]
+            [os.path.join(repo, "manifests", f) for f in ("rbac.yaml", "kueue.yaml",
+                                                          "team-queues.yaml",
+                                                          "kctl-cluster-viewer.yaml")]
         v = subprocess.run([node, os.path.join(repo, "tests", "schema", "validate.mjs")] + files,
                            capture_output=True, text=True, timeout=120)
         if v.returncode == 77:
@@ -78,7 +80,8 @@ def main():
             check(False, "tests/schema/node_modules is installed (npm ci --prefix tests/schema)")
         else:
             print(v.stdout.strip())
-            check(v.returncode == 0 and v.stdout.count("\nok ") + 1 == len(files) + 4,
+            # rbac.yaml 3 documents, kueue.yaml 3, team-queues.yaml 9, the viewer 2
+            check(v.returncode == 0 and v.stdout.count("\nok ") + 1 == len(files) + 4 + 8 + 1,
                   f"every golden manifest is valid against the schemas ({v.stderr.strip()!r})")
             bad = os.path.join(tmp, "bad.yaml")
             text = open(os.path.join(data, "job-full-v1.30.yaml"), encoding="utf-8").read()

@@ -26,7 +26,8 @@ MAX_LINES = 800
 # Names are file names without .c/.h; a name stands for both files.
 LAYERS = [
     ("commands", "main cmds cmdutil cmd-brief cmd-cancel cmd-delete cmd-render cmd-show "
-                 "cmd-simulate cmd-start cmd-status cmd-eval eval-out cmd-report"),
+                 "cmd-simulate cmd-start cmd-status cmd-eval eval-out cmd-report"
+                 " cmd-cluster"),
     ("the loop", "loop session.c"),
     ("the steps", "round rank confirm specfault report tracker report-html report-internal "
                   "report-plots report-model"),
@@ -35,10 +36,12 @@ LAYERS = [
      "model model-internal mix context exchange prompt prompt-internal prompt-brief "
      "prompt-reflect prompt-text answer answer-internal answer-apply llm llm-internal llm-api "
      "llm-outcome llmcmd backend backend-local evalrun kround kround-internal kround-job "
-     "kround-watch kube kpod pack"),
+     "kround-watch kube kpod pack"
+     " kround-queue kcluster"),
     ("the session", "services state winner progress store store-internal store-llm store-session "
                     "store-sql store-variant store-github handoff pairs diff session.h github "
-                    "github-internal github-call"),
+                    "github-internal github-call"
+                    " kstate"),
     ("the spec", "spec spec-internal spec-evaluator spec-exprs spec-problem spec-proposer "
                  "spec-read spec-render llm-provider mutate render"),
 ]

@@ -6,7 +6,8 @@ Usage: kube_double.py --tls CERT KEY [--client-ca CA] [--token TOKEN[=USER]]...
                       [--map NAME=PATH]... [--pass-env NAME]... [--workdir DIR]
                       [--bookmark-interval S] [--history N] [--watch-timeout S]
                       [--pod-backoff S] [--namespace NS]... [--port N]
-                      [--lifetime S] [--verbose]
+                      [--lifetime S] [--kueue RESOURCE=QUOTA]
+                      [--kueue-queue NAME]... [--verbose]
 
 Listens on 127.0.0.1 (port 0, the default, picks a free one), prints the port
 as the first line of stdout, and serves HTTP/1.1 over TLS (keep-alive; watches
@@ -29,10 +30,13 @@ controller and the kubelet itself, so Jobs run to completion:
   GET|PATCH /apis/batch/v1/namespaces/NS/jobs/NAME/status
   GET    /api/v1/namespaces/NS/pods, /api/v1/pods    list/watch
   GET|DELETE /api/v1/namespaces/NS/pods/NAME, GET .../pods/NAME/log
+  GET    /apis/kueue.x-k8s.io/v1beta1/namespaces/NS/workloads[/NAME],
+         /apis/kueue.x-k8s.io/v1beta1/workloads      list/get/watch (--kueue)
 
 Control API on the same port, without auth (see tests/peers/README.md):
   POST /__control__ {"plan": [FAULT...]} | {"pod_faults": {...}} |
-                    {"admit": "JOB"} | {"expire": "JOB"} | {"compact": true}
+                    {"admit": "JOB"} | {"expire": "JOB"} | {"compact": true} |
+                    {"kueue_hold_quota": BOOL}
   GET /__control__  counters; DELETE /__control__ resets them.
 
 The double is split by concern into kube_double_*.py next to this file, as
@@ -50,6 +54,7 @@ the C code is split into modules; each says what it holds:
   kube_double_pods.py     Pods: made from Jobs, deleted
   kube_double_kubelet.py  the node: scheduling and running Pods
   kube_double_jobctl.py   the Job controller
+  kube_double_kueue.py    Kueue: Workloads and their admission (--kueue)
   kube_double_validate.py decoding and validating Jobs
   kube_double_select.py   label and field selectors
   kube_double_meta.py     names, labels, quantities, timestamps
@@ -88,6 +93,9 @@ def main():
     ap.add_argument("--pod-backoff", type=float, default=0.0)
     ap.add_argument("--namespace", action="append", default=[])
     ap.add_argument("--lifetime", type=float, default=3600.0)
+    ap.add_argument("--kueue", metavar="RESOURCE=QUOTA",
+                    help="serve Kueue's Workloads and admit Jobs within this quota")
+    ap.add_argument("--kueue-queue", action="append", default=[], metavar="LOCALQUEUE")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     args.maps = {}

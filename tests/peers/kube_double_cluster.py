@@ -2,7 +2,7 @@
 
 Store puts the parts together: the object store (kube_double_store), the Job
 API (kube_double_jobs), Pods (kube_double_pods), the node (kube_double_kubelet)
-and the Job controller (kube_double_jobctl).  loop() is the thread that drives
+the Job controller (kube_double_jobctl) and Kueue (kube_double_kueue).  loop() is the thread that drives
 the kubelet and the controller until the server stops.
 
 Uses those five modules.
@@ -13,11 +13,12 @@ import time
 from kube_double_jobctl import JobController
 from kube_double_jobs import JobApi
 from kube_double_kubelet import Kubelet
+from kube_double_kueue import KueueModel
 from kube_double_pods import PodLifecycle
 from kube_double_store import ObjectStore
 
 
-class Store(JobApi, PodLifecycle, Kubelet, JobController, ObjectStore):
+class Store(JobApi, PodLifecycle, Kubelet, JobController, KueueModel, ObjectStore):
     """Objects, the resourceVersion counter, the event history for watches,
     the simulated Job controller and kubelet, and the control state."""
 
@@ -32,6 +33,8 @@ class Store(JobApi, PodLifecycle, Kubelet, JobController, ObjectStore):
                             self.kubelet_tick(pod, s, now)
                     for job in list(self.objs["jobs"].values()):
                         self.reconcile(job, now)
+                    self.kueue_tick()
+                    self.pods_in_flight()
                     # Background deletion: pods whose owner is gone go too.
                     for pod in list(self.objs["pods"].values()):
                         s = self.psim.get(pod["metadata"]["uid"])

@@ -51,7 +51,9 @@ class ControlHandler:
                            "pod_faults": st.pod_faults,
                            "resource_version": str(st.rv),
                            "compacted_resource_version": str(st.compacted),
-                           "jobs": len(st.objs["jobs"]), "pods": len(st.objs["pods"])}
+                           "jobs": len(st.objs["jobs"]), "pods": len(st.objs["pods"]),
+                           "workloads": len(st.objs["workloads"]),
+                           "max_pods_in_flight": dict(st.max_in_flight)}
                 return self.send_json(200, out)
             if self.command == "DELETE":
                 with st.lock:
@@ -79,6 +81,8 @@ class ControlHandler:
                     st.pod_faults[k] = list(v) if isinstance(v, list) else v
                 if body.get("admit"):
                     out["admitted"] = st.admit(body["admit"], body.get("namespace"))
+                if "kueue_hold_quota" in body:
+                    st.kueue_hold = bool(body["kueue_hold_quota"])
                 if body.get("compact"):
                     st.compact()
                 if body.get("expire"):

@@ -43,13 +43,22 @@ class RestHandler:
                 raise ApiError(404, "NotFound", "the server could not find the requested resource",
                                {})
             return self.send_text(404, "404 page not found\n")
-        ns = groups[0] if name not in ("jobs-all", "pods-all") else None
+        ns = groups[0] if name not in ("jobs-all", "pods-all", "workloads-all") else None
         if ns is not None and args.namespace and ns not in args.namespace:
             raise not_found("namespaces", "", ns)
-        res = "jobs" if name.startswith("job") else "pods"
+        res = "jobs" if name.startswith("job") else "pods" if name.startswith("pod") \
+            else "workloads"
         group = "batch" if res == "jobs" else ""
         if watch:
             return self.watch(res, ns, q, fault)
+        if res == "workloads":
+            # Kueue's Workloads are read here, never written: kctl only looks
+            if m != "GET":
+                raise ApiError(405, "MethodNotAllowed",
+                               "the server does not allow this method on the requested resource")
+            if name == "workload":
+                return self.send_json(200, st.get(res, ns, groups[1]))
+            return self.list(res, ns, q)
         dry = q.get("dryRun") == "All"
         if name in ("jobs-coll", "jobs-all", "pods-coll", "pods-all"):
             if m == "GET":
@@ -210,6 +219,7 @@ class RestHandler:
                 .rstrip("=")
             meta["remainingItemCount"] = len(items) - limit
             items = items[:limit]
-        kind = "JobList" if res == "jobs" else "PodList"
-        return self.send_json(200, {"kind": kind, "apiVersion": "batch/v1" if res == "jobs"
-                                    else "v1", "metadata": meta, "items": items})
+        kind, apiv = {"jobs": ("JobList", "batch/v1"), "pods": ("PodList", "v1"),
+                      "workloads": ("WorkloadList", "kueue.x-k8s.io/v1beta1")}[res]
+        return self.send_json(200, {"kind": kind, "apiVersion": apiv, "metadata": meta,
+                                    "items": items})

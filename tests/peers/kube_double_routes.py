@@ -19,6 +19,10 @@ TEMPLATES = [
     (re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)"), "pod"),
     (re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/log"), "pod-log"),
     (re.compile(r"/api/v1/pods"), "pods-all"),
+    (re.compile(r"/apis/kueue.x-k8s.io/v1beta1/namespaces/([^/]+)/workloads"), "workloads-coll"),
+    (re.compile(r"/apis/kueue.x-k8s.io/v1beta1/namespaces/([^/]+)/workloads/([^/]+)"),
+     "workload"),
+    (re.compile(r"/apis/kueue.x-k8s.io/v1beta1/workloads"), "workloads-all"),
 ]
 TEMPLATE_TEXT = {
     "jobs-coll": "/apis/batch/v1/namespaces/{ns}/jobs",
@@ -29,6 +33,9 @@ TEMPLATE_TEXT = {
     "pod": "/api/v1/namespaces/{ns}/pods/{name}",
     "pod-log": "/api/v1/namespaces/{ns}/pods/{name}/log",
     "pods-all": "/api/v1/pods",
+    "workloads-coll": "/apis/kueue.x-k8s.io/v1beta1/namespaces/{ns}/workloads",
+    "workload": "/apis/kueue.x-k8s.io/v1beta1/namespaces/{ns}/workloads/{name}",
+    "workloads-all": "/apis/kueue.x-k8s.io/v1beta1/workloads",
 }
 STATIC = {"/version", "/api", "/apis", "/api/v1", "/apis/batch", "/apis/batch/v1",
           "/healthz", "/livez", "/readyz"}

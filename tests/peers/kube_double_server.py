@@ -66,10 +66,13 @@ class Handler(ControlHandler, RestHandler, WatchHandler, HandlerBase):
         if path == CONTROL:
             return self.control()
         name, groups = self.route(path)
+        if name and name.startswith("workload") and not self.server.args.kueue:
+            name, groups = None, ()  # no Kueue: its API group is not there
         watch = q.get("watch") in ("1", "true") and self.command == "GET" and \
-            name in ("jobs-coll", "jobs-all", "pods-coll", "pods-all")
+            name in ("jobs-coll", "jobs-all", "pods-coll", "pods-all", "workloads-coll",
+                     "workloads-all")
         if watch:
-            tkey = "GET watch " + ("jobs" if name.startswith("jobs") else "pods")
+            tkey = "GET watch " + name.split("-")[0]
         elif name:
             tkey = self.command + " " + TEMPLATE_TEXT[name]
         elif path in STATIC:

@@ -28,7 +28,10 @@ class ObjectStore:
         self.cond = threading.Condition(self.lock)
         self.rv = 100
         self.compacted = self.rv  # events with rv <= this are gone
-        self.objs = {"jobs": {}, "pods": {}}
+        self.objs = {"jobs": {}, "pods": {}, "workloads": {}}
+        self.kueue_admitted = {}  # job uid -> its Workload's usage of the quota
+        self.kueue_hold = False   # finished Workloads keep their quota (control API)
+        self.max_in_flight = {}   # kctl.dev/session label -> most pods at once
         self.history = collections.deque()
         self.jsim = {}   # job uid -> controller state
         self.psim = {}   # pod uid -> kubelet state
@@ -83,5 +86,6 @@ class ObjectStore:
         with self.lock:
             o = self.objs[res].get((ns, name))
             if o is None:
-                raise not_found(res, "batch" if res == "jobs" else "", name)
+                raise not_found(res, {"jobs": "batch", "workloads": "kueue.x-k8s.io"}
+                                .get(res, ""), name)
             return copy.deepcopy(o)

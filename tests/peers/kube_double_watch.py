@@ -72,7 +72,8 @@ class WatchHandler:
         except ValueError:
             raise bad_request("invalid timeoutSeconds")
         initial_end = q.get("sendInitialEvents") == "true" and args.minor >= 27
-        kind, apiv = ("Job", "batch/v1") if res == "jobs" else ("Pod", "v1")
+        kind, apiv = {"jobs": ("Job", "batch/v1"), "pods": ("Pod", "v1"),
+                      "workloads": ("Workload", "kueue.x-k8s.io/v1beta1")}[res]
         self.send_response(200)
         self.send_header("Audit-Id", str(uuid.uuid4()))
         self.send_header("Cache-Control", "no-cache, private")
