@@ -18,10 +18,12 @@
 #include "xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* How long a writer waits for another connection's lock before failing. */
 #define STORE_BUSY_MS 10000
@@ -288,19 +290,73 @@ static int check_whole(struct store *st)
 }
 
 /*
- * How to open path: a file that does not exist is created; an existing
- * empty one is refused (a truncated database is not a new one).
+ * A new database appears whole or not at all: it is made under a temporary
+ * name beside path (its schema written, its WAL checkpointed into it), then
+ * linked to path.  Another kctl that finds path meanwhile finds either
+ * nothing or a whole database, never the 0-byte file SQLite starts with,
+ * which open_flags must refuse as a truncated database.  When another kctl
+ * linked its own first (EEXIST), that one is used.  A temporary file left by
+ * a kctl killed before the link is named PATH.new-PID-XXXXXX.
+ */
+static int create_whole(struct store *st)
+{
+	char *tmp = xasprintf("%s.new-%ld-XXXXXX", st->path, (long)getpid());
+	char *dir = xstrdup(st->path), *slash;
+	int fd = mkstemp(tmp), rc = 0, dfd;
+
+	if (fd < 0) {
+		rc = sq_note(st, KERR_IO, "creating '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	close(fd);
+	if (sqlite3_open_v2(tmp, &st->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+		rc = st->db ? sq_note_db(st) : sq_note(st, KERR_IO, "out of memory");
+	if (!rc)
+		rc = configure(st);
+	if (!rc)
+		rc = migrate(st);
+	/* the last connection's close checkpoints the WAL into the file and removes it */
+	if (sqlite3_close(st->db) != SQLITE_OK && !rc)
+		rc = sq_note(st, KERR_IO, "closing '%s'", tmp);
+	st->db = NULL;
+	if (!rc && link(tmp, st->path) && errno != EEXIST)
+		rc = sq_note(st, KERR_IO, "linking '%s' to '%s': %s", tmp, st->path,
+			     strerror(errno));
+	unlink(tmp);
+	if (!rc) {
+		/* the new name is durable before anything is recorded under it */
+		slash = strrchr(dir, '/');
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = '\0';
+		dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+	}
+out:
+	free(dir);
+	free(tmp);
+	return rc;
+}
+
+/*
+ * How to open path: a file that does not exist is created whole
+ * (create_whole); an existing empty one is refused (a truncated database is
+ * not a new one).
  */
 static int open_flags(struct store *st, int *flags)
 {
 	struct stat sb;
+	int rc;
 
 	*flags = SQLITE_OPEN_READWRITE;
 	if (stat(st->path, &sb)) {
 		if (errno != ENOENT)
 			return sq_note(st, KERR_IO, "%s", strerror(errno));
-		*flags |= SQLITE_OPEN_CREATE;
-		return 0;
+		rc = create_whole(st);
+		if (rc || stat(st->path, &sb))
+			return rc ? rc : sq_note(st, KERR_IO, "%s", strerror(errno));
 	}
 	if (S_ISREG(sb.st_mode) && sb.st_size == 0)
 		return sq_note(st, KERR_INVALID,
@@ -320,7 +376,7 @@ int store_open(const char *path, struct store **out, char *msg, size_t n)
 	rc = open_flags(st, &flags);
 	if (!rc && sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK)
 		rc = st->db ? sq_note_db(st) : sq_note(st, KERR_IO, "out of memory");
-	if (!rc && !(flags & SQLITE_OPEN_CREATE))
+	if (!rc)
 		rc = check_whole(st);
 	if (!rc)
 		rc = configure(st);

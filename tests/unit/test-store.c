@@ -907,6 +907,61 @@ TEST(empty_file_is_not_a_new_database)
 	free(path);
 }
 
+/*
+ * kctl processes that find no database at once (a `kctl status` beside the
+ * first `kctl start`) all open one whole database: none meets the 0-byte
+ * file a creating SQLite starts with, and no temporary file is left.
+ */
+TEST(concurrent_creators_all_open_one_database)
+{
+	enum { PATHS = 12, PROCS = 6 };
+	int failed = 0;
+
+	for (int i = 0; i < PATHS; i++) {
+		char *path = db_path();
+		pid_t pids[PROCS];
+		int gate[2];
+
+		CHECK(pipe(gate) == 0);
+		for (int k = 0; k < PROCS; k++) {
+			pids[k] = fork();
+			if (pids[k] == 0) {
+				struct store *st = NULL;
+				char c, m[1024] = "";
+
+				close(gate[1]);
+				/* everyone starts when the parent closes the gate */
+				if (read(gate[0], &c, 1) < 0)
+					_exit(3);
+				if (store_open(path, &st, m, sizeof(m))) {
+					fprintf(stderr, "child %d: %s\n", k, m);
+					_exit(1);
+				}
+				store_close(st);
+				_exit(0);
+			}
+		}
+		close(gate[0]);
+		close(gate[1]);
+		for (int k = 0; k < PROCS; k++) {
+			int status = 0;
+
+			if (pids[k] < 0 || waitpid(pids[k], &status, 0) != pids[k] ||
+			    !WIFEXITED(status) || WEXITSTATUS(status))
+				failed++;
+		}
+		CHECK(user_version(path, -1) == STORE_VERSION);
+		free(path);
+	}
+	CHECK(failed == 0);
+	{
+		char *cmd = xasprintf("ls %s | grep -q '[.]new-'", tmpdir);
+
+		CHECK(system(cmd) != 0); /* no PATH.new-PID-XXXXXX left */
+		free(cmd);
+	}
+}
+
 TEST(damaged_page_refused_on_open)
 {
 	char *path = many_sessions_db();
@@ -976,6 +1031,7 @@ int main(void)
 	RUN(bound_parameters);
 	RUN(settings_are_recorded_in_order);
 	RUN(empty_file_is_not_a_new_database);
+	RUN(concurrent_creators_all_open_one_database);
 	RUN(damaged_page_refused_on_open);
 	RUN(read_error_is_an_error_and_blocks_commits);
 	rc = test_summary();
