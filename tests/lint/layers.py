@@ -26,10 +26,12 @@ MAX_LINES = 800
 # Names are file names without .c/.h; a name stands for both files.
 LAYERS = [
     ("commands", "main cmds cmdutil cmd-brief cmd-cancel cmd-delete cmd-render cmd-show "
-                 "cmd-simulate cmd-start cmd-status cmd-eval eval-out cmd-report"),
+                 "cmd-simulate cmd-start cmd-status cmd-eval eval-out cmd-report "
+                 "cmd-cache"),
     ("the loop", "loop session.c"),
     ("the steps", "round rank confirm specfault report tracker report-html report-internal "
-                  "report-plots report-model"),
+                  "report-plots report-model "
+                  "cache-use"),
     ("proposers, backends, the batch",
      "propose proposers proposal tune tune-internal tune-model tune-run tune-space surrogate "
      "model model-internal mix context exchange prompt prompt-internal prompt-brief "
@@ -38,7 +40,8 @@ LAYERS = [
      "kround-watch kube kpod pack"),
     ("the session", "services state winner progress store store-internal store-llm store-session "
                     "store-sql store-variant store-github handoff pairs diff session.h github "
-                    "github-internal github-call"),
+                    "github-internal github-call "
+                    "cache"),
     ("the spec", "spec spec-internal spec-evaluator spec-exprs spec-problem spec-proposer "
                  "spec-read spec-render llm-provider mutate render"),
 ]
