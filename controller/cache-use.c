@@ -144,8 +144,11 @@ static void rebase(json_t *res, const json_t *origin, const json_t *inc)
 				  "result cache"));
 }
 
-/* The cached result as variant v's: its id and lineage fields, the mark. */
-static json_t *hit_document(const json_t *entry, const json_t *v, const json_t *inc)
+/*
+ * The cached result as program v's: its id and lineage fields, its
+ * speedup over this round's baseline (a candidate: rebase), the mark.
+ */
+static json_t *hit_document(const json_t *entry, const json_t *v, const json_t *inc, int candidate)
 {
 	json_t *res = json_deep_copy(json_object_get(entry, "result"));
 	const json_t *origin = json_object_get(entry, "origin");
@@ -156,9 +159,11 @@ static json_t *hit_document(const json_t *entry, const json_t *v, const json_t *
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	json_object_set(res, "id", json_object_get(v, "id"));
-	json_object_set(res, "parent", json_object_get(v, "parent"));
-	json_object_set(res, "rationale", json_object_get(v, "rationale"));
-	rebase(res, origin, inc);
+	if (candidate) {
+		json_object_set(res, "parent", json_object_get(v, "parent"));
+		json_object_set(res, "rationale", json_object_get(v, "rationale"));
+		rebase(res, origin, inc);
+	}
 	json_object_set_new(res, "cache",
 			    json_pack("{s:O, s:O?, s:O?, s:O?, s:s}", "key",
 				      json_object_get(entry, "key"), "session",
@@ -178,47 +183,137 @@ static int has_result(const char *dir, const char *id)
 	return there;
 }
 
+/* Writes doc as dir/results/ID.json; 1 when written. */
+static int write_hit(const char *dir, const char *id, json_t *doc)
+{
+	char *text = jx_dump(doc), *path = xasprintf("%s/results/%s.json", dir, id), msg[1024];
+	int rc = file_write_atomic(path, text, strlen(text), msg, sizeof(msg));
+
+	if (rc)
+		log_warn("variant '%s': the cached result not written: %s", id, msg);
+	free(path);
+	free(text);
+	return rc == 0;
+}
+
+/* Looks key up: the entry (a new reference) or NULL. */
+static json_t *lookup(struct session *s, const char *key, const char *id)
+{
+	json_t *entry = NULL;
+	char msg[1024] = "";
+	int rc = cache_get(s->cache, key, s->spec.cache_max_age_days, &entry, msg, sizeof(msg));
+
+	if (rc < 0)
+		log_warn("variant '%s': %s", id, msg);
+	return rc == 1 ? entry : NULL;
+}
+
+/*
+ * The inputs of the baseline's measurement in a batch whose candidates had
+ * the keys given (an array): the incumbent's own inputs, and those keys
+ * sorted as "baseline_for".  A new object, or NULL.
+ */
+static json_t *baseline_inputs(struct session *s, const json_t *problem, const json_t *inc,
+			       const json_t *keys)
+{
+	json_t *inputs = cache_use_inputs(s, problem, inc), *sorted = json_array();
+	size_t n = json_array_size(keys);
+	const char **v = xcalloc(n + 1, sizeof(*v));
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_string_value(json_array_get(keys, i));
+	for (size_t i = 1; i < n; i++) /* insertion sort: a round has few variants */
+		for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+			const char *t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(sorted, json_string(v[i]));
+	free(v);
+	if (inputs)
+		json_object_set(inputs, "baseline_for", sorted);
+	json_decref(sorted);
+	return inputs;
+}
+
+/*
+ * Every candidate of the round came from one batch of the cache, timed
+ * against the program that is the incumbent now: that batch's measurement
+ * of it becomes this round's baseline too, so that the round is ranked on
+ * what was measured side by side, exactly as it was then.
+ */
+static void fill_baseline(struct session *s, const json_t *problem, const json_t *inc, json_t *keys,
+			  const char *batch, const char *dir)
+{
+	const char *id = json_string_value(json_object_get(inc, "id")), *origin;
+	json_t *entry, *doc, *inputs;
+	char key[65];
+
+	if (!inc || !batch || has_result(dir, id) ||
+	    !(inputs = baseline_inputs(s, problem, inc, keys)))
+		return;
+	cache_key(inputs, key);
+	json_decref(inputs);
+	if (!(entry = lookup(s, key, id)))
+		return;
+	origin = json_string_value(json_object_get(json_object_get(entry, "origin"), "batch"));
+	if (origin && !strcmp(origin, batch)) {
+		doc = hit_document(entry, inc, inc, 0);
+		write_hit(dir, id, doc);
+		json_decref(doc);
+	}
+	json_decref(entry);
+}
+
+struct fill {
+	json_t *keys; /* the keys of the round's candidates that hit */
+	char *batch;  /* the batch the first came from (malloc'd), or NULL */
+	int mixed;    /* they came from more than one */
+};
+
 /* Looks v up and writes its hit; 1 on a hit. */
 static int fill_one(struct session *s, const json_t *problem, const json_t *v, const json_t *inc,
-		    const char *dir)
+		    const char *dir, struct fill *f)
 {
-	const char *id = json_string_value(json_object_get(v, "id"));
-	json_t *inputs = cache_use_inputs(s, problem, v), *entry = NULL, *doc;
-	char key[65], msg[1024] = "", *path, *text;
-	int rc;
+	const char *id = json_string_value(json_object_get(v, "id")), *batch;
+	json_t *inputs = cache_use_inputs(s, problem, v), *entry, *doc;
+	char key[65];
+	int ok;
 
 	if (!inputs)
 		return 0;
 	cache_key(inputs, key);
 	json_decref(inputs);
-	rc = cache_get(s->cache, key, s->spec.cache_max_age_days, &entry, msg, sizeof(msg));
-	if (rc < 0)
-		log_warn("variant '%s': %s", id, msg);
-	if (rc != 1)
+	if (!(entry = lookup(s, key, id)))
 		return 0;
-	doc = hit_document(entry, v, inc);
-	text = jx_dump(doc);
-	path = xasprintf("%s/results/%s.json", dir, id);
-	rc = file_write_atomic(path, text, strlen(text), msg, sizeof(msg));
-	if (rc)
-		log_warn("variant '%s': the cached result not written: %s", id, msg);
-	else
+	doc = hit_document(entry, v, inc, 1);
+	ok = write_hit(dir, id, doc);
+	batch = json_string_value(json_object_get(json_object_get(entry, "origin"), "batch"));
+	if (ok) {
+		json_array_append_new(f->keys, json_string(key));
+		if (!f->batch && batch && !f->mixed)
+			f->batch = xstrdup(batch);
+		else if (!batch || !f->batch || strcmp(f->batch, batch))
+			f->mixed = 1;
 		log_debug("variant '%s': result %s from the cache", id, key);
-	free(path);
-	free(text);
+	}
 	json_decref(doc);
 	json_decref(entry);
-	return rc == 0;
+	return ok;
 }
 
 int cache_use_fill(struct session *s, int round, const char *dir)
 {
 	json_t *vars, *problem, *inc, *v;
+	struct fill f = { 0 };
 	size_t i, asked = 0;
 	int hits = 0;
 
 	if (!cache_on(s) || !round_uses_cache(s, round, 0))
 		return 0;
+	f.keys = json_array();
 	vars = store_variants(s->st, s->id, round);
 	problem = cache_use_problem(s, round);
 	inc = round > 0 ? session_incumbent(s) : NULL;
@@ -227,10 +322,14 @@ int cache_use_fill(struct session *s, int round, const char *dir)
 		    has_result(dir, json_string_value(json_object_get(v, "id"))))
 			continue;
 		asked++;
-		hits += fill_one(s, problem, v, inc, dir);
+		hits += fill_one(s, problem, v, inc, dir, &f);
 	}
 	if (asked)
 		log_info("round %d: %d of %zu variants from the result cache", round, hits, asked);
+	if (asked && (size_t)hits == json_array_size(vars) && !f.mixed)
+		fill_baseline(s, problem, inc, f.keys, f.batch, dir);
+	free(f.batch);
+	json_decref(f.keys);
 	json_decref(inc);
 	json_decref(problem);
 	json_decref(vars);
@@ -301,62 +400,113 @@ static const char *mismatch(struct session *s, int round, const json_t *res, con
 	return NULL;
 }
 
+/* What the round's candidates left for its baseline's entry. */
+struct record {
+	json_t *keys; /* the keys of the candidates stored */
+	char *batch;  /* the batch they were all measured in, or NULL */
+	int partial;  /* some candidate was not stored, or came from another batch */
+};
+
 /* Stores v's result in round's folder when it may be; 1 when stored. */
 static int record_one(struct session *s, int round, const json_t *problem, const json_t *v,
-		      const json_t *fps, const char *baseline)
+		      const json_t *fps, const char *baseline, struct record *r)
 {
-	const char *id = json_string_value(json_object_get(v, "id")), *why;
+	const char *id = json_string_value(json_object_get(v, "id")), *why, *bid;
 	json_t *res = session_round_result(s, round, id), *inputs = NULL, *origin;
 	char key[65], msg[1024] = "";
 	int rc;
 
 	if (!res || json_object_get(res, "cache") || !cacheable(res)) {
+		r->partial = 1;
 		json_decref(res);
 		return 0;
 	}
 	if ((why = mismatch(s, round, res, v, fps))) {
 		log_warn("variant '%s': its result is not put in the result cache: %s", id, why);
+		r->partial = 1;
 		json_decref(res);
 		return 0;
 	}
 	inputs = cache_use_inputs(s, problem, v);
 	cache_key(inputs, key);
-	origin = json_pack("{s:s, s:i, s:O, s:O, s:s?}", "session", s->id, "round", round,
-			   "variant", json_object_get(v, "id"), "batch",
-			   json_object_get(res, "batch_id"), "baseline", baseline);
+	bid = json_string_value(json_object_get(res, "batch_id"));
+	origin = json_pack("{s:s, s:i, s:O, s:s, s:s?}", "session", s->id, "round", round,
+			   "variant", json_object_get(v, "id"), "batch", bid, "baseline", baseline);
 	rc = cache_put(s->cache, key, inputs, res, origin, msg, sizeof(msg));
-	if (rc)
+	if (rc) {
 		log_warn("variant '%s': %s", id, msg);
+		r->partial = 1;
+	} else {
+		json_array_append_new(r->keys, json_string(key));
+		if (!r->batch)
+			r->batch = xstrdup(bid);
+		else if (strcmp(r->batch, bid))
+			r->partial = 1;
+	}
 	json_decref(origin);
 	json_decref(inputs);
 	json_decref(res);
 	return rc == 0;
 }
 
+/*
+ * Every candidate of the round was measured in one batch and stored: the
+ * baseline's measurement in that batch is stored too, under the key of the
+ * incumbent's program and those candidates (fill_baseline).
+ */
+static void record_baseline(struct session *s, int round, const json_t *problem, const json_t *inc,
+			    const struct record *r)
+{
+	const char *id = json_string_value(json_object_get(inc, "id"));
+	json_t *res = id ? session_round_result(s, round, id) : NULL, *origin, *inputs;
+	const char *bid = json_string_value(json_object_get(res, "batch_id"));
+	const char *st = json_string_value(json_object_get(res, "status"));
+	char key[65], msg[1024] = "";
+
+	if (!res || r->partial || !r->batch || json_object_get(res, "cache") || !bid ||
+	    strcmp(bid, r->batch) || !st || strcmp(st, "ok") ||
+	    !(inputs = baseline_inputs(s, problem, inc, r->keys))) {
+		json_decref(res);
+		return;
+	}
+	cache_key(inputs, key);
+	origin = json_pack("{s:s, s:i, s:s, s:s, s:s}", "session", s->id, "round", round, "variant",
+			   id, "batch", bid, "role", "baseline");
+	if (cache_put(s->cache, key, inputs, res, origin, msg, sizeof(msg)))
+		log_warn("the baseline '%s' of round %d: %s", id, round, msg);
+	json_decref(origin);
+	json_decref(inputs);
+	json_decref(res);
+}
+
 int cache_use_record(struct session *s, int round)
 {
 	json_t *vars, *problem, *fps, *inc, *v;
 	const char *hook = test_hook();
+	struct record r = { 0 };
 	size_t i;
 	int stored = 0;
 
-	if (!cache_on(s))
+	if (!cache_on(s) || !round_uses_cache(s, round, 1))
 		return 0;
 	if (hook) {
 		log_debug("round %d: not put in the result cache: %s is set", round, hook);
 		return 0;
 	}
-	if (!round_uses_cache(s, round, 1))
-		return 0;
+	r.keys = json_array();
 	vars = store_variants(s->st, s->id, round);
 	problem = cache_use_problem(s, round);
 	fps = device_fingerprints(s);
 	inc = round > 0 ? session_incumbent(s) : NULL;
 	json_array_foreach (vars, i, v)
 		stored += record_one(s, round, problem, v, fps,
-				     json_string_value(json_object_get(inc, "hash")));
+				     json_string_value(json_object_get(inc, "hash")), &r);
+	if (inc)
+		record_baseline(s, round, problem, inc, &r);
 	if (stored)
 		log_debug("round %d: %d results put in the result cache", round, stored);
+	free(r.batch);
+	json_decref(r.keys);
 	json_decref(inc);
 	json_decref(fps);
 	json_decref(problem);

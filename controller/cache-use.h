@@ -39,7 +39,11 @@ json_t *cache_use_inputs(struct session *s, const json_t *problem, const json_t 
  * Before round r's batch is packed: every variant of the round without a
  * result in dir/results whose key the cache holds (not expired, its check
  * passed) gets the cached result there as ID.json, marked with "cache"
- * {key, session, batch, variant, stored}.  Search rounds only (not a
+ * {key, session, batch, variant, stored}.  When every candidate came so
+ * from one batch timed against the program that is the incumbent now, that
+ * batch's measurement of the baseline is written as the incumbent's result
+ * of the round too (nothing is left to evaluate: the round is ranked on
+ * what was measured side by side then).  Search rounds only (not a
  * confirmation or kctl eval, which measure side by side).  Returns how
  * many variants it filled; never fails.
  */
@@ -50,8 +54,9 @@ int cache_use_fill(struct session *s, int round, const char *dir);
  * of the round's folder that kctl packed and evalpod measured (not one taken from
  * the cache), whose id is the variant's and whose device is one of those
  * evalpod listed, when its status says something about the kernel (see
- * docs/kctl.md); kctl eval's round too, never a confirmation's, and nothing
- * while an EVALPOD_TEST_* hook is set.  Returns how many it stored; never
+ * docs/kctl.md); and the baseline's measurement when every candidate was
+ * stored from one batch.  kctl eval's round too, never a confirmation's,
+ * and nothing while an EVALPOD_TEST_* hook is set.  Returns how many it stored; never
  * fails.
  */
 int cache_use_record(struct session *s, int round);
