@@ -18,6 +18,11 @@ _kctl_options() {
 	simulate) echo "--strategy --budgets --seeds --batch --spec --noise --trace -o --help" ;;
 	version) echo "--help" ;;
 	esac
+	# the result cache (kctl cache, --no-cache)
+	case "$1" in
+	start|resume|eval) echo "--no-cache" ;;
+	cache) echo "--older-than -o --output --help" ;;
+	esac
 }
 
 # The session ids that the state database on this command line holds.
@@ -57,6 +62,7 @@ _kctl() {
 		--set|--rounds|--passes|--candidates|-o|--output|--shards|--server-version|\
 		--strategy|--budgets|--seeds|--batch|--spec|--kernel|--baseline|--backend|\
 		--threshold|--out|--interval) ((i++)) ;;
+		--older-than) ((i++)) ;;
 		-*) ;;
 		*) ((npos++ == 0)) && session="$w" ;;
 		esac
@@ -68,6 +74,7 @@ _kctl() {
 	if [[ -z "$cmd" ]]; then
 		COMPREPLY=($(compgen -W "start resume confirm status show report brief cancel
 			delete render simulate eval version help --help --version" -- "$cur"))
+		COMPREPLY+=($(compgen -W "cache" -- "$cur"))
 		return 0
 	fi
 	case "$prev" in
@@ -96,6 +103,7 @@ _kctl() {
 		return 0 ;;
 	--rounds|--passes|--candidates|--shards|--server-version|--strategy|--budgets|\
 	--seeds|--batch|--threshold) return 0 ;;
+	--older-than) return 0 ;;
 	esac
 	if [[ "$cur" == -* ]]; then
 		COMPREPLY=($(compgen -W "$(_kctl_options "$cmd")" -- "$cur"))
@@ -107,6 +115,8 @@ _kctl() {
 			$(compgen -f -X '!*.yml' -- "$cur") $(compgen -d -- "$cur")) ;;
 	simulate)
 		((npos == 0)) && COMPREPLY=($(compgen -f -- "$cur")) ;;
+	cache)
+		((npos == 0)) && COMPREPLY=($(compgen -W "stats prune clear" -- "$cur")) ;;
 	resume|confirm|status|show|report|brief|cancel|delete)
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -W "$(_kctl_sessions "$kctl" "$state")" -- "$cur"))

@@ -321,13 +321,29 @@ def commands(w):
           f"({res.returncode}: {res.stderr[-200:]!r})")
 
 
+def completion(w):
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "controller",
+                          "kctl-completion.bash")
+    for words, cword, want in ((["kctl", "cache", ""], 2, {"stats", "prune", "clear"}),
+                               (["kctl", "start", "a.yaml", "--no-c"], 3, {"--no-cache"}),
+                               (["kctl", "cach"], 1, {"cache"}),
+                               (["kctl", "cache", "prune", "--o"], 3, {"--older-than",
+                                                                      "--output"})):
+        res = subprocess.run(["bash", "-c", 'source "$0"; COMP_WORDS=("${@:2}"); '
+                              'COMP_CWORD=$1; _kctl; printf "%s\\n" "${COMPREPLY[@]}"',
+                              script, str(cword)] + words, capture_output=True, text=True)
+        got = set(res.stdout.split())
+        check(res.returncode == 0 and got == want,
+              f"bash completion of {words}: {sorted(want)} (got {sorted(got)})")
+
+
 def main():
     kctl, evalpod, data = sys.argv[1], sys.argv[2], sys.argv[3]
     w = World(kctl, evalpod, data)
     try:
         st1 = second_session_evaluates_nothing(w)
         checks.run([lambda w: misses(w), lambda w: damaged_entry(w, w.first, st1), expiry, concurrent,
-                    commands], w)
+                    commands, completion], w)
     finally:
         shutil.rmtree(w.tmp, ignore_errors=True)
     return checks.summary()
