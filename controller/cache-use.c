@@ -9,6 +9,7 @@
 #include "cache.h"
 #include "cache-use.h"
 #include "pack.h"
+#include "s3.h"
 #include "err.h"
 #include "fileio.h"
 #include "jsonx.h"
@@ -23,6 +24,9 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/* An entry in the shared store is at most this big. */
+#define CACHE_S3_MAX (64u << 20)
 
 /* What evalpod reports of a device that decides a result (docs/kctl.md). */
 static const char *const fingerprint_keys[] = {
@@ -196,7 +200,59 @@ static int write_hit(const char *dir, const char *id, json_t *doc)
 	return rc == 0;
 }
 
-/* Looks key up: the entry (a new reference) or NULL. */
+/* The object key of key's entry in the session's store: PREFIX/cache/KEY.json (malloc'd). */
+static char *s3_entry_key(struct session *s, const char *key)
+{
+	char *rel = xasprintf("cache/%s.json", key), *k = s3_key(s->s3, rel);
+
+	free(rel);
+	return k;
+}
+
+static int shared(const struct session *s)
+{
+	return s->spec.cache_s3 && s->s3;
+}
+
+/*
+ * A local miss: key's entry from the session's object store, checked as
+ * the file's are, then kept in the local cache.  A new reference or NULL.
+ */
+static json_t *lookup_s3(struct session *s, const char *key, const char *id)
+{
+	char *okey = s3_entry_key(s, key), *data = NULL, msg[1024] = "";
+	json_t *doc = NULL, *entry = NULL;
+	const char *why;
+	size_t len = 0;
+	int rc = s3_get(s->s3, okey, CACHE_S3_MAX, &data, &len, msg, sizeof(msg));
+
+	if (rc && rc != KERR_NOTFOUND)
+		log_warn("variant '%s': the shared result cache: %s", id, msg);
+	if (!rc && !(doc = json_loads(data, 0, NULL)))
+		log_warn("cache: entry %s in 's3://%s/%s' does not parse; ignored: the variant is "
+			 "evaluated again and the entry replaced",
+			 key, s3_bucket(s->s3), okey);
+	if (doc && (why = cache_entry_fault(doc, key)))
+		log_warn("cache: entry %s in 's3://%s/%s' fails its check (%s); ignored: the "
+			 "variant is evaluated again and the entry replaced",
+			 key, s3_bucket(s->s3), okey, why);
+	else if (doc && s->spec.cache_max_age_days > 0 &&
+		 json_number_value(json_object_get(doc, "created")) <
+			 (double)time(NULL) - s->spec.cache_max_age_days * 86400)
+		log_debug("cache: entry %s in the store has expired", key);
+	else if (doc)
+		entry = json_incref(doc);
+	if (entry &&
+	    cache_put(s->cache, key, json_object_get(doc, "inputs"), json_object_get(doc, "result"),
+		      json_object_get(doc, "origin"), msg, sizeof(msg)))
+		log_warn("variant '%s': %s", id, msg);
+	json_decref(doc);
+	free(data);
+	free(okey);
+	return entry;
+}
+
+/* Looks key up, locally and then in the shared store: the entry (a new reference) or NULL. */
 static json_t *lookup(struct session *s, const char *key, const char *id)
 {
 	json_t *entry = NULL;
@@ -205,7 +261,31 @@ static json_t *lookup(struct session *s, const char *key, const char *id)
 
 	if (rc < 0)
 		log_warn("variant '%s': %s", id, msg);
+	if (rc != 1 && shared(s))
+		return lookup_s3(s, key, id);
 	return rc == 1 ? entry : NULL;
+}
+
+/* Stores an entry locally and, when the spec shares the cache, in the store; 0 when stored locally. */
+static int store_entry(struct session *s, const char *key, const json_t *inputs, const json_t *res,
+		       const json_t *origin, const char *id)
+{
+	char msg[1024] = "";
+	int rc = cache_put(s->cache, key, inputs, res, origin, msg, sizeof(msg));
+
+	if (rc)
+		log_warn("variant '%s': %s", id, msg);
+	if (shared(s)) {
+		json_t *doc = cache_entry_doc(key, inputs, res, origin, (double)time(NULL));
+		char *text = jx_dump(doc), *okey = s3_entry_key(s, key);
+
+		if (s3_put(s->s3, okey, text, strlen(text), "application/json", msg, sizeof(msg)))
+			log_warn("variant '%s': not shared through the store: %s", id, msg);
+		free(okey);
+		free(text);
+		json_decref(doc);
+	}
+	return rc;
 }
 
 /*
@@ -413,7 +493,7 @@ static int record_one(struct session *s, int round, const json_t *problem, const
 {
 	const char *id = json_string_value(json_object_get(v, "id")), *why, *bid;
 	json_t *res = session_round_result(s, round, id), *inputs = NULL, *origin;
-	char key[65], msg[1024] = "";
+	char key[65];
 	int rc;
 
 	if (!res || json_object_get(res, "cache") || !cacheable(res)) {
@@ -432,9 +512,8 @@ static int record_one(struct session *s, int round, const json_t *problem, const
 	bid = json_string_value(json_object_get(res, "batch_id"));
 	origin = json_pack("{s:s, s:i, s:O, s:s, s:s?}", "session", s->id, "round", round,
 			   "variant", json_object_get(v, "id"), "batch", bid, "baseline", baseline);
-	rc = cache_put(s->cache, key, inputs, res, origin, msg, sizeof(msg));
+	rc = store_entry(s, key, inputs, res, origin, id);
 	if (rc) {
-		log_warn("variant '%s': %s", id, msg);
 		r->partial = 1;
 	} else {
 		json_array_append_new(r->keys, json_string(key));
@@ -461,7 +540,7 @@ static void record_baseline(struct session *s, int round, const json_t *problem,
 	json_t *res = id ? session_round_result(s, round, id) : NULL, *origin, *inputs;
 	const char *bid = json_string_value(json_object_get(res, "batch_id"));
 	const char *st = json_string_value(json_object_get(res, "status"));
-	char key[65], msg[1024] = "";
+	char key[65];
 
 	if (!res || r->partial || !r->batch || json_object_get(res, "cache") || !bid ||
 	    strcmp(bid, r->batch) || !st || strcmp(st, "ok") ||
@@ -472,8 +551,7 @@ static void record_baseline(struct session *s, int round, const json_t *problem,
 	cache_key(inputs, key);
 	origin = json_pack("{s:s, s:i, s:s, s:s, s:s}", "session", s->id, "round", round, "variant",
 			   id, "batch", bid, "role", "baseline");
-	if (cache_put(s->cache, key, inputs, res, origin, msg, sizeof(msg)))
-		log_warn("the baseline '%s' of round %d: %s", id, round, msg);
+	store_entry(s, key, inputs, res, origin, id);
 	json_decref(origin);
 	json_decref(inputs);
 	json_decref(res);

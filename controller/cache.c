@@ -233,6 +233,52 @@ static const char *row_fault(const char *want, sqlite3_stmt *st, json_t **doc)
 	return NULL;
 }
 
+json_t *cache_entry_doc(const char *key, const json_t *inputs, const json_t *result,
+			const json_t *origin, double created)
+{
+	char *in = cache_canonical(inputs), *res = cache_canonical(result);
+	char *org = cache_canonical(origin), sum[65];
+	json_t *doc;
+
+	checksum(key, in, res, org, sum);
+	doc = json_pack("{s:s, s:O, s:O, s:O, s:f, s:s}", "key", key, "inputs", inputs, "result",
+			result, "origin", origin, "created", created, "checksum", sum);
+	free(in);
+	free(res);
+	free(org);
+	return doc;
+}
+
+const char *cache_entry_fault(const json_t *doc, const char *key)
+{
+	const json_t *inputs = json_object_get(doc, "inputs"),
+		     *res = json_object_get(doc, "result");
+	const json_t *origin = json_object_get(doc, "origin");
+	const char *sum = json_string_value(json_object_get(doc, "checksum"));
+	const char *have = json_string_value(json_object_get(doc, "key"));
+	const char *fault = NULL;
+	char *in, *rs, *org, want[65], again[65];
+
+	if (!json_is_object(inputs) || !json_is_object(res) || !json_is_object(origin) || !sum ||
+	    !have || !json_is_number(json_object_get(doc, "created")))
+		return "it lacks a part of an entry";
+	if (strcmp(have, key))
+		return "it holds another key";
+	in = cache_canonical(inputs);
+	rs = cache_canonical(res);
+	org = cache_canonical(origin);
+	checksum(key, in, rs, org, want);
+	cache_key(inputs, again);
+	if (strcmp(want, sum))
+		fault = "its checksum does not match what it holds";
+	else if (strcmp(again, key))
+		fault = "its inputs do not give its key";
+	free(in);
+	free(rs);
+	free(org);
+	return fault;
+}
+
 int cache_get(struct cache *c, const char *key, double max_age_days, json_t **entry, char *msg,
 	      size_t n)
 {

@@ -78,6 +78,20 @@ int cache_get(struct cache *c, const char *key, double max_age_days, json_t **en
 int cache_put(struct cache *c, const char *key, const json_t *inputs, const json_t *result,
 	      const json_t *origin, char *msg, size_t n);
 
+/*
+ * An entry in its portable form, as it travels through object storage: a
+ * new object {key, inputs, result, origin, created, checksum}, the checksum
+ * computed as in the file (over the canonical texts of inputs, result and
+ * origin, with the key).
+ */
+json_t *cache_entry_doc(const char *key, const json_t *inputs, const json_t *result,
+			const json_t *origin, double created);
+/*
+ * Why doc is not a sound entry for key (the checksum, the key, the inputs
+ * or a part missing), or NULL when it is.  A static string.
+ */
+const char *cache_entry_fault(const json_t *doc, const char *key);
+
 /* {file, entries, bytes (the file and its WAL), oldest, newest (Unix seconds or null)}. */
 int cache_stats(struct cache *c, json_t **out, char *msg, size_t n);
 

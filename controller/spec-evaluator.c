@@ -473,9 +473,10 @@ int read_batch(struct ld *ld, const yaml_node_t *nd, const char *path)
 static const struct field cache_fields[] = {
 	FBOOL("enabled"),
 	FNUM("max_age_days", 0, 36500),
+	FBOOL("s3"),
 };
 
-/* cache: {enabled, max_age_days} (docs/spec.md#cache) */
+/* cache: {enabled, max_age_days, s3} (docs/spec.md#cache) */
 int read_cache(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
 	struct spec *s = ld->s;
@@ -488,7 +489,13 @@ int read_cache(struct ld *ld, const yaml_node_t *nd, const char *path)
 		if (json_is_boolean(on))
 			s->cache_enabled = json_is_true(on);
 		s->cache_max_age_days = fld_num(o, "max_age_days", s->cache_max_age_days);
+		s->cache_s3 = json_is_true(json_object_get(o, "s3"));
 	}
+	/* evaluator comes before cache in spec.c's table of sections */
+	if (!rc && s->cache_s3 && !(s->storage && s3_is_url(s->storage)))
+		rc = yamlx_fail(&ld->y, yamlx_map_get(&ld->y, nd, "s3"), KERR_INVALID, "cache.s3",
+				"the cache is shared through evaluator.storage, which is not an "
+				"s3:// URL");
 	json_decref(o);
 	return rc;
 }

@@ -122,6 +122,7 @@ struct spec {
 	/* cache: the result cache (cache-use.h) */
 	int cache_enabled; /* cache.enabled, default 1 */
 	double cache_max_age_days; /* cache.max_age_days: older entries are not used; default 30, 0 = no expiry */
+	int cache_s3; /* cache.s3: entries also under the s3:// storage's cache/ */
 
 	/* batch */
 	int variants_per_round;  /* default 8 */

@@ -173,6 +173,10 @@ def second_session_evaluates_nothing(w):
     line = w.run(["status", sid2]).stdout
     check(f"({st2.get('evaluations')} from the result cache)" in line,
           f"kctl status says how many came from the cache ({line[:200]!r})")
+    with open(os.path.join(w.tmp, "runs", sid2, "report.md"), encoding="utf-8") as f:
+        md = f.read()
+    check(f"{st2.get('evaluations')} of the {st2.get('evaluations')} evaluations came from the "
+          f"result cache" in md, "report.md says how many came from the cache")
     with open(os.path.join(w.tmp, "runs", sid2, "rounds", "r000", "results", "r00-start.json"),
               encoding="utf-8") as f:
         doc = json.load(f)

@@ -271,6 +271,47 @@ TEST(an_entry_under_another_key_is_a_miss)
 	free(path);
 }
 
+/* The portable form (object storage): what passes, and each way it fails. */
+TEST(portable_entries)
+{
+	json_t *in = inputs_of("kernel E"), *other = inputs_of("kernel F");
+	json_t *res = json_pack("{s:s}", "status", "ok"), *org = json_pack("{s:s}", "session", "s");
+	char key[65], okey[65];
+	json_t *doc, *bad;
+
+	cache_key(in, key);
+	cache_key(other, okey);
+	doc = cache_entry_doc(key, in, res, org, 1e9);
+	CHECK(cache_entry_fault(doc, key) == NULL);
+	CHECK_STR(cache_entry_fault(doc, okey), "it holds another key");
+	/* a round trip through text keeps it sound */
+	{
+		char *text = json_dumps(doc, 0);
+		json_t *back = json_loads(text, 0, NULL);
+
+		CHECK(cache_entry_fault(back, key) == NULL);
+		json_decref(back);
+		free(text);
+	}
+	bad = json_deep_copy(doc);
+	json_object_set_new(json_object_get(bad, "result"), "status", json_string("incorrect"));
+	CHECK_STR(cache_entry_fault(bad, key), "its checksum does not match what it holds");
+	json_decref(bad);
+	bad = json_deep_copy(doc);
+	json_object_del(bad, "origin");
+	CHECK_STR(cache_entry_fault(bad, key), "it lacks a part of an entry");
+	json_decref(bad);
+	/* inputs of another key under this key, with a checksum made for them */
+	bad = cache_entry_doc(key, other, res, org, 1e9);
+	CHECK_STR(cache_entry_fault(bad, key), "its inputs do not give its key");
+	json_decref(bad);
+	json_decref(doc);
+	json_decref(in);
+	json_decref(other);
+	json_decref(res);
+	json_decref(org);
+}
+
 #define WRITERS 4
 #define PER     150
 
@@ -384,6 +425,7 @@ int main(void)
 	RUN(expiry);
 	RUN(damaged_and_forged_entries_are_misses);
 	RUN(an_entry_under_another_key_is_a_miss);
+	RUN(portable_entries);
 	RUN(several_processes_write_at_once);
 	RUN(prune_and_clear);
 	RUN(a_newer_file_is_refused);

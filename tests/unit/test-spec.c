@@ -446,6 +446,8 @@ TEST(cache_section)
 		{ "cache: {max_age_days: 40000}\n", 0, 0, "cache.max_age_days" },
 		{ "cache: {s3: on}\n", 0, 0, "cache.s3" },
 		{ "cache: [1]\n", 0, 0, "cache" },
+		{ "cache: {s3: true}\n", 0, 0, "cache.s3" }, /* no s3:// storage */
+		{ "evaluator: {storage: \"s3://b/p\"}\ncache: {s3: true}\n", 1, 30, NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
@@ -461,7 +463,8 @@ TEST(cache_section)
 		} else {
 			CHECK(rc == 0);
 			CHECK(rc || (s.cache_enabled == cases[i].enabled &&
-				     s.cache_max_age_days == cases[i].age));
+				     s.cache_max_age_days == cases[i].age &&
+				     s.cache_s3 == (strstr(cases[i].tail, "s3: true") != NULL)));
 		}
 		if (!rc)
 			spec_release(&s);
