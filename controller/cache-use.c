@@ -91,7 +91,8 @@ json_t *cache_use_inputs(struct session *s, const json_t *problem, const json_t 
 {
 	const json_t *opts = json_object_get(v, "options");
 
-	if (!s->evalpod_version || !json_array_size(s->evalpod_devices))
+	if (!s->evalpod_version || !json_array_size(s->evalpod_devices) ||
+	    !json_is_string(json_object_get(v, "source")))
 		return NULL;
 	return json_pack("{s:s, s:o, s:s, s:O, s:{s:O, s:o}}", "format", CACHE_KEY_FORMAT, "device",
 			 device_fingerprints(s), "evalpod", s->evalpod_version, "batch", problem,
@@ -507,7 +508,11 @@ static int record_one(struct session *s, int round, const json_t *problem, const
 		json_decref(res);
 		return 0;
 	}
-	inputs = cache_use_inputs(s, problem, v);
+	if (!(inputs = cache_use_inputs(s, problem, v))) {
+		r->partial = 1;
+		json_decref(res);
+		return 0;
+	}
 	cache_key(inputs, key);
 	bid = json_string_value(json_object_get(res, "batch_id"));
 	origin = json_pack("{s:s, s:i, s:O, s:s, s:s?}", "session", s->id, "round", round,

@@ -9,6 +9,9 @@
  * default) is true, kctl was not given --no-cache, and its backend tells
  * the device: the local backend, from `evalpod devices` and `evalpod
  * version` when the session opens.  Kubernetes sessions do not use it yet.
+ * With the spec's cache.s3, each entry stored is also put in the session's
+ * object store as PREFIX/cache/KEY.json, and a local miss tries there
+ * (checked as the file's entries are, then kept locally).
  * Every failure of the cache is a warning: a session never fails for it.
  */
 #ifndef KCTL_CACHE_USE_H
@@ -31,7 +34,7 @@ json_t *cache_use_problem(struct session *s, int round);
  * fingerprints of the devices evalpod lists: platform, platform_version,
  * name, vendor, driver, version), evalpod (its version), batch (above),
  * program {source, build_options}}; NULL when the session has no device
- * fingerprint.
+ * fingerprint or v no source.
  */
 json_t *cache_use_inputs(struct session *s, const json_t *problem, const json_t *v);
 
