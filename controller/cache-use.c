@@ -8,6 +8,7 @@
 #include "session.h"
 #include "cache.h"
 #include "cache-use.h"
+#include "backend.h"
 #include "pack.h"
 #include "s3.h"
 #include "err.h"
@@ -58,6 +59,40 @@ static json_t *device_fingerprints(const struct session *s)
 	return out;
 }
 
+/*
+ * On Kubernetes the devices are the cluster's nodes': the fingerprint is
+ * the device of the session's first recorded result that names one, and
+ * evalpod is the image its Jobs run ("image REF").  So round 0 there is
+ * always evaluated.
+ */
+static void kube_fingerprint(struct session *s)
+{
+	json_t *vars, *v;
+	size_t i;
+
+	if (s->evalpod_devices || !s->backend || strcmp(s->backend->name, "kubernetes") ||
+	    !s->spec.kube.image)
+		return;
+	vars = store_variants_brief(s->st, s->id, -1);
+	json_array_foreach (vars, i, v) {
+		json_t *res =
+			json_is_null(json_object_get(v, "status"))
+				? NULL
+				: store_result_get(s->st, s->id,
+						   json_string_value(json_object_get(v, "id")));
+		json_t *dev = json_object_get(res, "device");
+
+		if (json_is_object(dev)) {
+			s->evalpod_devices = json_pack("[{s:[O]}]", "devices", dev);
+			s->evalpod_version = xasprintf("image %s", s->spec.kube.image);
+		}
+		json_decref(res);
+		if (s->evalpod_devices)
+			break;
+	}
+	json_decref(vars);
+}
+
 /* 1 when the cache is on for s (opened here the first time), else 0. */
 static int cache_on(struct session *s)
 {
@@ -65,6 +100,8 @@ static int cache_on(struct session *s)
 
 	if (s->cache)
 		return 1;
+	if (!s->no_cache && s->spec.cache_enabled)
+		kube_fingerprint(s);
 	if (s->no_cache || !s->spec.cache_enabled || !s->evalpod_version ||
 	    !json_array_size(s->evalpod_devices))
 		return 0;

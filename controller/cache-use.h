@@ -6,9 +6,10 @@
  * batch (pack.h), the store and the cache's file (cache.h).
  *
  * The cache is on for a session when its spec's cache.enabled (the
- * default) is true, kctl was not given --no-cache, and its backend tells
- * the device: the local backend, from `evalpod devices` and `evalpod
- * version` when the session opens.  Kubernetes sessions do not use it yet.
+ * default) is true, kctl was not given --no-cache, and the device is
+ * known: on the local backend from `evalpod devices` and `evalpod version`
+ * when the session opens; on Kubernetes from the session's first recorded
+ * result and the spec's image (so round 0 there is always evaluated).
  * With the spec's cache.s3, each entry stored is also put in the session's
  * object store as PREFIX/cache/KEY.json, and a local miss tries there
  * (checked as the file's entries are, then kept locally).
