@@ -65,9 +65,9 @@ struct session {
 	enum spec_backend backend_kind;
 	/* the result cache (cache-use.h) */
 	int no_cache;            /* --no-cache: no lookups, no writes */
-	struct cache *cache;     /* opened by cache_use_open; NULL: off or not yet */
-	json_t *evalpod_devices; /* the local backend's `evalpod devices -o json` */
-	char *evalpod_version;   /* and its `evalpod version` (both NULL elsewhere) */
+	struct cache *cache;     /* opened when first needed (cache-use.c); NULL: off or not yet */
+	json_t *evalpod_devices; /* the devices the keys name: `evalpod devices -o json` (local), */
+	char *evalpod_version;   /* and `evalpod version`; on Kubernetes from the first result */
 };
 
 /* The mode of the one round of a kctl eval session (loop.h, session_eval). */
