@@ -20,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 echo "== 1. controller overhead per round (real session, PoCL)"
 cp tests/data/kctl/affine.yaml tests/data/kctl/affine.cl tests/data/kctl/affine_ref.cl "$tmp/"
-KCTL_STATE_DIR="$tmp/state" build/controller/kctl start "$tmp/affine.yaml" >"$tmp/sid" 2>"$tmp/kctl.log"
+KCTL_STATE_DIR="$tmp/state" build/controller/kctl start "$tmp/affine.yaml" --no-cache >"$tmp/sid" 2>"$tmp/kctl.log"
 python3 - "$tmp" <<'PY'
 import glob, json, os, sqlite3, sys
 from datetime import datetime

@@ -33,7 +33,7 @@ for ex in $examples; do
 	spec=examples/$ex.yaml
 	[ -f "$spec" ] || { echo "$ex: no $spec, skipped"; continue; }
 	start=$(date +%s)
-	sid=$("$bdir"/controller/kctl start "$spec" ${rounds:+--rounds "$rounds"} 2>"$tmp/$ex.log" | head -n 1)
+	sid=$("$bdir"/controller/kctl start "$spec" --no-cache ${rounds:+--rounds "$rounds"} 2>"$tmp/$ex.log" | head -n 1)
 	end=$(date +%s)
 	"$bdir"/controller/kctl status "$sid" -o json >"$tmp/$ex.status.json"
 	blas="{}"

@@ -50,7 +50,7 @@ run() { # label, proposer section
 	mkdir -p "$d"
 	cp "$data/mm.cl" "$data/mm_ref.cl" "$d/"
 	{ sed -e 's/max_rounds: 3/max_rounds: 6/' "$data/mm.yaml"; printf '%s' "$2"; } >"$d/mm.yaml"
-	KCTL_STATE_DIR="$d/state" build/controller/kctl start "$d/mm.yaml" >"$d/out" 2>"$d/log" || true
+	KCTL_STATE_DIR="$d/state" build/controller/kctl start "$d/mm.yaml" --no-cache >"$d/out" 2>"$d/log" || true
 	KCTL_STATE_DIR="$d/state" build/controller/kctl status "$(head -1 "$d/out")" -o json >"$d/status.json"
 }
 run tune $'proposer:\n  kind: tune\n'

@@ -49,8 +49,8 @@ cp tests/data/kctl/affine* "$tmp/"
 sed "s|^session:|evaluator:\n  storage: $bucket/runs\n  s3: {endpoint: \"$S3_ENDPOINT\"}\nsession:|" \
 	"$tmp/affine.yaml" >"$tmp/s3.yaml"
 export KCTL_STATE_DIR=$tmp/state KCTL_EVALPOD=$PWD/$b/evalpod/evalpod
-t0=$(now); "$b"/controller/kctl start "$tmp/affine.yaml" --rounds 2 >/dev/null 2>"$tmp/file.log"; t1=$(now)
-"$b"/controller/kctl start "$tmp/s3.yaml" --rounds 2 >/dev/null 2>"$tmp/s3.log"; t2=$(now)
+t0=$(now); "$b"/controller/kctl start "$tmp/affine.yaml" --rounds 2 --no-cache >/dev/null 2>"$tmp/file.log"; t1=$(now)
+"$b"/controller/kctl start "$tmp/s3.yaml" --rounds 2 --no-cache >/dev/null 2>"$tmp/s3.log"; t2=$(now)
 f=$(python3 -c "print(f'{$t1 - $t0:.1f}')"); s=$(python3 -c "print(f'{$t2 - $t1:.1f}')")
 echo "== session, affine spec, 3 rounds (0-2), 7 evaluations each"
 echo "   file:// ${f} s, s3:// ${s} s, ratio s3/file $(ratio "$s" "$f")"

@@ -236,7 +236,7 @@ for i in $(seq 1 "$runs"); do
 	rc=0
 	# word splitting of KCTL_ARGS is wanted: it holds several arguments
 	# shellcheck disable=SC2086
-	KCTL_STATE_DIR=$r/state "$kctl" start "$r/$name.yaml" $kctl_args >"$r/sid" 2>"$r/kctl.log" || rc=$?
+	KCTL_STATE_DIR=$r/state KCTL_CACHE_DIR=$r/cache "$kctl" start "$r/$name.yaml" $kctl_args >"$r/sid" 2>"$r/kctl.log" || rc=$?
 	end=$(date +%s.%N)
 	sid=$(head -n 1 "$r/sid")
 	if [ "$rc" -ne 0 ] || [ -z "$sid" ]; then

@@ -82,28 +82,23 @@ static char *find_evalpod(const struct spec *sp)
 	return xstrdup("evalpod");
 }
 
-/* Runs `evalpod devices -o json`; returns 0 when it lists a device. */
-static int check_evalpod(const char *evalpod, char *msg, size_t n)
+/*
+ * Runs `evalpod ARG [-o json]` in its explicit environment; its stdout (up
+ * to 1 MiB) goes into out.  Returns the wait status, or -1 when it could not run.
+ */
+static int evalpod_capture(const char *evalpod, const char *arg, int json, struct sbuf *out)
 {
-	int fds[2], status = 0;
-	struct sbuf out = SBUF_INIT;
+	int fds[2], status = -1;
 	char buf[4096], **envp;
 	pid_t pid;
-	json_t *doc;
 	ssize_t got;
-	int rc = 0;
 
-	if (!is_exec(evalpod))
-		return kerr_set(msg, n, KERR_NOTFOUND,
-				"evalpod not found at '%s': build it, put it on PATH, or set "
-				"evaluator.evalpod in the spec or KCTL_EVALPOD",
-				evalpod);
 	if (pipe2(fds, O_CLOEXEC))
-		return kerr_set(msg, n, KERR_IO, "pipe: %s", strerror(errno));
+		return -1;
 	envp = evalrun_env(environ, NULL);
 	pid = fork();
 	if (pid == 0) {
-		char *argv[] = { (char *)evalpod, "devices", "-o", "json", NULL };
+		char *argv[] = { (char *)evalpod, (char *)arg, json ? "-o" : NULL, "json", NULL };
 
 		dup2(fds[1], STDOUT_FILENO);
 		execve(evalpod, argv, envp);
@@ -111,29 +106,74 @@ static int check_evalpod(const char *evalpod, char *msg, size_t n)
 	}
 	evalrun_env_free(envp);
 	close(fds[1]);
-	while ((got = read(fds[0], buf, sizeof(buf))) > 0 && out.len < (1u << 20))
-		sbuf_add(&out, buf, (size_t)got);
+	while (pid > 0 && (got = read(fds[0], buf, sizeof(buf))) > 0 && out->len < (1u << 20))
+		sbuf_add(out, buf, (size_t)got);
 	close(fds[0]);
-	waitpid(pid, &status, 0);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	return status;
+}
+
+/*
+ * Runs `evalpod devices -o json`; returns 0 when it lists a device, with
+ * *devices (may be NULL) the listing (a new reference).
+ */
+static int check_evalpod(const char *evalpod, json_t **devices, char *msg, size_t n)
+{
+	struct sbuf out = SBUF_INIT;
+	json_t *doc;
+	int status, rc = 0;
+
+	if (!is_exec(evalpod))
+		return kerr_set(msg, n, KERR_NOTFOUND,
+				"evalpod not found at '%s': build it, put it on PATH, or set "
+				"evaluator.evalpod in the spec or KCTL_EVALPOD",
+				evalpod);
+	status = evalpod_capture(evalpod, "devices", 1, &out);
 	doc = out.len ? json_loads(out.buf, 0, NULL) : NULL;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !json_is_array(doc))
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !json_is_array(doc))
 		rc = kerr_set(
 			msg, n, KERR_NODEVICE,
 			"'%s devices' found no OpenCL device (exit status %d): install an "
 			"OpenCL driver (e.g. pocl-opencl-icd) and check with 'evalpod devices'",
-			evalpod, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			evalpod, status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	else if (!json_array_size(json_object_get(json_array_get(doc, 0), "devices")))
 		rc = kerr_set(msg, n, KERR_NODEVICE,
 			      "evalpod sees an OpenCL platform but no device");
+	if (!rc && devices)
+		*devices = json_incref(doc);
 	json_decref(doc);
 	sbuf_release(&out);
 	return rc;
 }
 
+/* The first line of `evalpod version` (a new string), or NULL. */
+static char *evalpod_version(const char *evalpod)
+{
+	struct sbuf out = SBUF_INIT;
+	int status = evalpod_capture(evalpod, "version", 0, &out);
+	char *v = NULL;
+
+	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && out.len) {
+		out.buf[strcspn(out.buf, "\n")] = '\0';
+		v = *out.buf ? xstrdup(out.buf) : NULL;
+	}
+	sbuf_release(&out);
+	return v;
+}
+
+/* The devices and evalpod's version are what the result cache's keys name (cache-use.h). */
 static int local_check(struct session *s, char *msg, size_t n)
 {
+	int rc;
+
 	s->evalpod = find_evalpod(&s->spec);
-	return check_evalpod(s->evalpod, msg, n);
+	json_decref(s->evalpod_devices);
+	s->evalpod_devices = NULL;
+	rc = check_evalpod(s->evalpod, &s->evalpod_devices, msg, n);
+	free(s->evalpod_version);
+	s->evalpod_version = rc ? NULL : evalpod_version(s->evalpod);
+	return rc;
 }
 
 /* --- an attempt ------------------------------------------------------------------ */

@@ -1,6 +1,6 @@
 /*
  * kctl eval SPEC [--kernel FILE]... [--baseline FILE] [--backend local|kubernetes]
- *                [--threshold PCT] [-o text|json] [--out DIR] [--state FILE] [-v]
+ *                [--threshold PCT] [-o text|json] [--out DIR] [--no-cache] [--state FILE] [-v]
  *
  * One evaluation without a search: the kernel files and a baseline timed
  * side by side in one batch on the spec's backend (a session of one round,
@@ -33,7 +33,8 @@
 
 static const char usage[] =
 	"usage: kctl eval SPEC [--kernel FILE]... [--baseline FILE] [--backend local|kubernetes]\n"
-	"                 [--threshold PCT] [-o text|json] [--out DIR] [--state FILE] [-v]\n";
+	"                 [--threshold PCT] [-o text|json] [--out DIR] [--no-cache] [--state FILE] "
+	"[-v]\n";
 
 struct eval_opts {
 	const char *kernels[EVAL_MAX_KERNELS];
@@ -42,6 +43,7 @@ struct eval_opts {
 	int backend; /* -1: the spec's, else an enum spec_backend */
 	double threshold;
 	int json;
+	int no_cache; /* --no-cache: its results are not put in the result cache */
 };
 
 static int parse(int argc, char **argv, struct eval_opts *o)
@@ -55,6 +57,7 @@ static int parse(int argc, char **argv, struct eval_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "state", required_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "no-cache", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -107,6 +110,7 @@ static int parse(int argc, char **argv, struct eval_opts *o)
 		case 'O': o->out = optarg; break;
 		case 'S': o->state = optarg; break;
 		case 'v': log_level_current = LOG_DEBUG; break;
+		case 'C': o->no_cache = 1; break;
 		default: fputs(usage, stderr); return -1;
 		}
 	}
@@ -407,6 +411,7 @@ int cmd_eval(int argc, char **argv)
 	}
 	s.output_root = e->o.out;
 	s.backend_forced = e->o.backend >= 0;
+	s.no_cache = e->o.no_cache;
 	s.backend_kind = e->o.backend >= 0 ? (enum spec_backend)e->o.backend : BACKEND_LOCAL;
 	rc = session_create(&s, st, argv[optind], msg, sizeof(msg));
 	if (rc) {

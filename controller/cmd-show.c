@@ -31,6 +31,21 @@ static double num(json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* "cached": the result cache's key, on each variant whose result came from it. */
+static void mark_cached(struct store *st, const char *id, json_t *vars)
+{
+	json_t *keys = store_result_cached(st, id), *v;
+	size_t i;
+
+	json_array_foreach (vars, i, v) {
+		json_t *key = json_object_get(keys, json_string_value(json_object_get(v, "id")));
+
+		if (key)
+			json_object_set(v, "cached", key);
+	}
+	json_decref(keys);
+}
+
 static void show_list(json_t *vars)
 {
 	size_t i;
@@ -41,11 +56,14 @@ static void show_list(json_t *vars)
 	json_array_foreach (vars, i, v) {
 		json_t *l = json_object_get(v, "lineage");
 
+		char status[64];
+
+		snprintf(status, sizeof(status), "%s%s", str(v, "status"),
+			 json_object_get(v, "cached") ? " (cached)" : "");
 		printf("%-12s %-12s %4lld %-14s %9.2f %9.3f %9.2f %6.1f %-8s  %s\n", str(v, "id"),
 		       str(v, "parent"), json_is_integer(l) ? (long long)json_integer_value(l) : -1,
-		       str(v, "status"), num(v, "speedup_ref"), num(v, "speedup_base"),
-		       num(v, "gflops"), num(v, "robust_cv") * 100, str(v, "quality"),
-		       str(v, "rationale"));
+		       status, num(v, "speedup_ref"), num(v, "speedup_base"), num(v, "gflops"),
+		       num(v, "robust_cv") * 100, str(v, "quality"), str(v, "rationale"));
 	}
 }
 
@@ -61,6 +79,12 @@ static void show_variant(struct store *st, const char *session, json_t *v)
 	       (long long)json_integer_value(json_object_get(v, "lineage")));
 	printf("rationale %s\noptions   %s\nstatus    %s\n", str(v, "rationale"), str(v, "options"),
 	       res ? str(res, "status") : "not evaluated yet");
+	if (json_is_object(json_object_get(res, "cache"))) {
+		json_t *c = json_object_get(res, "cache");
+
+		printf("cached    from the result cache: key %s, session %s, batch %s, stored %s\n",
+		       str(c, "key"), str(c, "session"), str(c, "batch"), str(c, "stored"));
+	}
 	if (json_is_object(fault))
 		printf("fault     %s/%s: %s\n", str(fault, "origin"), str(fault, "kind"),
 		       str(fault, "message"));
@@ -166,6 +190,7 @@ int cmd_show(int argc, char **argv)
 	} else if (!variant) {
 		if (!(vars = store_variants_brief(st, id, -1)))
 			vars = json_array();
+		mark_cached(st, id, vars);
 		if (as_json)
 			show_list_json(vars);
 		else

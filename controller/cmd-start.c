@@ -1,7 +1,7 @@
 /*
- * kctl start SPEC [--rounds N] [--step] [--no-progress] [--state FILE] [-v]
+ * kctl start SPEC [--rounds N] [--step] [--no-progress] [--no-cache] [--state FILE] [-v]
  * kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] [--step] [--no-progress]
- *             [--state FILE] [-v]
+ *             [--no-cache] [--state FILE] [-v]
  */
 #include "cmds.h"
 #include "err.h"
@@ -25,6 +25,7 @@ struct run_opts {
 	const char *state;
 	int rounds, step;
 	int no_progress;           /* --no-progress: no live line even on a terminal */
+	int no_cache;              /* --no-cache: the result cache is neither read nor written */
 	const char *set[MAX_SETS]; /* resume --set KEY=VALUE */
 	int nset;
 };
@@ -38,6 +39,7 @@ static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "set", required_argument, NULL, 'x' },
 		{ "no-progress", no_argument, NULL, 'P' },
+		{ "no-cache", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -58,6 +60,7 @@ static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 			break;
 		case 's': o->step = 1; break;
 		case 'P': o->no_progress = 1; break;
+		case 'C': o->no_cache = 1; break;
 		case 'S': o->state = optarg; break;
 		case 'v': log_level_current = LOG_DEBUG; break;
 		case 'x':
@@ -223,6 +226,7 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 	}
 	s.again = again = again_options(o.state);
 	s.rounds_cap = o.rounds; /* reopen lets a larger one extend a done session */
+	s.no_cache = o.no_cache;
 	rc = open(&s, st, created ? argv[optind] : id, msg, sizeof(msg));
 	if (!rc && (rc = apply_sets(&s, &o, msg, sizeof(msg)))) {
 		log_error("session %s: %s", s.id, msg);
@@ -255,7 +259,7 @@ int cmd_start(int argc, char **argv)
 {
 	return run_command(argc, argv,
 			   "usage: kctl start SPEC [--rounds N] [--step] [--no-progress] "
-			   "[--state FILE] [-v]\n",
+			   "[--no-cache] [--state FILE] [-v]\n",
 			   session_create, 1);
 }
 
@@ -263,7 +267,7 @@ int cmd_resume(int argc, char **argv)
 {
 	return run_command(argc, argv,
 			   "usage: kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] "
-			   "[--step] [--no-progress] [--state FILE] [-v]\n",
+			   "[--step] [--no-progress] [--no-cache] [--state FILE] [-v]\n",
 			   session_reopen, 0);
 }
 

@@ -116,6 +116,9 @@ static void print_one(json_t *st, const char *state_opt)
 		       : json_string_value(json_object_get(st, "state")),
 	       (long long)json_integer_value(json_object_get(st, "rounds")),
 	       (long long)json_integer_value(json_object_get(st, "evaluations")));
+	if (json_integer_value(json_object_get(st, "cached")) > 0)
+		printf(" (%lld from the result cache)",
+		       (long long)json_integer_value(json_object_get(st, "cached")));
 	if (json_is_object(best)) {
 		char noise[64];
 

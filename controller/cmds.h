@@ -20,6 +20,7 @@ int cmd_delete(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 /* Opens the state database (--state FILE or the default); logs on failure. */
 struct store *cmd_open_store(const char *state_path);

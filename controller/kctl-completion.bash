@@ -19,6 +19,11 @@ _kctl_options() {
 	version) echo "--help" ;;
 	export) echo "--format --out --state --merge --help" ;;
 	esac
+	# the result cache (kctl cache, --no-cache)
+	case "$1" in
+	start|resume|eval) echo "--no-cache" ;;
+	cache) echo "--older-than -o --output --help" ;;
+	esac
 }
 
 # The session ids that the state database on this command line holds.
@@ -59,6 +64,7 @@ _kctl() {
 		--strategy|--budgets|--seeds|--batch|--spec|--kernel|--baseline|--backend|\
 		--threshold|--out|--interval) ((i++)) ;;
 		--format) ((i++)) ;;
+		--older-than) ((i++)) ;;
 		-*) ;;
 		*) ((npos++ == 0)) && session="$w" ;;
 		esac
@@ -71,6 +77,7 @@ _kctl() {
 		COMPREPLY=($(compgen -W "start resume confirm status show report brief cancel
 			export
 			delete render simulate eval version help --help --version" -- "$cur"))
+		COMPREPLY+=($(compgen -W "cache" -- "$cur"))
 		return 0
 	fi
 	# kctl export: --out is a file; --format json or c
@@ -105,6 +112,7 @@ _kctl() {
 		return 0 ;;
 	--rounds|--passes|--candidates|--shards|--server-version|--strategy|--budgets|\
 	--seeds|--batch|--threshold) return 0 ;;
+	--older-than) return 0 ;;
 	esac
 	if [[ "$cur" == -* ]]; then
 		COMPREPLY=($(compgen -W "$(_kctl_options "$cmd")" -- "$cur"))
@@ -123,6 +131,8 @@ _kctl() {
 		else
 			COMPREPLY=($(compgen -W "$(_kctl_sessions "$kctl" "$state")" -- "$cur"))
 		fi ;;
+	cache)
+		((npos == 0)) && COMPREPLY=($(compgen -W "stats prune clear" -- "$cur")) ;;
 	resume|confirm|status|show|report|brief|cancel|delete)
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -W "$(_kctl_sessions "$kctl" "$state")" -- "$cur"))

@@ -23,16 +23,21 @@ static int cmd_version(int argc, char **argv);
 
 static const struct command commands[] = {
 	{ "start", cmd_start, "start a session",
-	  "kctl start SPEC [--rounds N] [--step] [--no-progress] [--state FILE] [-v]" },
+	  "kctl start SPEC [--rounds N] [--step] [--no-progress] [--no-cache] [--state FILE] "
+	  "[-v]\n\n"
+	  "--no-cache neither reads nor writes the result cache (kctl cache)." },
 	{ "resume", cmd_resume, "go on with a stopped, killed or finished session",
 	  "kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] [--step] "
-	  "[--no-progress] [--state FILE] [-v]\n\n"
-	  "--rounds N lets a session that ended on its round budget go on to N rounds." },
+	  "[--no-progress] [--no-cache] [--state FILE] [-v]\n\n"
+	  "--rounds N lets a session that ended on its round budget go on to N rounds.\n"
+	  "--no-cache neither reads nor writes the result cache (kctl cache)." },
 	{ "confirm", cmd_confirm, "re-time a session's top candidates side by side",
 	  "kctl confirm SESSION [--passes N] [--candidates K] [--state FILE] [-v]" },
 	{ "eval", cmd_eval, "evaluate kernel files against a baseline, for CI",
 	  "kctl eval SPEC [--kernel FILE]... [--baseline FILE] [--backend local|kubernetes]\n"
-	  "                 [--threshold PCT] [-o text|json] [--out DIR] [--state FILE] [-v]\n\n"
+	  "                 [--threshold PCT] [-o text|json] [--out DIR] [--no-cache] [--state "
+	  "FILE]\n"
+	  "                 [-v]\n\n"
 	  "Exit status: 0 every kernel correct and none slower than the baseline beyond the\n"
 	  "threshold (default 5%) or the measured noise; 1 a kernel failed its checks; 2 a\n"
 	  "regression; 3 the evaluation itself failed; 64 a usage error." },
@@ -74,6 +79,11 @@ static const struct command commands[] = {
 	{ "simulate", cmd_simulate, "replay the search against a recorded space",
 	  "kctl simulate DATASET [--strategy S,...] [--budgets N,...] [--seeds N] "
 	  "[--batch N] [-o text|json]" },
+	{ "cache", cmd_cache, "the result cache: its size, pruning, clearing",
+	  "kctl cache stats|prune|clear [--older-than DAYS] [-o text|json]\n\n"
+	  "The cache is $KCTL_CACHE_DIR/cache.db, else $XDG_CACHE_HOME/kctl/cache.db, else\n"
+	  "~/.cache/kctl/cache.db.  prune removes the entries older than DAYS (default 30),\n"
+	  "clear every entry." },
 	{ "version", cmd_version, "print kctl's version", "kctl version" },
 };
 

@@ -448,6 +448,12 @@ void report_md(struct session *s, struct sbuf *b)
 		report_winner(w, b);
 	report_best(s, w, b);
 	report_rounds(s, b);
+	if (json_integer_value(json_object_get(st, "cached")) > 0)
+		sbuf_addf(b,
+			  "\n%lld of the %lld evaluations came from the result cache (`kctl show` "
+			  "marks them `(cached)`).\n",
+			  (long long)json_integer_value(json_object_get(st, "cached")),
+			  (long long)json_integer_value(json_object_get(st, "evaluations")));
 	sbuf_addf(b, "\n## Status\n\n```json\n%s```\n", js);
 	free(js);
 	json_decref(st);

@@ -12,6 +12,7 @@
 #include "pack.h"
 #include "round.h"
 #include "backend.h"
+#include "cache-use.h"
 #include "err.h"
 #include "fileio.h"
 #include "jsonx.h"
@@ -333,6 +334,7 @@ int round_evaluate(struct session *s, int round, char *msg, size_t n)
 		rc = round_interrupted() ? KERR_CHILD : KERR_IO;
 		goto out;
 	}
+	cache_use_fill(s, round, dir); /* what the cache has is not packed */
 	for (int attempt = 0; attempt < EVALPOD_ATTEMPTS; attempt++) {
 		if (session_cancelled(s)) {
 			rc = kerr_set(msg, n, KERR_CHILD, "cancelled");
@@ -403,6 +405,8 @@ int round_collect(struct session *s, int round, char *msg, size_t n)
 		rc = collect_one(s, dir, v, msg, n);
 	}
 	rc = round_step_end(s, round, ROUND_COLLECTED, "collected", rc, msg, n);
+	if (!rc)
+		cache_use_record(s, round);
 	json_decref(vars);
 	free(dir);
 	return rc;

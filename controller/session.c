@@ -8,6 +8,7 @@
  * that drives rounds (loop.c).
  */
 #include "session.h"
+#include "cache.h"
 #include "round.h"
 #include "tracker.h"
 #include "loop.h"
@@ -409,6 +410,9 @@ void session_release(struct session *s)
 	free(s->evalpod);
 	s3_free(s->s3);
 	github_free(s->gh);
+	cache_close(s->cache);
+	json_decref(s->evalpod_devices);
+	free(s->evalpod_version);
 	if (s->backend && s->backend->close)
 		s->backend->close(s);
 	memset(s, 0, sizeof(*s));

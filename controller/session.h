@@ -31,6 +31,7 @@
 #include "store.h"
 
 struct backend;
+struct cache;
 struct github;
 struct proposer;
 
@@ -62,6 +63,11 @@ struct session {
 	const char *output_root; /* NULL: session.output_dir */
 	int backend_forced;      /* backend_kind replaces evaluator.backend */
 	enum spec_backend backend_kind;
+	/* the result cache (cache-use.h) */
+	int no_cache;            /* --no-cache: no lookups, no writes */
+	struct cache *cache;     /* opened when first needed (cache-use.c); NULL: off or not yet */
+	json_t *evalpod_devices; /* the devices the keys name: `evalpod devices -o json` (local), */
+	char *evalpod_version;   /* and `evalpod version`; on Kubernetes from the first result */
 };
 
 /* The mode of the one round of a kctl eval session (loop.h, session_eval). */

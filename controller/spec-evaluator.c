@@ -2,7 +2,8 @@
  * spec-evaluator.c - the spec's sections on how and where the variants are
  * evaluated: correctness, measurement, limits and device (handed to evalpod
  * as EvalBatch objects), and the evaluator (local or kubernetes, with its
- * kubernetes and s3 settings), session and batch sections.
+ * kubernetes and s3 settings), session and batch sections, and the result
+ * cache's section.
  *
  * May use: spec-internal.h (the field tables and checks of spec-read.c), yamlx,
  * s3 and common/.  spec.c calls its read_* functions from its table of
@@ -469,6 +470,36 @@ int read_batch(struct ld *ld, const yaml_node_t *nd, const char *path)
 		s->max_active_lineages =
 			(int)fld_int(o, "max_active_lineages", s->max_active_lineages);
 	}
+	json_decref(o);
+	return rc;
+}
+
+static const struct field cache_fields[] = {
+	FBOOL("enabled"),
+	FNUM("max_age_days", 0, 36500),
+	FBOOL("s3"),
+};
+
+/* cache: {enabled, max_age_days, s3} (docs/spec.md#cache) */
+int read_cache(struct ld *ld, const yaml_node_t *nd, const char *path)
+{
+	struct spec *s = ld->s;
+	json_t *o = NULL;
+	int rc = fld_load(ld, nd, path, cache_fields, ARRAY_SIZE(cache_fields), &o);
+
+	if (!rc) {
+		const json_t *on = json_object_get(o, "enabled");
+
+		if (json_is_boolean(on))
+			s->cache_enabled = json_is_true(on);
+		s->cache_max_age_days = fld_num(o, "max_age_days", s->cache_max_age_days);
+		s->cache_s3 = json_is_true(json_object_get(o, "s3"));
+	}
+	/* evaluator comes before cache in spec.c's table of sections */
+	if (!rc && s->cache_s3 && !(s->storage && s3_is_url(s->storage)))
+		rc = yamlx_fail(&ld->y, yamlx_map_get(&ld->y, nd, "s3"), KERR_INVALID, "cache.s3",
+				"the cache is shared through evaluator.storage, which is not an "
+				"s3:// URL");
 	json_decref(o);
 	return rc;
 }

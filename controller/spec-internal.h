@@ -168,5 +168,6 @@ int read_device(struct ld *ld, const yaml_node_t *nd, const char *path);
 int read_evaluator(struct ld *ld, const yaml_node_t *nd, const char *path);
 int read_session(struct ld *ld, const yaml_node_t *nd, const char *path);
 int read_batch(struct ld *ld, const yaml_node_t *nd, const char *path);
+int read_cache(struct ld *ld, const yaml_node_t *nd, const char *path);
 
 #endif

@@ -251,6 +251,7 @@ static const struct section {
 	{ "session", 0, read_session },
 	{ "batch", 0, read_batch },
 	{ "proposer", 0, read_proposer },
+	{ "cache", 0, read_cache },
 };
 
 static int read_document(struct ld *ld, const yaml_node_t *root)
@@ -309,6 +310,8 @@ static void spec_defaults(struct spec *s)
 	s->stagnation_rounds = 3;
 	s->confirm_passes = 3;
 	s->confirm_candidates = 4;
+	s->cache_enabled = 1;
+	s->cache_max_age_days = 30;
 	s->variants_per_round = 8;
 	s->top_k = 3;
 	s->max_active_lineages = 4;

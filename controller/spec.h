@@ -124,6 +124,11 @@ struct spec {
 		json_t *labels;  /* the labels, an array of strings (["kctl"]) */
 	} github;
 
+	/* cache: the result cache (cache-use.h) */
+	int cache_enabled; /* cache.enabled, default 1 */
+	double cache_max_age_days; /* cache.max_age_days: older entries are not used; default 30, 0 = no expiry */
+	int cache_s3; /* cache.s3: entries also under the s3:// storage's cache/ */
+
 	/* batch */
 	int variants_per_round;  /* default 8 */
 	int top_k;               /* default 3 */

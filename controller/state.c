@@ -203,6 +203,7 @@ json_t *session_status_json(struct store *st, const char *id)
 			"spec", json_object_get(row, "spec_path"), "output_dir",
 			json_object_get(row, "output_dir"), "rounds", store_round_last(st, id),
 			"evaluations", store_result_count(st, id));
+	json_object_set_new(out, "cached", json_integer(store_result_cached_count(st, id)));
 	json_object_set_new(out, "best", w ? w : json_null());
 	{
 		const char *state = json_string_value(json_object_get(row, "state"));

@@ -255,6 +255,7 @@ static int figure_bind(struct store *st, sqlite3_stmt *s, int idx, json_t *doc,
 
 static int result_insert(struct store *st, const char *session, const char *id, json_t *result)
 {
+	json_t *cache_key = json_object_get(json_object_get(result, "cache"), "key");
 	sqlite3_stmt *s = NULL;
 	char *text = NULL;
 	int rc;
@@ -267,12 +268,16 @@ static int result_insert(struct store *st, const char *session, const char *id, 
 		return rc;
 	rc = sq_prepare(st, &s,
 			"INSERT INTO results (session, variant, status, speedup_ref, speedup_base,"
-			" median_ms, gflops, gbs, bottleneck, json)"
-			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+			" median_ms, gflops, gbs, bottleneck, json, cache_key)"
+			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 			"tt", session, id);
 	for (size_t i = 0; !rc && i < sizeof(figures) / sizeof(figures[0]); i++)
 		rc = figure_bind(st, s, (int)i + 3, result, &figures[i]);
 	if (!rc && sqlite3_bind_text(s, 10, text, -1, SQLITE_TRANSIENT) != SQLITE_OK)
+		rc = sq_note_db(st);
+	if (!rc && json_is_string(cache_key) &&
+	    sqlite3_bind_text(s, 11, json_string_value(cache_key), -1, SQLITE_TRANSIENT) !=
+		    SQLITE_OK)
 		rc = sq_note_db(st);
 	if (!rc)
 		rc = sq_step_write(st, s, NULL, NULL);
@@ -319,6 +324,36 @@ int store_result_count(struct store *st, const char *session)
 	if (rc < 0)
 		return rc;
 	return count > INT_MAX ? KERR_RANGE : (int)count;
+}
+
+int store_result_cached_count(struct store *st, const char *session)
+{
+	int64_t count = 0;
+	int rc = sq_query_int(st, &count, "SELECT COUNT(cache_key) FROM results WHERE session = ?1",
+			      "t", session);
+
+	if (rc < 0)
+		return rc;
+	return count > INT_MAX ? KERR_RANGE : (int)count;
+}
+
+json_t *store_result_cached(struct store *st, const char *session)
+{
+	json_t *rows = sq_query_rows(st, NULL,
+				     "SELECT variant AS variant, cache_key AS key FROM results"
+				     " WHERE session = ?1 AND cache_key IS NOT NULL",
+				     "t", session),
+	       *out, *r;
+	size_t i;
+
+	if (!rows)
+		return NULL;
+	out = json_object();
+	json_array_foreach (rows, i, r)
+		json_object_set(out, json_string_value(json_object_get(r, "variant")),
+				json_object_get(r, "key"));
+	json_decref(rows);
+	return out;
 }
 
 /* --- lineages ---------------------------------------------------------- */

@@ -173,6 +173,8 @@ static const char *const migrations[] = {
 	      "  created TEXT NOT NULL,"
 	      "  updated TEXT NOT NULL,"
 	      "  PRIMARY KEY (session, seq));",
+	/* 7: the result cache's key of a result taken from it (cache-use.h), else NULL */
+	[7] = "ALTER TABLE results ADD COLUMN cache_key TEXT;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION + 1,

@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_VERSION 6
+#define STORE_VERSION 7
 
 struct store;
 
@@ -180,13 +180,19 @@ int store_variant_set_lineage(struct store *st, const char *session, const char 
  * Figures (status; performance.speedup_vs_reference.ratio_of_medians,
  * .speedup_vs_baseline.ratio_of_medians, .median_ms; roofline.gflops,
  * .gbs, .bottleneck) may be absent or null; a figure of the wrong type is
- * KERR_PARSE.  The variant must exist (KERR_INVALID otherwise). */
+ * KERR_PARSE.  A result taken from the result cache (cache.key, a string)
+ * is recorded as such: store_result_cached.  The variant must exist (KERR_INVALID otherwise). */
 int store_result_add(struct store *st, const char *session, const char *id, json_t *result,
 		     char *msg, size_t n);
 /* The whole result document as recorded, or NULL. */
 json_t *store_result_get(struct store *st, const char *session, const char *id);
 /* How many results the session has; negative on failure. */
 int store_result_count(struct store *st, const char *session);
+/* How many of them came from the result cache (their "cache" has a key); negative on failure. */
+int store_result_cached_count(struct store *st, const char *session);
+/* The session's results taken from the result cache: a new object, variant id -> cache key
+ * (NULL on failure). */
+json_t *store_result_cached(struct store *st, const char *session);
 
 /* --- lineages --------------------------------------------------------- */
 /* {lineage, best, stagnation, active, created_round} per row, a JSON array,

@@ -76,7 +76,10 @@ class Setup:
                               text=True, timeout=CHILD_TIMEOUT)
 
     def start(self, rounds=1):
-        return subprocess.run([self.kctl, "start", self.spec, "--rounds", str(rounds)],
+        # every session evaluates: what is tested is the collect from the store, which
+        # results from the cache of an earlier session here would skip
+        return subprocess.run([self.kctl, "start", self.spec, "--rounds", str(rounds),
+                               "--no-cache"],
                               env=self.env, capture_output=True, text=True,
                               timeout=CHILD_TIMEOUT)
 
@@ -169,7 +172,7 @@ def test_collect_list_errors(s):
 
 def test_sigterm_stops_endless_listing(s):
     s.peer.mode("endless")
-    p = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1"], env=s.env,
+    p = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1", "--no-cache"], env=s.env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + CHILD_TIMEOUT
     while time.monotonic() < deadline and p.poll() is None and s.peer.counters()["lists"] < 20:
@@ -213,7 +216,7 @@ def test_sigterm_ends_retry_wait(s):
     s.peer.mode("none")
     s.tool(["mb", f"s3://{BUCKET}"])  # the resume below needs it (409 when there)
     s.peer.mode("slow-down")
-    p = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1"], env=s.env,
+    p = subprocess.Popen([s.kctl, "start", s.spec, "--rounds", "1", "--no-cache"], env=s.env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     err = Lines(p.stderr, "retrying in 30000 ms")
     waiting = err.seen.wait(CHILD_TIMEOUT)

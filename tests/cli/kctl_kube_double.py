@@ -121,6 +121,8 @@ class Scenario:
                         AWS_SHARED_CREDENTIALS_FILE="/nonexistent",
                         AWS_CONFIG_FILE="/nonexistent")
         self.env.pop("KUBECONFIG", None)
+        # each scenario its own result cache (docs/kctl.md, "The result cache")
+        self.env["KCTL_CACHE_DIR"] = os.path.join(self.tmp, "cache")
         text = open(os.path.join(self.tmp, "affine.yaml"), encoding="utf-8").read()
         kube = dict({"gpus": 0}, **kube)
         extra = "".join(f"    {k}: {json.dumps(v)}\n" for k, v in kube.items())
@@ -724,6 +726,28 @@ def test_eval(args, dbl):
               f"--backend local evaluates here, no Job ({r.returncode}, {r.stderr[-200:]!r})")
 
 
+def test_cache(args, dbl):
+    with Scenario(args, dbl, "the result cache: round 0 evaluated, the rounds after it cached",
+                  "kd-cache", {}) as s:
+        def jobs_of(sid):
+            return [j["metadata"]["labels"].get("kctl.dev/round") for j in dbl.jobs()
+                    if j["metadata"].get("annotations", {}).get("kctl.dev/session-id") == sid]
+
+        r1 = s.run(["start", s.spec, "--rounds", "1"])
+        sid1 = sid_of(r1)
+        check(r1.returncode == 0 and sorted(set(jobs_of(sid1))) == ["0", "1"],
+              f"a first session runs Jobs for rounds 0 and 1 ({r1.returncode}, "
+              f"{jobs_of(sid1)}: {r1.stderr[-300:]!r})")
+        r2 = s.run(["start", s.spec, "--rounds", "1"])
+        sid2 = sid_of(r2)
+        st2 = json.loads(s.run(["status", sid2, "-o", "json"]).stdout or "{}")
+        check(r2.returncode == 0 and jobs_of(sid2) == ["0"]
+              and st2.get("cached") == st2.get("evaluations", 0) - 1 > 0,
+              f"a second identical session runs round 0 only (the device comes from its "
+              f"first result), round 1 from the cache ({jobs_of(sid2)}, cached "
+              f"{st2.get('cached')} of {st2.get('evaluations')}: {r2.stderr[-300:]!r})")
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__)
@@ -741,7 +765,7 @@ def main():
                          test_adoption, test_deadline, test_exec_plugin, test_outage,
                          test_auth_after_loss, test_undeletable, test_cancel_refused,
                          test_reference_slow, test_cancel_force, test_delete_kube_session,
-                         test_sigterm_during_api_retry, test_eval)
+                         test_sigterm_during_api_retry, test_eval, test_cache)
              if any(o in t.__name__ for o in only)], args, dbl)
     finally:
         dbl.stop()

@@ -27,10 +27,11 @@ MAX_LINES = 800
 LAYERS = [
     ("commands", "main cmds cmdutil cmd-brief cmd-cancel cmd-delete cmd-render cmd-show "
                  "cmd-simulate cmd-start cmd-status cmd-eval eval-out cmd-report"
-                 " cmd-cluster"),
+                 " cmd-cluster cmd-cache"),
     ("the loop", "loop session.c"),
     ("the steps", "round rank confirm specfault report tracker report-html report-internal "
-                  "report-plots report-model"),
+                  "report-plots report-model "
+                  "cache-use"),
     ("proposers, backends, the batch",
      "propose proposers proposal tune tune-internal tune-model tune-run tune-space surrogate "
      "model model-internal mix context exchange prompt prompt-internal prompt-brief "
@@ -41,7 +42,7 @@ LAYERS = [
     ("the session", "services state winner progress store store-internal store-llm store-session "
                     "store-sql store-variant store-github handoff pairs diff session.h github "
                     "github-internal github-call"
-                    " kstate"),
+                    " kstate cache"),
     ("the spec", "spec spec-internal spec-evaluator spec-exprs spec-problem spec-proposer "
                  "spec-read spec-render llm-provider mutate render"),
 ]

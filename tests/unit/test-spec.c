@@ -428,6 +428,50 @@ TEST(session_github)
 	free(path);
 }
 
+/* cache: its defaults, every key read, and what it refuses (with the key's path). */
+TEST(cache_section)
+{
+	static const struct {
+		const char *tail;
+		int enabled;
+		double age;
+		const char *error; /* NULL: loads */
+	} cases[] = {
+		{ "", 1, 30, NULL },
+		{ "cache: {enabled: false}\n", 0, 30, NULL },
+		{ "cache: {max_age_days: 0.5}\n", 1, 0.5, NULL },
+		{ "cache: {enabled: true, max_age_days: 0}\n", 1, 0, NULL },
+		{ "cache: {enabled: 3}\n", 0, 0, "cache.enabled" },
+		{ "cache: {max_age_days: -1}\n", 0, 0, "cache.max_age_days" },
+		{ "cache: {max_age_days: 40000}\n", 0, 0, "cache.max_age_days" },
+		{ "cache: {s3: on}\n", 0, 0, "cache.s3" },
+		{ "cache: [1]\n", 0, 0, "cache" },
+		{ "cache: {s3: true}\n", 0, 0, "cache.s3" }, /* no s3:// storage */
+		{ "evaluator: {storage: \"s3://b/p\"}\ncache: {s3: true}\n", 1, 30, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct spec s;
+		char msg[512] = "";
+		char *text = xasprintf("%s%s", base_spec, cases[i].tail);
+		char *path = put("cache.yaml", text);
+		int rc = spec_load(&s, path, msg, sizeof(msg));
+
+		if (cases[i].error) {
+			CHECK(rc != 0);
+			CHECK_CONTAINS(msg, cases[i].error);
+		} else {
+			CHECK(rc == 0);
+			CHECK(rc || (s.cache_enabled == cases[i].enabled &&
+				     s.cache_max_age_days == cases[i].age &&
+				     s.cache_s3 == (strstr(cases[i].tail, "s3: true") != NULL)));
+		}
+		spec_release(&s); /* after a failure too: what was loaded */
+		free(text);
+		free(path);
+	}
+}
+
 /* The command proposer keeps its keys; tune with only kind and seed is fine. */
 TEST(proposer_kinds)
 {
@@ -1097,6 +1141,7 @@ int main(int argc, char **argv)
 	RUN(defaults);
 	RUN(proposer_kinds);
 	RUN(session_github);
+	RUN(cache_section);
 	RUN(base_is_valid);
 	RUN(matmul_example);
 	RUN(missing_spec_file);

@@ -148,6 +148,8 @@ static void raw_sql(const char *path, const char *sql)
 
 /* What version 5 added, taken away again (a version-4 file). */
 #define V5_UNDO "ALTER TABLE sessions DROP COLUMN rounds_cap;"
+/* What version 7 added (the result cache's key of a result), taken away again. */
+#define V7_UNDO "ALTER TABLE results DROP COLUMN cache_key;"
 
 /* What version 3 added, taken away again (a version-2 file). */
 #define V3_UNDO                                                                                    \
@@ -169,7 +171,7 @@ TEST(version_1_migrates_to_the_winner_and_confirm_columns)
 	store_close(st);
 	/* what a version-1 file looked like */
 	raw_sql(path, "ALTER TABLE sessions DROP COLUMN winner; ALTER TABLE rounds DROP COLUMN "
-		      "confirm; " V5_UNDO V3_UNDO "PRAGMA user_version = 1;");
+		      "confirm; " V7_UNDO V5_UNDO V3_UNDO "PRAGMA user_version = 1;");
 	CHECK(user_version(path, -1) == 1);
 	st = open_ok(path);
 	CHECK(user_version(path, -1) == STORE_VERSION);
@@ -206,7 +208,7 @@ TEST(version_2_migrates_to_model_exchanges_and_learnings)
 	CHECK(store_learning_add(st, "s", 'F', "k1", NULL, "a failure", 1, msg, sizeof(msg)) == 1);
 	CHECK(store_commit(st, msg, sizeof(msg)) == 0);
 	store_close(st);
-	raw_sql(path, V5_UNDO V3_UNDO "PRAGMA user_version = 2;");
+	raw_sql(path, V7_UNDO V5_UNDO V3_UNDO "PRAGMA user_version = 2;");
 	st = open_ok(path);
 	CHECK(user_version(path, -1) == STORE_VERSION);
 	CHECK(store_begin(st, msg, sizeof(msg)) == 0);
@@ -270,7 +272,7 @@ TEST(version_4_migrates_to_the_round_budget)
 	json_t *row;
 
 	store_close(st);
-	raw_sql(path, V5_UNDO "PRAGMA user_version = 4;");
+	raw_sql(path, V7_UNDO V5_UNDO "PRAGMA user_version = 4;");
 	st = open_ok(path);
 	CHECK(user_version(path, -1) == STORE_VERSION);
 	row = store_session_get(st, "s");
