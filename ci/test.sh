@@ -23,7 +23,8 @@ bash tests/peers/kube_build.sh >/dev/null || echo "kube_build.sh failed (exit $?
 # Formatting is checked with the clang-format the rules were written for.
 if clang-format --version 2>/dev/null | grep -q 'version 14\.'; then
 	echo "== clang-format check"
-	clang-format --dry-run --Werror $(git ls-files '*.c' '*.h' 2>/dev/null || find common evalpod tests -name '*.[ch]')
+	# tests/data holds kctl's own output (kctl export's C header), compared byte for byte.
+	clang-format --dry-run --Werror $(git ls-files '*.c' '*.h' ':!tests/data/' 2>/dev/null || find common evalpod tests -name '*.[ch]' -not -path 'tests/data/*')
 else
 	echo "== clang-format check skipped: it needs clang-format 14"
 fi
