@@ -180,10 +180,14 @@ static void print_row(const char *id, json_t *res)
 /* A result whose timings were perturbed must never pass for a real one. */
 static void mark_noise(const struct run *r, json_t *res)
 {
-	json_t *warn = json_object_get(json_object_get(res, "performance"), "warnings");
+	json_t *warn = json_object_get(json_object_get(res, "performance"), "warnings"), *perf;
+	const char *shape;
 
 	if (r->noise.on && json_is_array(warn))
 		json_array_append_new(warn, noise_warning(&r->noise));
+	json_object_foreach (json_object_get(res, "performance_by_shape"), shape, perf)
+		if (r->noise.on && json_is_array(warn = json_object_get(perf, "warnings")))
+			json_array_append_new(warn, noise_warning(&r->noise));
 }
 
 /* Per shape: its time document when it was timed (docs[timed_shape] is r->tdoc); taken by free. */
