@@ -186,6 +186,11 @@ json_t *bucket_bests(struct store *st, const char *id)
 			continue;
 		res = store_result_get(st, id, json_string_value(json_object_get(v, "id")));
 		by = json_object_get(res, "performance_by_shape");
+		/* Every result of a session has the same buckets: the first ok one tells. */
+		if (json_object_size(by) < 2 && !primary) {
+			json_decref(res);
+			break;
+		}
 		if (json_object_size(by) > 1 && !primary &&
 		    json_is_string(json_object_get(json_object_get(res, "performance"), "shape")))
 			primary = xstrdup(json_string_value(

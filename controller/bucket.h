@@ -59,8 +59,9 @@ void bucket_rank_rows(struct session *s, json_t *rows);
  * An array of {bucket, primary, variant, round, median_ms,
  * speedup_vs_reference, robust_cv, quality, gflops}, the primary bucket
  * first, then the others by name.  Read from the store alone (not the spec
- * file, which may have changed).  Returns NULL (not an error) when no
- * recorded result has figures for several buckets.  New reference.
+ * file, which may have changed).  Returns NULL (not an error) when the
+ * session's first ok result has no figures for several buckets (a
+ * single-bucket session: only that one result is read).  New reference.
  */
 json_t *bucket_bests(struct store *st, const char *id);
 

@@ -381,15 +381,14 @@ static void report_winner(json_t *w, struct sbuf *b)
  */
 static void report_buckets(struct session *s, json_t *w, struct sbuf *b)
 {
-	json_t *bests = bucket_bests(s->st, s->id), *e;
-	json_t *res = w ? store_result_get(s->st, s->id, text(w, "variant", "")) : NULL;
-	double obj = bucket_objective(&s->spec, res, "reference");
+	json_t *bests = bucket_bests(s->st, s->id), *e, *res;
+	double obj;
 	size_t i;
 
-	if (!bests) {
-		json_decref(res);
+	if (!bests)
 		return;
-	}
+	res = w ? store_result_get(s->st, s->id, text(w, "variant", "")) : NULL;
+	obj = bucket_objective(&s->spec, res, "reference");
 	sbuf_adds(b, "\n## Best per shape bucket\n\n");
 	if (isfinite(obj))
 		sbuf_addf(b,
