@@ -1,9 +1,11 @@
 /*
  * kctl show SESSION [VARIANT] [-o text|json] [--state FILE]
- *   without VARIANT: every variant of the session, one line each;
+ *   without VARIANT: every variant of the session, one line each (with
+ *   several shape buckets, then the best of each bucket);
  *   with VARIANT: its figures, its source and its diff from its parent.
  */
 #include "cmds.h"
+#include "bucket.h"
 #include "diff.h"
 #include "jsonx.h"
 #include "log.h"
@@ -67,6 +69,65 @@ static void show_list(json_t *vars)
 	}
 }
 
+/*
+ * A session with several shape buckets: the best variant of each, from the
+ * recorded figures (only the overall winner goes through the confirmation).
+ */
+static void show_bests(json_t *bests)
+{
+	size_t i;
+	json_t *b;
+
+	if (!bests)
+		return;
+	printf("\nbest per shape bucket (recorded figures; the confirmation re-times only the "
+	       "overall winner):\n");
+	printf("%-16s %-12s %5s %10s %9s %9s %6s %-8s\n", "bucket", "variant", "round", "median_ms",
+	       "vs_ref", "GFLOP/s", "cv%", "quality");
+	json_array_foreach (bests, i, b) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s%s", str(b, "bucket"),
+			 json_is_true(json_object_get(b, "primary")) ? " (primary)" : "");
+		printf("%-16s %-12s %5lld %10.4f %9.2f %9.2f %6.1f %-8s\n", name, str(b, "variant"),
+		       (long long)json_integer_value(json_object_get(b, "round")),
+		       num(b, "median_ms"), num(b, "speedup_vs_reference"), num(b, "gflops"),
+		       num(b, "robust_cv") * 100, str(b, "quality"));
+	}
+}
+
+/* -o json of a multi-bucket session: each variant row names the buckets it is the best of. */
+static void mark_bests(json_t *vars, json_t *bests)
+{
+	size_t i, k;
+	json_t *v, *b;
+
+	if (!bests)
+		return;
+	json_array_foreach (vars, i, v) {
+		json_t *in = json_array();
+
+		json_array_foreach (bests, k, b)
+			if (!strcmp(str(b, "variant"), str(v, "id")))
+				json_array_append(in, json_object_get(b, "bucket"));
+		json_object_set_new(v, "best_in_buckets", in);
+	}
+}
+
+/* The figures of every bucket of a multi-bucket result, one line each. */
+static void show_buckets(json_t *res)
+{
+	json_t *by = json_object_get(res, "performance_by_shape"), *perf;
+	const char *shape;
+
+	json_object_foreach (by, shape, perf)
+		printf("bucket    %s: %.4f ms (robust CV %.1f%%), %.2fx vs reference, %.2f "
+		       "GFLOP/s\n",
+		       shape, num(perf, "median_ms"), num(perf, "robust_cv") * 100,
+		       num(json_object_get(perf, "speedup_vs_reference"), "ratio_of_medians"),
+		       num(perf, "gflops"));
+}
+
 static void show_variant(struct store *st, const char *session, json_t *v)
 {
 	json_t *res = store_result_get(st, session, str(v, "id"));
@@ -99,6 +160,7 @@ static void show_variant(struct store *st, const char *session, json_t *v)
 		       num(json_object_get(res, "roofline"), "gflops"),
 		       num(json_object_get(res, "roofline"), "gbs"),
 		       str(json_object_get(res, "roofline"), "bottleneck"));
+	show_buckets(res);
 	if (strcmp(str(v, "parent"), "-"))
 		parent = store_variant_get(st, session, str(v, "parent"));
 	if (parent) {
@@ -188,13 +250,19 @@ int cmd_show(int argc, char **argv)
 		log_error("%s", msg);
 		rc = KCTL_EXIT_INFRA;
 	} else if (!variant) {
+		json_t *bests = bucket_bests(st, id);
+
 		if (!(vars = store_variants_brief(st, id, -1)))
 			vars = json_array();
 		mark_cached(st, id, vars);
-		if (as_json)
+		mark_bests(vars, bests);
+		if (as_json) {
 			show_list_json(vars);
-		else
+		} else {
 			show_list(vars);
+			show_bests(bests);
+		}
+		json_decref(bests);
 	} else if (!(v = store_variant_get(st, id, variant))) {
 		log_error("no variant '%s' in session '%s'", variant, id);
 		rc = KCTL_EXIT_FAIL;

@@ -25,6 +25,7 @@
 #include "services.h"
 #include "round.h"
 #include "winner.h"
+#include "bucket.h"
 #include "pairs.h"
 #include "err.h"
 #include "jsonx.h"
@@ -143,7 +144,11 @@ int confirm_propose(struct session *s, int round, const char *why, char *msg, si
 	}
 	if (!json_is_array(programs) || !json_array_size(programs)) {
 		json_decref(programs);
-		programs = choose_candidates(s, s->spec.confirm_candidates);
+		/* Several shape buckets: the duels below compare the primary's samples
+		 * alone, so only the winner on the objective goes through (re-checked,
+		 * re-timed at every bucket); no other candidate can take its place. */
+		programs = choose_candidates(
+			s, bucket_count(&s->spec) > 1 ? 1 : s->spec.confirm_candidates);
 	}
 	conf = json_pack("{s:i, s:i, s:o, s:o, s:s, s:s?}", "pass", pass, "passes", passes,
 			 "programs", programs, "measurement",

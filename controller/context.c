@@ -39,6 +39,7 @@ json_t *context_kernel(const struct spec *sp, const struct blocks *bl)
 	json_t *blocks = json_array(), *shapes = json_array(), *sh, *launch;
 	struct sbuf dt = SBUF_INIT;
 	size_t i;
+	int primary_seen = 0;
 
 	json_object_set_new(k, "name", json_string(sp->name));
 	json_object_set_new(k, "semantics",
@@ -75,11 +76,18 @@ json_t *context_kernel(const struct spec *sp, const struct blocks *bl)
 			json_object_get(sp->problem, "bytes")
 				? json_object_get(sp->problem, "bytes")
 				: json_null());
-	json_array_foreach (sp->shapes, i, sh)
-		json_array_append_new(
-			shapes, json_pack("{s:O, s:O, s:b}", "name", json_object_get(sh, "name"),
-					  "values", json_object_get(sh, "values"), "primary",
-					  json_is_true(json_object_get(sh, "timed"))));
+	json_array_foreach (sp->shapes, i, sh) {
+		int timed = json_is_true(json_object_get(sh, "timed"));
+		json_t *e =
+			json_pack("{s:O, s:O, s:b}", "name", json_object_get(sh, "name"), "values",
+				  json_object_get(sh, "values"), "primary", timed && !primary_seen);
+
+		/* Several shape buckets: the others are timed too (bucket.h). */
+		if (timed && primary_seen)
+			json_object_set_new(e, "bucket", json_true());
+		primary_seen |= timed;
+		json_array_append_new(shapes, e);
+	}
 	json_object_set_new(k, "shapes", shapes);
 	json_object_set_new(k, "build_options",
 			    json_string(sp->build_options ? sp->build_options : ""));

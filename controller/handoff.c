@@ -58,14 +58,26 @@ static double handoff_limit(const json_t *batch, const char *key, double def)
 	return json_is_number(v) ? json_number_value(v) : def;
 }
 
+/* The batch's timed shapes: each has its own timing phase (1 when none is marked). */
+static double timed_shapes(const json_t *batch)
+{
+	const json_t *sh;
+	size_t i, n = 0;
+
+	json_array_foreach (json_object_get(batch, "shapes"), i, sh)
+		n += json_is_true(json_object_get(sh, "timed"));
+	return n ? (double)n : 1.0;
+}
+
 long handoff_worst_case(const json_t *batch)
 {
 	/* evalpod's defaults, docs/evalbatch.md#limits */
 	double per_prog = handoff_limit(batch, "compile_timeout_s", 120) +
 			  handoff_limit(batch, "run_timeout_s", 120);
 	double progs = 2.0 + (double)json_array_size(json_object_get(batch, "variants"));
-	double t = per_prog * progs +
-		   HANDOFF_MAX_ATTEMPTS * handoff_limit(batch, "time_timeout_s", 900);
+	double t = per_prog * progs + HANDOFF_MAX_ATTEMPTS *
+					      handoff_limit(batch, "time_timeout_s", 900) *
+					      timed_shapes(batch);
 
 	return t > 604800 ? 604800 : (long)t;
 }

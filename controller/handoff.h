@@ -49,7 +49,8 @@ int handoff_fetch(struct session *s, int round, const char *results_dir, char *m
 
 #define HANDOFF_POD_START_S 300 /* a pod's time to be scheduled and pull its image */
 
-/* The longest evalpod may take on batch, from its limits (seconds). */
+/* The longest evalpod may take on batch, from its limits (seconds): a timing
+ * phase per timed shape. */
 long handoff_worst_case(const json_t *batch);
 
 /*

@@ -434,8 +434,14 @@ static void build_shapes(struct sbuf *b, json_t *k)
 	json_array_foreach (json_object_get(k, "shapes"), i, v) {
 		sbuf_addf(b, "- %s: ", prompt_str_of(v, "name") ? prompt_str_of(v, "name") : "?");
 		add_assignments(b, json_object_get(v, "values"));
-		sbuf_adds(b, json_is_true(json_object_get(v, "primary")) ? " (primary, timed)\n"
-									 : "\n");
+		if (json_is_true(json_object_get(v, "primary")))
+			sbuf_adds(b, " (primary, timed)\n");
+		else if (json_is_true(json_object_get(v, "bucket")))
+			sbuf_adds(b,
+				  " (timed too: a shape bucket; the search ranks on the geometric "
+				  "mean of the speedups at every timed shape)\n");
+		else
+			sbuf_adds(b, "\n");
 	}
 }
 

@@ -10,6 +10,9 @@
  * their speedup over the reference, which each round re-times as well,
  * with the same margin.  Ties never replace.
  *
+ * With several shape buckets (bucket.h) every speedup ranked here is the
+ * geometric mean of the per-bucket speedups, each measured side by side.
+ *
  * The incumbent is kept as lineage 0 in the store ("the incumbent's line");
  * lineages 1.. are the search lineages of the spec's batch.top_k.
  */
@@ -17,6 +20,7 @@
 #include "services.h"
 #include "round.h"
 #include "winner.h"
+#include "bucket.h"
 #include "pairs.h"
 #include "propose.h"
 #include "err.h"
@@ -81,8 +85,10 @@ static json_t *vc_get(struct vcache *vc, const char *id)
 	if (!id)
 		return NULL;
 	v = json_object_get(vc->map, id);
-	if (!v && (v = store_variant_get(vc->s->st, vc->s->id, id)))
+	if (!v && (v = store_variant_get(vc->s->st, vc->s->id, id))) {
+		bucket_rank_row(vc->s, v);
 		json_object_set_new(vc->map, id, v);
+	}
 	return v;
 }
 
@@ -302,6 +308,7 @@ static int found_lineages(struct session *s, int round, char *msg, size_t n)
 	json_t **ok = xcalloc(json_array_size(all) + 1, sizeof(*ok)), *v;
 	int rc = 0;
 
+	bucket_rank_rows(s, all);
 	json_array_foreach (all, i, v)
 		if (is_ok(v))
 			ok[nok++] = v;
@@ -478,13 +485,15 @@ static const char *decide(struct session *s, int round, struct sbuf *why, int *s
 {
 	json_t *inc = session_incumbent(s), *lins = store_lineages(s->st, s->id), *l;
 	json_t *row = store_session_get(s->st, s->id);
-	double best = inc ? num(inc, "speedup_ref") : NAN;
+	double best;
 	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
 	size_t i, evaluated = 0, active = 0, stagnant = 0, unimproved = 0, founded = 0;
 	double minutes = minutes_since(json_string_value(json_object_get(row, "created")));
 	const char *d = "exploit";
 	char spent[256];
 
+	bucket_rank_row(s, inc);
+	best = inc ? num(inc, "speedup_ref") : NAN;
 	evaluated = (size_t)store_result_count(s->st, s->id);
 	json_array_foreach (lins, i, l) {
 		json_int_t st = json_integer_value(json_object_get(l, "stagnation"));
@@ -629,6 +638,9 @@ int round_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 	struct sbuf note = SBUF_INIT, why = SBUF_INIT;
 	const char *decision;
 	int rc = store_begin(s->st, msg, n);
+
+	/* Several shape buckets: every ranked speedup is the objective across them. */
+	bucket_rank_rows(s, rv);
 
 	if (!rc)
 		rc = rank_steps(s, round, rv, &vc, &note, msg, n);

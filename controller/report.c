@@ -7,6 +7,7 @@
 #include "report.h"
 #include "round.h"
 #include "winner.h"
+#include "bucket.h"
 #include "err.h"
 #include "fileio.h"
 #include "jsonx.h"
@@ -374,6 +375,44 @@ static void report_winner(json_t *w, struct sbuf *b)
 	sbuf_release(&p);
 }
 
+/*
+ * A session with several shape buckets: the objective the winner was
+ * chosen on, and the best variant of each bucket by its recorded figures.
+ */
+static void report_buckets(struct session *s, json_t *w, struct sbuf *b)
+{
+	json_t *bests = bucket_bests(s->st, s->id), *e, *res;
+	double obj;
+	size_t i;
+
+	if (!bests)
+		return;
+	res = w ? store_result_get(s->st, s->id, text(w, "variant", "")) : NULL;
+	obj = bucket_objective(&s->spec, res, "reference");
+	sbuf_adds(b, "\n## Best per shape bucket\n\n");
+	if (isfinite(obj))
+		sbuf_addf(b,
+			  "The winner was chosen on the geometric mean of its speedups over the "
+			  "reference at every bucket: %.2fx. ",
+			  obj);
+	sbuf_adds(b, "Each bucket's best is the variant that passed with the highest speedup over "
+		     "the reference at that bucket, by the figures of its own round. Only the "
+		     "overall winner goes through the confirmation; each bucket's best carries "
+		     "its recorded noise.\n\n| bucket | variant | round | median ms | vs reference "
+		     "| GFLOP/s | noise (robust CV) |\n|---|---|---|---|---|---|---|\n");
+	json_array_foreach (bests, i, e)
+		sbuf_addf(b, "| %s%s | %s | %lld | %.4f | %.2fx | %.2f | %.1f%% (%s) |\n",
+			  text(e, "bucket", "?"),
+			  json_is_true(json_object_get(e, "primary")) ? " (primary)" : "",
+			  text(e, "variant", "?"),
+			  (long long)json_integer_value(json_object_get(e, "round")),
+			  fig(e, "median_ms", NULL), fig(e, "speedup_vs_reference", NULL),
+			  fig(e, "gflops", NULL), fig(e, "robust_cv", NULL) * 100,
+			  text(e, "quality", "-"));
+	json_decref(res);
+	json_decref(bests);
+}
+
 static void report_rounds(struct session *s, struct sbuf *b)
 {
 	int last = store_round_last(s->st, s->id);
@@ -446,6 +485,7 @@ void report_md(struct session *s, struct sbuf *b)
 				  : "not finished");
 	else
 		report_winner(w, b);
+	report_buckets(s, w, b);
 	report_best(s, w, b);
 	report_rounds(s, b);
 	if (json_integer_value(json_object_get(st, "cached")) > 0)

@@ -11,6 +11,7 @@
 #include "services.h"
 #include "pack.h"
 #include "round.h"
+#include "bucket.h"
 #include "backend.h"
 #include "cache-use.h"
 #include "err.h"
@@ -196,6 +197,8 @@ static int propose_gather(struct session *s, int round, enum nav_mode mode, stru
 
 	memset(o, 0, sizeof(*o));
 	o->history = store_variants_brief(s->st, s->id, -1);
+	/* Several shape buckets: the proposers search the objective across them. */
+	bucket_rank_rows(s, o->history);
 	nh = json_array_size(o->history);
 	o->all = xcalloc(nh + 1, sizeof(*o->all));
 	o->nall = nh;

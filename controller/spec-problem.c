@@ -493,28 +493,17 @@ static int read_shape(struct ld *ld, const yaml_node_t *nd, const char *path, js
 
 int read_shapes(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
-	char spath[YAMLX_PATH_LEN], tpath[YAMLX_PATH_LEN];
+	char spath[YAMLX_PATH_LEN];
 	json_t *shape = NULL;
-	size_t timed = SIZE_MAX;
 	int rc = yamlx_need_list(&ld->y, nd, path, 1, MAX_SHAPES);
 
 	ld->s->shapes = json_array();
+	/* Several may be timed (shape buckets); the first timed is the primary. */
 	for (size_t i = 0; !rc && i < yamlx_list_size(nd); i++) {
 		const yaml_node_t *item = yamlx_list_item(&ld->y, nd, i);
 
 		yamlx_path_idx(spath, path, i);
 		rc = read_shape(ld, item, spath, ld->s->shapes, &shape);
-		if (!rc && json_is_true(json_object_get(shape, "timed"))) {
-			if (timed != SIZE_MAX) {
-				yamlx_path_key(tpath, spath, "timed");
-				rc = yamlx_fail(
-					&ld->y, yamlx_map_get(&ld->y, item, "timed"), KERR_INVALID,
-					tpath,
-					"shapes[%zu] is timed already; at most one shape is timed",
-					timed);
-			}
-			timed = i;
-		}
 		json_array_append_new(ld->s->shapes, shape);
 		shape = NULL;
 	}

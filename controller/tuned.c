@@ -8,8 +8,15 @@
  * values, the dtype and the template's defaults, and must hash as it did
  * when the session ran, so a table never pairs figures with another
  * spec's meaning.
+ *
+ * A session with several shape buckets (bucket.h) gives one entry per
+ * bucket: each bucket's best.  Where that is the winner at the primary
+ * bucket, the entry is the winner's, with its confirmed figures; any other
+ * is the best's figures recorded at that bucket in its own round
+ * (confirmed: false).
  */
 #include "tuned.h"
+#include "bucket.h"
 #include "defines.h"
 #include "err.h"
 #include "jsonx.h"
@@ -178,9 +185,87 @@ static json_t *shape_keys(json_t *sh)
 	return keys;
 }
 
+/*
+ * What entry_of reads, for the best of one bucket (a bucket_bests entry) of
+ * session id: the winner w itself when it is that best at the primary
+ * bucket (its confirmed figures), else the best's params and options and
+ * its figures recorded at that bucket.  New reference.
+ */
+static json_t *bucket_record(struct store *st, const char *id, json_t *best, json_t *w)
+{
+	const char *vid = json_string_value(json_object_get(best, "variant"));
+	const char *bucket = json_string_value(json_object_get(best, "bucket")), *opts;
+	json_t *row, *res, *perf, *rec;
+
+	if (vid && !strcmp(vid, json_string_value(json_object_get(w, "variant"))) && bucket &&
+	    json_is_true(json_object_get(best, "primary")))
+		return json_incref(w);
+	row = store_variant_get(st, id, vid);
+	res = store_result_get(st, id, vid);
+	perf = json_object_get(json_object_get(res, "performance_by_shape"), bucket);
+	opts = json_string_value(json_object_get(row, "options"));
+	rec = json_pack("{s:s, s:O, s:O, s:s, s:s, s:b}", "variant", vid, "round",
+			json_object_get(best, "round"), "params",
+			json_object_get(row, "params") ? json_object_get(row, "params")
+						       : json_null(),
+			"build_options", opts ? opts : "", "shape", bucket, "confirmed", 0);
+	if (!rec)
+		rec = json_object();
+	jx_set_real(rec, "median_ms",
+		    json_number_value(json_object_get(perf, "median_ms")) > 0
+			    ? json_number_value(json_object_get(perf, "median_ms"))
+			    : NAN);
+	json_object_set(rec, "gflops", json_object_get(perf, "gflops"));
+	json_object_set(
+		rec, "speedup_vs_reference",
+		json_object_get(json_object_get(perf, "speedup_vs_reference"), "ratio_of_medians"));
+	json_object_set(
+		rec, "speedup_vs_baseline",
+		json_object_get(json_object_get(perf, "speedup_vs_baseline"), "ratio_of_medians"));
+	json_object_set(rec, "robust_cv", json_object_get(perf, "robust_cv"));
+	json_object_set(rec, "quality", json_object_get(perf, "quality"));
+	json_decref(res);
+	json_decref(row);
+	return rec;
+}
+
+/* The entries of a multi-bucket session: one per bucket, its best (into entries). */
+static int bucket_entries(struct store *st, const struct spec *sp, const char *id, json_t *w,
+			  json_t *dev, json_t *defaults, json_t *entries, char *msg, size_t n)
+{
+	json_t *bests = bucket_bests(st, id), *b;
+	size_t i;
+	int rc = 0;
+
+	if (!bests)
+		return kerr_set(msg, n, KERR_INVALID,
+				"session '%s': no variant has figures at several buckets", id);
+	json_array_foreach (bests, i, b) {
+		const char *bucket = json_string_value(json_object_get(b, "bucket"));
+		json_t *sh = timed_shape(sp, bucket), *rec, *e;
+
+		if (!sh) {
+			rc = kerr_set(msg, n, KERR_INVALID,
+				      "session '%s': bucket '%s' is not a shape of the spec '%s'",
+				      id, bucket, sp->path);
+			break;
+		}
+		rec = bucket_record(st, id, b, w);
+		e = entry_of(sp, id, rec, dev, sh, defaults, msg, n);
+		json_decref(rec);
+		if (!e) {
+			rc = KERR_INVALID;
+			break;
+		}
+		json_array_append_new(entries, e);
+	}
+	json_decref(bests);
+	return rc;
+}
+
 /* The table of the session's winner w, on the spec sp already checked. */
-static int table_of(const struct spec *sp, const char *id, json_t *w, json_t *dev, json_t **out,
-		    char *msg, size_t n)
+static int table_of(struct store *st, const struct spec *sp, const char *id, json_t *w, json_t *dev,
+		    json_t **out, char *msg, size_t n)
 {
 	const char *shape = json_string_value(json_object_get(w, "shape"));
 	json_t *sh = timed_shape(sp, shape), *defaults, *e, *k;
@@ -195,12 +280,21 @@ static int table_of(const struct spec *sp, const char *id, json_t *w, json_t *de
 		return kerr_set(msg, n, KERR_INVALID, "session '%s': the spec has no output buffer",
 				id);
 	defaults = template_defaults(sp);
-	if (!(e = entry_of(sp, id, w, dev, sh, defaults, msg, n))) {
+	if (bucket_count(sp) > 1) {
+		e = json_array();
+		if (bucket_entries(st, sp, id, w, dev, defaults, e, msg, n)) {
+			json_decref(e);
+			json_decref(defaults);
+			return KERR_INVALID;
+		}
+	} else if (!(e = entry_of(sp, id, w, dev, sh, defaults, msg, n))) {
 		json_decref(defaults);
 		return KERR_INVALID;
+	} else {
+		e = json_pack("[o]", e);
 	}
 	sha256_hex(sp->template_src, th);
-	k = json_pack("{s:s, s:s, s:o, s:o, s:[o]}", "kernel", sp->name, "template_sha256", th,
+	k = json_pack("{s:s, s:s, s:o, s:o, s:o}", "kernel", sp->name, "template_sha256", th,
 		      "shape_keys", shape_keys(sh), "defaults", defaults, "entries", e);
 	*out = tuned_new();
 	json_array_append_new(json_object_get(*out, "kernels"), k);
@@ -263,7 +357,7 @@ int tuned_from_session(struct store *st, const char *id, json_t **out, char *msg
 			      id, path);
 		goto out;
 	}
-	rc = table_of(&sp, id, w, dev, out, msg, n);
+	rc = table_of(st, &sp, id, w, dev, out, msg, n);
 out:
 	spec_release(&sp);
 	json_decref(dev);

@@ -96,7 +96,7 @@ struct launch_spec {
 
 struct shape_spec {
 	char *name;
-	int timed;             /* exactly one shape of a batch is timed */
+	int timed; /* timed: at least one shape of a batch is (the first is the primary) */
 	struct expr_vars vars; /* integer values, e.g. M=512 */
 };
 
@@ -180,7 +180,7 @@ struct batch {
 	char *bytes; /* expression, may be NULL */
 	struct shape_spec *shapes;
 	size_t nshapes;
-	size_t timed_shape; /* index into shapes */
+	size_t timed_shape; /* index into shapes: the primary timed shape (the first timed) */
 	struct source_spec reference;
 	struct source_spec *baseline; /* may be NULL */
 	struct source_spec *variants;
@@ -213,5 +213,15 @@ const struct output_url *batch_output_url(const struct batch *b, const char *id)
  * NULL or does not evaluate.
  */
 int batch_timed_figure(const struct batch *b, const char *text, double *out);
+
+/* The same over the values of shape s (any shape, timed or not). */
+int batch_shape_figure(const struct batch *b, size_t s, const char *text, double *out);
+
+/*
+ * How many shapes are timed: 1, or more when the batch times several shape
+ * buckets (each program is then timed on each; b->timed_shape, the first,
+ * stays the primary whose figures are a result's `performance`).
+ */
+size_t batch_ntimed(const struct batch *b);
 
 #endif

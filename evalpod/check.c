@@ -631,7 +631,7 @@ static int reference_shape(struct ck *c, struct prog *pg, size_t s)
 			       c->msg, sizeof(c->msg));
 	for (size_t i = 0; i < c->b.correct.nseeds && !rc; i++)
 		rc = reference_seed(c, &w, &p, c->b.correct.seeds[i]);
-	for (unsigned k = 0; !rc && s == c->b.timed_shape && k < WORKER_TIMING_SETS; k++)
+	for (unsigned k = 0; !rc && c->b.shapes[s].timed && k < WORKER_TIMING_SETS; k++)
 		rc = reference_seed(c, &w, &p, c->tseeds[k]);
 	plan_release(&p);
 	world_close(&w);

@@ -558,6 +558,9 @@ static void run_release(struct run *r)
 	free(r->progs);
 	json_decref(r->ref.check);
 	json_decref(r->tdoc);
+	for (size_t s = 0; r->sdocs && s < r->b.nshapes; s++)
+		json_decref(r->sdocs[s]);
+	free(r->sdocs);
 	judge_close(&r->judge);
 	refcache_close(&r->refcache);
 	if (r->work && !r->keep_work)

@@ -145,6 +145,13 @@ static double jget(json_t *o, const char *a, const char *b)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+static double jnum1(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
 /* Formats v with prec decimals into buf, or "-" when v is not a number. */
 static const char *cell(char *buf, size_t n, int prec, double v)
 {
@@ -173,10 +180,61 @@ static void print_row(const char *id, json_t *res)
 /* A result whose timings were perturbed must never pass for a real one. */
 static void mark_noise(const struct run *r, json_t *res)
 {
-	json_t *warn = json_object_get(json_object_get(res, "performance"), "warnings");
+	json_t *warn = json_object_get(json_object_get(res, "performance"), "warnings"), *perf;
+	const char *shape;
 
 	if (r->noise.on && json_is_array(warn))
 		json_array_append_new(warn, noise_warning(&r->noise));
+	json_object_foreach (json_object_get(res, "performance_by_shape"), shape, perf)
+		if (r->noise.on && json_is_array(warn = json_object_get(perf, "warnings")))
+			json_array_append_new(warn, noise_warning(&r->noise));
+}
+
+/* Per shape: its time document when it was timed (docs[timed_shape] is r->tdoc); taken by free. */
+static json_t **shape_docs(const struct run *r)
+{
+	json_t **docs = xcalloc(r->b.nshapes + 1, sizeof(*docs));
+
+	for (size_t s = 0; s < r->b.nshapes; s++)
+		docs[s] = s == r->b.timed_shape ? r->tdoc : r->sdocs ? r->sdocs[s] : NULL;
+	return docs;
+}
+
+/* The reference's timing entry at every timed shape, when the batch times several. */
+static void reference_by_shape(const struct run *r, json_t *ref, json_t *const *docs)
+{
+	json_t *by = json_object();
+
+	for (size_t s = 0; s < r->b.nshapes; s++) {
+		json_t *e = json_object_get(json_object_get(docs[s], "programs"), "reference");
+
+		if (json_is_object(e))
+			json_object_set(by, r->b.shapes[s].name, e);
+	}
+	if (batch_ntimed(&r->b) > 1 && json_object_size(by))
+		json_object_set(ref, "performance_by_shape", by);
+	json_decref(by);
+}
+
+/* The table's rows of the other timed shapes: "ID@SHAPE", the same columns. */
+static void print_shape_rows(const struct run *r, const char *id, json_t *res)
+{
+	json_t *by = json_object_get(res, "performance_by_shape");
+
+	for (size_t s = 0; s < r->b.nshapes; s++) {
+		json_t *perf = json_object_get(by, r->b.shapes[s].name);
+		char name[300], a[32], b[32], c[32], d[32];
+
+		if (s == r->b.timed_shape || !json_is_object(perf))
+			continue;
+		snprintf(name, sizeof(name), "%s@%s", id, r->b.shapes[s].name);
+		printf("%-24s %-14s %10s %8s %8s %9s  %s\n", name, "ok",
+		       cell(a, sizeof(a), 4, jnum1(perf, "median_ms")),
+		       cell(b, sizeof(b), 2,
+			    jget(perf, "speedup_vs_reference", "ratio_of_medians")),
+		       cell(c, sizeof(c), 2, jget(perf, "speedup_vs_baseline", "ratio_of_medians")),
+		       cell(d, sizeof(d), 2, jnum1(perf, "gflops")), "-");
+	}
 }
 
 static json_t *summary_new(struct run *r)
@@ -209,6 +267,12 @@ static json_t *summary_new(struct run *r)
 				      r->ref_cached));
 	if (r->noise.on)
 		json_object_set_new(s, "test_noise", noise_json(&r->noise));
+	if (r->tdoc) {
+		json_t **docs = shape_docs(r);
+
+		reference_by_shape(r, json_object_get(s, "reference"), docs);
+		free(docs);
+	}
 	return s;
 }
 
@@ -217,10 +281,12 @@ int emit_all(struct run *r, double wall_ms)
 	json_t *sum = summary_new(r), *list = json_object_get(sum, "results");
 	struct outcome *base = r->b.baseline ? &r->progs[0] : NULL;
 	json_t *progs = r->tdoc ? json_object_get(r->tdoc, "programs") : NULL;
-	int failed = 0;
+	json_t **docs = shape_docs(r);
+	int failed = 0, several = batch_ntimed(&r->b) > 1;
 
 	if (r->out_dir && dir_make(r->out_dir, r->msg, sizeof(r->msg))) {
 		json_decref(sum);
+		free(docs);
 		return RUN_EXIT_INFRA;
 	}
 	r->ref.time = progs ? json_object_get(progs, "reference") : NULL;
@@ -240,15 +306,22 @@ int emit_all(struct run *r, double wall_ms)
 
 		o->time = progs ? json_object_get(progs, o->src->id) : NULL;
 		res = result_build(&r->b, o, &r->ref, base, r->tdoc);
+		if (several)
+			result_by_shape(&r->b, res, o->src->id, base ? base->src->id : NULL, docs);
 		mark_noise(r, res);
 		failed |= emit_artifacts(r, o->src->id, res);
 		failed |= emit_doc(r, o->src->id, ou ? ou->result : NULL, res);
 		print_row(o->src->id, res);
+		print_shape_rows(r, o->src->id, res);
 		json_array_append_new(list,
 				      json_pack("{s:s, s:O, s:O*, s:O*}", "id", o->src->id,
 						"status", json_object_get(res, "status"),
 						"performance", json_object_get(res, "performance"),
 						"fault", json_object_get(res, "fault")));
+		if (json_object_get(res, "performance_by_shape"))
+			json_object_set(json_array_get(list, json_array_size(list) - 1),
+					"performance_by_shape",
+					json_object_get(res, "performance_by_shape"));
 		json_decref(res);
 	}
 	{
@@ -259,6 +332,7 @@ int emit_all(struct run *r, double wall_ms)
 	json_object_set_new(sum, "wall_ms", json_real(wall_ms));
 	failed |= emit_doc(r, "summary", r->b.outputs.summary, sum);
 	json_decref(sum);
+	free(docs);
 	if (failed)
 		snprintf(r->msg, sizeof(r->msg), "some results could not be stored (see above)");
 	return failed ? RUN_EXIT_INFRA : RUN_EXIT_OK;

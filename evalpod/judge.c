@@ -8,6 +8,7 @@
 #include "world.h"
 #include "xalloc.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -93,7 +94,8 @@ int judge_open(struct judge *j, const struct batch *b, const char *refdir, const
 	j->b = b;
 	memcpy(j->tseeds, tseeds, sizeof(j->tseeds));
 	j->check = xcalloc(b->nshapes * ns * nb + 1, sizeof(*j->check));
-	j->timed = xcalloc(WORKER_TIMING_SETS * nb + 1, sizeof(*j->timed));
+	j->timed = xcalloc(b->nshapes * WORKER_TIMING_SETS * nb + 1, sizeof(*j->timed));
+	j->tshape = b->timed_shape;
 	j->recs = xcalloc(nprogs + 1, sizeof(*j->recs));
 	j->nrecs = nprogs;
 	j->trecs = xcalloc(nprogs + 2, sizeof(*j->trecs));
@@ -107,14 +109,16 @@ int judge_open(struct judge *j, const struct batch *b, const char *refdir, const
 						     buf_count(b, s, i) *
 							     elem_type_size(b->buffers[i].type),
 						     msg, n);
-	for (size_t k = 0; k < WORKER_TIMING_SETS && !rc; k++)
-		for (size_t i = 0; i < nb && !rc; i++)
-			if (is_out(&b->buffers[i]))
-				rc = map_ref(&j->timed[k * nb + i], refdir, b->timed_shape,
-					     tseeds[k], i,
-					     buf_count(b, b->timed_shape, i) *
-						     elem_type_size(b->buffers[i].type),
-					     msg, n);
+	for (size_t s = 0; s < b->nshapes && !rc; s++)
+		for (size_t k = 0; k < WORKER_TIMING_SETS && b->shapes[s].timed && !rc; k++)
+			for (size_t i = 0; i < nb && !rc; i++)
+				if (is_out(&b->buffers[i]))
+					rc = map_ref(
+						&j->timed[(s * WORKER_TIMING_SETS + k) * nb + i],
+						refdir, s, tseeds[k], i,
+						buf_count(b, s, i) *
+							elem_type_size(b->buffers[i].type),
+						msg, n);
 	for (size_t p = 0; p < nprogs; p++)
 		j->recs[p].shapes = json_array();
 	return rc;
@@ -128,6 +132,13 @@ static void record_release(struct judge_record *r)
 	free(r->first);
 	json_decref(r->shapes);
 	memset(r, 0, sizeof(*r));
+}
+
+void judge_time_shape(struct judge *j, size_t s)
+{
+	assert(s < j->b->nshapes && j->b->shapes[s].timed);
+	j->tshape = s;
+	judge_reset_timed(j);
 }
 
 void judge_reset_timed(struct judge *j)
@@ -149,7 +160,7 @@ void judge_close(struct judge *j)
 	if (!j->b)
 		return;
 	unmap_all(j->check, j->b->nshapes * j->b->correct.nseeds * j->b->nbuffers);
-	unmap_all(j->timed, WORKER_TIMING_SETS * j->b->nbuffers);
+	unmap_all(j->timed, j->b->nshapes * WORKER_TIMING_SETS * j->b->nbuffers);
 	for (size_t p = 0; p < j->nrecs; p++)
 		record_release(&j->recs[p]);
 	judge_reset_timed(j);
@@ -362,7 +373,10 @@ static int serve_timed(struct judge_chan *c, const struct judge_req *q, struct j
 	if (q->prog >= c->j->ntrecs || q->seed >= WORKER_TIMING_SETS)
 		return -1;
 	r = &c->j->trecs[q->prog];
-	v = compare(c, b->timed_shape, &c->j->timed[q->seed * b->nbuffers], POISON_A, NULL, rep);
+	/* The shape is the parent's (judge_time_shape), never the worker's word. */
+	v = compare(c, c->j->tshape,
+		    &c->j->timed[(c->j->tshape * WORKER_TIMING_SETS + q->seed) * b->nbuffers],
+		    POISON_A, NULL, rep);
 	if (v == JUDGE_REFUSED)
 		return -1;
 	r->judged++;

@@ -83,7 +83,8 @@ struct judge {
 	const struct batch *b;
 	uint64_t tseeds[WORKER_TIMING_SETS];
 	struct judge_ref *check;    /* [shape][seed][buffer] */
-	struct judge_ref *timed;    /* [set][buffer] */
+	struct judge_ref *timed;    /* [shape][set][buffer], mapped at timed shapes only */
+	size_t tshape;              /* the shape timing verdicts are for now (judge_time_shape) */
 	struct judge_record *recs;  /* checks: one per program (baseline, variants) */
 	struct judge_record *trecs; /* timing: one per line of ids.txt */
 	size_t nrecs, ntrecs;
@@ -92,7 +93,8 @@ struct judge {
 /*
  * Maps the reference outputs the reference worker wrote under refdir
  * (worker_ref_path names) for every shape and seed and for the timing sets
- * tseeds, and unlinks each file.  nprogs programs get a check record, and
+ * tseeds at every timed shape, and unlinks each file.  Timing verdicts are
+ * for the primary timed shape until judge_time_shape says otherwise.  nprogs programs get a check record, and
  * nprogs + 1 timing lines one each.  Returns 0 or KERR_IO (a missing or
  * short file: msg names it).
  */
@@ -102,6 +104,13 @@ void judge_close(struct judge *j);
 
 /* Forgets the timing records (a timing attempt starts from scratch). */
 void judge_reset_timed(struct judge *j);
+
+/*
+ * Timed outputs are judged against the reference at timed shape s from now
+ * on (a batch with several timed shapes times each in its own pass); forgets
+ * the timing records as judge_reset_timed does.
+ */
+void judge_time_shape(struct judge *j, size_t s);
 
 /* Bytes of buffer i at shape s when it is an output or inout, else 0. */
 size_t judge_buf_bytes(const struct batch *b, size_t s, size_t i);

@@ -210,7 +210,7 @@ static int each_output(struct refcache *c, const struct batch *b, const uint64_t
 	int rc = 0;
 
 	for (size_t s = 0; s < b->nshapes; s++) {
-		size_t nseeds = b->correct.nseeds + (s == b->timed_shape ? WORKER_TIMING_SETS : 0);
+		size_t nseeds = b->correct.nseeds + (b->shapes[s].timed ? WORKER_TIMING_SETS : 0);
 
 		for (size_t k = 0; k < nseeds; k++) {
 			uint64_t seed = k < b->correct.nseeds ? b->correct.seeds[k]

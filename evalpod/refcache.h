@@ -54,7 +54,7 @@ void refcache_seeds(struct refcache *c, const struct batch *b, uint64_t *seeds);
 
 /*
  * Copies every reference output b needs (every shape and correctness seed,
- * and the timing seeds at the timed shape) from the cache into refdir under
+ * and the timing seeds at every timed shape) from the cache into refdir under
  * worker_ref_path's names, with the reference's program binary as
  * refdir/bin.bin and the cache flush's as refdir/flush.bin (flush.h) when
  * cached.  Returns 1 when every output was there and

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static double jnum(json_t *o, const char *key)
@@ -104,27 +105,35 @@ static int timed_ok(json_t *time)
 	return time && st && !strcmp(st, "ok") && median_of(time) > 0;
 }
 
-static json_t *performance_json(const struct batch *b, json_t *time, const struct outcome *ref,
-				const struct outcome *base)
+/* The performance object at shape s from its timing entries (rtime, btime may be NULL). */
+static json_t *performance_at(const struct batch *b, size_t s, json_t *time, json_t *rtime,
+			      json_t *btime)
 {
 	json_t *perf = json_deep_copy(time);
 	double ev = median_of(time), host = jnum(json_object_get(time, "host_stats"), "median");
 
 	json_object_del(perf, "status");
 	json_object_del(perf, "fault");
-	json_object_set_new(perf, "shape", json_string(b->shapes[b->timed_shape].name));
+	json_object_set_new(perf, "shape", json_string(b->shapes[s].name));
 	jx_set_real(perf, "median_ms", ev);
 	jx_set_real(perf, "host_over_event", ev > 0 ? host / ev : NAN);
 	quality(perf, time, ev, host);
-	if (ref && timed_ok(ref->time)) {
-		jx_set_real(perf, "reference_median_ms", median_of(ref->time));
-		json_object_set_new(perf, "speedup_vs_reference", speedup_json(time, ref->time));
+	if (timed_ok(rtime)) {
+		jx_set_real(perf, "reference_median_ms", median_of(rtime));
+		json_object_set_new(perf, "speedup_vs_reference", speedup_json(time, rtime));
 	}
-	if (base && timed_ok(base->time)) {
-		jx_set_real(perf, "baseline_median_ms", median_of(base->time));
-		json_object_set_new(perf, "speedup_vs_baseline", speedup_json(time, base->time));
+	if (timed_ok(btime)) {
+		jx_set_real(perf, "baseline_median_ms", median_of(btime));
+		json_object_set_new(perf, "speedup_vs_baseline", speedup_json(time, btime));
 	}
 	return perf;
+}
+
+static json_t *performance_json(const struct batch *b, json_t *time, const struct outcome *ref,
+				const struct outcome *base)
+{
+	return performance_at(b, b->timed_shape, time, ref ? ref->time : NULL,
+			      base ? base->time : NULL);
 }
 
 json_t *result_build(const struct batch *b, const struct outcome *o, const struct outcome *ref,
@@ -298,4 +307,119 @@ void result_roofline(const struct batch *b, json_t *r, json_t *tdoc)
 				    json_pack("{s:s, s:s, s:s}", "origin", "candidate", "kind",
 					      "above_peak", "message", msg));
 	}
+}
+
+/* The entry of program id in time document doc; NULL if absent. */
+static json_t *entry_of(json_t *doc, const char *id)
+{
+	json_t *e = id ? json_object_get(json_object_get(doc, "programs"), id) : NULL;
+
+	return json_is_object(e) ? e : NULL;
+}
+
+/*
+ * gflops and gbs at shape s, from the problem's flops and bytes there, and
+ * the invalid gate of result_roofline at that shape (the peaks of doc, the
+ * pass that timed it).  Returns 0, or -1 with *why set when the figures
+ * cannot be real.
+ */
+static int shape_figures(const struct batch *b, size_t s, json_t *perf, json_t *doc, char *why,
+			 size_t n)
+{
+	json_t *pk = json_object_get(doc, "peaks");
+	double ms = jnum(perf, "median_ms"), flops = NAN, bytes = NAN, gf = NAN, gb = NAN;
+	double pf = jnum(pk, "gflops"), pb = jnum(pk, "gbs"), margin = b->limits.peak_margin;
+	int cold = json_integer_value(json_object_get(perf, "reps_per_sample")) == 1 &&
+		   b->measure.flush;
+
+	if (!batch_shape_figure(b, s, b->flops, &flops) && ms > 0)
+		gf = flops / (ms * 1e6);
+	if (!batch_shape_figure(b, s, b->bytes, &bytes) && ms > 0)
+		gb = bytes / (ms * 1e6);
+	jx_set_real(perf, "gflops", gf);
+	jx_set_real(perf, "gbs", gb);
+	if ((pf > 0 && isfinite(gf) && gf > pf * margin) ||
+	    (cold && pb > 0 && isfinite(gb) && gb > pb * margin)) {
+		snprintf(why, n,
+			 "at shape '%s': %.1f GFLOP/s and %.1f GB/s exceed the measured peaks "
+			 "(%.1f GFLOP/s, %.1f GB/s) by more than %.0f%%: the timing cannot be real",
+			 b->shapes[s].name, gf, gb, pf, pb, (margin - 1) * 100);
+		return -1;
+	}
+	return 0;
+}
+
+static void set_fault(json_t *r, const char *status, const char *origin, const char *kind,
+		      const char *message)
+{
+	json_object_set_new(r, "status", json_string(status));
+	json_object_set_new(
+		r, "fault",
+		json_pack("{s:s, s:s, s:s}", "origin", origin, "kind", kind, "message", message));
+}
+
+/*
+ * A program judged ok at the primary is judged at every other timed shape
+ * alike: a fault there (wrong when timed, out of bounds, above the peaks)
+ * is its status, and it loses its figures.
+ */
+static void fail_at_shape(json_t *r, json_t *e, const char *shape)
+{
+	json_t *fault = json_object_get(e, "fault");
+	const char *st = json_string_value(json_object_get(e, "status"));
+	char msg[1400];
+
+	json_object_del(r, "performance");
+	json_object_del(r, "roofline");
+	if (!e) {
+		snprintf(msg, sizeof(msg), "not timed at shape '%s'", shape);
+		set_fault(r, "infra_error", "infrastructure", "timing", msg);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "at shape '%s': %s", shape,
+		 json_string_value(json_object_get(fault, "message"))
+			 ? json_string_value(json_object_get(fault, "message"))
+			 : "failed when timed");
+	set_fault(r, st ? st : "infra_error",
+		  json_string_value(json_object_get(fault, "origin"))
+			  ? json_string_value(json_object_get(fault, "origin"))
+			  : "infrastructure",
+		  json_string_value(json_object_get(fault, "kind"))
+			  ? json_string_value(json_object_get(fault, "kind"))
+			  : "timing",
+		  msg);
+}
+
+void result_by_shape(const struct batch *b, json_t *r, const char *id, const char *base_id,
+		     json_t *const *docs)
+{
+	json_t *by = json_object();
+	const char *st = json_string_value(json_object_get(r, "status"));
+	char why[1024];
+
+	for (size_t s = 0; st && !strcmp(st, "ok") && s < b->nshapes; s++) {
+		json_t *e, *perf;
+
+		if (!b->shapes[s].timed)
+			continue;
+		e = entry_of(docs[s], id);
+		if (!timed_ok(e)) {
+			fail_at_shape(r, e, b->shapes[s].name);
+			break;
+		}
+		perf = performance_at(b, s, e, entry_of(docs[s], "reference"),
+				      entry_of(docs[s], base_id));
+		if (shape_figures(b, s, perf, docs[s], why, sizeof(why))) {
+			json_decref(perf);
+			json_object_del(r, "performance");
+			json_object_del(r, "roofline");
+			set_fault(r, "invalid", "candidate", "above_peak", why);
+			break;
+		}
+		json_object_set_new(by, b->shapes[s].name, perf);
+	}
+	st = json_string_value(json_object_get(r, "status"));
+	if (st && !strcmp(st, "ok") && json_object_size(by))
+		json_object_set(r, "performance_by_shape", by);
+	json_decref(by);
 }

@@ -31,7 +31,8 @@ struct run {
 	struct outcome ref;
 	struct outcome *progs; /* baseline (if any) first, then the variants */
 	size_t nprogs;
-	json_t *tdoc;                        /* time.json */
+	json_t *tdoc;   /* time.json (of the primary timed shape) */
+	json_t **sdocs; /* per shape: time.json of another timed shape, or NULL (owned) */
 	uint64_t tseeds[WORKER_TIMING_SETS]; /* drawn for this run, or the session's */
 	struct judge judge;
 	struct noise noise; /* EVALPOD_TEST_NOISE: perturbs the timings (test mode) */

@@ -4,7 +4,8 @@
  * cached device peaks staged for the timing worker, the worker itself (run
  * again without a culprit it blames, or after an infrastructure failure, a
  * few times), the judge's verdicts applied to its time document, and the
- * peaks combined with the cache afterwards.
+ * peaks combined with the cache afterwards; once per timed shape, the
+ * primary first, when the batch times several.
  *
  * May use: run-internal.h (struct run, the job helpers of run-job.c), judge,
  * pool, peaks, noise, worker and common/; never cmd-run.c, which calls
@@ -29,7 +30,36 @@
 /* Timing attempts that failed for the infrastructure's reasons, at most. */
 #define TIMING_ATTEMPTS 3
 
-/* WORK/w/time/ids.txt: the reference, then every program that passed. */
+/* The time document of timed shape s once its pass is done; NULL before. */
+static json_t *shape_doc(const struct run *r, size_t s)
+{
+	return s == r->b.timed_shape ? r->tdoc : r->sdocs ? r->sdocs[s] : NULL;
+}
+
+/*
+ * Whether program i is timed in the next pass: it passed its checks and
+ * every timed shape done so far timed it without a fault (a program caught
+ * at one shape is not timed at the next).
+ */
+static int to_time(const struct run *r, size_t i)
+{
+	if (!run_prog_ok(&r->progs[i]))
+		return 0;
+	for (size_t s = 0; s < r->b.nshapes; s++) {
+		json_t *doc = shape_doc(r, s), *e;
+		const char *st;
+
+		if (!doc)
+			continue;
+		e = json_object_get(json_object_get(doc, "programs"), r->progs[i].src->id);
+		st = json_string_value(json_object_get(e, "status"));
+		if (!st || strcmp(st, "ok"))
+			return 0;
+	}
+	return 1;
+}
+
+/* WORK/w/time/ids.txt: the reference, then every program to time. */
 static int write_ids(struct run *r)
 {
 	struct sbuf ids = SBUF_INIT;
@@ -38,7 +68,7 @@ static int write_ids(struct run *r)
 
 	sbuf_adds(&ids, "reference\n");
 	for (size_t i = 0; i < r->nprogs; i++) {
-		if (!run_prog_ok(&r->progs[i]))
+		if (!to_time(r, i))
 			continue;
 		sbuf_addf(&ids, "%s\n", r->progs[i].src->id);
 		count++;
@@ -50,21 +80,22 @@ static int write_ids(struct run *r)
 }
 
 /*
- * Applies the judge's timing verdicts to every program's entry in
- * time.json.  Line k of the judge's records is the k-th program of the list
- * write_ids made, rebuilt here from the parent's own state: ids.txt lies in
- * the timing worker's directory, where its kernels could have rewritten it.
+ * Applies the judge's timing verdicts to every program's entry in doc (the
+ * pass's time.json, not yet kept).  Line k of the judge's records is the
+ * k-th program of the list write_ids made, rebuilt here from the parent's
+ * own state: ids.txt lies in the timing worker's directory, where its
+ * kernels could have rewritten it.
  */
-static void apply_timed(struct run *r)
+static void apply_timed(struct run *r, json_t *doc)
 {
-	json_t *progs = json_object_get(r->tdoc, "programs");
+	json_t *progs = json_object_get(doc, "programs");
 	json_t *seeds = json_array(), *e;
 	size_t line = 0;
 
 	if (json_is_object(e = json_object_get(progs, "reference")))
 		judge_apply_timed(&r->judge.trecs[line], e);
 	for (size_t i = 0; i < r->nprogs; i++) {
-		if (!run_prog_ok(&r->progs[i]))
+		if (!to_time(r, i))
 			continue;
 		if (++line < r->judge.ntrecs &&
 		    json_is_object(e = json_object_get(progs, r->progs[i].src->id)))
@@ -72,7 +103,7 @@ static void apply_timed(struct run *r)
 	}
 	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++)
 		json_array_append_new(seeds, json_integer((json_int_t)r->tseeds[k]));
-	json_object_set_new(r->tdoc, "timing_seeds", seeds);
+	json_object_set_new(doc, "timing_seeds", seeds);
 }
 
 static const char *str_of(json_t *o, const char *key)
@@ -87,9 +118,9 @@ static const char *str_of(json_t *o, const char *key)
  * ran; the parent combines them with the cache (each ceiling the higher of
  * the two) and raises the cache, so no worker ever writes it.
  */
-static void combine_peaks(struct run *r)
+static void combine_peaks(struct run *r, json_t *doc)
 {
-	json_t *dev = json_object_get(r->tdoc, "device"), *pj = json_object_get(r->tdoc, "peaks");
+	json_t *dev = json_object_get(doc, "device"), *pj = json_object_get(doc, "peaks");
 	struct devinfo info;
 	struct peaks now, cached;
 
@@ -119,7 +150,7 @@ static void combine_peaks(struct run *r)
 	/* Rewritten even when not higher: the file's date is when they were measured. */
 	if (now.fresh_gflops > 0 && now.fresh_gbs > 0)
 		peaks_save(&info, r->cache_dir, &now);
-	json_object_set_new(r->tdoc, "peaks", peaks_json(&now));
+	json_object_set_new(doc, "peaks", peaks_json(&now));
 }
 
 /*
@@ -156,12 +187,29 @@ static int fresh_pocl_cache(struct run *r, const char *name)
 	return rc;
 }
 
-int run_timing(struct run *r)
+/* Keeps the time document of timed shape s (taken). */
+static void keep_doc(struct run *r, size_t s, json_t *doc)
+{
+	if (s == r->b.timed_shape) {
+		r->tdoc = doc;
+		return;
+	}
+	if (!r->sdocs)
+		r->sdocs = xcalloc(r->b.nshapes, sizeof(*r->sdocs));
+	r->sdocs[s] = doc;
+}
+
+/*
+ * The timing phase at timed shape s: the timing worker run until it
+ * succeeds (its document kept), a pass drops a culprit (timed again
+ * without it), or TIMING_ATTEMPTS passes fail for the infrastructure.
+ */
+static int time_shape(struct run *r, size_t s)
 {
 	char *progress = xasprintf("%s/w/time/progress", r->work);
 	char *note = xasprintf("%s/w/time/fault", r->work);
 	char *seeds = run_seeds_arg(r);
-	int rc = RUN_EXIT_INFRA, infra = 0;
+	int rc = RUN_EXIT_INFRA, infra = 0, several = batch_ntimed(&r->b) > 1;
 
 	stage_peaks(r);
 	/* Each pass either succeeds, drops a culprit, or counts as an attempt. */
@@ -169,6 +217,7 @@ int run_timing(struct run *r)
 		struct job j;
 		struct judge_chan c;
 		int count = write_ids(r), prc, stop;
+		json_t *doc;
 
 		unlink(progress);
 		unlink(note);
@@ -176,33 +225,42 @@ int run_timing(struct run *r)
 			rc = count < 0 ? RUN_EXIT_INFRA : 0;
 			goto out;
 		}
-		judge_reset_timed(&r->judge);
+		judge_time_shape(&r->judge, s);
 		/* Nothing a dropped culprit's kernels wrote survives into the next pass. */
-		if (pass > 0 && fresh_pocl_cache(r, "time")) {
+		if ((pass > 0 || s != r->b.timed_shape) && fresh_pocl_cache(r, "time")) {
 			rc = RUN_EXIT_INFRA;
 			goto out;
 		}
 		run_job_setup(r, &j, "time", worker_dir(r->work, "time"), seeds,
 			      r->b.limits.time_timeout_s);
+		j.argv[5] = xasprintf("%zu", s);
 		j.progress = progress;
 		j.stall_s = r->b.limits.compile_timeout_s + r->b.limits.run_timeout_s;
-		if (judge_chan_open(&c, &r->judge, judge_out_bytes(&r->b, r->b.timed_shape), r->msg,
+		if (judge_chan_open(&c, &r->judge, judge_out_bytes(&r->b, s), r->msg,
 				    sizeof(r->msg))) {
 			judge_chan_close(&c);
 			job_release(&j);
 			goto out;
 		}
 		run_give_chan(&j, &c);
-		run_progress(r, "timing %d programs with the reference, interleaved", count);
+		if (several)
+			run_progress(r,
+				     "timing %d programs with the reference, interleaved, at shape "
+				     "'%s'",
+				     count, r->b.shapes[s].name);
+		else
+			run_progress(r, "timing %d programs with the reference, interleaved",
+				     count);
 		prc = pool_run(&j, 1, 1, r->echo, run_on_judge, r, r->msg, sizeof(r->msg));
 		run_progress(r, "timing %s (%.1f s)",
 			     !prc && j.exited && j.exit_code == 0 ? "done" : "failed",
 			     j.wall_ms / 1e3);
-		if (!prc && j.exited && j.exit_code == 0 && (r->tdoc = run_load_doc(r, "time"))) {
-			apply_timed(r);
+		if (!prc && j.exited && j.exit_code == 0 && (doc = run_load_doc(r, "time"))) {
+			apply_timed(r, doc);
 			/* Before any statistic, speedup or gate is drawn from the samples. */
-			noise_apply(&r->noise, r->b.batch_id, r->tdoc);
-			combine_peaks(r);
+			noise_apply(&r->noise, r->b.batch_id, doc);
+			combine_peaks(r, doc);
+			keep_doc(r, s, doc);
 			job_release(&j);
 			judge_chan_close(&c);
 			rc = 0;
@@ -223,6 +281,17 @@ out:
 	return rc;
 }
 
+int run_timing(struct run *r)
+{
+	int rc = time_shape(r, r->b.timed_shape);
+
+	/* The primary first: its figures are what every result's `performance` holds. */
+	for (size_t s = 0; !rc && s < r->b.nshapes; s++)
+		if (s != r->b.timed_shape && r->b.shapes[s].timed)
+			rc = time_shape(r, s);
+	return rc;
+}
+
 /* After a failed timing phase: programs that passed their checks are untimed. */
 void run_mark_untimed(struct run *r)
 {
@@ -232,4 +301,8 @@ void run_mark_untimed(struct run *r)
 				      r->msg);
 	json_decref(r->tdoc);
 	r->tdoc = NULL;
+	for (size_t s = 0; r->sdocs && s < r->b.nshapes; s++) {
+		json_decref(r->sdocs[s]);
+		r->sdocs[s] = NULL;
+	}
 }

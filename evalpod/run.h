@@ -40,6 +40,20 @@ struct outcome {
 json_t *result_build(const struct batch *b, const struct outcome *o, const struct outcome *ref,
 		     const struct outcome *base, json_t *tdoc);
 
+/*
+ * A batch with several timed shapes: adds performance_by_shape to result,
+ * per timed shape (the primary included) the object performance is, as
+ * measured at that shape, with gflops and gbs from the problem's flops and
+ * bytes there.  docs[s] is the time document of timed shape s (NULL when it
+ * was not timed); id is the program's, base_id the baseline's (may be
+ * NULL).  A result that is ok at the primary but failed, or above the peaks,
+ * at another timed shape takes that failure as its status and fault and
+ * loses its figures: every bucket is judged alike.  Does nothing to a
+ * result that is not ok.
+ */
+void result_by_shape(const struct batch *b, json_t *result, const char *id, const char *base_id,
+		     json_t *const *docs);
+
 /* Roofline figures and the bottleneck class; adds "roofline" to result. */
 void result_roofline(const struct batch *b, json_t *result, json_t *tdoc);
 

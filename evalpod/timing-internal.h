@@ -47,6 +47,7 @@ struct timer {
 	struct judge_client jc;
 	json_t *sandbox;
 	struct batch b;
+	size_t shape; /* the timed shape this pass times (b.timed_shape: the primary) */
 	struct clrt rt;
 	struct world w;
 	struct tprog *progs;

@@ -79,6 +79,7 @@ int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, doubl
 	int rc;
 
 	json_object_set_new(doc, "device", clrt_devinfo_json(&t->rt.info));
+	json_object_set_new(doc, "shape", json_string(t->b.shapes[t->shape].name));
 	json_object_set_new(doc, "peaks", peaks_json(pk));
 	json_object_set_new(doc, "rounds", json_integer((json_int_t)rounds));
 	json_object_set_new(doc, "wall_ms", json_real(wall));
@@ -90,7 +91,8 @@ int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, doubl
 		json_object_set(doc, "sandbox", t->sandbox);
 	for (size_t i = 0; i < t->nprogs; i++) {
 		finish_prog(t, &t->progs[i]);
-		if (t->progs[i].nsamples)
+		/* A program's trace is of the primary shape's samples (the others are in their docs). */
+		if (t->progs[i].nsamples && t->shape == t->b.timed_shape)
 			write_trace(t, &t->progs[i]);
 		json_object_set(progs, t->progs[i].id, t->progs[i].doc);
 	}
@@ -142,8 +144,8 @@ int above_peaks(struct timer *t, const struct peaks *pk, double *need_gf, double
 	int above = 0;
 
 	*need_gf = *need_gb = 0;
-	batch_timed_figure(&t->b, t->b.flops, &flops);
-	batch_timed_figure(&t->b, t->b.bytes, &bytes);
+	batch_shape_figure(&t->b, t->shape, t->b.flops, &flops);
+	batch_shape_figure(&t->b, t->shape, t->b.bytes, &bytes);
 	for (size_t i = 0; i < t->nprogs; i++) {
 		const struct tprog *p = &t->progs[i];
 		double best = INFINITY;

@@ -162,7 +162,7 @@ static char *adopt_compiled(struct timer *t, const char *dir, struct pocl_progs 
 static int prepare_prog(struct timer *t, struct tprog *p)
 {
 	struct expr_vars vars = EXPR_VARS_INIT;
-	const struct shape_spec *sh = &t->b.shapes[t->b.timed_shape];
+	const struct shape_spec *sh = &t->b.shapes[t->shape];
 	int is_ref = !strcmp(p->id, "reference");
 	char *dir = is_ref ? worker_dir(t->work, "reference") : worker_prog_dir(t->work, p->id);
 	char *path = xasprintf("%s/bin.bin", dir), *bin = NULL;
@@ -625,7 +625,7 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 	return active;
 }
 
-static int timer_open(struct timer *t, const char *work, const uint64_t *tseeds)
+static int timer_open(struct timer *t, const char *work, const uint64_t *tseeds, long shape)
 {
 	char *reads[3] = { xasprintf("%s/batch.json", work), xasprintf("%s/w", work), NULL };
 	char *note;
@@ -647,13 +647,17 @@ static int timer_open(struct timer *t, const char *work, const uint64_t *tseeds)
 	free(note);
 	if ((rc = worker_load(&t->b, work, t->msg, sizeof(t->msg))))
 		return rc;
+	t->shape = shape < 0 ? t->b.timed_shape : (size_t)shape;
+	if (t->shape >= t->b.nshapes || !t->b.shapes[t->shape].timed)
+		return kerr_set(t->msg, sizeof(t->msg), KERR_INVALID,
+				"shape %ld is not a timed shape of the batch", shape);
 	t->rng = t->b.measure.order_seed;
 	if ((rc = clrt_open(&t->rt, &t->b.device, t->msg, sizeof(t->msg))) ||
 	    (rc = worker_lock_spawn(&t->rt, t->sandbox, t->msg, sizeof(t->msg))))
 		return rc;
 	if ((rc = load_ids(t)))
 		return rc;
-	if ((rc = world_open(&t->w, &t->rt, &t->b, t->b.timed_shape, t->msg, sizeof(t->msg))))
+	if ((rc = world_open(&t->w, &t->rt, &t->b, t->shape, t->msg, sizeof(t->msg))))
 		return rc;
 	if ((rc = world_fill(&t->w, t->tseeds[0], POISON_A, t->msg, sizeof(t->msg))))
 		return rc;
@@ -697,6 +701,11 @@ static void timer_close(struct timer *t)
 
 int worker_time(const char *work, const uint64_t *tseeds)
 {
+	return worker_time_at(work, tseeds, -1);
+}
+
+int worker_time_at(const char *work, const uint64_t *tseeds, long shape)
+{
 	struct timer t;
 	struct peaks pk;
 	size_t rounds = 0, *order = NULL;
@@ -704,7 +713,7 @@ int worker_time(const char *work, const uint64_t *tseeds)
 	int rc;
 
 	memset(&pk, 0, sizeof(pk));
-	rc = timer_open(&t, work, tseeds);
+	rc = timer_open(&t, work, tseeds, shape);
 	if (!rc) {
 		/* Measured before any candidate runs here; the parent keeps the cache. */
 		worker_progress(t.dir, "peaks");

@@ -113,8 +113,10 @@ int worker_lock_spawn(const struct clrt *rt, json_t *report, char *msg, size_t n
 int worker_reference(const char *work, const uint64_t *tseeds);
 int worker_check(const char *work, const char *id);
 int worker_time(const char *work, const uint64_t *tseeds);
+/* The timing worker at timed shape `shape` (an index into the shapes; -1: the primary). */
+int worker_time_at(const char *work, const uint64_t *tseeds, long shape);
 
-/* Dispatches `evalpod __worker MODE WORK [ID]`. */
+/* Dispatches `evalpod __worker MODE WORK [ID|SEEDS] [SHAPE]` (SHAPE: time only). */
 int cmd_worker(int argc, char **argv);
 
 #endif

@@ -16,7 +16,10 @@
 - bad input: an unknown session, a session with no variant that passed,
   a spec changed since its session, malformed or foreign JSON, usage;
 - a real PoCL run: two sessions of the affine problem timed at two shapes
-  give one table with a best per bucket, which the header picks from.
+  give one table with a best per bucket, which the header picks from;
+- a real PoCL session with two timed buckets (one session, several shape
+  buckets) gives one entry per bucket, each the bucket's best as kctl show
+  names it, with the figures recorded at that bucket.
 
 usage: kctl_export.py KCTL EVALPOD KCTL_DATA_DIR
 """
@@ -487,13 +490,63 @@ def pocl(e, data):
                                ("affine", "another GPU", "float", [1000], 2)], "PoCL header")
 
 
+def pocl_buckets(e, data):
+    """One real session of the affine problem with both shapes timed."""
+    d = e.path("pocl-buckets")
+    os.makedirs(d)
+    for name in ("affine.cl", "affine_ref.cl", "affine.yaml"):
+        shutil.copy(os.path.join(data, name), d)
+    with open(os.path.join(d, "affine.yaml"), encoding="utf-8") as f:
+        text = f.read()
+    old_odd = "{name: odd, values: {n: 1000}}"
+    assert old_odd in text
+    with open(os.path.join(d, "affine.yaml"), "w", encoding="utf-8") as f:
+        f.write(text.replace(old_odd, "{name: odd, timed: true, values: {n: 1000}}"))
+    r = e.run("start", "affine.yaml", "--no-progress", cwd=d, timeout=1200)
+    sid = (r.stdout.splitlines() or [""])[0].strip()
+    check(r.returncode == 0 and sid, f"PoCL buckets: kctl start ({err(r)})")
+    if r.returncode:
+        return
+    r = e.run("export", sid)
+    check(r.returncode == 0, f"PoCL buckets: the session exports ({err(r)})")
+    if r.returncode:
+        return
+    ks = json.loads(r.stdout)["kernels"]
+    by_bucket = {x["bucket"]["name"]: x for x in ks[0]["entries"]} if len(ks) == 1 else {}
+    check(len(ks) == 1 and sorted(by_bucket) == ["big", "odd"] and
+          len(ks[0]["entries"]) == 2,
+          f"PoCL buckets: one kernel, one entry per bucket ({sorted(by_bucket)})")
+    if sorted(by_bucket) != ["big", "odd"]:
+        return
+    rows = json.loads(e.run("show", sid, "-o", "json").stdout)
+    bests = {b: row["id"] for row in rows for b in row.get("best_in_buckets", [])}
+    winner = json.loads(e.run("status", sid, "-o", "json").stdout).get("best") or {}
+    check(all(by_bucket[b]["provenance"]["variant"] == bests.get(b) for b in ("big", "odd")),
+          f"PoCL buckets: each entry is its bucket's best ({bests})")
+    check(by_bucket["big"]["bucket"]["values"] == {"n": 262144} and
+          by_bucket["odd"]["bucket"]["values"] == {"n": 1000},
+          "PoCL buckets: the buckets' values")
+    for b, x in by_bucket.items():
+        vid = x["provenance"]["variant"]
+        if b == "big" and vid == winner.get("variant"):
+            want, confirmed = winner.get("median_ms"), winner.get("confirmed") is True
+        else:
+            res = json.loads(e.run("show", sid, vid, "-o", "json").stdout)["result"]
+            want = res["performance_by_shape"][b]["median_ms"]
+            confirmed = False
+        check(abs(x["figures"]["median_ms"] - want) <= 1e-9 * want and
+              x["figures"]["confirmed"] is confirmed,
+              f"PoCL buckets: {b}'s figures are {vid}'s at {b} "
+              f"({x['figures']['median_ms']} vs {want}, confirmed {x['figures']['confirmed']})")
+
+
 def main():
     kctl, evalpod, data = sys.argv[1:4]
     tmp = tempfile.mkdtemp(prefix="kctl-export-")
     try:
         e = Env(kctl, evalpod, tmp)
         run([golden, header_picks, merge, bad_input, completion], e)
-        run([pocl], e, data)
+        run([pocl, pocl_buckets], e, data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()

@@ -49,6 +49,8 @@ LAYERS = [
 
 # kctl export and its tuned tables sit with the commands.
 LAYERS[0] = (LAYERS[0][0], LAYERS[0][1] + " cmd-export tuned tuned-c")
+# Shape buckets (several timed shapes in one session) sit with the winner.
+LAYERS[4] = (LAYERS[4][0], LAYERS[4][1] + " bucket")
 
 
 def strip(src):

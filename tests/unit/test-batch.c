@@ -454,8 +454,6 @@ static const struct bad_case {
 	  "$.problem.launch[1].args[0]: expected a buffer or scalar name or {\"local\": bytes}" },
 	{ NULL, "shapes.1", "5", KERR_PARSE, "$.shapes[1]: expected an object, got integer" },
 	{ NULL, "shapes", "[]", KERR_RANGE, "$.shapes: has 0 entries, expected 1 to 64" },
-	{ NULL, "shapes.0.timed", "true", KERR_INVALID,
-	  "$.shapes[1].timed: shape '1024' is timed and so is $.shapes[0] '512'" },
 	{ NULL, "shapes.0.values.M", "'512'", KERR_PARSE,
 	  "$.shapes[0].values.M: expected an integer, got string" },
 	{ NULL, "shapes.0.values.K", "1.5", KERR_PARSE,
@@ -652,6 +650,39 @@ TEST(collect_defines)
 	}
 }
 
+/* Several timed shapes: the first is the primary, figures are per shape. */
+TEST(several_timed_shapes)
+{
+	struct batch b;
+	char msg[512] = "", *text = doc_text(full_doc);
+	json_t *root = json_loads(text, 0, NULL);
+	char *edited;
+	double f = 0;
+	int rc;
+
+	doc_edit(root, "shapes.0.timed", "true");
+	edited = json_dumps(root, 0);
+	rc = batch_parse(&b, edited, strlen(edited), msg, sizeof(msg));
+	CHECK(rc == 0);
+	if (!rc) {
+		CHECK(b.shapes[0].timed == 1 && b.shapes[1].timed == 1);
+		CHECK(b.timed_shape == 0);
+		CHECK(batch_ntimed(&b) == 2);
+		CHECK(batch_shape_figure(&b, 1, "2*M*N*K", &f) == 0 &&
+		      f == 2.0 * 1024 * 1024 * 1024);
+		CHECK(batch_shape_figure(&b, 0, "2*M*N*K", &f) == 0 && f == 2.0 * 512 * 512 * 512);
+		CHECK(batch_shape_figure(&b, 2, "2*M*N*K", &f) == -1);
+		CHECK(batch_timed_figure(&b, "M", &f) == 0 && f == 512);
+	}
+	batch_release(&b);
+	rc = parse_text(&b, full_doc, msg, sizeof(msg));
+	CHECK(rc == 0 && batch_ntimed(&b) == 1 && b.timed_shape == 1);
+	batch_release(&b);
+	free(edited);
+	json_decref(root);
+	free(text);
+}
+
 int main(void)
 {
 	RUN(full_document);
@@ -662,5 +693,6 @@ int main(void)
 	RUN(failure_late_releases);
 	RUN(message_buffer_optional);
 	RUN(collect_defines);
+	RUN(several_timed_shapes);
 	return test_summary();
 }

@@ -400,6 +400,22 @@ TEST(no_parent)
 	json_decref(ctx);
 }
 
+/* Several shape buckets: the other timed shapes are named as buckets. */
+TEST(shape_buckets)
+{
+	json_t *ctx = ctx_load();
+	json_t *shapes = json_object_get(json_object_get(ctx, "kernel"), "shapes");
+	char msg[256], *s;
+
+	json_object_set_new(json_array_get(shapes, 2), "bucket", json_true());
+	s = build(ctx, 1 << 20, NULL, msg, sizeof(msg));
+	CHECK_CONTAINS(s, "- s0: K=1024, M=1024, N=1024 (primary, timed)\n");
+	CHECK_CONTAINS(s, "- s2: K=263, M=257, N=259 (timed too: a shape bucket; the search ranks "
+			  "on the geometric mean of the speedups at every timed shape)\n");
+	free(s);
+	json_decref(ctx);
+}
+
 TEST(brief)
 {
 	json_t *ctx = ctx_load(), *parent = json_object_get(ctx, "parent");
@@ -632,6 +648,7 @@ int main(int argc, char **argv)
 	RUN(too_small);
 	RUN(default_limit);
 	RUN(no_parent);
+	RUN(shape_buckets);
 	RUN(brief);
 	RUN(brief_bare);
 	RUN(parse_reflection);

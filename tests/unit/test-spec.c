@@ -594,8 +594,6 @@ static const struct bad {
 	  "expected a buffer or scalar name or {local: BYTES}, got a list" },
 	{ "  name: mm\n", "  name: mm\n  name: again\n", "3:3: kernel.name", KERR_PARSE,
 	  "duplicate key (first at line 2, column 3)" },
-	{ "{name: small, values: {N: 16}}", "{name: small, values: {N: 16}, timed: true}",
-	  "18:30: shapes[1].timed", KERR_INVALID, "at most one shape is timed" },
 	{ "{name: small, values: {N: 16}}", "{values: {N: 64}}", "18:5: shapes[1].name",
 	  KERR_INVALID, "'64' is also the name of shapes[0]" },
 	{ "{N: 16}", "{N: 16.5}", "17:31: shapes[0].values.N", KERR_PARSE,
@@ -751,6 +749,24 @@ static char *apply(const struct bad *b)
 	sbuf_adds(&out, b->repl);
 	sbuf_adds(&out, at + strlen(b->find));
 	return sbuf_detach(&out, NULL);
+}
+
+/* Several timed shapes (shape buckets): each keeps its timed flag, in order. */
+TEST(several_timed_shapes)
+{
+	struct spec s;
+	char msg[512] = "";
+	struct bad edit = { "{name: small, values: {N: 16}}",
+			    "{name: small, values: {N: 16}, timed: true}", NULL, 0, NULL };
+	char *text = apply(&edit), *path = put("buckets.yaml", text);
+
+	CHECK(spec_load(&s, path, msg, sizeof(msg)) == 0);
+	CHECK_STR(msg, "");
+	CHECK(same_json(s.shapes, "[{'name': 'small', 'values': {'N': 16}, 'timed': true},"
+				  " {'name': '64', 'values': {'N': 64}, 'timed': true}]"));
+	spec_release(&s);
+	free(path);
+	free(text);
 }
 
 TEST(malformed)
@@ -1144,6 +1160,7 @@ int main(int argc, char **argv)
 	RUN(cache_section);
 	RUN(base_is_valid);
 	RUN(matmul_example);
+	RUN(several_timed_shapes);
 	RUN(missing_spec_file);
 	RUN(malformed);
 	RUN(expr_checks);
