@@ -502,6 +502,41 @@ static void model_table(json_t *m, struct sbuf *b)
 	sbuf_adds(b, "</p></section>\n");
 }
 
+/* A session with several timed shapes: the best variant of each bucket. */
+static void buckets_table(json_t *m, struct sbuf *b)
+{
+	json_t *e;
+	size_t i;
+
+	if (!json_array_size(json_object_get(m, "buckets")))
+		return;
+	section(b, "buckets", "Best per shape bucket",
+		"The session ranked on the geometric mean of the per-bucket speedups; here is the "
+		"variant that passed with the highest speedup over the reference at each bucket, "
+		"by its own round's figures. Only the winner went through the confirmation.");
+	sbuf_adds(b,
+		  "<table><tr><th>bucket</th><th>variant</th><th>round</th><th>median</th>"
+		  "<th>vs reference</th><th>GFLOP/s</th><th>robust CV</th><th>quality</th></tr>\n");
+	json_array_foreach (json_object_get(m, "buckets"), i, e) {
+		char *name =
+			xasprintf("%s%s", report_str(e, "bucket"),
+				  json_is_true(json_object_get(e, "primary")) ? " (primary)" : "");
+
+		sbuf_adds(b, "<tr>");
+		cell(b, name);
+		cell(b, report_str(e, "variant"));
+		cell_num(b, report_num(e, "round"), 1, 0, "");
+		cell_num(b, report_num(e, "median_ms"), 0, 4, " ms");
+		cell_num(b, report_num(e, "speedup_vs_reference"), 1, 2, "&times;");
+		cell_num(b, report_num(e, "gflops"), 1, 1, "");
+		cell_num(b, 100 * report_num(e, "robust_cv"), 1, 1, "%");
+		cell(b, report_str(e, "quality"));
+		sbuf_adds(b, "</tr>\n");
+		free(name);
+	}
+	sbuf_adds(b, "</table></section>\n");
+}
+
 static void settings_table(json_t *m, struct sbuf *b)
 {
 	json_t *s;
@@ -566,6 +601,7 @@ void report_html(json_t *m, struct sbuf *b)
 	top_table(m, b);
 	all_table(m, b);
 	sbuf_adds(b, "</section>\n");
+	buckets_table(m, b);
 	section(b, "failures", "Failures", NULL);
 	failures_table(m, b);
 	sbuf_adds(b, "</section>\n");

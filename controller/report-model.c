@@ -6,6 +6,7 @@
  */
 #include "report.h"
 #include "report-internal.h"
+#include "bucket.h"
 #include "diff.h"
 #include "sbuf.h"
 #include "store.h"
@@ -343,6 +344,9 @@ json_t *report_model(struct store *st, const char *id, const char *dir)
 	json_object_set_new(model, "rounds", rounds(st, id, vars));
 	json_object_set_new(model, "top", top(st, id, ids, dir));
 	json_object_set_new(model, "failures", failures(st, id, vars));
+	/* several timed shapes: each bucket's best (absent for one bucket) */
+	if ((v = bucket_bests(st, id)))
+		json_object_set_new(model, "buckets", v);
 	json_object_set_new(model, "lineages", or_null(store_lineages(st, id)));
 	json_object_set_new(model, "learnings", or_null(store_learnings(st, id)));
 	json_object_set_new(model, "settings", or_null(store_settings(st, id)));

@@ -161,6 +161,20 @@ def main():
             check(f"| {label} | {vid} |" in report, f"report.md: {label}'s best is {vid}")
         check("Only the overall winner goes through the confirmation" in report,
               "report.md says which figures are confirmed")
+        # report.html: the same table, one row per bucket, and the JSON it is drawn from
+        with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
+            page = f.read()
+        sec = page.split('<section id="buckets">', 1)
+        rows_html = re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td>",
+                               sec[1].split("</section>", 1)[0]) if len(sec) == 2 else []
+        got_html = {b.replace(" (primary)", ""): vid for b, vid in rows_html}
+        check(got_html == want and rows_html and rows_html[0][0] == "big (primary)",
+              f"report.html's bucket table names each bucket's best, the primary first "
+              f"({rows_html}, want {want})")
+        rj = e.run("report", sid, "-o", "json")
+        got_json = {x["bucket"]: x["variant"] for x in
+                    (json.loads(rj.stdout).get("buckets") or [])} if rj.returncode == 0 else {}
+        check(got_json == want, f"kctl report -o json has each bucket's best ({got_json})")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()
