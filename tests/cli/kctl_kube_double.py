@@ -238,7 +238,7 @@ def test_faults(args, dbl):
     with Scenario(args, dbl, "429, 500, a cut watch, slow answers, 410 Gone", "kd-faults",
                   {}) as s:
         dbl.control(method="DELETE")
-        dbl.control({"plan": ["429", "500", {"fault": "cut-watch", "path": "watch"},
+        dbl.control({"plan": ["429", "500", {"fault": "cut-event", "path": "watch"},
                               "slow:2", {"fault": "gone", "path": "watch"}]})
         r = s.run(["start", s.spec, "--rounds", "1"])
         c = dbl.control()

@@ -23,7 +23,7 @@ class ControlHandler:
         st = self.server.store
         with st.lock:
             for i, f in enumerate(st.faults):
-                if f["fault"] in ("cut-watch", "gone") and not watch:
+                if f["fault"] in ("cut-watch", "cut-event", "gone") and not watch:
                     continue
                 if f.get("verb") and f["verb"].upper() != self.command:
                     continue
@@ -72,7 +72,7 @@ class ControlHandler:
                     f = dict(f)
                     name = str(f.get("fault", ""))
                     if not (re.fullmatch(r"[45][0-9][0-9]", name) or name in
-                            ("cut-watch", "gone", "close", "lost-reply") or re.fullmatch(r"slow:[0-9.]+", name)):
+                            ("cut-watch", "cut-event", "gone", "close", "lost-reply") or re.fullmatch(r"slow:[0-9.]+", name)):
                         return self.send_json(400, {"error": "unknown fault %r" % name})
                     f["fault"] = name
                     f["times"] = int(f.get("times", 1))

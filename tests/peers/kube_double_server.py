@@ -105,7 +105,7 @@ class Handler(ControlHandler, RestHandler, WatchHandler, HandlerBase):
                 elif f == "lost-reply":
                     # the request takes effect, its answer never arrives
                     self.lost_reply = True
-                elif f in ("cut-watch", "gone"):
+                elif f in ("cut-watch", "cut-event", "gone"):
                     pass
                 else:
                     self.read_body()

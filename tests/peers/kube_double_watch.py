@@ -4,7 +4,7 @@ WatchHandler answers ?watch=1 on Jobs and Pods with a chunked stream of
 events, as the apiserver does: the initial ADDED events (or a replay from a
 resourceVersion, 410 Expired when it is compacted), selector transitions
 turned into ADDED and DELETED, bookmarks with allowWatchBookmarks,
-sendInitialEvents, timeoutSeconds, and the cut-watch and gone faults.  It ends
+sendInitialEvents, timeoutSeconds, and the cut-watch, cut-event and gone faults.  It ends
 when the client goes away or the server stops.
 
 Uses kube_double_status and kube_double_select; the events come from
@@ -81,6 +81,7 @@ class WatchHandler:
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         cut = fault is not None and fault["fault"] == "cut-watch"
+        cut_event = fault is not None and fault["fault"] == "cut-event"
         with st.lock:
             self.server.active_watches += 1
         try:
@@ -115,6 +116,17 @@ class WatchHandler:
             sent = 0
             while True:
                 for etype, obj in pending:
+                    if cut_event:
+                        # half of the first event's line: the client must not act on it
+                        line = (json.dumps({"type": etype, "object": obj},
+                                           separators=(",", ":")) + "\n").encode()
+                        self.chunk(line[:len(line) // 2])
+                        self.close_connection = True
+                        try:
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
+                        return
                     self.event(etype, obj)
                     sent += 1
                     if cut:
