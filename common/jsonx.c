@@ -7,6 +7,8 @@
 
 const char *jx_type_name(const json_t *v)
 {
+	if (!v)
+		return "nothing"; /* a member that is not there */
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: return "object";
 	case JSON_ARRAY: return "array";

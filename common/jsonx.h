@@ -35,7 +35,7 @@ int jx_obj(json_t *obj, const char *path, const char *key, int required, json_t 
 int jx_arr(json_t *obj, const char *path, const char *key, int required, json_t **out, char *msg,
 	   size_t n);
 
-/* Name of a JSON value's type for messages: "string", "integer"... */
+/* Name of a JSON value's type for messages: "string", "integer"...; "nothing" for NULL. */
 const char *jx_type_name(const json_t *v);
 
 /*

@@ -370,6 +370,8 @@ out:
 
 static int known(json_t *o, const char *path, const char *const *keys, char *msg, size_t n)
 {
+	if (!o)
+		return kerr_set(msg, n, KERR_PARSE, "%s: missing (an object is required)", path);
 	if (!json_is_object(o))
 		return kerr_set(msg, n, KERR_PARSE, "%s: expected an object, got %s", path,
 				jx_type_name(o));

@@ -407,6 +407,11 @@ def bad_input(e):
     cases.append(("zero.json", json.dumps(bad), "median_ms: must be above 0"))
     dup = entry("D1", "float", {"M": 1, "N": 1}, {"TM": 1}, 1.0)
     cases.append(("dup.json", json.dumps(table(kernel("mm", [dup, dup]))), "the same device"))
+    # a member missing whole (found by the fuzzer: kctl crashed on it)
+    for part in ("provenance", "figures", "bucket", "device"):
+        bad = table(kernel("mm", [entry("D1", "float", {"M": 1, "N": 1}, {"TM": 1}, 1.0)]))
+        del bad["kernels"][0]["entries"][0][part]
+        cases.append((f"no{part}.json", json.dumps(bad), f"$.kernels[0].entries[0].{part}"))
     cases.append(("extra.json", json.dumps(dict(table(), colour=1)), "$.colour: unknown key"))
     cases.append(("dupkey.json", '{"schema": "a", "schema": "b"}', "dupkey.json:1:"))
     for name, text, want in cases:
