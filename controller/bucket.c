@@ -172,9 +172,10 @@ static json_t *best_list(json_t *bests, const char *primary)
 	return out;
 }
 
-json_t *bucket_bests(struct store *st, const char *id)
+json_t *bucket_bests(struct store *st, const char *id, json_t *rows)
 {
-	json_t *all = store_variants_brief(st, id, -1), *bests = json_object(), *v, *out = NULL;
+	json_t *all = rows ? json_incref(rows) : store_variants_brief(st, id, -1);
+	json_t *bests = json_object(), *v, *out = NULL;
 	char *primary = NULL;
 	size_t i;
 

@@ -61,8 +61,11 @@ void bucket_rank_rows(struct session *s, json_t *rows);
  * first, then the others by name.  Read from the store alone (not the spec
  * file, which may have changed).  Returns NULL (not an error) when the
  * session's first ok result has no figures for several buckets (a
- * single-bucket session: only that one result is read).  New reference.
+ * single-bucket session: only that one result is read).  rows are the
+ * session's variant rows (store_variants_brief; id, round and status are
+ * read) when the caller has them, else NULL: they are read here.  New
+ * reference.
  */
-json_t *bucket_bests(struct store *st, const char *id);
+json_t *bucket_bests(struct store *st, const char *id, json_t *rows);
 
 #endif

@@ -250,10 +250,11 @@ int cmd_show(int argc, char **argv)
 		log_error("%s", msg);
 		rc = KCTL_EXIT_INFRA;
 	} else if (!variant) {
-		json_t *bests = bucket_bests(st, id);
+		json_t *bests;
 
 		if (!(vars = store_variants_brief(st, id, -1)))
 			vars = json_array();
+		bests = bucket_bests(st, id, vars);
 		mark_cached(st, id, vars);
 		mark_bests(vars, bests);
 		if (as_json) {

@@ -345,7 +345,7 @@ json_t *report_model(struct store *st, const char *id, const char *dir)
 	json_object_set_new(model, "top", top(st, id, ids, dir));
 	json_object_set_new(model, "failures", failures(st, id, vars));
 	/* several timed shapes: each bucket's best (absent for one bucket) */
-	if ((v = bucket_bests(st, id)))
+	if ((v = bucket_bests(st, id, all)))
 		json_object_set_new(model, "buckets", v);
 	json_object_set_new(model, "lineages", or_null(store_lineages(st, id)));
 	json_object_set_new(model, "learnings", or_null(store_learnings(st, id)));

@@ -381,7 +381,7 @@ static void report_winner(json_t *w, struct sbuf *b)
  */
 static void report_buckets(struct session *s, json_t *w, struct sbuf *b)
 {
-	json_t *bests = bucket_bests(s->st, s->id), *e, *res;
+	json_t *bests = bucket_bests(s->st, s->id, NULL), *e, *res;
 	double obj;
 	size_t i;
 

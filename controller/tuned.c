@@ -233,7 +233,7 @@ static json_t *bucket_record(struct store *st, const char *id, json_t *best, jso
 static int bucket_entries(struct store *st, const struct spec *sp, const char *id, json_t *w,
 			  json_t *dev, json_t *defaults, json_t *entries, char *msg, size_t n)
 {
-	json_t *bests = bucket_bests(st, id), *b;
+	json_t *bests = bucket_bests(st, id, NULL), *b;
 	size_t i;
 	int rc = 0;
 
