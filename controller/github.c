@@ -341,7 +341,7 @@ static int github_find_item(void *arg, json_t *item, const char *path, char *msg
 	body = json_object_get(item, "body");
 	if (!body || (!json_is_null(body) && !json_is_string(body)))
 		return kerr_set(msg, n, KERR_PARSE, "%s.body: expected a string or null, got %s",
-				path, body ? jx_type_name(body) : "nothing");
+				path, jx_type_name(body));
 	if (issue && json_object_get(item, "pull_request"))
 		return 0; /* the issues listing holds pull requests too */
 	if (json_is_string(body) && strstr(json_string_value(body), f->marker) &&

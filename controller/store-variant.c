@@ -70,7 +70,7 @@ static int variant_read(json_t *v, struct variant_in *in, char *msg, size_t n)
 
 	if (!json_is_object(v))
 		return kerr_set(msg, n, KERR_PARSE, "$: expected an object, got %s",
-				v ? jx_type_name(v) : "nothing");
+				jx_type_name(v));
 	for (size_t i = 0; !rc && i < nmembers; i++) {
 		rc = opt_member(v, members[i].key, members[i].type, members[i].out, msg, n);
 		if (!rc && members[i].required && !*members[i].out)
@@ -262,7 +262,7 @@ static int result_insert(struct store *st, const char *session, const char *id, 
 
 	if (!json_is_object(result))
 		return sq_note(st, KERR_PARSE, "$: expected an object, got %s",
-			       result ? jx_type_name(result) : "nothing");
+			       jx_type_name(result));
 	rc = sq_doc_dump(st, result, &text);
 	if (rc)
 		return rc;

@@ -409,7 +409,7 @@ static int check_figures(json_t *f, const char *path, char *msg, size_t n)
 		if (!v || (!json_is_null(v) && !json_is_number(v)))
 			rc = kerr_set(msg, n, KERR_PARSE,
 				      "%s.%s: expected a number or null, got %s", path, nums[i],
-				      v ? jx_type_name(v) : "nothing");
+				      jx_type_name(v));
 	}
 	if (!rc && !json_is_string(json_object_get(f, "quality")) &&
 	    !json_is_null(json_object_get(f, "quality")))
