@@ -30,7 +30,7 @@ PARAMS = {
     "KU": [1, 2, 4, 8],
     "KB": [0, 16, 32, 64, 128, 256],
     "LOCAL": [0, 1],
-    "PACK": [0, 1],
+    "PACK": [0, 1, 2],
 }
 
 # A few points worth seeing first: (TM, VN, TN, WX, WY, KU, KB, LOCAL, PACK)
@@ -125,9 +125,9 @@ def main():
             ],
             "launch": [{
                 "kernel": "pack_a", "args": ["A", "Ap", "M", "K"],
-                "global": ["PACK ? round_up(K, 64) : 1",
-                           "PACK ? round_up(round_up(M, TM), 16) : 1"],
-                "local": ["PACK ? 64 : 1", "PACK ? 16 : 1"],
+                "global": ["PACK == 1 ? round_up(ceil_div(K, 16), 8) : 1",
+                           "PACK == 1 ? round_up(ceil_div(M, TM), 8) : 1"],
+                "local": ["PACK == 1 ? 8 : 1", "PACK == 1 ? 8 : 1"],
             }, {
                 "kernel": "pack_b", "args": ["B", "Bp", "N", "K"],
                 "global": ["PACK ? round_up(ceil_div(N, VN), 64) : 1",

@@ -16,6 +16,11 @@
 //                       loop.  This is what CPUs want: B's rows are N floats
 //                       apart, which on a 4 KiB-aligned N maps every k of a
 //                       column to one cache set.
+//   PACK = 2            B only: pack_b copies B into column panels as above,
+//                       pack_a does nothing, and matmul reads the TM rows of
+//                       A in place (a broadcast from each row per K step).
+//                       pack_a's transpose costs about as much as the gain
+//                       from reading one stream of A instead of TM.
 //   PACK = 0            the pack kernels do nothing (one work-item each) and
 //                       matmul reads A and B in place, as follows:
 //   LOCAL = 0, KB = 0   every work-item reads A and B straight from global
@@ -23,7 +28,7 @@
 //   LOCAL = 0, KB > 0   the same, but the work-group walks K in blocks of KB
 //                       in lock-step (a barrier per block), so the B rows and
 //                       A columns of a block are shared through the caches
-//                       (with PACK = 1, the panels' blocks);
+//                       (with PACK > 0, the panels' blocks);
 //   LOCAL = 1           (PACK = 0 only) the work-group stages a BM x KB tile
 //                       of A and a KB x BN tile of B in local memory per
 //                       block of K (zero-padded past the matrix edges), then
@@ -36,9 +41,12 @@
 //
 // The launch plan (examples/matmul.yaml) reads TM, TN, VN, WX, WY and PACK
 // from the build options or the #defines below:
-//   pack_a: global = PACK ? [round_up(K, 64), round_up(round_up(M, TM), 16)] : [1, 1]
+//   pack_a: global = PACK == 1 ? [round_up(ceil_div(K, 16), 8), round_up(ceil_div(M, TM), 8)]
+//                                : [1, 1]
+//           local  = PACK == 1 ? [8, 8] : [1, 1]
 //   pack_b: global = PACK ? [round_up(ceil_div(N, VN), 64), round_up(K, 16)] : [1, 1]
-//           local  = PACK ? [64, 16] : [1, 1] (the same at every shape)
+//           local  = PACK ? [64, 16] : [1, 1]
+//           (the pack kernels' local sizes are the same at every shape)
 //   matmul: global = [round_up(ceil_div(N, TN*VN), WX), round_up(ceil_div(M, TM), WY)]
 //           local  = [WX, WY]
 // Ap holds round_up(M, 48) * K floats and Bp round_up(N, 64) * K: enough for
@@ -70,7 +78,7 @@
 #define LOCAL 0         // 1: stage A and B tiles in local memory
 #endif
 #ifndef PACK
-#define PACK 0          // 1: read A and B from panels packed by pack_a, pack_b
+#define PACK 0          // 1: read A and B from packed panels; 2: B only
 #endif
 
 #define CN (TN * VN)    // columns per work-item
@@ -84,10 +92,13 @@
 #error "KB must be a multiple of KU"
 #endif
 #if PACK && LOCAL
-#error "PACK=1 reads packed panels; LOCAL=1 stages tiles of A and B in place"
+#error "PACK>0 reads packed panels; LOCAL=1 stages tiles of A and B in place"
+#endif
+#if PACK < 0 || PACK > 2
+#error "PACK must be 0, 1 or 2"
 #endif
 #if PACK && (48 % TM != 0 || 64 % CN != 0)
-#error "PACK=1 needs TM dividing 48 and TN*VN dividing 64 (the panels' buffers)"
+#error "PACK>0 needs TM dividing 48 and TN*VN dividing 64 (the panels' buffers)"
 #endif
 
 #define CAT_(a, b) a##b
@@ -136,18 +147,30 @@ inline void store_part(floatV v, __global float *p, int n)
 __kernel void pack_a(__global const float *restrict A, __global float *restrict Ap, int M,
 		     int K)
 {
-#if PACK
-	const int k = get_global_id(0), r = get_global_id(1);
+#if PACK == 1
+	/* A work-item copies 16 steps of K of one panel's TM rows: it reads 16
+	 * contiguous floats of each row and writes one contiguous run of
+	 * 16 * TM floats, K-major.  Rows past M in the last panel are zero. */
+	const int k0 = get_global_id(0) * 16, p = get_global_id(1);
+	__global const float *a = A + (size_t)p * TM * K + k0;
+	__global float *o = Ap + ((size_t)p * K + k0) * TM;
 
-	/* The grid is rounded up to whole 64 x 16 work-groups: rows past the
-	 * last panel and columns past K do nothing. */
-	if (k < K && r < (M + TM - 1) / TM * TM)
-		Ap[((size_t)(r / TM) * K + k) * TM + r % TM] = r < M ? A[(size_t)r * K + k] : 0.0f;
+	if (k0 >= K || p * TM >= M)
+		return;
+	if (k0 + 16 <= K && p * TM + TM <= M) {
+		_Pragma("unroll") for (int kk = 0; kk < 16; kk++)
+			_Pragma("unroll") for (int i = 0; i < TM; i++)
+				o[kk * TM + i] = a[(size_t)i * K + kk];
+	} else {
+		const int n = min(16, K - k0);
+
+		for (int kk = 0; kk < n; kk++)
+			for (int i = 0; i < TM; i++)
+				o[kk * TM + i] = p * TM + i < M ? a[(size_t)i * K + kk] : 0.0f;
+	}
 #endif
 }
 
-// Bp[(p*K + k)*CN + j] = B[k][p*CN + j], zero for columns past N; one
-// vector of VN columns per work-item.
 __kernel void pack_b(__global const float *restrict B, __global float *restrict Bp, int N,
 		     int K)
 {
@@ -163,8 +186,15 @@ __kernel void pack_b(__global const float *restrict B, __global float *restrict 
 #endif
 }
 
-// One K step from packed panels: ap and bp point at this work-item's
-// row and column panels.
+// One K step from packed panels: bp points at this work-item's column
+// panel, and ap at its row panel (PACK = 1) or arow[] at its rows of A in
+// place (PACK = 2).
+#if PACK == 2
+#define A_AT(i, k) (arow[i][k])
+#else
+#define A_AT(i, k) (ap[(size_t)(k) * TM + (i)])
+#endif
+
 #define STEP_PACKED(kk)                                                                \
 	do {                                                                           \
 		const int k_ = (kk);                                                   \
@@ -172,7 +202,7 @@ __kernel void pack_b(__global const float *restrict B, __global float *restrict 
 		_Pragma("unroll") for (int t = 0; t < TN; t++)                         \
 			b_[t] = LOADV(bp + (size_t)k_ * CN + t * VN);                  \
 		_Pragma("unroll") for (int i = 0; i < TM; i++) {                       \
-			const floatV a_ = (floatV)(ap[(size_t)k_ * TM + i]);           \
+			const floatV a_ = (floatV)(A_AT(i, k_));                      \
 			_Pragma("unroll") for (int t = 0; t < TN; t++)                 \
 				acc[i][t] = fma(a_, b_[t], acc[i][t]);                 \
 		}                                                                      \
@@ -240,11 +270,20 @@ void matmul(__global const float *restrict A, __global const float *restrict B,
 #if PACK
 	// Work-items past the last panel (the global size is rounded up to the
 	// work-group) read the last one and store nothing.
-	const int npa = (M + TM - 1) / TM, npb = (N + CN - 1) / CN;
-	__global const float *ap = Ap + (size_t)min((int)get_global_id(1), npa - 1) * K * TM;
+	const int npb = (N + CN - 1) / CN;
 	__global const float *bp = Bp + (size_t)min((int)get_global_id(0), npb - 1) * K * CN;
+#if PACK == 2
+	__global const float *arow[TM];
+
+	_Pragma("unroll") for (int i = 0; i < TM; i++)
+		arow[i] = A + (size_t)min(row + i, M - 1) * K;
+	(void)Ap;
+#else
+	const int npa = (M + TM - 1) / TM;
+	__global const float *ap = Ap + (size_t)min((int)get_global_id(1), npa - 1) * K * TM;
 
 	(void)A;
+#endif
 	(void)B;
 #if KB > 0
 	for (int k0 = 0; k0 < K; k0 += KB) {
