@@ -654,6 +654,7 @@ TEST(cl_template_points)
 		{ 3, 2, 4, 8, 1, 2, 0, 0 }, /* odd rows, K tails of the unrolled loop */
 		{ 1, 8, 1, 1, 8, 1, 0, 0 }, /* WX == 1: PoCL once miscompiled a group loop here */
 		{ 4, 8, 2, 4, 1, 4, 0, 0 },
+		{ 4, 16, 4, 4, 1, 2, 0, 0 }, /* 4 x 64 blocks: one panel is all of N = 64 */
 		/* lhs in panels of TM rows: row and K tails, panels past M */
 		{ 8, 16, 2, 4, 1, 2, 1, 0 },
 		{ 3, 2, 4, 8, 1, 2, 1, 0 },

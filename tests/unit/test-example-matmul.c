@@ -141,8 +141,10 @@ static cl_mem nan_buffer(size_t n, cl_int *err)
 
 /*
  * examples/matmul.yaml's pack_a and pack_b steps for combination c: with
- * PACK=1 over A and B in 64 x 16 work-groups (the grid rounded up to them),
- * with PACK=0 one work-item each (they do nothing).
+ * PACK=1 pack_a over 16 steps of K of a panel per work-item in 8 x 8
+ * work-groups, with PACK > 0 pack_b over B in 64 x 16 work-groups (each grid
+ * rounded up to its work-groups); otherwise one work-item each (they do
+ * nothing).
  */
 static cl_int run_packs(cl_program prog, const struct combo *c, struct shape s, cl_mem ma,
 			cl_mem mb, cl_mem map, cl_mem mbp)
@@ -151,10 +153,12 @@ static cl_int run_packs(cl_program prog, const struct combo *c, struct shape s, 
 	cl_mem in[2] = { ma, mb }, out[2] = { map, mbp };
 	int dims[2] = { s.m, s.n };
 	size_t g[2][2] = {
-		{ round_up((size_t)s.k, 64), round_up(round_up((size_t)s.m, (size_t)c->tm), 16) },
+		{ round_up(ceil_div((size_t)s.k, 16), 8),
+		  round_up(ceil_div((size_t)s.m, (size_t)c->tm), 8) },
 		{ round_up(ceil_div((size_t)s.n, (size_t)c->vn), 64), round_up((size_t)s.k, 16) },
 	};
-	size_t lws[2] = { 64, 16 };
+	size_t lws[2][2] = { { 8, 8 }, { 64, 16 } };
+	int on[2] = { c->pack == 1, c->pack > 0 };
 	cl_int err = CL_SUCCESS;
 
 	for (int i = 0; i < 2 && err == CL_SUCCESS; i++) {
@@ -168,8 +172,8 @@ static cl_int run_packs(cl_program prog, const struct combo *c, struct shape s, 
 		err |= clSetKernelArg(k, 2, sizeof(int), &dims[i]);
 		err |= clSetKernelArg(k, 3, sizeof(int), &s.k);
 		if (err == CL_SUCCESS)
-			err = clEnqueueNDRangeKernel(queue, k, 2, NULL, c->pack ? g[i] : one,
-						     c->pack ? lws : one, 0, NULL, NULL);
+			err = clEnqueueNDRangeKernel(queue, k, 2, NULL, on[i] ? g[i] : one,
+						     on[i] ? lws[i] : one, 0, NULL, NULL);
 		clReleaseKernel(k);
 	}
 	return err;
@@ -394,7 +398,7 @@ TEST(reference)
  * shorter than KB, local tiles wider than N, vector widths 1 to 16, tiles
  * with rows past M, one-work-item groups and 256-work-item groups, and the
  * packed panels with each of those (PACK=1: zero padding past M and N,
- * work-items past the last panel).  Every point satisfies the constraints of
+ * work-items past the last panel; PACK=2: B's panels, A's rows in place).  Every point satisfies the constraints of
  * examples/matmul.yaml.
  */
 /* clang-format off */
@@ -416,6 +420,10 @@ static const struct combo combos[] = {
 	{   4,  1,  1, 32,  1,  4,    0,  0,   1,   0 },
 	{  16,  4,  4,  1,  8,  8,   16,  0,   1,   0 },
 	{   2,  2,  1, 16, 16,  1,    0,  0,   1,   0 },
+	{   4, 16,  4,  1,  8,  1,    0,  0,   2,   0 },
+	{  12,  8,  1,  4,  2,  2,   64,  0,   2,   0 },
+	{   1,  4,  1,  8,  1,  1,    0,  0,   2,   0 },
+	{  16,  1,  2,  2,  4,  4,   16,  0,   2,   0 },
 };
 /* clang-format on */
 
