@@ -61,15 +61,19 @@ if not best:
 # candidate (rNN-... in round NN), the measurement kctl ranks it by; later
 # rounds re-time the incumbent as their baseline, and those figures are
 # summarised after it (they spread with the machine's load).
-res, again = None, []
+# The last of them is the figure best.cl states: a confirmation round's,
+# the longest measurement, when the session confirmed its winner.
+res, again, last = None, [], None
 own = "r%03d" % int(best["variant"][1:3]) if best["variant"][1:3].isdigit() else None
 for p in sorted(glob.glob(os.path.join(st["output_dir"], "rounds", "r*", "results",
                                        best["variant"] + ".json"))):
     r = json.load(open(p))
-    if os.path.basename(os.path.dirname(os.path.dirname(p))) == own:
+    rnd = os.path.basename(os.path.dirname(os.path.dirname(p)))
+    if rnd == own:
         res = r
     elif (r.get("roofline") or {}).get("gflops"):
         again.append(r["roofline"]["gflops"])
+        last = (rnd, r["roofline"]["gflops"])
 roof = (res or {}).get("roofline", {})
 gf = roof.get("gflops")
 print(f"   best {best['variant']}: {best['speedup_vs_reference']:.2f}x vs reference, "
@@ -84,6 +88,9 @@ if ex == "matmul" and blas.get("gflops"):
         print(f"   OpenBLAS sgemm {b['gflops']:.2f} GFLOP/s ({b.get('threads')} threads, "
               f"{b.get('corename')} kernels)")
     print(f"   best / best OpenBLAS = {gf / blas['gflops']:.2f} (goal >= 0.5)")
+    if last:
+        print(f"   as best.cl states it (round {int(last[0][1:])}): {last[1]:.2f} GFLOP/s = "
+              f"{last[1] / blas['gflops']:.2f} x the best OpenBLAS")
     cl = blas.get("clblast") or {}
     if cl.get("gflops"):
         print(f"   CLBlast sgemm {cl['gflops']:.2f} GFLOP/s on {cl['device']} ({cl['driver']}); "
