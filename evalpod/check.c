@@ -12,6 +12,7 @@
 #include "judge.h"
 #include "jsonx.h"
 #include "log.h"
+#include "pocladopt.h"
 #include "prog.h"
 #include "sandbox.h"
 #include "screen.h"
@@ -20,6 +21,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct ck {
 	const char *work, *id;
@@ -455,19 +457,56 @@ static int program_state(struct ck *c, struct prog *pg)
 }
 
 /* Stage 1.  Returns CK_PASS, CK_FAIL (compile error recorded) or CK_INFRA. */
+#define ADOPT_MAX_BYTES (256u << 20) /* a program the front-end worker built, at most */
+
+/*
+ * PoCL: the program as the front-end worker built it (frontend.c), when it
+ * is there by now, so that this build finds it in the cache and PoCL does
+ * not read its kernel library in this process.  Returns the adopted
+ * directory (for pocladopt_verify after the build) or NULL.
+ */
+static char *adopt_frontend(struct ck *c, struct pocl_progs *before)
+{
+	const char *cache = getenv("POCL_CACHE_DIR");
+	char *from, *adopted = NULL, why[1024];
+
+	if (!cache || !strcmp(c->id, "reference") ||
+	    !strstr(c->rt.info.platform, "Portable Computing Language"))
+		return NULL;
+	from = xasprintf("%s/w/frontend/p/%s", c->work, c->id);
+	pocladopt_list(cache, before);
+	if (!access(from, F_OK) &&
+	    pocladopt_copy(from, cache, ADOPT_MAX_BYTES, &adopted, why, sizeof(why)))
+		log_info("compiling here: %s", why);
+	free(from);
+	return adopted;
+}
+
 static int stage_compile(struct ck *c, struct prog *pg)
 {
 	json_t *comp = json_object(), *kernels;
-	char *opts;
+	struct pocl_progs before = { NULL, 0, 0 };
+	char *opts, *adopted, why[1024];
 	int rc;
 
 	json_object_set_new(c->doc, "compile", comp);
 	worker_progress(c->dir, "compile");
+	adopted = adopt_frontend(c, &before);
 	/* The guard definitions come last, so the candidate's own cannot undo them. */
 	opts = xasprintf("%s %s", c->src->options, screen_guard_options());
 	rc = prog_build_source(pg, &c->rt, c->src->source, opts, c->b.limits.log_max_bytes, c->msg,
 			       sizeof(c->msg));
 	free(opts);
+	/* A directory PoCL did not use for this source was not this program's. */
+	if (adopted &&
+	    pocladopt_verify(getenv("POCL_CACHE_DIR"), &before, adopted, why, sizeof(why))) {
+		log_warn("program '%s': %s", c->id, why);
+		free(adopted);
+		adopted = NULL;
+	}
+	pocladopt_release(&before);
+	json_object_set_new(comp, "front_end", json_string(adopted ? "frontend" : "check"));
+	free(adopted);
 	json_object_set_new(comp, "ok", json_boolean(rc == 0));
 	json_object_set_new(comp, "build_ms", json_real(pg->build_ms));
 	json_object_set_new(comp, "log", json_string(pg->log ? pg->log : ""));
@@ -488,7 +527,9 @@ static int stage_compile(struct ck *c, struct prog *pg)
 
 static int ck_open(struct ck *c, const char *work, const char *id)
 {
-	char *reads[2] = { xasprintf("%s/batch.json", work), NULL }, *note;
+	char *reads[3] = { xasprintf("%s/batch.json", work), xasprintf("%s/w/frontend/p", work),
+			   NULL },
+	     *note;
 	json_t *report = NULL;
 	int rc;
 
@@ -500,6 +541,7 @@ static int ck_open(struct ck *c, const char *work, const char *id)
 	/* Before the device is opened, so that the driver's threads are confined too. */
 	rc = worker_confine(c->dir, (const char *const *)reads, 0, &report, c->msg, sizeof(c->msg));
 	free(reads[0]);
+	free(reads[1]);
 	if (report)
 		json_object_set_new(c->doc, "sandbox", report);
 	if (rc)

@@ -117,6 +117,15 @@ static int make_work(struct run *r, const char *text, size_t len)
 	rc = make_worker_dir(r, worker_dir(r->work, "reference"), 1);
 	if (!rc)
 		rc = make_worker_dir(r, worker_dir(r->work, "time"), 0);
+	if (!rc)
+		rc = make_worker_dir(r, worker_dir(r->work, "frontend"), 0);
+	if (!rc) {
+		/* Made here, so that the check workers' sandboxes can name it. */
+		char *p = xasprintf("%s/w/frontend/p", r->work);
+
+		rc = dir_make(p, r->msg, sizeof(r->msg));
+		free(p);
+	}
 	for (size_t i = 0; i < r->nprogs && !rc; i++)
 		rc = make_worker_dir(r, worker_prog_dir(r->work, r->progs[i].src->id), 0);
 	return rc ? rc : write_worker_batch(r, text, len);
@@ -318,12 +327,38 @@ static void report_checks(const struct run *r)
 	}
 }
 
+/*
+ * The front-end worker's job (frontend.c), beside the check workers: it
+ * builds the programs whose checks start after the first r->jobs, in the
+ * order they start.  Returns 1 when there is one (fe set up), else 0.
+ */
+static int frontend_job(struct run *r, struct job *fe, const size_t *map, size_t njobs)
+{
+	struct sbuf ids = SBUF_INIT;
+	char *path;
+	int rc;
+
+	if (njobs <= (size_t)r->jobs || getenv("EVALPOD_NO_FRONTEND"))
+		return 0;
+	for (size_t k = (size_t)r->jobs; k < njobs; k++)
+		sbuf_addf(&ids, "%s\n", r->progs[map[k]].src->id);
+	path = xasprintf("%s/w/frontend/ids.txt", r->work);
+	rc = file_write_atomic(path, ids.buf, ids.len, r->msg, sizeof(r->msg));
+	free(path);
+	sbuf_release(&ids);
+	if (rc)
+		return 0; /* the checks compile for themselves */
+	run_job_setup(r, fe, "frontend", worker_dir(r->work, "frontend"), NULL, check_timeout(r));
+	fe->beside = 1;
+	return 1;
+}
+
 static int run_checks(struct run *r)
 {
-	struct job *jobs = xcalloc(r->nprogs + 1, sizeof(*jobs));
+	struct job *all = xcalloc(r->nprogs + 2, sizeof(*all)), *jobs = all + 1;
 	struct judge_chan *chans = xcalloc(r->nprogs + 1, sizeof(*chans));
 	size_t *map = xcalloc(r->nprogs + 1, sizeof(*map)), njobs = 0;
-	int rc = 0;
+	int rc = 0, fe = 0;
 
 	/* Every program gets a job, started or not, so every one gets a verdict. */
 	for (size_t i = 0; i < r->nprogs; i++) {
@@ -340,10 +375,16 @@ static int run_checks(struct run *r)
 	}
 	r->checked = 0;
 	r->tocheck = njobs;
+	job_init(&all[0]);
+	if (!rc)
+		fe = frontend_job(r, &all[0], map, njobs);
 	run_progress(r, "checking %zu programs, %d at a time", njobs, r->jobs);
 	if (!rc)
-		rc = pool_run(jobs, njobs, r->jobs, r->echo, run_on_judge, r, r->msg,
-			      sizeof(r->msg));
+		rc = pool_run(jobs - fe, njobs + (size_t)fe, r->jobs, r->echo, run_on_judge, r,
+			      r->msg, sizeof(r->msg));
+	if (fe && all[0].started && !all[0].aborted && (!all[0].exited || all[0].exit_code))
+		log_info("front-end worker: %s; the checks compiled for themselves",
+			 all[0].timed_out ? "out of time" : "failed");
 	for (size_t k = 0; k < njobs; k++) {
 		struct outcome *o = &r->progs[map[k]];
 		const char *id = o->src->id;
@@ -359,7 +400,8 @@ static int run_checks(struct run *r)
 		job_release(&jobs[k]);
 		judge_chan_close(&chans[k]);
 	}
-	free(jobs);
+	job_release(&all[0]);
+	free(all);
 	free(chans);
 	free(map);
 	report_checks(r);

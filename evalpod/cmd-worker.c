@@ -14,6 +14,8 @@ int cmd_worker(int argc, char **argv)
 
 	if (argc >= 4 && !strcmp(argv[1], "reference") && !worker_parse_seeds(argv[3], seeds))
 		return worker_reference(argv[2], seeds);
+	if (argc == 3 && !strcmp(argv[1], "frontend"))
+		return worker_frontend(argv[2]);
 	if (argc >= 4 && !strcmp(argv[1], "check"))
 		return worker_check(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "time") && !worker_parse_seeds(argv[3], seeds))
@@ -25,7 +27,7 @@ int cmd_worker(int argc, char **argv)
 		if (end != argv[4] && !*end && shape >= 0 && shape < 1024)
 			return worker_time_at(argv[2], seeds, shape);
 	}
-	log_error("usage: evalpod __worker reference|check|time WORK [ID|SEEDS] [SHAPE] "
+	log_error("usage: evalpod __worker reference|check|time|frontend WORK [ID|SEEDS] [SHAPE] "
 		  "(internal)");
 	return 2;
 }

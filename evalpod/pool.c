@@ -385,6 +385,16 @@ static int serve(struct job *j, const struct pollfd *p, int echo, pool_msg_fn *o
 	return 0;
 }
 
+/* The jobs among the first `started` that run and count against parallel. */
+static size_t counted(const struct job *jobs, size_t started)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < started; i++)
+		c += jobs[i].started && jobs[i].pid && !jobs[i].beside;
+	return c;
+}
+
 int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn *on_msg, void *ctx,
 	     char *msg, size_t n)
 {
@@ -402,7 +412,9 @@ int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn
 		double wait_ms = 1000;
 		size_t np = 0;
 
-		while (next < njobs && running < (size_t)parallel && !rc && !pool_signal) {
+		while (next < njobs &&
+		       (jobs[next].beside || counted(jobs, next) < (size_t)parallel) && !rc &&
+		       !pool_signal) {
 			rc = job_start(&jobs[next++], msg, n);
 			running += rc == 0;
 		}
@@ -412,6 +424,15 @@ int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn
 			break;
 		}
 		running -= reap_overdue(jobs, next, &wait_ms);
+		/* A job beside the others is there for their sake: it ends with them. */
+		if (next == njobs && running && !counted(jobs, next))
+			for (size_t i = 0; i < next; i++)
+				if (jobs[i].beside && jobs[i].started && jobs[i].pid) {
+					job_reap(&jobs[i], REAP_ABORT);
+					running--;
+				}
+		if (!running && next == njobs)
+			break;
 		np = watch(jobs, next, pfd, map);
 		if (!np && !running)
 			continue;

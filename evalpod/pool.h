@@ -53,6 +53,7 @@ struct job {
 	int ctl;                      /* parent's end of the control channel, or -1 */
 	int ctl_child, shm_child;     /* given to the child as POOL_CTL_FD/POOL_SHM_FD, or -1 */
 	void *user;                   /* for the on_msg hook */
+	int beside;                   /* started at once and not counted against parallel */
 	/* called once when the job has exited (out fields set), or NULL */
 	void (*on_finish)(void *ctx, struct job *j);
 	void *finish_ctx;

@@ -12,6 +12,10 @@
  *              WORK/check/ID.json, the program binary in WORK/bin/ID.bin
  *   time       stages 3 and 4 for every program that passed, interleaved in
  *              one process: WORK/time.json and WORK/art/ID/trace.json
+ *   frontend   PoCL only, beside the check workers: builds the programs of
+ *              ids.txt in one process (PoCL reads its kernel library once)
+ *              and leaves each built module in p/ID/ for that program's
+ *              check worker to adopt (frontend.c)
  *
  * Every worker runs in the sandbox of sandbox.h and writes only to its own
  * directory, WORK/w/NAME, NAME being "reference", "time" or "p-" + the
@@ -113,6 +117,7 @@ int worker_lock_spawn(const struct clrt *rt, json_t *report, char *msg, size_t n
 int worker_reference(const char *work, const uint64_t *tseeds);
 int worker_check(const char *work, const char *id);
 int worker_time(const char *work, const uint64_t *tseeds);
+int worker_frontend(const char *work);
 /* The timing worker at timed shape `shape` (an index into the shapes; -1: the primary). */
 int worker_time_at(const char *work, const uint64_t *tseeds, long shape);
 

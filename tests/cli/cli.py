@@ -495,6 +495,42 @@ def sampling_stops_once_the_median_is_known_within_precision(ctx):
 
 
 @test
+def check_workers_adopt_what_the_front_end_worker_built(ctx):
+    # docs/evalpod.md, the front-end worker: on PoCL it builds the programs
+    # whose checks start after the first --jobs, and their check workers
+    # adopt the built module instead of compiling (compile.front_end says
+    # which); EVALPOD_NO_FRONTEND=1 turns it off.  The results are the same.
+    d = ctx.fresh_dir("frontend")
+    batch = make_batch()
+    good = read("good.cl")
+    # Six programs, each its own source for PoCL (an unused macro).
+    batch["variants"] = [{"id": "v%d" % i, "source": good, "build_options": "-DTAG=%d" % i}
+                         for i in range(6)]
+    path = write_batch(ctx, d, batch)
+    seen = {}
+    for name, env in (("on", ctx.env), ("off", dict(ctx.env, EVALPOD_NO_FRONTEND="1"))):
+        out_dir = os.path.join(d, name)
+        rc, out, err = ctx.evalpod_run(["run", path, "--out", out_dir, "--jobs", "1"], env=env)
+        expect_status(ctx, rc, 0, err)
+        seen[name] = {}
+        for i in range(6):
+            r = load_json(os.path.join(out_dir, "v%d.json" % i)) or {}
+            ctx.expect(r.get("status") == "ok", "%s: v%d ok (got %r)" % (name, i, r.get("status")))
+            seen[name]["v%d" % i] = (r.get("compile") or {}).get("front_end")
+    on, off = seen["on"], seen["off"]
+    # The first check starts beside the front end, so it compiles for itself;
+    # by the time a later one starts, the front end has built it (its whole
+    # work is PoCL's library once and a build per program, less than one check).
+    ctx.expect(on["v0"] == "check", "the first check compiled for itself (got %r)" % on["v0"])
+    ctx.expect(all(v in ("frontend", "check") for v in on.values()),
+               "front_end is frontend or check (got %r)" % on)
+    ctx.expect(any(on["v%d" % i] == "frontend" for i in range(1, 6)),
+               "later checks adopted the front end's builds (got %r)" % on)
+    ctx.expect(all(v == "check" for v in off.values()),
+               "EVALPOD_NO_FRONTEND=1: every check compiled for itself (got %r)" % off)
+
+
+@test
 def cached_peaks_are_measured_again_only_when_a_program_goes_above_them(ctx):
     # docs/evalpod.md, device peaks: with a cached figure the timing worker
     # does not measure the peaks; a program above a cached ceiling makes it

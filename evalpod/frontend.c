@@ -1,0 +1,183 @@
+/*
+ * frontend.c - the front-end worker (worker.h): on PoCL, builds the
+ * programs of a batch one after another in one process, so that PoCL reads
+ * its kernel library once for all of them rather than once in every check
+ * worker, and leaves each program's built module where that program's
+ * check worker adopts it (pocladopt.h).
+ *
+ * A fresh process's first clBuildProgram on PoCL parses PoCL's kernel
+ * library (about 0.4 s of CPU on the CI host); a build that finds its
+ * program.bc in the cache parses nothing, and the compile at the first
+ * launch does not need the library either.  The worker builds the programs
+ * in WORK/w/frontend/ids.txt, in the order their check workers start; after
+ * each build it moves the one program directory PoCL made into
+ * WORK/w/frontend/p/ID/, with one rename, so a check worker sees the
+ * directory whole or not at all.  Nothing waits for it: a check worker
+ * that starts before its program's directory exists compiles as before.
+ *
+ * It runs candidates' code through the compiler only, never on the device,
+ * in the check workers' sandbox; a check worker takes what it left as it
+ * takes nothing else on trust (pocladopt.h).  On other platforms there is
+ * nothing to share and the worker exits at once.
+ */
+#include "worker.h"
+#include "err.h"
+#include "fileio.h"
+#include "log.h"
+#include "pocladopt.h"
+#include "prog.h"
+#include "sandbox.h"
+#include "screen.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FRONTEND_MAX_IDS 100000
+/*
+ * One build's limit: a source that takes the compiler longer is one its
+ * own check worker will time out or fail on, and the programs after it
+ * are better off compiling for themselves than waiting.  SIGALRM ends
+ * the worker.
+ */
+#define FRONTEND_BUILD_S 20
+
+static const struct source_spec *frontend_source(const struct batch *b, const char *id)
+{
+	if (b->baseline && !strcmp(id, b->baseline->id))
+		return b->baseline;
+	return batch_variant(b, id);
+}
+
+static int listed(const struct pocl_progs *p, const char *name)
+{
+	for (size_t i = 0; i < p->nr; i++)
+		if (!strcmp(p->names[i], name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Moves the one program directory that appeared in cache since before
+ * into dir/p/ID/BUCKET/HASH.  Returns 0, or -1 (nothing moved, why logged).
+ */
+static int hand_over(const char *cache, const struct pocl_progs *before, const char *dir,
+		     const char *id)
+{
+	struct pocl_progs now;
+	const char *made = NULL;
+	size_t fresh = 0;
+	int rc = -1;
+
+	pocladopt_list(cache, &now);
+	for (size_t i = 0; i < now.nr; i++)
+		if (!listed(before, now.names[i])) {
+			made = now.names[i];
+			fresh++;
+		}
+	if (fresh == 1) {
+		char *dst_root = xasprintf("%s/p/%s", dir, id);
+		char *stage = xasprintf("%s/stage-%s", dir, id);
+		char *bucket = xasprintf("%s/%.2s", stage, made);
+		char *src = xasprintf("%s/%s", cache, made);
+		char *dst = xasprintf("%s/%s", stage, made);
+
+		/* Assembled aside, then renamed into p/ whole. */
+		if ((mkdir(stage, 0755) && errno != EEXIST) ||
+		    (mkdir(bucket, 0755) && errno != EEXIST))
+			log_info("front end: %s: %s", id, strerror(errno));
+		else if (rename(src, dst) || rename(stage, dst_root))
+			log_info("front end: %s: cannot move its program: %s", id, strerror(errno));
+		else
+			rc = 0;
+		free(dst_root);
+		free(stage);
+		free(bucket);
+		free(src);
+		free(dst);
+	} else {
+		log_info("front end: %s: %zu new program directories, not one", id, fresh);
+	}
+	pocladopt_release(&now);
+	return rc;
+}
+
+int worker_frontend(const char *work)
+{
+	char *dir = worker_dir(work, "frontend"), *path = xasprintf("%s/ids.txt", dir);
+	char *reads[2] = { xasprintf("%s/batch.json", work), NULL };
+	char *text = NULL, *save = NULL, msg[1024], *pdir = xasprintf("%s/p", dir);
+	const char *cache = getenv("POCL_CACHE_DIR");
+	json_t *report = NULL;
+	struct batch b;
+	struct clrt rt;
+	size_t done = 0, count = 0;
+	int rc;
+
+	memset(&rt, 0, sizeof(rt));
+	memset(&b, 0, sizeof(b));
+	rc = worker_confine(dir, (const char *const *)reads, 0, &report, msg, sizeof(msg));
+	json_decref(report);
+	free(reads[0]);
+	if (!rc)
+		rc = worker_load(&b, work, msg, sizeof(msg));
+	if (!rc)
+		rc = clrt_open(&rt, &b.device, msg, sizeof(msg));
+	if (!rc && (!cache || !strstr(rt.info.platform, "Portable Computing Language"))) {
+		log_info("front end: nothing to share on this platform");
+		goto out;
+	}
+	/* It never launches a kernel, so it never needs to start a process. */
+	if (!rc)
+		rc = sandbox_lock_spawn(NULL, msg, sizeof(msg));
+	if (!rc)
+		rc = file_read(path, 1u << 24, &text, NULL, msg, sizeof(msg));
+	if (!rc && mkdir(pdir, 0755) && errno != EEXIST)
+		rc = kerr_set(msg, sizeof(msg), KERR_IO, "cannot create '%s': %s", pdir,
+			      strerror(errno));
+	if (rc) {
+		log_error("front end: %s", msg);
+		goto out;
+	}
+	for (char *id = strtok_r(text, "\n", &save); id && count < FRONTEND_MAX_IDS;
+	     id = strtok_r(NULL, "\n", &save), count++) {
+		const struct source_spec *src = frontend_source(&b, id);
+		struct pocl_progs before;
+		struct prog pg;
+		char *opts;
+
+		if (!src)
+			continue;
+		worker_progress(dir, id);
+		pocladopt_list(cache, &before);
+		memset(&pg, 0, sizeof(pg));
+		/* The very options the check worker builds with (check.c). */
+		opts = xasprintf("%s %s", src->options, screen_guard_options());
+		alarm(FRONTEND_BUILD_S);
+		rc = prog_build_source(&pg, &rt, src->source, opts, b.limits.log_max_bytes, msg,
+				       sizeof(msg));
+		alarm(0);
+		if (!rc) {
+			prog_release(&pg);
+			done += hand_over(cache, &before, dir, id) == 0;
+		} else {
+			prog_release(&pg);
+			log_info("front end: %s: not built (its check worker will say why)", id);
+		}
+		free(opts);
+		pocladopt_release(&before);
+	}
+	rc = 0;
+	log_info("front end: %zu of %zu programs built for their check workers", done, count);
+out:
+	clrt_close(&rt);
+	batch_release(&b);
+	free(text);
+	free(path);
+	free(pdir);
+	free(dir);
+	return rc ? WORKER_EXIT_INFRA : 0;
+}
