@@ -21,7 +21,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct ck {
 	const char *work, *id;
@@ -457,8 +456,6 @@ static int program_state(struct ck *c, struct prog *pg)
 }
 
 /* Stage 1.  Returns CK_PASS, CK_FAIL (compile error recorded) or CK_INFRA. */
-#define ADOPT_MAX_BYTES (256u << 20) /* a program the front-end worker built, at most */
-
 /*
  * PoCL: the program as the front-end worker built it (frontend.c), when it
  * is there by now, so that this build finds it in the cache and PoCL does
@@ -468,15 +465,14 @@ static int program_state(struct ck *c, struct prog *pg)
 static char *adopt_frontend(struct ck *c, struct pocl_progs *before)
 {
 	const char *cache = getenv("POCL_CACHE_DIR");
-	char *from, *adopted = NULL, why[1024];
+	char *from, *adopted, why[1024];
 
 	if (!cache || !strcmp(c->id, "reference") ||
 	    !strstr(c->rt.info.platform, "Portable Computing Language"))
 		return NULL;
 	from = xasprintf("%s/w/frontend/p/%s", c->work, c->id);
-	pocladopt_list(cache, before);
-	if (!access(from, F_OK) &&
-	    pocladopt_copy(from, cache, ADOPT_MAX_BYTES, &adopted, why, sizeof(why)))
+	adopted = pocladopt_take(from, cache, before, why, sizeof(why));
+	if (!adopted && *why)
 		log_info("compiling here: %s", why);
 	free(from);
 	return adopted;

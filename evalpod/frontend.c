@@ -52,14 +52,6 @@ static const struct source_spec *frontend_source(const struct batch *b, const ch
 	return batch_variant(b, id);
 }
 
-static int listed(const struct pocl_progs *p, const char *name)
-{
-	for (size_t i = 0; i < p->nr; i++)
-		if (!strcmp(p->names[i], name))
-			return 1;
-	return 0;
-}
-
 /*
  * Moves the one program directory that appeared in cache since before
  * into dir/p/ID/BUCKET/HASH.  Returns 0, or -1 (nothing moved, why logged).
@@ -68,17 +60,12 @@ static int hand_over(const char *cache, const struct pocl_progs *before, const c
 		     const char *id)
 {
 	struct pocl_progs now;
-	const char *made = NULL;
-	size_t fresh = 0;
+	const char *made;
+	size_t fresh;
 	int rc = -1;
 
 	pocladopt_list(cache, &now);
-	for (size_t i = 0; i < now.nr; i++)
-		if (!listed(before, now.names[i])) {
-			made = now.names[i];
-			fresh++;
-		}
-	if (fresh == 1) {
+	if ((made = pocladopt_fresh(before, &now, &fresh))) {
 		char *dst_root = xasprintf("%s/p/%s", dir, id);
 		char *stage = xasprintf("%s/stage-%s", dir, id);
 		char *bucket = xasprintf("%s/%.2s", stage, made);

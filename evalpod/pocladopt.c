@@ -285,6 +285,32 @@ static int listed(const struct pocl_progs *p, const char *name)
 	return 0;
 }
 
+char *pocladopt_take(const char *from, const char *cache, struct pocl_progs *before, char *why,
+		     size_t n)
+{
+	char *adopted = NULL;
+
+	*why = '\0';
+	pocladopt_list(cache, before);
+	if (!access(from, F_OK))
+		pocladopt_copy(from, cache, POCLADOPT_MAX_BYTES, &adopted, why, n);
+	return adopted;
+}
+
+const char *pocladopt_fresh(const struct pocl_progs *before, const struct pocl_progs *now,
+			    size_t *fresh)
+{
+	const char *made = NULL;
+
+	*fresh = 0;
+	for (size_t i = 0; i < now->nr; i++)
+		if (!listed(before, now->names[i])) {
+			made = now->names[i];
+			++*fresh;
+		}
+	return *fresh == 1 ? made : NULL;
+}
+
 int pocladopt_verify(const char *cache, const struct pocl_progs *before, const char *adopted,
 		     char *msg, size_t n)
 {

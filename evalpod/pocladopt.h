@@ -24,6 +24,9 @@
 
 #include <stddef.h>
 
+/* A compiled program adopted from another worker, at most. */
+#define POCLADOPT_MAX_BYTES (256u << 20)
+
 /* The program directories ("<bucket>/<hash>") of a PoCL cache. */
 struct pocl_progs {
 	char **names;
@@ -45,6 +48,22 @@ void pocladopt_release(struct pocl_progs *p);
  */
 int pocladopt_copy(const char *from, const char *cache, size_t max_bytes, char **adopted, char *msg,
 		   size_t n);
+
+/*
+ * Lists cache into *before (for pocladopt_verify), then, when `from`
+ * exists, adopts its one program (pocladopt_copy, POCLADOPT_MAX_BYTES).
+ * Returns the malloc'd "<bucket>/<hash>" adopted, or NULL: `from` absent
+ * (why empty) or refused (why says why).
+ */
+char *pocladopt_take(const char *from, const char *cache, struct pocl_progs *before, char *why,
+		     size_t n);
+
+/*
+ * The one program directory of now that before does not list, or NULL
+ * when there is none or more than one; *fresh gets their number.
+ */
+const char *pocladopt_fresh(const struct pocl_progs *before, const struct pocl_progs *now,
+			    size_t *fresh);
 
 /*
  * After the program was built from source with the adopted directory in

@@ -53,9 +53,8 @@
 #include <unistd.h>
 
 #define MAX_REPS          1000
-#define ADOPT_MAX_BYTES   (256u << 20) /* a check worker's compiled program, at most */
-#define TRACE_MAX_SAMPLES 64           /* a program's trace keeps its first 64 samples */
-#define CALIBRATION_RUNS  3            /* warm-up runs at least: the fastest sets the repetitions */
+#define TRACE_MAX_SAMPLES 64 /* a program's trace keeps its first 64 samples */
+#define CALIBRATION_RUNS  3  /* warm-up runs at least: the fastest sets the repetitions */
 #define SHARED_REPS_SPAN  16 /* programs whose samples stay under 16 x sample_min_ms share R */
 
 static uint64_t tm_rand(struct timer *t)
@@ -146,14 +145,13 @@ static const char *pocl_cache_dir(void)
 static char *adopt_compiled(struct timer *t, const char *dir, struct pocl_progs *before)
 {
 	const char *cache = pocl_cache_dir();
-	char *from, *adopted = NULL, why[1024];
+	char *from, *adopted, why[1024];
 
 	if (!cache || !strstr(t->rt.info.platform, "Portable Computing Language"))
 		return NULL;
 	from = xasprintf("%s/pocl", dir);
-	pocladopt_list(cache, before);
-	if (!access(from, F_OK) &&
-	    pocladopt_copy(from, cache, ADOPT_MAX_BYTES, &adopted, why, sizeof(why)))
+	adopted = pocladopt_take(from, cache, before, why, sizeof(why));
+	if (!adopted && *why)
 		log_info("compiling again for timing: %s", why);
 	free(from);
 	return adopted;

@@ -185,6 +185,60 @@ TEST(verify_removes_a_program_that_is_not_the_source)
 	free(to);
 }
 
+TEST(take_lists_first_and_adopts_only_what_is_there)
+{
+	char *from, *to, *absent, *adopted, why[512];
+	struct pocl_progs before;
+
+	caches("take", &from, &to);
+	put(to, REF "/program.bc", "the reference");
+	absent = xasprintf("%s/take/nothing-here", root);
+	/* No directory to adopt from (the front end has not got there): no reason given. */
+	CHECK(!pocladopt_take(absent, to, &before, why, sizeof(why)));
+	CHECK_STR(why, "");
+	CHECK(before.nr == 1);
+	pocladopt_release(&before);
+	adopted = pocladopt_take(from, to, &before, why, sizeof(why));
+	CHECK_STR(adopted, PROG);
+	CHECK(before.nr == 1 && !strcmp(before.names[0], REF)); /* listed before the copy */
+	CHECK(exists(to, PROG "/program.bc"));
+	pocladopt_release(&before);
+	free(adopted);
+	/* A second time the place is taken: refused, and the reason says so. */
+	CHECK(!pocladopt_take(from, to, &before, why, sizeof(why)));
+	CHECK_CONTAINS(why, "in the cache already");
+	pocladopt_release(&before);
+	free(absent);
+	free(from);
+	free(to);
+}
+
+TEST(fresh_names_the_one_new_program)
+{
+	char *from, *to;
+	struct pocl_progs before, now;
+	size_t fresh = 99;
+
+	caches("fresh", &from, &to);
+	put(to, REF "/program.bc", "the reference");
+	pocladopt_list(to, &before);
+	pocladopt_list(to, &now);
+	CHECK(!pocladopt_fresh(&before, &now, &fresh) && fresh == 0);
+	pocladopt_release(&now);
+	put(to, PROG "/program.bc", "built");
+	pocladopt_list(to, &now);
+	CHECK_STR(pocladopt_fresh(&before, &now, &fresh), PROG);
+	CHECK(fresh == 1);
+	pocladopt_release(&now);
+	put(to, "QQ/ABCDEFGHIJKLMNOP/program.bc", "another");
+	pocladopt_list(to, &now);
+	CHECK(!pocladopt_fresh(&before, &now, &fresh) && fresh == 2);
+	pocladopt_release(&now);
+	pocladopt_release(&before);
+	free(from);
+	free(to);
+}
+
 int main(void)
 {
 	if (!mkdtemp(root)) {
@@ -195,6 +249,8 @@ int main(void)
 	RUN(refuses_what_is_not_one_pocl_program);
 	RUN(refuses_links_limits_and_occupied_places);
 	RUN(verify_removes_a_program_that_is_not_the_source);
+	RUN(take_lists_first_and_adopts_only_what_is_there);
+	RUN(fresh_names_the_one_new_program);
 	dir_remove_tree(root);
 	return test_summary();
 }
