@@ -415,8 +415,12 @@ int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn
 		while (next < njobs &&
 		       (jobs[next].beside || counted(jobs, next) < (size_t)parallel) && !rc &&
 		       !pool_signal) {
-			rc = job_start(&jobs[next++], msg, n);
+			struct job *j = &jobs[next++];
+
+			rc = job_start(j, msg, n);
 			running += rc == 0;
+			if (rc && j->beside)
+				rc = 0; /* it was there to save time: the others go on without it */
 		}
 		if (pool_signal) {
 			rc = kerr_set(msg, n, KERR_CHILD, "interrupted by signal %d (%s)",

@@ -53,7 +53,7 @@ struct job {
 	int ctl;                      /* parent's end of the control channel, or -1 */
 	int ctl_child, shm_child;     /* given to the child as POOL_CTL_FD/POOL_SHM_FD, or -1 */
 	void *user;                   /* for the on_msg hook */
-	int beside;                   /* started at once and not counted against parallel */
+	int beside;                   /* runs beside the others (see pool_run) */
 	/* called once when the job has exited (out fields set), or NULL */
 	void (*on_finish)(void *ctx, struct job *j);
 	void *finish_ctx;
@@ -83,6 +83,10 @@ typedef int pool_msg_fn(void *ctx, struct job *j);
 /*
  * Runs every job to completion.  Returns 0, or KERR_IO when a process
  * could not be started (msg says why; jobs not started have started == 0).
+ * A job with `beside` set is there to help the others: it starts when its
+ * turn comes whatever `parallel` says and is not counted against it, a
+ * failure to start it is not an error, and it is killed (aborted) once
+ * every other job has ended.
  * When echo is set, children's stderr is copied to ours as it arrives.
  */
 int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn *on_msg, void *ctx,
