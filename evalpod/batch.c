@@ -677,6 +677,15 @@ const struct source_spec *batch_variant(const struct batch *b, const char *id)
 	return NULL;
 }
 
+const struct source_spec *batch_source(const struct batch *b, const char *id)
+{
+	if (!strcmp(id, "reference"))
+		return &b->reference;
+	if (b->baseline && !strcmp(id, b->baseline->id))
+		return b->baseline;
+	return batch_variant(b, id);
+}
+
 const struct output_url *batch_output_url(const struct batch *b, const char *id)
 {
 	for (size_t i = 0; i < b->outputs.nurls; i++)

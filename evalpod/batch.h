@@ -204,6 +204,9 @@ void batch_release(struct batch *b);
 /* Finds a variant by id; NULL if absent. */
 const struct source_spec *batch_variant(const struct batch *b, const char *id);
 
+/* A worker's program by id: "reference", the baseline's id or a variant's; NULL if absent. */
+const struct source_spec *batch_source(const struct batch *b, const char *id);
+
 /* Finds the upload targets of id; NULL if none. */
 const struct output_url *batch_output_url(const struct batch *b, const char *id);
 

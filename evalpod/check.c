@@ -455,7 +455,6 @@ static int program_state(struct ck *c, struct prog *pg)
 	return 1;
 }
 
-/* Stage 1.  Returns CK_PASS, CK_FAIL (compile error recorded) or CK_INFRA. */
 /*
  * PoCL: the program as the front-end worker built it (frontend.c), when it
  * is there by now, so that this build finds it in the cache and PoCL does
@@ -478,6 +477,7 @@ static char *adopt_frontend(struct ck *c, struct pocl_progs *before)
 	return adopted;
 }
 
+/* Stage 1.  Returns CK_PASS, CK_FAIL (compile error recorded) or CK_INFRA. */
 static int stage_compile(struct ck *c, struct prog *pg)
 {
 	json_t *comp = json_object(), *kernels;
@@ -549,13 +549,7 @@ static int ck_open(struct ck *c, const char *work, const char *id)
 		return ck_infra(c, "harness");
 	if (worker_load(&c->b, work, c->msg, sizeof(c->msg)))
 		return ck_infra(c, "batch");
-	if (!strcmp(id, "reference"))
-		c->src = &c->b.reference;
-	else if (c->b.baseline && !strcmp(id, c->b.baseline->id))
-		c->src = c->b.baseline;
-	else
-		c->src = batch_variant(&c->b, id);
-	if (!c->src) {
+	if (!(c->src = batch_source(&c->b, id))) {
 		kerr_set(c->msg, sizeof(c->msg), KERR_NOTFOUND, "no program '%s' in the batch", id);
 		return ck_infra(c, "batch");
 	}

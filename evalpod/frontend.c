@@ -45,13 +45,6 @@
  */
 #define FRONTEND_BUILD_S 20
 
-static const struct source_spec *frontend_source(const struct batch *b, const char *id)
-{
-	if (b->baseline && !strcmp(id, b->baseline->id))
-		return b->baseline;
-	return batch_variant(b, id);
-}
-
 /*
  * Moves the one program directory that appeared in cache since before
  * into dir/p/ID/BUCKET/HASH.  Returns 0, or -1 (nothing moved, why logged).
@@ -73,9 +66,12 @@ static int hand_over(const char *cache, const struct pocl_progs *before, const c
 		char *dst = xasprintf("%s/%s", stage, made);
 
 		/* Assembled aside, then renamed into p/ whole. */
-		if ((mkdir(stage, 0755) && errno != EEXIST) ||
-		    (mkdir(bucket, 0755) && errno != EEXIST))
-			log_info("front end: %s: %s", id, strerror(errno));
+		if (mkdir(stage, 0755) && errno != EEXIST)
+			log_info("front end: %s: cannot create '%s': %s", id, stage,
+				 strerror(errno));
+		else if (mkdir(bucket, 0755) && errno != EEXIST)
+			log_info("front end: %s: cannot create '%s': %s", id, bucket,
+				 strerror(errno));
 		else if (rename(src, dst) || rename(stage, dst_root))
 			log_info("front end: %s: cannot move its program: %s", id, strerror(errno));
 		else
@@ -131,10 +127,11 @@ int worker_frontend(const char *work)
 	}
 	for (char *id = strtok_r(text, "\n", &save); id && count < FRONTEND_MAX_IDS;
 	     id = strtok_r(NULL, "\n", &save), count++) {
-		const struct source_spec *src = frontend_source(&b, id);
+		const struct source_spec *src = batch_source(&b, id);
 		struct pocl_progs before;
 		struct prog pg;
 		char *opts;
+		int built;
 
 		if (!src)
 			continue;
@@ -144,20 +141,17 @@ int worker_frontend(const char *work)
 		/* The very options the check worker builds with (check.c). */
 		opts = xasprintf("%s %s", src->options, screen_guard_options());
 		alarm(FRONTEND_BUILD_S);
-		rc = prog_build_source(&pg, &rt, src->source, opts, b.limits.log_max_bytes, msg,
-				       sizeof(msg));
+		built = !prog_build_source(&pg, &rt, src->source, opts, b.limits.log_max_bytes, msg,
+					   sizeof(msg));
 		alarm(0);
-		if (!rc) {
-			prog_release(&pg);
+		prog_release(&pg);
+		if (built)
 			done += hand_over(cache, &before, dir, id) == 0;
-		} else {
-			prog_release(&pg);
+		else
 			log_info("front end: %s: not built (its check worker will say why)", id);
-		}
 		free(opts);
 		pocladopt_release(&before);
 	}
-	rc = 0;
 	log_info("front end: %zu of %zu programs built for their check workers", done, count);
 out:
 	clrt_close(&rt);

@@ -435,8 +435,6 @@ int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn
 					job_reap(&jobs[i], REAP_ABORT);
 					running--;
 				}
-		if (!running && next == njobs)
-			break;
 		np = watch(jobs, next, pfd, map);
 		if (!np && !running)
 			continue;

@@ -73,15 +73,6 @@ static void tp_fail(struct tprog *p, const char *status, const char *origin, con
 		json_pack("{s:s, s:s, s:s}", "origin", origin, "kind", kind, "message", message));
 }
 
-static const struct source_spec *find_source(const struct batch *b, const char *id)
-{
-	if (!strcmp(id, "reference"))
-		return &b->reference;
-	if (b->baseline && !strcmp(id, b->baseline->id))
-		return b->baseline;
-	return batch_variant(b, id);
-}
-
 static int load_ids(struct timer *t)
 {
 	char *path = xasprintf("%s/ids.txt", t->dir), *text = NULL, *save = NULL;
@@ -99,7 +90,7 @@ static int load_ids(struct timer *t)
 		p = &t->progs[t->nprogs];
 		p->line = (uint32_t)t->nprogs++;
 		p->id = xstrdup(line);
-		p->src = find_source(&t->b, line);
+		p->src = batch_source(&t->b, line);
 		p->doc = json_pack("{s:s}", "status", "ok");
 		p->trace = json_array();
 		p->active = 1;
