@@ -58,6 +58,13 @@
 #ifndef NTS
 #define NTS 1           // gla_chunk: outputs stored past the caches, where the compiler can
 #endif
+#ifndef SPF
+#define SPF 32          // gla_state: positions read ahead, where the compiler can prefetch
+#endif
+#ifndef __has_builtin
+#define __has_builtin(x) 0
+#endif
+#define GLA_PREFETCH (SPF > 0 && __has_builtin(__builtin_prefetch))
 #if CHUNK % 16 != 0
 #error "CHUNK must be a multiple of 16 (gla_chunk transposes 16 x 16 blocks)"
 #endif
@@ -80,8 +87,12 @@ static size_t gla_at(int b, int t, int h, int i, int T, int H, int D)
 // 1]: work-group z < B*H carries the forward state h, the rest the backward
 // dh; each work-item holds SKT rows by SVW columns of it in registers and
 // reads the positions' rows straight from global memory (each row is read
-// by the work-group's few work-items, from the caches).  The weights
-// wdec[m] = exp(g m) are computed once per work-group.
+// by the work-group's few work-items, from the caches).  The first reader
+// of a row takes it from memory: on PoCL's CPU device the work-items run
+// one after another, each a stream of 64-byte pieces a row apart, so each
+// asks for its pieces SPF positions ahead (__builtin_prefetch, where the
+// compiler has it; a no-op elsewhere).  The weights wdec[m] = exp(g m) are
+// computed once per work-group.
 // SPAR = 0: one work-group per state walks every chunk in order, folding
 // chunk n in as sum_s w_s k_s v_s^T with w_s = exp(g (t1-1-s)) (forward) or
 // sum_t w_t q_t dout_t^T with w_t = exp(g (t-t0)) (backward), and stores
@@ -139,13 +150,23 @@ __kernel void gla_state(__global const float *q, __global const float *k,
 			acc[i] *= wdec[len];
 		slot = rev ? n - 1 : n + 1;
 #endif
-		// Row m holds the position of weight exp(g m).
+		// Positions in the order of the walk (forward up, backward down),
+		// so that the hardware's stream prefetchers and the explicit ones
+		// below run ahead of it; step m has weight exp(g (len-1-m)) both
+		// ways.
 		for (int m = 0; m < len; m++) {
-			size_t p = rev ? t0 + m : t0 + len - 1 - m;
-			floatS yw = vloadS(0, y + p * ldy + cv) * wdec[m];
+			int p = rev ? t0 + len - 1 - m : t0 + m;
+			floatS yw;
+#if GLA_PREFETCH
+			int pf = rev ? max(p - SPF, 0) : min(p + SPF, T - 1);
+
+			__builtin_prefetch(y + (size_t)pf * ldy + cv, 0, 3);
+			__builtin_prefetch(x + (size_t)pf * ldx + kr, 0, 3);
+#endif
+			yw = vloadS(0, y + (size_t)p * ldy + cv) * wdec[len - 1 - m];
 
 			_Pragma("unroll") for (int i = 0; i < SKT; i++)
-				acc[i] = fma((floatS)(x[p * ldx + kr + i]), yw, acc[i]);
+				acc[i] = fma((floatS)(x[(size_t)p * ldx + kr + i]), yw, acc[i]);
 		}
 #if SPAR
 		_Pragma("unroll") for (int i = 0; i < SKT; i++)
@@ -254,9 +275,6 @@ static void gla_t16(float16 *r)
 // never read again, so their lines need not be read into the caches first.
 // The address is aligned to the vector: rows start at multiples of K or V,
 // columns at multiples of VW, and both divide by VW.
-#ifndef __has_builtin
-#define __has_builtin(x) 0
-#endif
 #if NTS && __has_builtin(__builtin_nontemporal_store)
 #define GLA_STORE(x, p) __builtin_nontemporal_store((x), (__global floatV *)(p))
 #else
