@@ -456,16 +456,41 @@ static int program_state(struct ck *c, struct prog *pg)
 }
 
 /*
+ * The front end's build time for the program, from WORK/w/frontend/p/ID.ms
+ * (frontend.c): a number of milliseconds and nothing else, or -1.  The
+ * front end ran the compiler on the candidate's code, so the file is read
+ * as untrusted and only a plain, bounded number is taken.
+ */
+static double frontend_build_ms(struct ck *c)
+{
+	char *path = xasprintf("%s/w/frontend/p/%s.ms", c->work, c->id), *text = NULL, *end;
+	char why[1024];
+	double ms = -1;
+
+	if (!file_read_untrusted(path, 64, &text, NULL, why, sizeof(why))) {
+		double v = strtod(text, &end);
+
+		if (end != text && (*end == '\n' || !*end) && v >= 0 && v <= 1e7)
+			ms = v;
+	}
+	free(text);
+	free(path);
+	return ms;
+}
+
+/*
  * PoCL: the program as the front-end worker built it (frontend.c), when it
  * is there by now, so that this build finds it in the cache and PoCL does
  * not read its kernel library in this process.  Returns the adopted
- * directory (for pocladopt_verify after the build) or NULL.
+ * directory (for pocladopt_verify after the build) or NULL, and the front
+ * end's build time in *fe_ms (-1 when unknown).
  */
-static char *adopt_frontend(struct ck *c, struct pocl_progs *before)
+static char *adopt_frontend(struct ck *c, struct pocl_progs *before, double *fe_ms)
 {
 	const char *cache = getenv("POCL_CACHE_DIR");
 	char *from, *adopted, why[1024];
 
+	*fe_ms = -1;
 	if (!cache || !strcmp(c->id, "reference") ||
 	    !strstr(c->rt.info.platform, "Portable Computing Language"))
 		return NULL;
@@ -473,6 +498,8 @@ static char *adopt_frontend(struct ck *c, struct pocl_progs *before)
 	adopted = pocladopt_take(from, cache, before, why, sizeof(why));
 	if (!adopted && *why)
 		log_info("compiling here: %s", why);
+	if (adopted)
+		*fe_ms = frontend_build_ms(c);
 	free(from);
 	return adopted;
 }
@@ -483,11 +510,12 @@ static int stage_compile(struct ck *c, struct prog *pg)
 	json_t *comp = json_object(), *kernels;
 	struct pocl_progs before = { NULL, 0, 0 };
 	char *opts, *adopted, why[1024];
+	double fe_ms;
 	int rc;
 
 	json_object_set_new(c->doc, "compile", comp);
 	worker_progress(c->dir, "compile");
-	adopted = adopt_frontend(c, &before);
+	adopted = adopt_frontend(c, &before, &fe_ms);
 	/* The guard definitions come last, so the candidate's own cannot undo them. */
 	opts = xasprintf("%s %s", c->src->options, screen_guard_options());
 	rc = prog_build_source(pg, &c->rt, c->src->source, opts, c->b.limits.log_max_bytes, c->msg,
@@ -502,6 +530,8 @@ static int stage_compile(struct ck *c, struct prog *pg)
 	}
 	pocladopt_release(&before);
 	json_object_set_new(comp, "front_end", json_string(adopted ? "frontend" : "check"));
+	if (adopted && fe_ms >= 0)
+		json_object_set_new(comp, "front_end_build_ms", json_real(fe_ms));
 	free(adopted);
 	json_object_set_new(comp, "ok", json_boolean(rc == 0));
 	json_object_set_new(comp, "build_ms", json_real(pg->build_ms));

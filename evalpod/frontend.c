@@ -14,6 +14,9 @@
  * WORK/w/frontend/p/ID/, with one rename, so a check worker sees the
  * directory whole or not at all.  Nothing waits for it: a check worker
  * that starts before its program's directory exists compiles as before.
+ * Beside the directory, written before it appears, WORK/w/frontend/p/ID.ms
+ * holds the build's wall time in milliseconds: what one compile costs a
+ * process that has read the library already (check.c reports it).
  *
  * It runs candidates' code through the compiler only, never on the device,
  * in the check workers' sandbox; a check worker takes what it left as it
@@ -47,10 +50,11 @@
 
 /*
  * Moves the one program directory that appeared in cache since before
- * into dir/p/ID/BUCKET/HASH.  Returns 0, or -1 (nothing moved, why logged).
+ * into dir/p/ID/BUCKET/HASH, after writing build_ms to dir/p/ID.ms.
+ * Returns 0, or -1 (nothing moved, why logged).
  */
 static int hand_over(const char *cache, const struct pocl_progs *before, const char *dir,
-		     const char *id)
+		     const char *id, double build_ms)
 {
 	struct pocl_progs now;
 	const char *made;
@@ -64,6 +68,8 @@ static int hand_over(const char *cache, const struct pocl_progs *before, const c
 		char *bucket = xasprintf("%s/%.2s", stage, made);
 		char *src = xasprintf("%s/%s", cache, made);
 		char *dst = xasprintf("%s/%s", stage, made);
+		char *ms_path = xasprintf("%s.ms", dst_root), ms[32], why[1024];
+		int len = snprintf(ms, sizeof(ms), "%.3f\n", build_ms);
 
 		/* Assembled aside, then renamed into p/ whole. */
 		if (mkdir(stage, 0755) && errno != EEXIST)
@@ -72,10 +78,15 @@ static int hand_over(const char *cache, const struct pocl_progs *before, const c
 		else if (mkdir(bucket, 0755) && errno != EEXIST)
 			log_info("front end: %s: cannot create '%s': %s", id, bucket,
 				 strerror(errno));
-		else if (rename(src, dst) || rename(stage, dst_root))
+		else if (rename(src, dst))
+			log_info("front end: %s: cannot move its program: %s", id, strerror(errno));
+		else if (file_write_atomic(ms_path, ms, (size_t)len, why, sizeof(why)))
+			log_info("front end: %s: %s", id, why);
+		else if (rename(stage, dst_root))
 			log_info("front end: %s: cannot move its program: %s", id, strerror(errno));
 		else
 			rc = 0;
+		free(ms_path);
 		free(dst_root);
 		free(stage);
 		free(bucket);
@@ -131,6 +142,7 @@ int worker_frontend(const char *work)
 		struct pocl_progs before;
 		struct prog pg;
 		char *opts;
+		double build_ms;
 		int built;
 
 		if (!src)
@@ -144,9 +156,10 @@ int worker_frontend(const char *work)
 		built = !prog_build_source(&pg, &rt, src->source, opts, b.limits.log_max_bytes, msg,
 					   sizeof(msg));
 		alarm(0);
+		build_ms = pg.build_ms;
 		prog_release(&pg);
 		if (built)
-			done += hand_over(cache, &before, dir, id) == 0;
+			done += hand_over(cache, &before, dir, id, build_ms) == 0;
 		else
 			log_info("front end: %s: not built (its check worker will say why)", id);
 		free(opts);

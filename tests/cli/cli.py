@@ -516,7 +516,18 @@ def check_workers_adopt_what_the_front_end_worker_built(ctx):
         for i in range(6):
             r = load_json(os.path.join(out_dir, "v%d.json" % i)) or {}
             ctx.expect(r.get("status") == "ok", "%s: v%d ok (got %r)" % (name, i, r.get("status")))
-            seen[name]["v%d" % i] = (r.get("compile") or {}).get("front_end")
+            comp = r.get("compile") or {}
+            seen[name]["v%d" % i] = comp.get("front_end")
+            # The front end's own build time comes with what it built, and
+            # only with that: a positive number, more than the adopting
+            # build's cache hit would not hold in general, so not asserted.
+            fe_ms = comp.get("front_end_build_ms")
+            if comp.get("front_end") == "frontend":
+                ctx.expect(isinstance(fe_ms, (int, float)) and 0 < fe_ms < 60000,
+                           "%s: v%d front_end_build_ms is a time (got %r)" % (name, i, fe_ms))
+            else:
+                ctx.expect(fe_ms is None, "%s: v%d compiled itself, no front_end_build_ms "
+                           "(got %r)" % (name, i, fe_ms))
     on, off = seen["on"], seen["off"]
     # The first check starts beside the front end, so it compiles for itself;
     # by the time a later one starts, the front end has built it (its whole
