@@ -52,8 +52,8 @@ static const char *const points[] = {
 	"-DCHUNK=32 -DSVW=4 -DSKT=8 -DVW=4 -DTR=8 -DWG=16",
 	"-DCHUNK=32 -DSVW=8 -DSKT=4 -DVW=8 -DTR=4 -DWG=8 -DUNR=2",
 	"-DCHUNK=32 -DSVW=16 -DSKT=16 -DVW=16 -DTR=16 -DWG=1",
-	"-DNTS=0", /* the outputs stored through the caches */
-	"-DSPF=0", /* gla_state without explicit prefetches */
+	"-DNTS=0",              /* the outputs stored through the caches */
+	"-DSPF=0",              /* gla_state without explicit prefetches */
 	"-DSPF=200 -DCHUNK=32", /* prefetches clamped at both ends of the sequence */
 };
 
