@@ -456,29 +456,6 @@ static int program_state(struct ck *c, struct prog *pg)
 }
 
 /*
- * The front end's build time for the program, from WORK/w/frontend/p/ID.ms
- * (frontend.c): a number of milliseconds and nothing else, or -1.  The
- * front end ran the compiler on the candidate's code, so the file is read
- * as untrusted and only a plain, bounded number is taken.
- */
-static double frontend_build_ms(struct ck *c)
-{
-	char *path = xasprintf("%s/w/frontend/p/%s.ms", c->work, c->id), *text = NULL, *end;
-	char why[1024];
-	double ms = -1;
-
-	if (!file_read_untrusted(path, 64, &text, NULL, why, sizeof(why))) {
-		double v = strtod(text, &end);
-
-		if (end != text && (*end == '\n' || !*end) && v >= 0 && v <= 1e7)
-			ms = v;
-	}
-	free(text);
-	free(path);
-	return ms;
-}
-
-/*
  * PoCL: the program as the front-end worker built it (frontend.c), when it
  * is there by now, so that this build finds it in the cache and PoCL does
  * not read its kernel library in this process.  Returns the adopted
@@ -498,8 +475,12 @@ static char *adopt_frontend(struct ck *c, struct pocl_progs *before, double *fe_
 	adopted = pocladopt_take(from, cache, before, why, sizeof(why));
 	if (!adopted && *why)
 		log_info("compiling here: %s", why);
-	if (adopted)
-		*fe_ms = frontend_build_ms(c);
+	if (adopted) {
+		char *ms = xasprintf("%s.ms", from);
+
+		*fe_ms = pocladopt_read_ms(ms);
+		free(ms);
+	}
 	free(from);
 	return adopted;
 }

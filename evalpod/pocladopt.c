@@ -335,3 +335,18 @@ int pocladopt_verify(const char *cache, const struct pocl_progs *before, const c
 	pocladopt_release(&now);
 	return rc;
 }
+
+double pocladopt_read_ms(const char *path)
+{
+	char *text = NULL, *end, why[512];
+	double ms = -1;
+
+	if (!file_read_untrusted(path, 64, &text, NULL, why, sizeof(why))) {
+		double v = strtod(text, &end);
+
+		if (end != text && (!strcmp(end, "\n") || !*end) && v >= 0 && v <= 1e7)
+			ms = v;
+	}
+	free(text);
+	return ms;
+}

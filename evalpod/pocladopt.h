@@ -74,4 +74,13 @@ const char *pocladopt_fresh(const struct pocl_progs *before, const struct pocl_p
 int pocladopt_verify(const char *cache, const struct pocl_progs *before, const char *adopted,
 		     char *msg, size_t n);
 
+/*
+ * The build time the front-end worker wrote beside a program it built
+ * (frontend.c, WORK/w/frontend/p/ID.ms): milliseconds as one decimal
+ * number and an optional newline.  That worker compiled candidate code, so
+ * the file is read as untrusted (a regular file of one name, 64 bytes at
+ * most) and anything but a number from 0 to 10^7 gives -1, as does no file.
+ */
+double pocladopt_read_ms(const char *path);
+
 #endif

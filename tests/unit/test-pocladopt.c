@@ -239,6 +239,51 @@ TEST(fresh_names_the_one_new_program)
 	free(to);
 }
 
+/* The value pocladopt_read_ms takes from a file holding text. */
+static double ms_of(const char *text)
+{
+	char *path = xasprintf("%s/ms/v.ms", root);
+	double ms;
+
+	put(root, "ms/v.ms", text);
+	ms = pocladopt_read_ms(path);
+	free(path);
+	return ms;
+}
+
+TEST(read_ms_takes_a_plain_bounded_number_only)
+{
+	char *path = xasprintf("%s/ms/v.ms", root), *other = xasprintf("%s/ms/other", root);
+	char big[100];
+
+	CHECK(ms_of("123.456\n") == 123.456);
+	CHECK(ms_of("0") == 0);
+	CHECK(ms_of("10000000") == 1e7);
+	CHECK(ms_of("") == -1);
+	CHECK(ms_of("abc") == -1);
+	CHECK(ms_of("12 ms") == -1);
+	CHECK(ms_of("12\n\n") == -1);
+	CHECK(ms_of("-1") == -1);
+	CHECK(ms_of("1e8") == -1);
+	CHECK(ms_of("nan") == -1);
+	CHECK(ms_of("inf") == -1);
+	memset(big, '1', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	CHECK(ms_of(big) == -1); /* over 64 bytes */
+	/* No file, a link to a good one, a second name of one. */
+	CHECK(!unlink(path));
+	CHECK(pocladopt_read_ms(path) == -1);
+	put(root, "ms/other", "5\n");
+	CHECK(!symlink(other, path));
+	CHECK(pocladopt_read_ms(path) == -1);
+	CHECK(!unlink(path));
+	CHECK(!link(other, path));
+	CHECK(pocladopt_read_ms(path) == -1);
+	CHECK(pocladopt_read_ms(other) == -1);
+	free(path);
+	free(other);
+}
+
 int main(void)
 {
 	if (!mkdtemp(root)) {
@@ -251,6 +296,7 @@ int main(void)
 	RUN(verify_removes_a_program_that_is_not_the_source);
 	RUN(take_lists_first_and_adopts_only_what_is_there);
 	RUN(fresh_names_the_one_new_program);
+	RUN(read_ms_takes_a_plain_bounded_number_only);
 	dir_remove_tree(root);
 	return test_summary();
 }
