@@ -25,13 +25,13 @@ PAIRED = """\
 
 \t\t// Two positions per step: two rows in flight, one pass over acc.
 \t\tfor (; m + 1 < len; m += 2) {
-\t\t\tsize_t p = rev ? t0 + m : t0 + len - 1 - m, p1 = rev ? p + 1 : p - 1;
-\t\t\tfloatS yw0 = vloadS(0, y + p * ldy + cv) * wdec[m];
-\t\t\tfloatS yw1 = vloadS(0, y + p1 * ldy + cv) * wdec[m + 1];
+\t\t\tint p = rev ? t0 + len - 1 - m : t0 + m, p1 = rev ? p - 1 : p + 1;
+\t\t\tfloatS yw0 = vloadS(0, y + (size_t)p * ldy + cv) * wdec[len - 1 - m];
+\t\t\tfloatS yw1 = vloadS(0, y + (size_t)p1 * ldy + cv) * wdec[len - 2 - m];
 
 \t\t\t_Pragma("unroll") for (int i = 0; i < SKT; i++)
-\t\t\t\tacc[i] = fma((floatS)(x[p1 * ldx + kr + i]), yw1,
-\t\t\t\t             fma((floatS)(x[p * ldx + kr + i]), yw0, acc[i]));
+\t\t\t\tacc[i] = fma((floatS)(x[(size_t)p1 * ldx + kr + i]), yw1,
+\t\t\t\t             fma((floatS)(x[(size_t)p * ldx + kr + i]), yw0, acc[i]));
 \t\t}
 \t\tfor (; m < len; m++) {
 """
@@ -70,15 +70,15 @@ PAIR_EXP2 = edit("both kernels: gla_state two positions per step, and gla_chunk'
                   (RDEC_LINE, RDEC_LINE.replace("exp(g * (CHUNK - i))",
                                                 "exp2(g * M_LOG2E_F * (CHUNK - i))"))])
 FOLD_X = edit("gla_state: fold the decay into x, one multiply per row instead of per column",
-              [("\t\t\tfloatS yw = vloadS(0, y + p * ldy + cv) * wdec[m];\n"
+              [("\t\t\tyw = vloadS(0, y + (size_t)p * ldy + cv) * wdec[len - 1 - m];\n"
                 "\n"
                 "\t\t\t_Pragma(\"unroll\") for (int i = 0; i < SKT; i++)\n"
-                "\t\t\t\tacc[i] = fma((floatS)(x[p * ldx + kr + i]), yw, acc[i]);\n",
-                "\t\t\tfloatS yw = vloadS(0, y + p * ldy + cv);\n"
-                "\t\t\tfloat w = wdec[m];\n"
+                "\t\t\t\tacc[i] = fma((floatS)(x[(size_t)p * ldx + kr + i]), yw, acc[i]);\n",
+                "\t\t\tfloat w = wdec[len - 1 - m];\n"
                 "\n"
+                "\t\t\tyw = vloadS(0, y + (size_t)p * ldy + cv);\n"
                 "\t\t\t_Pragma(\"unroll\") for (int i = 0; i < SKT; i++)\n"
-                "\t\t\t\tacc[i] = fma((floatS)(x[p * ldx + kr + i] * w), yw, acc[i]);\n")])
+                "\t\t\t\tacc[i] = fma((floatS)(x[(size_t)p * ldx + kr + i] * w), yw, acc[i]);\n")])
 
 
 def directions(ctx):
@@ -93,7 +93,7 @@ def directions(ctx):
         ideas.append(UNROLL)
     if "exp(g * (CHUNK - i))" in body:
         ideas.append(EXP2)
-    if "x[p * ldx + kr + i]), yw" in body:
+    if "x[(size_t)p * ldx + kr + i]), yw" in body:
         ideas.append(FOLD_X)
     if ctx.get("round", 1) > 1 and PAIR_HEAD in body and \
             "exp(g * (CHUNK - i))" in body:
