@@ -475,12 +475,8 @@ static char *adopt_frontend(struct ck *c, struct pocl_progs *before, double *fe_
 	adopted = pocladopt_take(from, cache, before, why, sizeof(why));
 	if (!adopted && *why)
 		log_info("compiling here: %s", why);
-	if (adopted) {
-		char *ms = xasprintf("%s.ms", from);
-
-		*fe_ms = pocladopt_read_ms(ms);
-		free(ms);
-	}
+	if (adopted)
+		*fe_ms = pocladopt_read_ms(from);
 	free(from);
 	return adopted;
 }

@@ -68,8 +68,7 @@ static int hand_over(const char *cache, const struct pocl_progs *before, const c
 		char *bucket = xasprintf("%s/%.2s", stage, made);
 		char *src = xasprintf("%s/%s", cache, made);
 		char *dst = xasprintf("%s/%s", stage, made);
-		char *ms_path = xasprintf("%s.ms", dst_root), ms[32], why[1024];
-		int len = snprintf(ms, sizeof(ms), "%.3f\n", build_ms);
+		char why[1024];
 
 		/* Assembled aside, then renamed into p/ whole. */
 		if (mkdir(stage, 0755) && errno != EEXIST)
@@ -80,13 +79,12 @@ static int hand_over(const char *cache, const struct pocl_progs *before, const c
 				 strerror(errno));
 		else if (rename(src, dst))
 			log_info("front end: %s: cannot move its program: %s", id, strerror(errno));
-		else if (file_write_atomic(ms_path, ms, (size_t)len, why, sizeof(why)))
+		else if (pocladopt_write_ms(dst_root, build_ms, why, sizeof(why)))
 			log_info("front end: %s: %s", id, why);
 		else if (rename(stage, dst_root))
 			log_info("front end: %s: cannot move its program: %s", id, strerror(errno));
 		else
 			rc = 0;
-		free(ms_path);
 		free(dst_root);
 		free(stage);
 		free(bucket);

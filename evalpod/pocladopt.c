@@ -336,9 +336,23 @@ int pocladopt_verify(const char *cache, const struct pocl_progs *before, const c
 	return rc;
 }
 
-double pocladopt_read_ms(const char *path)
+int pocladopt_write_ms(const char *dir, double ms, char *msg, size_t n)
 {
-	char *text = NULL, *end, why[512];
+	char *path = xasprintf("%s.ms", dir), text[32];
+	int len = snprintf(text, sizeof(text), "%.3f\n", ms), rc = 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0 || write(fd, text, (size_t)len) != len)
+		rc = kerr_set(msg, n, KERR_IO, "cannot write '%s': %s", path, strerror(errno));
+	if (fd >= 0 && close(fd) && !rc)
+		rc = kerr_set(msg, n, KERR_IO, "cannot write '%s': %s", path, strerror(errno));
+	free(path);
+	return rc;
+}
+
+double pocladopt_read_ms(const char *dir)
+{
+	char *path = xasprintf("%s.ms", dir), *text = NULL, *end, why[512];
 	double ms = -1;
 
 	if (!file_read_untrusted(path, 64, &text, NULL, why, sizeof(why))) {
@@ -348,5 +362,6 @@ double pocladopt_read_ms(const char *path)
 			ms = v;
 	}
 	free(text);
+	free(path);
 	return ms;
 }

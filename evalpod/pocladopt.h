@@ -75,12 +75,19 @@ int pocladopt_verify(const char *cache, const struct pocl_progs *before, const c
 		     char *msg, size_t n);
 
 /*
- * The build time the front-end worker wrote beside a program it built
- * (frontend.c, WORK/w/frontend/p/ID.ms): milliseconds as one decimal
- * number and an optional newline.  That worker compiled candidate code, so
- * the file is read as untrusted (a regular file of one name, 64 bytes at
- * most) and anything but a number from 0 to 10^7 gives -1, as does no file.
+ * A build's wall time kept beside the program directory dir, in the file
+ * dir.ms (the front-end worker's WORK/w/frontend/p/ID.ms): milliseconds as
+ * one decimal number and a newline.
+ *
+ * pocladopt_write_ms writes it (a plain write: it is made before dir
+ * appears, and read only after; never through a symbolic link).  Returns 0
+ * or KERR_IO with msg naming the file.
+ *
+ * pocladopt_read_ms reads it.  Its writer compiled candidate code, so the
+ * file is read as untrusted (a regular file of one name, 64 bytes at most)
+ * and anything but a number from 0 to 10^7 gives -1, as does no file.
  */
-double pocladopt_read_ms(const char *path);
+int pocladopt_write_ms(const char *dir, double ms, char *msg, size_t n);
+double pocladopt_read_ms(const char *dir);
 
 #endif

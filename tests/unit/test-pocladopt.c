@@ -239,21 +239,22 @@ TEST(fresh_names_the_one_new_program)
 	free(to);
 }
 
-/* The value pocladopt_read_ms takes from a file holding text. */
+/* The value pocladopt_read_ms takes for dir ms/v when ms/v.ms holds text. */
 static double ms_of(const char *text)
 {
-	char *path = xasprintf("%s/ms/v.ms", root);
+	char *dir = xasprintf("%s/ms/v", root);
 	double ms;
 
 	put(root, "ms/v.ms", text);
-	ms = pocladopt_read_ms(path);
-	free(path);
+	ms = pocladopt_read_ms(dir);
+	free(dir);
 	return ms;
 }
 
 TEST(read_ms_takes_a_plain_bounded_number_only)
 {
-	char *path = xasprintf("%s/ms/v.ms", root), *other = xasprintf("%s/ms/other", root);
+	char *dir = xasprintf("%s/ms/v", root), *path = xasprintf("%s.ms", dir);
+	char *other = xasprintf("%s/ms/other", root), *other_ms = xasprintf("%s.ms", other);
 	char big[100];
 
 	CHECK(ms_of("123.456\n") == 123.456);
@@ -272,16 +273,38 @@ TEST(read_ms_takes_a_plain_bounded_number_only)
 	CHECK(ms_of(big) == -1); /* over 64 bytes */
 	/* No file, a link to a good one, a second name of one. */
 	CHECK(!unlink(path));
-	CHECK(pocladopt_read_ms(path) == -1);
-	put(root, "ms/other", "5\n");
-	CHECK(!symlink(other, path));
-	CHECK(pocladopt_read_ms(path) == -1);
+	CHECK(pocladopt_read_ms(dir) == -1);
+	put(root, "ms/other.ms", "5\n");
+	CHECK(!symlink(other_ms, path));
+	CHECK(pocladopt_read_ms(dir) == -1);
 	CHECK(!unlink(path));
-	CHECK(!link(other, path));
-	CHECK(pocladopt_read_ms(path) == -1);
+	CHECK(!link(other_ms, path));
+	CHECK(pocladopt_read_ms(dir) == -1);
 	CHECK(pocladopt_read_ms(other) == -1);
+	free(dir);
 	free(path);
 	free(other);
+	free(other_ms);
+}
+
+TEST(write_ms_is_what_read_ms_takes_and_follows_no_link)
+{
+	char *dir = xasprintf("%s/ms/w", root), *path = xasprintf("%s.ms", dir);
+	char *target = xasprintf("%s/ms/target", root), msg[512];
+
+	put(root, "ms/.keep", "");
+	CHECK(!pocladopt_write_ms(dir, 123.5, msg, sizeof(msg)));
+	CHECK(pocladopt_read_ms(dir) == 123.5);
+	CHECK(!pocladopt_write_ms(dir, 7, msg, sizeof(msg))); /* over an earlier one */
+	CHECK(pocladopt_read_ms(dir) == 7);
+	CHECK(!unlink(path));
+	CHECK(!symlink(target, path));
+	CHECK(pocladopt_write_ms(dir, 1, msg, sizeof(msg)) != 0);
+	CHECK(strstr(msg, path) != NULL);
+	CHECK(access(target, F_OK) != 0); /* nothing written through the link */
+	free(dir);
+	free(path);
+	free(target);
 }
 
 int main(void)
@@ -297,6 +320,7 @@ int main(void)
 	RUN(take_lists_first_and_adopts_only_what_is_there);
 	RUN(fresh_names_the_one_new_program);
 	RUN(read_ms_takes_a_plain_bounded_number_only);
+	RUN(write_ms_is_what_read_ms_takes_and_follows_no_link);
 	dir_remove_tree(root);
 	return test_summary();
 }
