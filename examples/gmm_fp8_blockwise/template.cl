@@ -134,32 +134,13 @@ float16 e4m3_decode16(uint16 code)
 }
 
 // Columns c .. c+15 of row r of matrix z of an FP8 array of NG stacked R x C
-// row-major matrices, decoded and scaled by its 128 x 128 block scales
-// (scale is [NG][ceil(R/128)][ceil(C/128)]), zero past C.  Each value is
-// exactly the reference's fp8_load(src, i) * scale.
-float16 gmm_decode_at(__global const uint *src, __global const float *scale, int R, int C,
-		      int r, int c, int z)
-{
-	int CB = (C + 127) / 128, RB = (R + 127) / 128;
-	size_t i = ((size_t)z * R + r) * C + c;
-	__global const float *srow = scale + ((size_t)z * RB + r / 128) * CB;
-	float t[16];
-
-	// 16 whole bytes starting on a uint: one vload4. A run of 16 that starts
-	// on a multiple of 16 never crosses a 128-column scale block.
-	if (c + 16 <= C && (i & 3) == 0)
-		return e4m3_decode16(convert_uint16(as_uchar16(vload4(0, src + (i >> 2))))) *
-		       srow[c / 128];
-	for (int e = 0; e < 16; e++)
-		t[e] = c + e < C ? fp8_load(src, i + e) * srow[(c + e) / 128] : 0.0f;
-	return vload16(0, t);
-}
-
-// gmm_decode_at's whole runs, for the decode kernels to write out in place:
-// when columns c .. c+15 of row r of matrix z are whole and start on a
-// uint, sets ok to 1 and v to their decoded, scaled values; else ok to 0.
-// (As a call, gmm_decode_at, gathers and all, is too big to inline, and a
-// call per run of 16 cost the decode kernels a third of their time.)
+// row-major matrices (as gmm_decode_at below), when they are whole and
+// start on a uint: sets ok to 1 and v to their decoded values, scaled by
+// their 128 x 128 block's scale, with one vload4 (a run of 16 that starts on
+// a multiple of 16 never crosses a scale block); else sets ok to 0.  A
+// macro, so that the decode kernels have it in place: as a call,
+// gmm_decode_at (its edge path, with gathers, is too big to inline) cost
+// them a third of their time.
 #define DECODE16_WHOLE(ok, v, src, scale, R, C, r, c, z)                                \
 	do {                                                                           \
 		const size_t i_ = ((size_t)(z) * (R) + (r)) * (C) + (c);               \
@@ -171,6 +152,28 @@ float16 gmm_decode_at(__global const uint *src, __global const float *scale, int
 					    (((C) + 127) / 128) +                      \
 				    (c) / 128];                                        \
 	} while (0)
+
+// Columns c .. c+15 of row r of matrix z of an FP8 array of NG stacked R x C
+// row-major matrices, decoded and scaled by its 128 x 128 block scales
+// (scale is [NG][ceil(R/128)][ceil(C/128)]), zero past C.  Each value is
+// exactly the reference's fp8_load(src, i) * scale.
+float16 gmm_decode_at(__global const uint *src, __global const float *scale, int R, int C,
+		      int r, int c, int z)
+{
+	int CB = (C + 127) / 128, RB = (R + 127) / 128;
+	size_t i = ((size_t)z * R + r) * C + c;
+	__global const float *srow = scale + ((size_t)z * RB + r / 128) * CB;
+	float16 v;
+	float t[16];
+	int ok;
+
+	DECODE16_WHOLE(ok, v, src, scale, R, C, r, c, z);
+	if (ok)
+		return v;
+	for (int e = 0; e < 16; e++)
+		t[e] = c + e < C ? fp8_load(src, i + e) * srow[(c + e) / 128] : 0.0f;
+	return vload16(0, t);
+}
 
 #if APACK && 48 % TM != 0
 #error "APACK=1 needs TM dividing 48 (lhs_f holds round_up(M, 48) rows)"
