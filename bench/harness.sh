@@ -19,7 +19,9 @@
 #                                              the median of those)
 #       + PoCL's kernel-library parse / N     (paid once per process: the
 #                                              median build_ms of the programs
-#                                              their checks compiled, less the
+#                                              their checks compiled, or the
+#                                              front end's first build when
+#                                              every check adopted one, less the
 #                                              warm build, shared over the batch)
 #       + first_run_host_ms at the timed      (PoCL's compile at the first
 #         shape                               launch, plus that launch's run)
@@ -104,8 +106,10 @@ def report(out, wall_s, what):
     warm = [c["front_end_build_ms"] for c, p, first in kt_ms if "front_end_build_ms" in c]
     cold = [c["build_ms"] for c, p, first in kt_ms if "front_end_build_ms" not in c]
     warm_ms = statistics.median(warm) if warm else None
-    parse_ms = (max(0.0, statistics.median(cold) - warm_ms) / len(kt_ms)
-                if warm and cold else 0.0)
+    # Where every check adopted its build (the front end started beside
+    # the reference worker), the front end's first build holds the parse.
+    first_ms = statistics.median(cold) if cold else max(warm) if warm else 0.0
+    parse_ms = max(0.0, first_ms - warm_ms) / len(kt_ms) if warm else 0.0
 
     def build(c):
         if warm_ms is None:

@@ -166,23 +166,77 @@ static int open_judge(struct run *r)
 	return rc ? RUN_EXIT_INFRA : 0;
 }
 
+/* Whether the static screen refuses src (why says why). */
+static int screen_refuses(const struct source_spec *src, char *why, size_t n)
+{
+	return screen_source(src->source, strlen(src->source), why, n) ||
+	       screen_options(src->options, why, n);
+}
+
+/*
+ * The front-end worker's job (frontend.c): it builds the programs the
+ * screen lets through, from the first-th on, in the order their checks
+ * start (WORK/w/frontend/ids.txt).  Returns 1 when there is one (fe set
+ * up, beside the others), else 0.
+ */
+static int frontend_job(struct run *r, struct job *fe, size_t first)
+{
+	struct sbuf ids = SBUF_INIT;
+	char why[1024], *path;
+	size_t k = 0;
+	int rc;
+
+	if (getenv("EVALPOD_NO_FRONTEND"))
+		return 0;
+	for (size_t i = 0; i < r->nprogs; i++)
+		if (!screen_refuses(r->progs[i].src, why, sizeof(why)) && k++ >= first)
+			sbuf_addf(&ids, "%s\n", r->progs[i].src->id);
+	if (!ids.len) {
+		sbuf_release(&ids);
+		return 0;
+	}
+	path = xasprintf("%s/w/frontend/ids.txt", r->work);
+	rc = file_write_atomic(path, ids.buf, ids.len, r->msg, sizeof(r->msg));
+	free(path);
+	sbuf_release(&ids);
+	if (rc)
+		return 0; /* the checks compile for themselves */
+	run_job_setup(r, fe, "frontend", worker_dir(r->work, "frontend"), NULL, check_timeout(r));
+	fe->beside = 1;
+	return 1;
+}
+
 static int run_reference(struct run *r)
 {
-	struct job j;
+	struct job both[2], *fe = &both[0], *j = &both[1];
 	json_t *doc;
 	const char *st, *why;
 	char *seeds = run_seeds_arg(r);
-	int rc = 0;
+	int rc = 0, with_fe;
 
-	run_job_setup(r, &j, "reference", worker_dir(r->work, "reference"), seeds,
-		      check_timeout(r));
+	/*
+	 * The front-end worker starts now, beside it: the reference's outputs
+	 * are the checks' first need, and its build and its own compile leave
+	 * a core idle, so the programs of the first checks are built by the
+	 * time they start.  It outlives this pool; run_checks takes it over.
+	 */
+	job_init(fe);
+	with_fe = frontend_job(r, fe, 0);
+	fe->outlive = 1;
+	run_job_setup(r, j, "reference", worker_dir(r->work, "reference"), seeds, check_timeout(r));
 	free(seeds);
 	log_info("computing reference outputs");
-	if (pool_run(&j, 1, 1, r->echo, NULL, NULL, r->msg, sizeof(r->msg))) {
-		job_release(&j);
+	if (pool_run(both + !with_fe, 1 + (size_t)with_fe, 1, r->echo, NULL, NULL, r->msg,
+		     sizeof(r->msg))) {
+		job_release(fe);
+		job_release(j);
 		return RUN_EXIT_INFRA;
 	}
-	doc = run_judge_job(r, &j, "reference", run_load_doc(r, "reference"));
+	if (with_fe) {
+		r->fe = xmalloc(sizeof(*r->fe));
+		*r->fe = *fe;
+	}
+	doc = run_judge_job(r, j, "reference", run_load_doc(r, "reference"));
 	st = json_string_value(json_object_get(doc, "status"));
 	why = json_string_value(json_object_get(json_object_get(doc, "fault"), "message"));
 	if (!st || strcmp(st, "ok")) {
@@ -194,9 +248,10 @@ static int run_reference(struct run *r)
 		 * batch's fault.  Running past its deadline is not: the naive
 		 * reference is slow by design, so that is the machine or the limit.
 		 */
-		rc = j.timed_out ? RUN_EXIT_SLOW
+		rc = j->timed_out ? RUN_EXIT_SLOW
 		     : (st && !strcmp(st, "infra_error")) ||
-				     (origin && !strcmp(origin, "infrastructure")) || j.mem_exceeded
+				     (origin && !strcmp(origin, "infrastructure")) ||
+				     j->mem_exceeded
 			     ? RUN_EXIT_INFRA
 			     : RUN_EXIT_BATCH;
 		snprintf(r->msg, sizeof(r->msg), "%s%s",
@@ -205,18 +260,18 @@ static int run_reference(struct run *r)
 				 ? "the reference: "
 				 : "",
 			 why ? why : "the reference worker failed");
-		if (j.timed_out)
+		if (j->timed_out)
 			snprintf(
 				r->msg, sizeof(r->msg),
 				"the reference ran past its %g s limit (limits.compile_timeout_s + "
 				"limits.run_timeout_s): the machine is too slow or the limit too "
 				"low, not the candidates' fault (%s)",
-				j.timeout_s, why ? why : "killed at its deadline");
+				j->timeout_s, why ? why : "killed at its deadline");
 	}
 	r->ref.src = &r->b.reference;
 	r->ref.check = doc;
-	r->ref.check_wall_ms = j.wall_ms;
-	job_release(&j);
+	r->ref.check_wall_ms = j->wall_ms;
+	job_release(j);
 	return rc ? rc : open_judge(r);
 }
 
@@ -273,8 +328,7 @@ static int screened_out(struct outcome *o)
 	char why[1024];
 	const struct source_spec *src = o->src;
 
-	if (!screen_source(src->source, strlen(src->source), why, sizeof(why)) &&
-	    !screen_options(src->options, why, sizeof(why)))
+	if (!screen_refuses(src, why, sizeof(why)))
 		return 0;
 	o->check = json_pack("{s:s, s:s, s:{s:b, s:s}}", "id", src->id, "status", "running",
 			     "compile", "ok", 0, "log", why);
@@ -327,32 +381,6 @@ static void report_checks(const struct run *r)
 	}
 }
 
-/*
- * The front-end worker's job (frontend.c), beside the check workers: it
- * builds the programs whose checks start after the first r->jobs, in the
- * order they start.  Returns 1 when there is one (fe set up), else 0.
- */
-static int frontend_job(struct run *r, struct job *fe, const size_t *map, size_t njobs)
-{
-	struct sbuf ids = SBUF_INIT;
-	char *path;
-	int rc;
-
-	if (njobs <= (size_t)r->jobs || getenv("EVALPOD_NO_FRONTEND"))
-		return 0;
-	for (size_t k = (size_t)r->jobs; k < njobs; k++)
-		sbuf_addf(&ids, "%s\n", r->progs[map[k]].src->id);
-	path = xasprintf("%s/w/frontend/ids.txt", r->work);
-	rc = file_write_atomic(path, ids.buf, ids.len, r->msg, sizeof(r->msg));
-	free(path);
-	sbuf_release(&ids);
-	if (rc)
-		return 0; /* the checks compile for themselves */
-	run_job_setup(r, fe, "frontend", worker_dir(r->work, "frontend"), NULL, check_timeout(r));
-	fe->beside = 1;
-	return 1;
-}
-
 static int run_checks(struct run *r)
 {
 	struct job *all = xcalloc(r->nprogs + 2, sizeof(*all)), *jobs = all + 1;
@@ -376,8 +404,15 @@ static int run_checks(struct run *r)
 	r->checked = 0;
 	r->tocheck = njobs;
 	job_init(&all[0]);
-	if (!rc)
-		fe = frontend_job(r, &all[0], map, njobs);
+	if (r->fe) { /* started beside the reference worker: taken over */
+		all[0] = *r->fe;
+		all[0].outlive = 0; /* from now on it ends with the checks */
+		free(r->fe);
+		r->fe = NULL;
+		fe = 1;
+	} else if (!rc && njobs > (size_t)r->jobs) {
+		fe = frontend_job(r, &all[0], (size_t)r->jobs);
+	}
 	run_progress(r, "checking %zu programs, %d at a time", njobs, r->jobs);
 	if (!rc)
 		rc = pool_run(jobs - fe, njobs + (size_t)fe, r->jobs, r->echo, run_on_judge, r,
@@ -400,6 +435,7 @@ static int run_checks(struct run *r)
 		job_release(&jobs[k]);
 		judge_chan_close(&chans[k]);
 	}
+	pool_abort(&all[0]);
 	job_release(&all[0]);
 	free(all);
 	free(chans);
@@ -603,6 +639,11 @@ static void run_release(struct run *r)
 	for (size_t s = 0; r->sdocs && s < r->b.nshapes; s++)
 		json_decref(r->sdocs[s]);
 	free(r->sdocs);
+	if (r->fe) { /* the reference failed: no checks took it over */
+		pool_abort(r->fe);
+		job_release(r->fe);
+		free(r->fe);
+	}
 	judge_close(&r->judge);
 	refcache_close(&r->refcache);
 	if (r->work && !r->keep_work)

@@ -417,6 +417,10 @@ int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn
 		       !pool_signal) {
 			struct job *j = &jobs[next++];
 
+			if (j->started) { /* an earlier pool_run's, taken over */
+				running += j->pid != 0;
+				continue;
+			}
 			rc = job_start(j, msg, n);
 			running += rc == 0;
 			if (rc && j->beside)
@@ -428,13 +432,20 @@ int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn
 			break;
 		}
 		running -= reap_overdue(jobs, next, &wait_ms);
-		/* A job beside the others is there for their sake: it ends with them. */
-		if (next == njobs && running && !counted(jobs, next))
+		/*
+		 * A job beside the others is there for their sake: it ends with
+		 * them, or is left to a later pool_run when it outlives them.
+		 */
+		if (next == njobs && running && !counted(jobs, next)) {
 			for (size_t i = 0; i < next; i++)
 				if (jobs[i].beside && jobs[i].started && jobs[i].pid) {
-					job_reap(&jobs[i], REAP_ABORT);
+					if (!jobs[i].outlive)
+						job_reap(&jobs[i], REAP_ABORT);
 					running--;
 				}
+			if (!running)
+				break;
+		}
 		np = watch(jobs, next, pfd, map);
 		if (!np && !running)
 			continue;
@@ -456,6 +467,12 @@ int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn
 	free(pfd);
 	free(map);
 	return rc;
+}
+
+void pool_abort(struct job *j)
+{
+	if (j->started && j->pid)
+		job_reap(j, REAP_ABORT);
 }
 
 void job_init(struct job *j)

@@ -54,6 +54,7 @@ struct job {
 	int ctl_child, shm_child;     /* given to the child as POOL_CTL_FD/POOL_SHM_FD, or -1 */
 	void *user;                   /* for the on_msg hook */
 	int beside;                   /* runs beside the others (see pool_run) */
+	int outlive;                  /* with beside: left running for a later pool_run */
 	/* called once when the job has exited (out fields set), or NULL */
 	void (*on_finish)(void *ctx, struct job *j);
 	void *finish_ctx;
@@ -86,11 +87,17 @@ typedef int pool_msg_fn(void *ctx, struct job *j);
  * A job with `beside` set is there to help the others: it starts when its
  * turn comes whatever `parallel` says and is not counted against it, a
  * failure to start it is not an error, and it is killed (aborted) once
- * every other job has ended.
+ * every other job has ended, unless `outlive` is set too: then it is left
+ * running (or exited, not yet reaped) for a later pool_run to take over, or
+ * for pool_abort.  A job that is already started is not started again: a
+ * later pool_run watches it, its deadline counting from its first start.
  * When echo is set, children's stderr is copied to ours as it arrives.
  */
 int pool_run(struct job *jobs, size_t njobs, int parallel, int echo, pool_msg_fn *on_msg, void *ctx,
 	     char *msg, size_t n);
+
+/* Kills and reaps j if it still runs (aborted set); nothing when it has ended. */
+void pool_abort(struct job *j);
 
 /* Initialises j (all fds -1); the caller fills argv, envp and the limits. */
 void job_init(struct job *j);

@@ -35,6 +35,7 @@ struct run {
 	json_t **sdocs; /* per shape: time.json of another timed shape, or NULL (owned) */
 	uint64_t tseeds[WORKER_TIMING_SETS]; /* drawn for this run, or the session's */
 	struct judge judge;
+	struct job *fe;     /* the front-end worker started beside the reference's, or NULL */
 	struct noise noise; /* EVALPOD_TEST_NOISE: perturbs the timings (test mode) */
 	struct http_opts http;
 	char msg[4096];

@@ -12,7 +12,8 @@
  *              WORK/check/ID.json, the program binary in WORK/bin/ID.bin
  *   time       stages 3 and 4 for every program that passed, interleaved in
  *              one process: WORK/time.json and WORK/art/ID/trace.json
- *   frontend   PoCL only, beside the check workers: builds the programs of
+ *   frontend   PoCL only, beside the reference worker (when it runs) and the
+ *              check workers: builds the programs of
  *              ids.txt in one process (PoCL reads its kernel library once)
  *              and leaves each built module in p/ID/ for that program's
  *              check worker to adopt (frontend.c)

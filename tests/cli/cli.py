@@ -497,21 +497,53 @@ def sampling_stops_once_the_median_is_known_within_precision(ctx):
 @test
 def check_workers_adopt_what_the_front_end_worker_built(ctx):
     # docs/evalpod.md, the front-end worker: on PoCL it builds the programs
-    # whose checks start after the first --jobs, and their check workers
-    # adopt the built module instead of compiling (compile.front_end says
-    # which); EVALPOD_NO_FRONTEND=1 turns it off.  The results are the same.
+    # and their check workers adopt the built module instead of compiling
+    # (compile.front_end says which); EVALPOD_NO_FRONTEND=1 turns it off.
+    # Where the reference worker runs (no cached outputs) the front end
+    # starts beside it and builds every program, from the first; with the
+    # reference's outputs from the session's cache the first --jobs checks
+    # start at once, so it builds those after them.  The results are the same.
     d = ctx.fresh_dir("frontend")
     batch = make_batch()
     good = read("good.cl")
-    # Six programs, each its own source for PoCL (an unused macro).
+    # Six programs, each its own source for PoCL (an unused macro), and one
+    # the screen refuses: it gets no build.
     batch["variants"] = [{"id": "v%d" % i, "source": good, "build_options": "-DTAG=%d" % i}
                          for i in range(6)]
+    batch["variants"].insert(1, {"id": "refused", "source": good,
+                                 "build_options": "-DTAG=9 -load=/tmp/x.so"})
     path = write_batch(ctx, d, batch)
+    cache = os.path.join(d, "cache")
+    ids = ["v%d" % i for i in range(6)]
     seen = {}
-    for name, env in (("on", ctx.env), ("off", dict(ctx.env, EVALPOD_NO_FRONTEND="1"))):
-        out_dir = os.path.join(d, name)
-        rc, out, err = ctx.evalpod_run(["run", path, "--out", out_dir, "--jobs", "1"], env=env)
+    for name, env, extra, want in (
+            ("lone", ctx.env, [], ids),
+            ("warming", ctx.env, ["--ref-cache", cache], ids),
+            ("cached", ctx.env, ["--ref-cache", cache], ids[1:]),
+            ("off", dict(ctx.env, EVALPOD_NO_FRONTEND="1"), [], None)):
+        out_dir, tmpdir = os.path.join(d, name), os.path.join(d, "tmp-" + name)
+        os.mkdir(tmpdir)
+        rc, out, err = ctx.evalpod_run(["run", path, "--out", out_dir, "--jobs", "1",
+                                        "--keep-work"] + extra,
+                                       env=dict(env, TMPDIR=tmpdir))
         expect_status(ctx, rc, 0, err)
+        works = [n for n in os.listdir(tmpdir) if n.startswith("evalpod-")]
+        if not ctx.expect(len(works) == 1, "%s: one work directory kept (found %r)"
+                          % (name, works)):
+            continue
+        fe_dir = os.path.join(tmpdir, works[0], "w", "frontend")
+        try:
+            with open(os.path.join(fe_dir, "ids.txt"), encoding="utf-8") as f:
+                listed = f.read().split()
+        except OSError:
+            listed = None
+        ctx.expect(listed == want, "%s: the front end was given %r (got %r)"
+                   % (name, want, listed))
+        summary = load_json(os.path.join(out_dir, "summary.json")) or {}
+        ctx.expect(((summary.get("reference") or {}).get("outputs_cached") is True)
+                   == (name == "cached"),
+                   "%s: the reference's outputs %s" % (name, "cached" if name == "cached"
+                                                       else "computed"))
         seen[name] = {}
         for i in range(6):
             r = load_json(os.path.join(out_dir, "v%d.json" % i)) or {}
@@ -527,17 +559,32 @@ def check_workers_adopt_what_the_front_end_worker_built(ctx):
             else:
                 ctx.expect(fe_ms is None, "%s: v%d compiled itself, no front_end_build_ms "
                            "(got %r)" % (name, i, fe_ms))
-    on, off = seen["on"], seen["off"]
-    # The first check starts beside the front end, so it compiles for itself;
-    # by the time a later one starts, the front end has built it (its whole
-    # work is PoCL's library once and a build per program, less than one check).
-    ctx.expect(on["v0"] == "check", "the first check compiled for itself (got %r)" % on["v0"])
-    ctx.expect(all(v in ("frontend", "check") for v in on.values()),
-               "front_end is frontend or check (got %r)" % on)
-    ctx.expect(any(on["v%d" % i] == "frontend" for i in range(1, 6)),
-               "later checks adopted the front end's builds (got %r)" % on)
-    ctx.expect(all(v == "check" for v in off.values()),
-               "EVALPOD_NO_FRONTEND=1: every check compiled for itself (got %r)" % off)
+        r = load_json(os.path.join(out_dir, "refused.json")) or {}
+        ctx.expect(r.get("status") == "compile_error" and
+                   (r.get("fault") or {}).get("kind") == "refused",
+                   "%s: the refused program is refused (got %r)" % (name, r.get("status")))
+        # What the front end built is what it was given, nothing else.
+        built = sorted(n for n in os.listdir(os.path.join(fe_dir, "p"))
+                       if not n.endswith(".ms")) \
+            if os.path.isdir(os.path.join(fe_dir, "p")) else []
+        ctx.expect(set(built) <= set(want or []),
+                   "%s: the front end built only what it was given (got %r)" % (name, built))
+    for name in ("lone", "warming", "cached"):
+        on = seen.get(name, {})
+        ctx.expect(all(v in ("frontend", "check") for v in on.values()),
+                   "%s: front_end is frontend or check (got %r)" % (name, on))
+        # A check that starts before its program is built compiles for
+        # itself; the later checks find theirs built (the front end's whole
+        # work is PoCL's library once and a build per program, less than
+        # one check).
+        ctx.expect(any(on.get("v%d" % i) == "frontend" for i in range(2, 6)),
+                   "%s: later checks adopted the front end's builds (got %r)" % (name, on))
+    ctx.expect(seen.get("cached", {}).get("v0") == "check",
+               "cached: the first check compiled for itself (got %r)"
+               % seen.get("cached", {}).get("v0"))
+    ctx.expect(all(v == "check" for v in seen.get("off", {}).values()),
+               "EVALPOD_NO_FRONTEND=1: every check compiled for itself (got %r)"
+               % seen.get("off"))
 
 
 @test
