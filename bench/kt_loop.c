@@ -10,28 +10,27 @@
  * the answer of one run.  This does the same with evalpod's own parts, so
  * the cost is counted on the same device with the same compiler: one
  * process opens the device, makes the buffers of BATCH's timed shape and
- * fills them once, then for every variant in turn builds
- * the source (with the options evalpod's checks use), binds the launch plan
- * and runs it RUNS times (default 9: Kernel Tuner's warm-up, its seven
- * timed iterations and its answer check), waiting for each run.  Nothing
- * is checked, flushed, sandboxed or judged, and there is no Python: the
- * figure is a floor under a real tuner's cost, which is what evalpod's
- * wall per evaluation is compared with (bench/harness.sh).
+ * fills them once, then for every variant in turn builds the source (with
+ * the options evalpod's checks use), binds the launch plan and runs it RUNS
+ * times (default 9: Kernel Tuner's warm-up, its seven timed iterations and
+ * its answer check), waiting for each run.  Nothing is checked, flushed,
+ * sandboxed or judged, and there is no Python: the figure is a floor under
+ * a real tuner's cost, which is what evalpod's wall per evaluation is
+ * compared with (bench/harness.sh).
  *
  * One line per variant (build, first run, the other runs, all), then the
  * mean; the first build in the process carries the parse of PoCL's kernel
- * library, as the first configuration of a tuning process does.  Set POCL_CACHE_DIR to an empty directory: a program found
- * in PoCL's cache would cost nothing to build.
+ * library, as the first configuration of a tuning process does.  Set
+ * POCL_CACHE_DIR to an empty directory: a program found in PoCL's cache
+ * would cost nothing to build.
  */
 #include "batch.h"
 #include "clrt.h"
-#include "defines.h"
 #include "expr.h"
 #include "fileio.h"
 #include "prog.h"
 #include "screen.h"
 #include "world.h"
-#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,8 +60,7 @@ static int evaluate(struct clrt *rt, const struct batch *b, struct world *w,
 	struct expr_vars vars = EXPR_VARS_INIT;
 	struct plan p = { NULL, 0 };
 	struct prog pg;
-	const struct expr_vars *sv = &b->shapes[b->timed_shape].vars;
-	char *opts = xasprintf("%s %s", src->options, screen_guard_options());
+	char *opts = screen_build_options(src->options);
 	double t0 = clrt_now_ms(), t1, t2;
 	int rc;
 
@@ -70,9 +68,7 @@ static int evaluate(struct clrt *rt, const struct batch *b, struct world *w,
 	rc = prog_build_source(&pg, rt, src->source, opts, 1 << 16, msg, n);
 	free(opts);
 	t1 = clrt_now_ms();
-	for (size_t i = 0; i < sv->nr; i++)
-		expr_vars_set(&vars, sv->v[i].name, sv->v[i].value);
-	defines_collect(src->source, src->options, &vars);
+	batch_program_vars(b, src, b->timed_shape, &vars);
 	if (!rc)
 		rc = plan_bind(&p, w, pg.program, b->launch, b->nlaunch, &vars, msg, n);
 	if (!rc)
@@ -95,9 +91,9 @@ int main(int argc, char **argv)
 	struct clrt rt;
 	struct world w;
 	char msg[4096], *text = NULL;
-	size_t len = 0, nv = 0;
+	size_t len = 0;
 	int runs = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 9, rc = 1;
-	double sum = 0, sum_build = 0, sum_first = 0, sum_rest = 0;
+	double sum_build = 0, sum_first = 0, sum_rest = 0;
 
 	if (argc < 2 || runs < 1) {
 		fprintf(stderr, "usage: kt_loop BATCH [RUNS]\n");
@@ -125,16 +121,18 @@ int main(int argc, char **argv)
 		}
 		printf("%-48.48s %9.1f %9.1f %9.1f %9.1f\n", src->id, c.build_ms, c.first_ms,
 		       c.rest_ms, c.build_ms + c.first_ms + c.rest_ms);
-		nv++;
 		sum_build += c.build_ms;
 		sum_first += c.first_ms;
 		sum_rest += c.rest_ms;
-		sum += c.build_ms + c.first_ms + c.rest_ms;
 	}
-	if (nv)
+	if (b.nvariants) {
+		double nv = (double)b.nvariants;
+
 		printf("mean over %zu variants: build %.1f ms, first run %.1f ms, %d more runs "
 		       "%.1f ms; %.3f s per configuration\n",
-		       nv, sum_build / nv, sum_first / nv, runs - 1, sum_rest / nv, sum / nv / 1e3);
+		       b.nvariants, sum_build / nv, sum_first / nv, runs - 1, sum_rest / nv,
+		       (sum_build + sum_first + sum_rest) / nv / 1e3);
+	}
 	rc = 0;
 out:
 	world_close(&w);

@@ -13,6 +13,7 @@
  * those two, common/ (jsonx, err, xalloc) and expr.h.
  */
 #include "batch-internal.h"
+#include "defines.h"
 #include "err.h"
 #include "jsonx.h"
 #include "xalloc.h"
@@ -718,4 +719,14 @@ size_t batch_ntimed(const struct batch *b)
 	for (size_t s = 0; s < b->nshapes; s++)
 		n += b->shapes[s].timed != 0;
 	return n;
+}
+
+void batch_program_vars(const struct batch *b, const struct source_spec *src, size_t s,
+			struct expr_vars *vars)
+{
+	const struct expr_vars *sv = &b->shapes[s].vars;
+
+	for (size_t i = 0; i < sv->nr; i++)
+		expr_vars_set(vars, sv->v[i].name, sv->v[i].value);
+	defines_collect(src->source, src->options, vars);
 }

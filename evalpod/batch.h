@@ -227,4 +227,12 @@ int batch_shape_figure(const struct batch *b, size_t s, const char *text, double
  */
 size_t batch_ntimed(const struct batch *b);
 
+/*
+ * The values a launch plan's expressions see for program src at shape s:
+ * the shape's values, with the program's #defines and -D options merged
+ * over them (defines.h), added to vars.
+ */
+void batch_program_vars(const struct batch *b, const struct source_spec *src, size_t s,
+			struct expr_vars *vars);
+
 #endif

@@ -3,7 +3,6 @@
  * (stages 1 compile, 2 correctness and 5 IR analysis).  See worker.h.
  */
 #include "worker.h"
-#include "defines.h"
 #include "err.h"
 #include "fileio.h"
 #include "flush.h"
@@ -193,17 +192,6 @@ static void ck_status(struct ck *c, const char *status, const char *origin, cons
 	ck_save(c);
 }
 
-/* Merges the program's #defines and -D options over shape s's values. */
-static void program_vars(const struct batch *b, const struct source_spec *src, size_t s,
-			 struct expr_vars *vars)
-{
-	const struct expr_vars *sv = &b->shapes[s].vars;
-
-	for (size_t i = 0; i < sv->nr; i++)
-		expr_vars_set(vars, sv->v[i].name, sv->v[i].value);
-	defines_collect(src->source, src->options, vars);
-}
-
 /*
  * Hands the outputs of the run just made to the judge in the parent and
  * waits for its verdict.  Returns 0; KERR_INVALID with *kind set
@@ -317,7 +305,7 @@ static int check_shape(struct ck *c, struct prog *pg, size_t s, json_t *shapes,
 	int verdict = CK_PASS, rc;
 
 	json_array_append_new(shapes, js);
-	program_vars(&c->b, c->src, s, &vars);
+	batch_program_vars(&c->b, c->src, s, &vars);
 	rc = world_open(&w, &c->rt, &c->b, s, c->msg, sizeof(c->msg));
 	if (rc) {
 		verdict = ck_infra(c, rc == KERR_NOMEM ? "out_of_memory" : "problem");
@@ -494,7 +482,7 @@ static int stage_compile(struct ck *c, struct prog *pg)
 	worker_progress(c->dir, "compile");
 	adopted = adopt_frontend(c, &before, &fe_ms);
 	/* The guard definitions come last, so the candidate's own cannot undo them. */
-	opts = xasprintf("%s %s", c->src->options, screen_guard_options());
+	opts = screen_build_options(c->src->options);
 	rc = prog_build_source(pg, &c->rt, c->src->source, opts, c->b.limits.log_max_bytes, c->msg,
 			       sizeof(c->msg));
 	free(opts);
@@ -663,7 +651,7 @@ static int reference_shape(struct ck *c, struct prog *pg, size_t s)
 	struct plan p = { NULL, 0 };
 	int rc;
 
-	program_vars(&c->b, c->src, s, &vars);
+	batch_program_vars(&c->b, c->src, s, &vars);
 	rc = world_open(&w, &c->rt, &c->b, s, c->msg, sizeof(c->msg));
 	if (!rc)
 		rc = plan_bind(&p, &w, pg->program, c->b.ref_launch, c->b.nref_launch, &vars,

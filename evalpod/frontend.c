@@ -149,7 +149,7 @@ int worker_frontend(const char *work)
 		pocladopt_list(cache, &before);
 		memset(&pg, 0, sizeof(pg));
 		/* The very options the check worker builds with (check.c). */
-		opts = xasprintf("%s %s", src->options, screen_guard_options());
+		opts = screen_build_options(src->options);
 		alarm(FRONTEND_BUILD_S);
 		built = !prog_build_source(&pg, &rt, src->source, opts, b.limits.log_max_bytes, msg,
 					   sizeof(msg));

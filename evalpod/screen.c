@@ -615,3 +615,8 @@ const char *screen_guard_options(void)
 {
 	return guard_options;
 }
+
+char *screen_build_options(const char *options)
+{
+	return xasprintf("%s %s", options ? options : "", guard_options);
+}

@@ -49,4 +49,12 @@ int screen_options(const char *opts, char *msg, size_t n);
  */
 const char *screen_guard_options(void);
 
+/*
+ * A candidate's build options as every build of candidate code uses them
+ * (the check, front-end and timing workers): its own, then the guards.
+ * PoCL keys its cache on the options, so the front end's builds are
+ * adopted only when they are the same text.  Malloc'd.
+ */
+char *screen_build_options(const char *options);
+
 #endif

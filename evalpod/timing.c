@@ -31,7 +31,6 @@
  */
 #include "timing-internal.h"
 #include "worker.h"
-#include "defines.h"
 #include "err.h"
 #include "fileio.h"
 #include "flush.h"
@@ -151,12 +150,10 @@ static char *adopt_compiled(struct timer *t, const char *dir, struct pocl_progs 
 static int prepare_prog(struct timer *t, struct tprog *p)
 {
 	struct expr_vars vars = EXPR_VARS_INIT;
-	const struct shape_spec *sh = &t->b.shapes[t->shape];
 	int is_ref = !strcmp(p->id, "reference");
 	char *dir = is_ref ? worker_dir(t->work, "reference") : worker_prog_dir(t->work, p->id);
 	char *path = xasprintf("%s/bin.bin", dir), *bin = NULL;
-	char *opts = is_ref ? xstrdup(p->src->options)
-			    : xasprintf("%s %s", p->src->options, screen_guard_options());
+	char *opts = is_ref ? xstrdup(p->src->options) : screen_build_options(p->src->options);
 	const struct launch_spec *launch = t->b.launch;
 	size_t len = 0, nlaunch = t->b.nlaunch;
 	int rc;
@@ -191,9 +188,7 @@ static int prepare_prog(struct timer *t, struct tprog *p)
 			rc == KERR_INVALID ? "candidate" : "infrastructure", "rebuild", t->msg);
 		return 0;
 	}
-	for (size_t i = 0; i < sh->vars.nr; i++)
-		expr_vars_set(&vars, sh->vars.v[i].name, sh->vars.v[i].value);
-	defines_collect(p->src->source, p->src->options, &vars);
+	batch_program_vars(&t->b, p->src, t->shape, &vars);
 	rc = plan_bind(&p->plan, &t->w, p->pg.program, launch, nlaunch, &vars, t->msg,
 		       sizeof(t->msg));
 	expr_vars_release(&vars);
