@@ -7,8 +7,10 @@
  * round re-times as the batch's baseline) only when its speedup over it
  * exceeds 1 + margin, margin being the larger of 1% and the spreads
  * measured on both.  Lineage bests from different rounds are compared on
- * their speedup over the reference, which each round re-times as well,
- * with the same margin.  Ties never replace.
+ * their speedup over the reference, which each round measures side by side
+ * as well (beside the reference, or beside the incumbent whose own speedup
+ * over it an earlier round measured: evalpod's anchors), with the same
+ * margin.  Ties never replace.
  *
  * With several shape buckets (bucket.h) every speedup ranked here is the
  * geometric mean of the per-bucket speedups, each measured side by side.

@@ -203,16 +203,21 @@ static json_t **shape_docs(const struct run *r)
 /* The reference's timing entry at every timed shape, when the batch times several. */
 static void reference_by_shape(const struct run *r, json_t *ref, json_t *const *docs)
 {
-	json_t *by = json_object();
+	json_t *by = json_object(), *anchors = json_object(), *e;
 
 	for (size_t s = 0; s < r->b.nshapes; s++) {
-		json_t *e = json_object_get(json_object_get(docs[s], "programs"), "reference");
-
+		e = json_object_get(json_object_get(docs[s], "programs"), "reference");
 		if (json_is_object(e))
 			json_object_set(by, r->b.shapes[s].name, e);
+		e = json_object_get(docs[s], "reference_anchor");
+		if (json_is_object(e))
+			json_object_set(anchors, r->b.shapes[s].name, e);
 	}
 	if (batch_ntimed(&r->b) > 1 && json_object_size(by))
 		json_object_set(ref, "performance_by_shape", by);
+	if (batch_ntimed(&r->b) > 1 && json_object_size(anchors))
+		json_object_set(ref, "anchor_by_shape", anchors);
+	json_decref(anchors);
 	json_decref(by);
 }
 
@@ -265,6 +270,9 @@ static json_t *summary_new(struct run *r)
 					      : json_null(),
 				      "performance", rt ? rt : json_null(), "outputs_cached",
 				      r->ref_cached));
+	if (r->tdoc && json_is_object(json_object_get(r->tdoc, "reference_anchor")))
+		json_object_set(json_object_get(s, "reference"), "anchor",
+				json_object_get(r->tdoc, "reference_anchor"));
 	if (r->noise.on)
 		json_object_set_new(s, "test_noise", noise_json(&r->noise));
 	if (r->tdoc) {

@@ -366,3 +366,80 @@ void refcache_seeds(struct refcache *c, const struct batch *b, uint64_t *seeds)
 	free(text);
 	free(path);
 }
+
+static void entry_drop(const struct refcache *c, const char *key)
+{
+	char *path = entry_path(c, key);
+
+	unlink(path);
+	free(path);
+}
+
+/*
+ * The key of program p's anchor at shape s: what it depends on beyond the
+ * batch's digest (its source and build options, the measurement settings,
+ * the timing seeds), hashed into the entry's name.
+ */
+static void anchor_key(const struct refcache *c, const struct batch *b, const uint64_t *tseeds,
+		       size_t s, const struct source_spec *p, char key[65])
+{
+	json_t *m = json_object_get(b->doc, "measurement");
+	char *mt = m ? json_dumps(m, JSON_SORT_KEYS | JSON_COMPACT) : NULL, sum[65], what[80];
+	struct sbuf t = SBUF_INIT;
+
+	sbuf_addf(&t, "source %zu\n", strlen(p->source));
+	sbuf_adds(&t, p->source);
+	sbuf_addf(&t, "\noptions %zu\n", strlen(p->options));
+	sbuf_adds(&t, p->options);
+	sbuf_addf(&t, "\nmeasurement %s\nseeds %" PRIu64 " %" PRIu64 " %" PRIu64, mt ? mt : "null",
+		  tseeds[0], tseeds[1], tseeds[2]);
+	sigv4_sha256_hex(t.buf, t.len, sum);
+	snprintf(what, sizeof(what), "anchor %s", sum);
+	entry_key(c, b, what, s, key);
+	sbuf_release(&t);
+	free(mt);
+}
+
+int refcache_anchor_get(struct refcache *c, const struct batch *b, const uint64_t *tseeds, size_t s,
+			const struct source_spec *p, struct ref_anchor *a)
+{
+	char key[65], msg[512], *data = NULL, end;
+	size_t len = 0;
+	int rc;
+
+	anchor_key(c, b, tseeds, s, p, key);
+	rc = entry_load(c, key, 0, &data, &len, msg, sizeof(msg));
+	if (!rc) {
+		data[len] = '\0';
+		if (sscanf(data, "speedup_vs_reference %lf\nlinks %d\n%c", &a->ratio, &a->links,
+			   &end) != 2 ||
+		    !(a->ratio > 0 && a->ratio < 1e300) || a->links < 0 ||
+		    a->links > REFCACHE_ANCHOR_LINKS) {
+			snprintf(msg, sizeof(msg), "not an anchor");
+			entry_drop(c, key);
+			rc = -1;
+		}
+	}
+	if (rc < 0)
+		log_warn("reference cache entry '%s' rejected and removed (%s): the reference "
+			 "is timed",
+			 key, msg);
+	free(data);
+	return rc ? 1 : 0;
+}
+
+void refcache_anchor_put(struct refcache *c, const struct batch *b, const uint64_t *tseeds,
+			 size_t s, const struct source_spec *p, const struct ref_anchor *a)
+{
+	struct ref_anchor old;
+	char key[65], msg[512], text[96];
+
+	if (!(a->ratio > 0 && a->ratio < 1e300) || a->links < 0 || a->links > REFCACHE_ANCHOR_LINKS)
+		return;
+	if (!refcache_anchor_get(c, b, tseeds, s, p, &old) && old.links < a->links)
+		return;
+	anchor_key(c, b, tseeds, s, p, key);
+	snprintf(text, sizeof(text), "speedup_vs_reference %.17g\nlinks %d\n", a->ratio, a->links);
+	if (entry_save(c, key, text, strlen(text), msg, sizeof(msg)))
+		log_warn("anchor of '%s' not cached: %s", p->id, msg);
+}

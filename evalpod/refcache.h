@@ -72,4 +72,38 @@ int refcache_restore(struct refcache *c, const struct batch *b, const uint64_t *
 void refcache_store(struct refcache *c, const struct batch *b, const uint64_t *tseeds,
 		    const char *refdir);
 
+/*
+ * The reference's speed carried by a program of the session (an anchor):
+ * at timed shape s, the reference's median over program p's, p as the
+ * batch gives it (source and build options), under the batch's measurement
+ * settings and the session's timing seeds tseeds.  links counts the
+ * side-by-side measurements the figure is a product of: 0 when the
+ * reference was timed beside p, k + 1 when p was timed beside a baseline
+ * whose anchor had k links.  A batch whose baseline has an anchor with
+ * fewer than REFCACHE_ANCHOR_LINKS links does not time the reference at
+ * that shape: every speedup over the reference is then the speedup over
+ * the baseline times the baseline's anchor, so no figure is more than
+ * REFCACHE_ANCHOR_LINKS links from a timed reference (docs/evalpod.md).
+ */
+#define REFCACHE_ANCHOR_LINKS 2
+
+struct ref_anchor {
+	double ratio; /* the reference's median over the program's, > 0 */
+	int links;    /* 0..REFCACHE_ANCHOR_LINKS */
+};
+
+/*
+ * Program p's anchor at shape s: 0 with *a set, 1 when there is none (an
+ * entry found damaged or foreign is logged, removed and counts as none).
+ */
+int refcache_anchor_get(struct refcache *c, const struct batch *b, const uint64_t *tseeds, size_t s,
+			const struct source_spec *p, struct ref_anchor *a);
+
+/*
+ * Keeps *a as program p's anchor at shape s, unless an anchor with fewer
+ * links is there already.  A failure is logged and costs only the cache.
+ */
+void refcache_anchor_put(struct refcache *c, const struct batch *b, const uint64_t *tseeds,
+			 size_t s, const struct source_spec *p, const struct ref_anchor *a);
+
 #endif

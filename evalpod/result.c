@@ -105,9 +105,37 @@ static int timed_ok(json_t *time)
 	return time && st && !strcmp(st, "ok") && median_of(time) > 0;
 }
 
-/* The performance object at shape s from its timing entries (rtime, btime may be NULL). */
+/*
+ * The speedup over the reference carried by the baseline's anchor (the
+ * pass's "reference_anchor", refcache.h): the speedup over the baseline,
+ * measured side by side, times the baseline's speedup over the reference.
+ */
+static json_t *anchored_json(json_t *vs_base, json_t *anchor)
+{
+	static const char *const scaled[] = { "ratio_of_medians", "paired_median", "paired_p25",
+					      "paired_p75" };
+	double k = jnum(anchor, "speedup_vs_reference");
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < sizeof(scaled) / sizeof(scaled[0]); i++)
+		if (json_is_number(json_object_get(vs_base, scaled[i])))
+			jx_set_real(o, scaled[i], jnum(vs_base, scaled[i]) * k);
+	json_object_set(o, "pairs", json_object_get(vs_base, "pairs"));
+	json_object_set_new(o, "via",
+			    json_pack("{s:O, s:f, s:I}", "program",
+				      json_object_get(anchor, "program"), "speedup_vs_reference", k,
+				      "links",
+				      json_integer_value(json_object_get(anchor, "links")) + 1));
+	return o;
+}
+
+/*
+ * The performance object at shape s from its timing entries (rtime, btime
+ * may be NULL) and the pass's reference anchor (NULL when the reference was
+ * timed).
+ */
 static json_t *performance_at(const struct batch *b, size_t s, json_t *time, json_t *rtime,
-			      json_t *btime)
+			      json_t *btime, json_t *anchor)
 {
 	json_t *perf = json_deep_copy(time);
 	double ev = median_of(time), host = jnum(json_object_get(time, "host_stats"), "median");
@@ -123,17 +151,25 @@ static json_t *performance_at(const struct batch *b, size_t s, json_t *time, jso
 		json_object_set_new(perf, "speedup_vs_reference", speedup_json(time, rtime));
 	}
 	if (timed_ok(btime)) {
+		json_t *vs = speedup_json(time, btime);
+
 		jx_set_real(perf, "baseline_median_ms", median_of(btime));
-		json_object_set_new(perf, "speedup_vs_baseline", speedup_json(time, btime));
+		if (!timed_ok(rtime) && jnum(anchor, "speedup_vs_reference") > 0) {
+			jx_set_real(perf, "reference_median_ms",
+				    median_of(btime) * jnum(anchor, "speedup_vs_reference"));
+			json_object_set_new(perf, "speedup_vs_reference",
+					    anchored_json(vs, anchor));
+		}
+		json_object_set_new(perf, "speedup_vs_baseline", vs);
 	}
 	return perf;
 }
 
 static json_t *performance_json(const struct batch *b, json_t *time, const struct outcome *ref,
-				const struct outcome *base)
+				const struct outcome *base, json_t *tdoc)
 {
 	return performance_at(b, b->timed_shape, time, ref ? ref->time : NULL,
-			      base ? base->time : NULL);
+			      base ? base->time : NULL, json_object_get(tdoc, "reference_anchor"));
 }
 
 json_t *result_build(const struct batch *b, const struct outcome *o, const struct outcome *ref,
@@ -168,7 +204,7 @@ json_t *result_build(const struct batch *b, const struct outcome *o, const struc
 			json_object_set(r, "fault", json_object_get(o->time, "fault"));
 		} else {
 			json_object_set_new(r, "performance",
-					    performance_json(b, o->time, ref, base));
+					    performance_json(b, o->time, ref, base, tdoc));
 		}
 	}
 	json_object_set_new(r, "status", json_string(status ? status : "infra_error"));
@@ -408,7 +444,8 @@ void result_by_shape(const struct batch *b, json_t *r, const char *id, const cha
 			break;
 		}
 		perf = performance_at(b, s, e, entry_of(docs[s], "reference"),
-				      entry_of(docs[s], base_id));
+				      entry_of(docs[s], base_id),
+				      json_object_get(docs[s], "reference_anchor"));
 		if (shape_figures(b, s, perf, docs[s], why, sizeof(why))) {
 			json_decref(perf);
 			json_object_del(r, "performance");

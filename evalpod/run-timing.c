@@ -59,14 +59,32 @@ static int to_time(const struct run *r, size_t i)
 	return 1;
 }
 
-/* WORK/w/time/ids.txt: the reference, then every program to time. */
-static int write_ids(struct run *r)
+/*
+ * Whether the pass at timed shape s leaves the reference out: the batch has
+ * a baseline to time, and the session's cache holds the baseline's anchor
+ * at s (*a) with links to spare (refcache.h).  Then the baseline carries
+ * the reference's speed into this pass, and timing the naive reference
+ * again would add nothing the ranking uses.
+ */
+static int anchored(struct run *r, size_t s, struct ref_anchor *a)
+{
+	if (!r->refcache.dir || !r->b.baseline || !r->nprogs || !r->progs[0].is_baseline ||
+	    !to_time(r, 0))
+		return 0;
+	if (refcache_anchor_get(&r->refcache, &r->b, r->tseeds, s, r->progs[0].src, a))
+		return 0;
+	return a->links < REFCACHE_ANCHOR_LINKS;
+}
+
+/* WORK/w/time/ids.txt: the reference (unless anchored), then every program to time. */
+static int write_ids(struct run *r, int with_ref)
 {
 	struct sbuf ids = SBUF_INIT;
 	char *path = xasprintf("%s/w/time/ids.txt", r->work);
 	int count = 0, rc;
 
-	sbuf_adds(&ids, "reference\n");
+	if (with_ref)
+		sbuf_adds(&ids, "reference\n");
 	for (size_t i = 0; i < r->nprogs; i++) {
 		if (!to_time(r, i))
 			continue;
@@ -86,20 +104,27 @@ static int write_ids(struct run *r)
  * own state: ids.txt lies in the timing worker's directory, where its
  * kernels could have rewritten it.
  */
-static void apply_timed(struct run *r, json_t *doc)
+static void apply_timed(struct run *r, json_t *doc, int with_ref)
 {
 	json_t *progs = json_object_get(doc, "programs");
 	json_t *seeds = json_array(), *e;
 	size_t line = 0;
 
-	if (json_is_object(e = json_object_get(progs, "reference")))
-		judge_apply_timed(&r->judge.trecs[line], e);
+	if (with_ref) {
+		if (json_is_object(e = json_object_get(progs, "reference")))
+			judge_apply_timed(&r->judge.trecs[0], e);
+		line++;
+	} else {
+		/* Not on the list: an entry by that name is none of the parent's. */
+		json_object_del(progs, "reference");
+	}
 	for (size_t i = 0; i < r->nprogs; i++) {
 		if (!to_time(r, i))
 			continue;
-		if (++line < r->judge.ntrecs &&
+		if (line < r->judge.ntrecs &&
 		    json_is_object(e = json_object_get(progs, r->progs[i].src->id)))
 			judge_apply_timed(&r->judge.trecs[line], e);
+		line++;
 	}
 	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++)
 		json_array_append_new(seeds, json_integer((json_int_t)r->tseeds[k]));
@@ -187,6 +212,50 @@ static int fresh_pocl_cache(struct run *r, const char *name)
 	return rc;
 }
 
+static double median_in(json_t *progs, const char *id)
+{
+	json_t *e = json_object_get(progs, id);
+	const char *st = json_string_value(json_object_get(e, "status"));
+	json_t *m = json_object_get(json_object_get(e, "stats"), "median");
+
+	return st && !strcmp(st, "ok") && json_is_number(m) ? json_number_value(m) : 0;
+}
+
+/*
+ * After a pass at shape s: notes in doc what carried the reference's speed
+ * when it was not timed (a, the baseline's anchor), and keeps in the
+ * session's cache the anchor of every program timed without a fault, for a
+ * later batch whose baseline it is.
+ */
+static void keep_anchors(struct run *r, size_t s, json_t *doc, const struct ref_anchor *a)
+{
+	json_t *progs = json_object_get(doc, "programs");
+	double base = 0;
+	struct ref_anchor mine;
+
+	if (!r->refcache.dir)
+		return;
+	if (a) {
+		json_object_set_new(doc, "reference_anchor",
+				    json_pack("{s:s, s:f, s:i}", "program", r->progs[0].src->id,
+					      "speedup_vs_reference", a->ratio, "links", a->links));
+		/* The reference's median as the baseline's, timed now, implies it. */
+		base = median_in(progs, r->progs[0].src->id) * a->ratio;
+		mine.links = a->links + 1;
+	} else {
+		base = median_in(progs, "reference");
+		mine.links = 0;
+	}
+	for (size_t i = 0; base > 0 && i < r->nprogs; i++) {
+		double m = median_in(progs, r->progs[i].src->id);
+
+		if (m <= 0)
+			continue;
+		mine.ratio = base / m;
+		refcache_anchor_put(&r->refcache, &r->b, r->tseeds, s, r->progs[i].src, &mine);
+	}
+}
+
 /* Keeps the time document of timed shape s (taken). */
 static void keep_doc(struct run *r, size_t s, json_t *doc)
 {
@@ -216,7 +285,8 @@ static int time_shape(struct run *r, size_t s)
 	for (size_t pass = 0; pass <= r->nprogs + TIMING_ATTEMPTS; pass++) {
 		struct job j;
 		struct judge_chan c;
-		int count = write_ids(r), prc, stop;
+		struct ref_anchor a;
+		int with_ref = !anchored(r, s, &a), count = write_ids(r, with_ref), prc, stop;
 		json_t *doc;
 
 		unlink(progress);
@@ -244,22 +314,22 @@ static int time_shape(struct run *r, size_t s)
 		}
 		run_give_chan(&j, &c);
 		if (several)
-			run_progress(r,
-				     "timing %d programs with the reference, interleaved, at shape "
-				     "'%s'",
-				     count, r->b.shapes[s].name);
+			run_progress(r, "timing %d programs %s, interleaved, at shape '%s'", count,
+				     with_ref ? "with the reference" : "(the reference anchored)",
+				     r->b.shapes[s].name);
 		else
-			run_progress(r, "timing %d programs with the reference, interleaved",
-				     count);
+			run_progress(r, "timing %d programs %s, interleaved", count,
+				     with_ref ? "with the reference" : "(the reference anchored)");
 		prc = pool_run(&j, 1, 1, r->echo, run_on_judge, r, r->msg, sizeof(r->msg));
 		run_progress(r, "timing %s (%.1f s)",
 			     !prc && j.exited && j.exit_code == 0 ? "done" : "failed",
 			     j.wall_ms / 1e3);
 		if (!prc && j.exited && j.exit_code == 0 && (doc = run_load_doc(r, "time"))) {
-			apply_timed(r, doc);
+			apply_timed(r, doc, with_ref);
 			/* Before any statistic, speedup or gate is drawn from the samples. */
 			noise_apply(&r->noise, r->b.batch_id, doc);
 			combine_peaks(r, doc);
+			keep_anchors(r, s, doc, with_ref ? NULL : &a);
 			keep_doc(r, s, doc);
 			job_release(&j);
 			judge_chan_close(&c);

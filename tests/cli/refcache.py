@@ -19,6 +19,13 @@ to #include the cache's timing-seeds file) is run
 - the timing worker builds its cache flush from the binary the reference
   worker made (cached with the reference's), and from source when the device
   refuses that binary;
+- the reference is timed once per anchor, not once per batch: a batch whose
+  baseline was timed in an earlier run of the session (so the cache holds its
+  speedup over the reference, its anchor) leaves the reference out of timing,
+  and every speedup over the reference is then exactly the speedup over the
+  baseline times that anchor, with the links it is made of; a baseline whose
+  anchor has REFCACHE_ANCHOR_LINKS links, an anchor under other measurement
+  settings, or a damaged anchor gets the reference timed again;
 - the kernel that includes the cache's timing-seeds file is a compile_error
   and the seeds appear nowhere in its result.  (A kernel cannot call the C
   library: PoCL refuses to link an unknown symbol.  The cache lies outside
@@ -37,6 +44,8 @@ import checks
 check = checks.check
 read = checks.read
 
+# evalpod/refcache.h: a figure is at most this many links from a timed reference.
+REFCACHE_ANCHOR_LINKS = 2
 LIMITS = {"compile_timeout_s": 60, "run_timeout_s": 30, "time_timeout_s": 600}
 KERNELS = ("good", "wrong", "unwritten")
 
@@ -93,6 +102,26 @@ def cached(out):
 
 def seeds(out):
     return (summary(out).get("timing") or {}).get("timing_seeds")
+
+
+def anchors(cache):
+    """The cache's anchor entries: a program's speedup over the reference."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(cache, "*.bin"))):
+        with open(path, "rb") as f:
+            if f.read().split(b"\n", 4)[-1].startswith(b"speedup_vs_reference "):
+                out.append(path)
+    return out
+
+
+def anchor_values(cache):
+    """(speedup over the reference, links) of every anchor entry."""
+    out = []
+    for path in anchors(cache):
+        with open(path, "rb") as f:
+            words = f.read().split(b"\n", 4)[-1].split()
+        out.append((float(words[1]), int(words[3])))
+    return out
 
 
 def entries(cache):
@@ -204,7 +233,9 @@ def main():
         # 2 shapes x 3 seeds + 3 timing seeds at the timed shape, one output each, + the binary
         check(len(entries(cache)) == 2 * 3 + 3,
               f"cold cache: one entry per (shape, seed) output (got {len(entries(cache))})")
-        check(len(glob.glob(os.path.join(cache, "*.bin"))) == 2 * 3 + 3 + 2,
+        check(len(anchors(cache)) == 1,
+              f"cold cache: one anchor, the one program timed (got {len(anchors(cache))})")
+        check(len(glob.glob(os.path.join(cache, "*.bin"))) == 2 * 3 + 3 + 2 + 1,
               "cold cache: and one each for the reference's and the cache flush's binaries")
         mode = os.stat(cache).st_mode & 0o777
         check(mode == 0o700, f"the cache folder is private (mode {oct(mode)})")
@@ -256,7 +287,125 @@ def main():
         damaged_run(evalpod, batch_path, tmp, cache, base, "foreign", foreign, "holds entry")
         damaged_run(evalpod, batch_path, tmp, cache, base, "truncated", truncate,
                     "were expected")
+        anchored_runs(evalpod, data, tmp, cache)
     return checks.summary()
+
+
+def same_speed(data, n):
+    """good.cl under another source text (a comment): another program, as fast."""
+    return {"id": f"good{n}", "source": read(data, "good.cl") + f"// copy {n}\n"}
+
+
+def anchored_batch(data, cache, baseline, variants, measurement=None):
+    batch = make_batch(data, os.path.join(cache, "timing-seeds"))
+    batch["variants"] = variants
+    batch["baseline"] = baseline
+    if measurement:
+        batch["measurement"].update(measurement)
+    return batch
+
+
+def anchored_run(evalpod, tmp, cache, name, batch):
+    path = os.path.join(tmp, name + ".json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(batch, f)
+    out = os.path.join(tmp, name)
+    proc = run(evalpod, path, out, cache)
+    results = {}
+    for res in summary(out)["results"]:
+        results[res["id"]] = res
+    return proc, summary(out).get("reference") or {}, results
+
+
+def expect_anchored(what, ref, results, baseline, links):
+    """The reference not timed, every speedup over it carried by the baseline's anchor."""
+    anchor = ref.get("anchor") or {}
+    check(ref.get("performance") is None and anchor.get("program") == baseline and
+          anchor.get("links") == links,
+          f"{what}: the reference is not timed; the baseline {baseline} carries it with "
+          f"{links} link(s) (anchor {anchor}, timed {ref.get('performance') is not None})")
+    k = anchor.get("speedup_vs_reference", 0)
+    for pid, res in results.items():
+        perf = res.get("performance") or {}
+        vs_ref, vs_base = perf.get("speedup_vs_reference") or {}, perf.get(
+            "speedup_vs_baseline") or {}
+        want = vs_base.get("ratio_of_medians", 0) * k
+        got = vs_ref.get("ratio_of_medians", -1)
+        check(res.get("status") == "ok" and k > 0 and abs(got - want) <= 1e-9 * want,
+              f"{what}: {pid}'s speedup over the reference is its speedup over the baseline "
+              f"times the anchor ({got} = {want})")
+        check((vs_ref.get("via") or {}).get("links") == links + 1,
+              f"{what}: {pid}'s figure says it is {links + 1} link(s) from a timed reference "
+              f"({vs_ref.get('via')})")
+        ms = perf.get("reference_median_ms", 0)
+        check(abs(ms - perf.get("baseline_median_ms", 0) * k) <= 1e-9 * ms and ms > 0,
+              f"{what}: {pid}'s reference_median_ms is what the baseline implies")
+
+
+def expect_timed(what, ref, results):
+    perf = ref.get("performance") or {}
+    check(perf.get("stats", {}).get("n", 0) >= 8 and "anchor" not in ref,
+          f"{what}: the reference is timed ({ref.get('anchor')})")
+    for pid, res in results.items():
+        vs_ref = (res.get("performance") or {}).get("speedup_vs_reference") or {}
+        check(vs_ref.get("ratio_of_medians", 0) > 0 and "via" not in vs_ref,
+              f"{what}: {pid}'s speedup over the reference is measured side by side")
+
+
+def anchored_runs(evalpod, data, tmp, cache):
+    """A session whose incumbent changes: the reference is timed when no anchor
+    with links to spare is there, and only then."""
+    good = {"id": "good", "source": read(data, "good.cl")}
+    # good was timed beside the reference in every run above: its anchor has no link.
+    proc, ref, res = anchored_run(evalpod, tmp, cache, "anchor1",
+                                  anchored_batch(data, cache, good,
+                                                 [same_speed(data, 1), same_speed(data, 2)]))
+    expect_anchored("baseline timed beside the reference before", ref, res, "good", 0)
+    check("the reference anchored" in proc.stderr,
+          "the progress line says the reference is anchored")
+
+    # good1 was timed beside good: one link; its figures two.
+    proc, ref, res = anchored_run(evalpod, tmp, cache, "anchor2",
+                                  anchored_batch(data, cache, same_speed(data, 1),
+                                                 [same_speed(data, 3)]))
+    expect_anchored("baseline one link away", ref, res, "good1", 1)
+
+    # good was a baseline since, its own figure derived from its anchor: the
+    # anchor it has is still the one measured beside the reference.
+    proc, ref, res = anchored_run(evalpod, tmp, cache, "anchor2b",
+                                  anchored_batch(data, cache, good, [same_speed(data, 2)]))
+    expect_anchored("a baseline's anchor outlives its derived figures", ref, res, "good", 0)
+
+    # good3's anchor has two links: the reference is timed again, and good3's
+    # anchor measured afresh (no link), so the next batch leaves it out again.
+    proc, ref, res = anchored_run(evalpod, tmp, cache, "anchor3",
+                                  anchored_batch(data, cache, same_speed(data, 3),
+                                                 [same_speed(data, 4)]))
+    expect_timed(f"baseline {REFCACHE_ANCHOR_LINKS} links away", ref, res)
+    proc, ref, res = anchored_run(evalpod, tmp, cache, "anchor4",
+                                  anchored_batch(data, cache, same_speed(data, 3),
+                                                 [same_speed(data, 4)]))
+    expect_anchored("baseline timed beside the reference again", ref, res, "good3", 0)
+
+    # Other measurement settings: other figures, no anchor.
+    proc, ref, res = anchored_run(evalpod, tmp, cache, "anchor5",
+                                  anchored_batch(data, cache, same_speed(data, 3),
+                                                 [same_speed(data, 4)], {"min_samples": 9}))
+    expect_timed("other measurement settings", ref, res)
+
+    # A damaged anchor (an intact header over a payload that is no anchor) is
+    # rejected and removed, and the reference timed.
+    for path in anchors(cache):
+        rewrite_payload(path, b"speedup_vs_reference -1\nlinks 0\n")
+    proc, ref, res = anchored_run(evalpod, tmp, cache, "anchor6",
+                                  anchored_batch(data, cache, same_speed(data, 3),
+                                                 [same_speed(data, 4)]))
+    expect_timed("a damaged anchor", ref, res)
+    check("not an anchor" in proc.stderr and "rejected" in proc.stderr,
+          "a damaged anchor: the log names it and why")
+    fresh = [a for a in anchor_values(cache) if a[0] > 0]
+    check(len(fresh) == 2 and all(links == 0 for _, links in fresh),
+          f"a damaged anchor: the baseline's and the variant's measured afresh ({fresh})")
 
 
 if __name__ == "__main__":
