@@ -19,7 +19,10 @@ correctness inputs by x[0]).
 - a batch with one timed shape has no `performance_by_shape`;
 - the same batch again with a session's reference cache (--ref-cache) takes
   the reference's outputs, the secondary bucket's timing outputs included,
-  from the cache and reaches the same verdicts.
+  from the cache and reaches the same verdicts; there the reference is not
+  timed: the baseline, timed beside it in the cold run, carries its speed at
+  each bucket (its anchor), and every speedup over the reference is the
+  speedup over the baseline times that bucket's anchor.
 """
 import json
 import os
@@ -104,7 +107,7 @@ def check_honest(res, name):
               f"{name}@{b}: gflops is 2*n / median at n = {n} (got {gf})")
 
 
-def check_batch(out, rc, label):
+def check_batch(out, rc, label, anchored=False):
     check(rc == 0, f"{label}: evalpod exits 0 (got {rc})")
     check_honest(load(out, "good"), f"{label}: good")
     check_honest(load(out, "baseline"), f"{label}: baseline")
@@ -119,8 +122,28 @@ def check_batch(out, rc, label):
           f"{label}: bucket_cheat has no figures")
     summary = load(out, "summary")
     ref = summary.get("reference") or {}
-    check(sorted(ref.get("performance_by_shape") or {}) == ["big", "mid"],
-          f"{label}: the summary's reference is timed at big and mid")
+    if not anchored:
+        check(sorted(ref.get("performance_by_shape") or {}) == ["big", "mid"],
+              f"{label}: the summary's reference is timed at big and mid")
+        return summary
+    # The baseline was timed beside the reference at both shapes in the cold
+    # run: its anchors carry the reference's speed at each (evalpod.md).
+    anchors = ref.get("anchor_by_shape") or {}
+    check(sorted(anchors) == ["big", "mid"] and ref.get("performance") is None and
+          not ref.get("performance_by_shape") and
+          all(a.get("program") == "baseline" and a.get("links") == 0
+              for a in anchors.values()),
+          f"{label}: the reference is not timed; the baseline's anchors at big and mid "
+          f"carry it ({anchors})")
+    good = load(out, "good").get("performance_by_shape") or {}
+    for b in ("big", "mid"):
+        e = good.get(b) or {}
+        vs_ref, vs_base = e.get("speedup_vs_reference") or {}, e.get("speedup_vs_baseline") or {}
+        k = (anchors.get(b) or {}).get("speedup_vs_reference", 0)
+        want = vs_base.get("ratio_of_medians", 0) * k
+        check(k > 0 and abs(vs_ref.get("ratio_of_medians", -1) - want) <= 1e-9 * want,
+              f"{label}: good@{b}'s speedup over the reference is its speedup over the "
+              f"baseline times the baseline's anchor at {b}")
     return summary
 
 
@@ -148,7 +171,7 @@ def main():
         outc, rcc, _ = run(evalpod, make_batch(data), tmp, "cold", ("--ref-cache", cache))
         check_batch(outc, rcc, "cold cache")
         outw, rcw, _ = run(evalpod, make_batch(data), tmp, "warm", ("--ref-cache", cache))
-        summary = check_batch(outw, rcw, "warm cache")
+        summary = check_batch(outw, rcw, "warm cache", anchored=True)
         check((summary.get("reference") or {}).get("outputs_cached") is True,
               "warm cache: the reference's outputs (both buckets' timing sets) come "
               "from the cache")
