@@ -377,27 +377,30 @@ static void entry_drop(const struct refcache *c, const char *key)
 
 /*
  * The key of program p's anchor at shape s: what it depends on beyond the
- * batch's digest (its source and build options, the measurement settings,
- * the timing seeds), hashed into the entry's name.
+ * batch's digest (its source and build options, what one sample is: the
+ * cache flush and the runs per sample; and the timing seeds), hashed into
+ * the entry's name.  How many samples are taken, and in what order, change
+ * how well a speedup is known, not what it is: a confirmation that only
+ * takes more samples shares its anchors with the rounds.
  */
 static void anchor_key(const struct refcache *c, const struct batch *b, const uint64_t *tseeds,
 		       size_t s, const struct source_spec *p, char key[65])
 {
-	json_t *m = json_object_get(b->doc, "measurement");
-	char *mt = m ? json_dumps(m, JSON_SORT_KEYS | JSON_COMPACT) : NULL, sum[65], what[80];
+	const struct measure_spec *m = &b->measure;
+	char sum[65], what[80];
 	struct sbuf t = SBUF_INIT;
 
 	sbuf_addf(&t, "source %zu\n", strlen(p->source));
 	sbuf_adds(&t, p->source);
 	sbuf_addf(&t, "\noptions %zu\n", strlen(p->options));
 	sbuf_adds(&t, p->options);
-	sbuf_addf(&t, "\nmeasurement %s\nseeds %" PRIu64 " %" PRIu64 " %" PRIu64, mt ? mt : "null",
-		  tseeds[0], tseeds[1], tseeds[2]);
+	sbuf_addf(&t, "\nflush %d %" PRId64 "\nsample_min_ms %.17g", m->flush, m->flush_bytes,
+		  m->sample_min_ms);
+	sbuf_addf(&t, "\nseeds %" PRIu64 " %" PRIu64 " %" PRIu64, tseeds[0], tseeds[1], tseeds[2]);
 	sigv4_sha256_hex(t.buf, t.len, sum);
 	snprintf(what, sizeof(what), "anchor %s", sum);
 	entry_key(c, b, what, s, key);
 	sbuf_release(&t);
-	free(mt);
 }
 
 int refcache_anchor_get(struct refcache *c, const struct batch *b, const uint64_t *tseeds, size_t s,

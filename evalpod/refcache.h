@@ -75,8 +75,9 @@ void refcache_store(struct refcache *c, const struct batch *b, const uint64_t *t
 /*
  * The reference's speed carried by a program of the session (an anchor):
  * at timed shape s, the reference's median over program p's, p as the
- * batch gives it (source and build options), under the batch's measurement
- * settings and the session's timing seeds tseeds.  links counts the
+ * batch gives it (source and build options), with samples as the batch's
+ * measurement makes them (flush, flush_bytes, sample_min_ms) and the
+ * session's timing seeds tseeds.  links counts the
  * side-by-side measurements the figure is a product of: 0 when the
  * reference was timed beside p, k + 1 when p was timed beside a baseline
  * whose anchor had k links.  A batch whose baseline has an anchor with

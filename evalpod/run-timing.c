@@ -15,6 +15,7 @@
 #include "fileio.h"
 #include "judge.h"
 #include "jsonx.h"
+#include "log.h"
 #include "noise.h"
 #include "peaks.h"
 #include "pool.h"
@@ -278,7 +279,7 @@ static int time_shape(struct run *r, size_t s)
 	char *progress = xasprintf("%s/w/time/progress", r->work);
 	char *note = xasprintf("%s/w/time/fault", r->work);
 	char *seeds = run_seeds_arg(r);
-	int rc = RUN_EXIT_INFRA, infra = 0, several = batch_ntimed(&r->b) > 1;
+	int rc = RUN_EXIT_INFRA, infra = 0, several = batch_ntimed(&r->b) > 1, force_ref = 0;
 
 	stage_peaks(r);
 	/* Each pass either succeeds, drops a culprit, or counts as an attempt. */
@@ -286,7 +287,8 @@ static int time_shape(struct run *r, size_t s)
 		struct job j;
 		struct judge_chan c;
 		struct ref_anchor a;
-		int with_ref = !anchored(r, s, &a), count = write_ids(r, with_ref), prc, stop;
+		int with_ref = force_ref || !anchored(r, s, &a);
+		int count = write_ids(r, with_ref), prc, stop;
 		json_t *doc;
 
 		unlink(progress);
@@ -328,6 +330,18 @@ static int time_shape(struct run *r, size_t s)
 			apply_timed(r, doc, with_ref);
 			/* Before any statistic, speedup or gate is drawn from the samples. */
 			noise_apply(&r->noise, r->b.batch_id, doc);
+			if (!with_ref && !(median_in(json_object_get(doc, "programs"),
+						     r->progs[0].src->id) > 0)) {
+				/* A baseline judged wrong when timed carries nothing. */
+				log_warn("the baseline '%s' was not timed ok, so it cannot carry "
+					 "the reference's speed: timing again with the reference",
+					 r->progs[0].src->id);
+				json_decref(doc);
+				job_release(&j);
+				judge_chan_close(&c);
+				force_ref = 1;
+				continue;
+			}
 			combine_peaks(r, doc);
 			keep_anchors(r, s, doc, with_ref ? NULL : &a);
 			keep_doc(r, s, doc);

@@ -24,8 +24,10 @@ to #include the cache's timing-seeds file) is run
   speedup over the reference, its anchor) leaves the reference out of timing,
   and every speedup over the reference is then exactly the speedup over the
   baseline times that anchor, with the links it is made of; a baseline whose
-  anchor has REFCACHE_ANCHOR_LINKS links, an anchor under other measurement
-  settings, or a damaged anchor gets the reference timed again;
+  anchor has REFCACHE_ANCHOR_LINKS links, an anchor measured with other
+  samples (sample_min_ms), a damaged anchor, or a baseline judged wrong once
+  timed gets the reference timed again; more samples (a confirmation's) do
+  not;
 - the kernel that includes the cache's timing-seeds file is a compile_error
   and the seeds appear nowhere in its result.  (A kernel cannot call the C
   library: PoCL refuses to link an unknown symbol.  The cache lies outside
@@ -40,6 +42,7 @@ import sys
 import tempfile
 
 import checks
+import redteam
 
 check = checks.check
 read = checks.read
@@ -387,11 +390,37 @@ def anchored_runs(evalpod, data, tmp, cache):
                                                  [same_speed(data, 4)]))
     expect_anchored("baseline timed beside the reference again", ref, res, "good3", 0)
 
-    # Other measurement settings: other figures, no anchor.
+    # More samples measure the same figure (a confirmation): still anchored.
+    # Another sample (more runs in it) measures another: no anchor.
+    proc, ref, res = anchored_run(evalpod, tmp, cache, "anchor5a",
+                                  anchored_batch(data, cache, same_speed(data, 3),
+                                                 [same_speed(data, 4)],
+                                                 {"min_samples": 9, "order_seed": 7}))
+    expect_anchored("more samples in another order", ref, res, "good3", 0)
     proc, ref, res = anchored_run(evalpod, tmp, cache, "anchor5",
                                   anchored_batch(data, cache, same_speed(data, 3),
-                                                 [same_speed(data, 4)], {"min_samples": 9}))
-    expect_timed("other measurement settings", ref, res)
+                                                 [same_speed(data, 4)], {"sample_min_ms": 2}))
+    expect_timed("another sample_min_ms", ref, res)
+
+    # A baseline judged wrong once timed carries nothing: the pass is timed
+    # again with the reference.  wrong_timed is exact on the correctness inputs
+    # and 0.01 off elsewhere: under a loose tolerance it is timed ok beside the
+    # reference (its anchor), under the usual one it fails only when timed.
+    known = ", ".join("0x%08xu" % redteam.first_x_bits(seed) for seed in (1, 2, 3))
+    wrong = {"id": "wrong_timed",
+             "source": read(data, "wrong_timed.cl").replace("@CHECK_X0@", known)}
+    loose = anchored_batch(data, cache, wrong, [same_speed(data, 5)])
+    loose["correctness"].update({"atol": 0.1, "rtol": 0.1})
+    proc, ref, res = anchored_run(evalpod, tmp, cache, "loose", loose)
+    expect_timed("a baseline without an anchor", ref, res)
+    proc, ref, res = anchored_run(evalpod, tmp, cache, "tight",
+                                  anchored_batch(data, cache, wrong, [same_speed(data, 5)]))
+    got = (res.get("wrong_timed") or {}).get("status")
+    check(got == "invalid", f"tight: the baseline is judged wrong when timed (got {got})")
+    check("cannot carry" in proc.stderr,
+          "tight: the log says the baseline cannot carry the reference's speed")
+    expect_timed("tight: timed again with the reference", ref,
+                 {k: v for k, v in res.items() if k != "wrong_timed"})
 
     # A damaged anchor (an intact header over a payload that is no anchor) is
     # rejected and removed, and the reference timed.
