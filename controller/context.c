@@ -218,8 +218,12 @@ static json_t *ir_figures(json_t *result)
 static json_t *figures(json_t *result)
 {
 	json_t *f = winner_figures(result), *roof = json_object_get(result, "roofline"), *ir;
-	static const char *const drop[] = { "samples", "quality", "speedup_vs_reference_iqr",
-					    "speedup_vs_baseline", "device" };
+	static const char *const drop[] = { "samples",
+					    "quality",
+					    "speedup_vs_reference_iqr",
+					    "speedup_vs_reference_links",
+					    "speedup_vs_baseline",
+					    "device" };
 
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		json_object_del(f, drop[i]);

@@ -202,8 +202,17 @@ static int write_best(struct session *s, json_t *w, char *msg, size_t n)
 		     text(w, "shape", "?"), fig(w, "median_ms", NULL),
 		     (long long)json_integer_value(json_object_get(w, "samples")), noise,
 		     (long long)json_integer_value(json_object_get(w, "round")));
-	comment_line(&b, "speedup %.2fx vs the reference (measured side by side)",
-		     fig(w, "speedup_vs_reference", NULL));
+	if (json_integer_value(json_object_get(w, "speedup_vs_reference_links")) > 0)
+		comment_line(&b,
+			     "speedup %.2fx vs the reference (a product of %lld ratios, each "
+			     "measured side by side: the incumbent carried the reference's speed)",
+			     fig(w, "speedup_vs_reference", NULL),
+			     (long long)json_integer_value(
+				     json_object_get(w, "speedup_vs_reference_links")) +
+				     1);
+	else
+		comment_line(&b, "speedup %.2fx vs the reference (measured side by side)",
+			     fig(w, "speedup_vs_reference", NULL));
 	comment_line(&b, "%.2f GFLOP/s, %.2f GB/s; bottleneck: %s", fig(w, "gflops", NULL),
 		     fig(w, "gbps", NULL), text(w, "bottleneck", "-"));
 	if (json_is_object(params) && json_object_size(params)) {

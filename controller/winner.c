@@ -50,6 +50,9 @@ json_t *winner_figures(json_t *result)
 					      json_object_get(ref, "paired_p75")));
 	else
 		json_object_set_new(w, "speedup_vs_reference_iqr", json_null());
+	/* evalpod's anchors: the links between the figure and a timed reference (0: none) */
+	json_object_set_new(w, "speedup_vs_reference_links",
+			    json_integer(json_integer_value(get2(ref, "via", "links"))));
 	jx_set_real(w, "speedup_vs_baseline",
 		    getnum(get2(perf, "speedup_vs_baseline", "ratio_of_medians")));
 	jx_set_real(w, "gflops", getnum(json_object_get(roof, "gflops")));

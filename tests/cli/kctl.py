@@ -193,6 +193,14 @@ def full_session(kctl, evalpod, data):
               and isinstance(speedup, (int, float)) and f"speedup {speedup:.2f}x" in header,
               f"full session: best.cl's header names {best.get('variant')} and its speedup "
               f"(header {header[:200]!r})")
+        # From round 1 on the incumbent carries the reference's speed (evalpod's
+        # anchors): the header says how the figure was measured.
+        links = best.get("speedup_vs_reference_links")
+        says = (f"a product of {links + 1} ratios" if links else "(measured side by side)") \
+            if isinstance(links, int) else None
+        check(isinstance(links, int) and 0 <= links <= 2 and says in header,
+              f"full session: best has speedup_vs_reference_links ({links}) and best.cl's "
+              f"header says how its speedup was measured ({says!r})")
         learn = sc.read(folder, "learnings.md") or ""
         check("## Failure patterns" in learn and "## Successes" in learn,
               "full session: learnings.md has failure patterns and successes sections")

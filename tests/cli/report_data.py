@@ -511,6 +511,7 @@ def _winner(s, best, doc=None):
             "samples": perf["stats"]["n"], "robust_cv": perf["robust_cv"],
             "quality": perf["quality"], "speedup_vs_reference": ref["ratio_of_medians"],
             "speedup_vs_reference_iqr": [ref["paired_p25"], ref["paired_p75"]],
+            "speedup_vs_reference_links": (ref.get("via") or {}).get("links", 0),
             "speedup_vs_baseline": perf["speedup_vs_baseline"]["ratio_of_medians"],
             "gflops": roof["gflops"], "gbps": roof["gbs"], "bottleneck": roof["bottleneck"],
             "device": doc["device"]["name"], "variant": v["id"], "round": v["round"],
