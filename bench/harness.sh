@@ -4,7 +4,8 @@
 #  1. 16 matmul variants at 512^3 (plus the baseline and the reference) in one
 #     batch, run twice side by side: as a lone batch (no cache), and as a
 #     kctl session's later round runs it (--ref-cache warmed by an earlier
-#     batch of the same problem: no reference worker).  For each: evaluations
+#     batch of the same problem and baseline: no reference worker, and the
+#     reference not timed, the baseline's anchor carrying its speed).  For each: evaluations
 #     per hour, harness overhead =
 #       wall time / (sum of compile times + sum of timed kernel time)
 #     where compile time = clBuildProgram + PoCL's compile at first launch for

@@ -31,7 +31,8 @@
  *   bin.bin    the program binary (reference, check) for the timing worker
  *   ref/S-SEED-B.bin  reference outputs (reference only; the parent maps
  *              and unlinks them before any candidate runs: judge.h)
- *   ids.txt    the programs to time, the reference first (time only)
+ *   ids.txt    the programs to time, the reference first unless anchored
+ *              (run-timing.c; time only)
  *   pocl/      PoCL's kernel cache (IR analysis reads it); tmp/ = TMPDIR
  *   art/       artifacts (IR text, assembly; art/ID/trace.json for time)
  *
