@@ -191,6 +191,7 @@ static int write_best(struct session *s, json_t *w, char *msg, size_t n)
 	int applied = s->spec.render == RENDER_OPTIONS && json_is_object(params) &&
 		      json_object_size(params);
 	const char *shape;
+	long long links = json_integer_value(json_object_get(w, "speedup_vs_reference_links"));
 	int rc;
 
 	winner_noise(w, noise, sizeof(noise));
@@ -202,14 +203,11 @@ static int write_best(struct session *s, json_t *w, char *msg, size_t n)
 		     text(w, "shape", "?"), fig(w, "median_ms", NULL),
 		     (long long)json_integer_value(json_object_get(w, "samples")), noise,
 		     (long long)json_integer_value(json_object_get(w, "round")));
-	if (json_integer_value(json_object_get(w, "speedup_vs_reference_links")) > 0)
+	if (links > 0)
 		comment_line(&b,
 			     "speedup %.2fx vs the reference (a product of %lld ratios, each "
 			     "measured side by side: the incumbent carried the reference's speed)",
-			     fig(w, "speedup_vs_reference", NULL),
-			     (long long)json_integer_value(
-				     json_object_get(w, "speedup_vs_reference_links")) +
-				     1);
+			     fig(w, "speedup_vs_reference", NULL), links + 1);
 	else
 		comment_line(&b, "speedup %.2fx vs the reference (measured side by side)",
 			     fig(w, "speedup_vs_reference", NULL));

@@ -403,21 +403,24 @@ static void anchor_key(const struct refcache *c, const struct batch *b, const ui
 	sbuf_release(&t);
 }
 
-int refcache_anchor_get(struct refcache *c, const struct batch *b, const uint64_t *tseeds, size_t s,
-			const struct source_spec *p, struct ref_anchor *a)
+static int anchor_ok(const struct ref_anchor *a)
 {
-	char key[65], msg[512], *data = NULL, end;
-	size_t len = 0;
-	int rc;
+	return a->ratio > 0 && a->ratio < 1e300 && a->links >= 0 &&
+	       a->links <= REFCACHE_ANCHOR_LINKS;
+}
 
-	anchor_key(c, b, tseeds, s, p, key);
-	rc = entry_load(c, key, 0, &data, &len, msg, sizeof(msg));
+/* The anchor in entry key: 0 with *a set, 1 when there is none (a bad one logged, removed). */
+static int anchor_load(struct refcache *c, const char *key, struct ref_anchor *a)
+{
+	char msg[512], *data = NULL, end;
+	size_t len = 0;
+	int rc = entry_load(c, key, 0, &data, &len, msg, sizeof(msg));
+
 	if (!rc) {
 		data[len] = '\0';
 		if (sscanf(data, "speedup_vs_reference %lf\nlinks %d\n%c", &a->ratio, &a->links,
 			   &end) != 2 ||
-		    !(a->ratio > 0 && a->ratio < 1e300) || a->links < 0 ||
-		    a->links > REFCACHE_ANCHOR_LINKS) {
+		    !anchor_ok(a)) {
 			snprintf(msg, sizeof(msg), "not an anchor");
 			entry_drop(c, key);
 			rc = -1;
@@ -431,17 +434,26 @@ int refcache_anchor_get(struct refcache *c, const struct batch *b, const uint64_
 	return rc ? 1 : 0;
 }
 
+int refcache_anchor_get(struct refcache *c, const struct batch *b, const uint64_t *tseeds, size_t s,
+			const struct source_spec *p, struct ref_anchor *a)
+{
+	char key[65];
+
+	anchor_key(c, b, tseeds, s, p, key);
+	return anchor_load(c, key, a);
+}
+
 void refcache_anchor_put(struct refcache *c, const struct batch *b, const uint64_t *tseeds,
 			 size_t s, const struct source_spec *p, const struct ref_anchor *a)
 {
 	struct ref_anchor old;
 	char key[65], msg[512], text[96];
 
-	if (!(a->ratio > 0 && a->ratio < 1e300) || a->links < 0 || a->links > REFCACHE_ANCHOR_LINKS)
-		return;
-	if (!refcache_anchor_get(c, b, tseeds, s, p, &old) && old.links < a->links)
+	if (!anchor_ok(a))
 		return;
 	anchor_key(c, b, tseeds, s, p, key);
+	if (!anchor_load(c, key, &old) && old.links < a->links)
+		return;
 	snprintf(text, sizeof(text), "speedup_vs_reference %.17g\nlinks %d\n", a->ratio, a->links);
 	if (entry_save(c, key, text, strlen(text), msg, sizeof(msg)))
 		log_warn("anchor of '%s' not cached: %s", p->id, msg);
