@@ -15,17 +15,22 @@
 #               (issue 13), and its speedup over the reference
 #   all         the evaluations used and the wall time
 # BUILD_DIR names the build folder (default build), so that a measurement
-# need not share it with other work.
+# need not share it with other work.  NO_BUILD=1 uses the binaries already
+# there (a GPU node with no compiler: bench/gpu.sh); a missing blas_sgemm or
+# clblast_sgemm is then reported and skipped.  EXAMPLE_TIMEOUT=SECONDS stops
+# each session's `kctl start` after that long (what it found is reported).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 examples=${EXAMPLES:-"matmul chunk_gla gmm_fp8_blockwise"}
 rounds=${ROUNDS:-}
 bdir=${BUILD_DIR:-build}
-cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$bdir" -j"$(nproc)" --target kctl evalpod blas_sgemm >/dev/null
-# CLBlast when its library is installed (ci/deps.sh installs it).
-cmake --build "$bdir" -j"$(nproc)" --target clblast_sgemm >/dev/null 2>&1 || true
+if [ -z "${NO_BUILD:-}" ]; then
+	cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build "$bdir" -j"$(nproc)" --target kctl evalpod blas_sgemm >/dev/null
+	# CLBlast when its library is installed (ci/deps.sh installs it).
+	cmake --build "$bdir" -j"$(nproc)" --target clblast_sgemm >/dev/null 2>&1 || true
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kctl-examples.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export KCTL_STATE_DIR="$tmp/state"
@@ -34,16 +39,28 @@ for ex in $examples; do
 	spec=examples/$ex.yaml
 	[ -f "$spec" ] || { echo "$ex: no $spec, skipped"; continue; }
 	start=$(date +%s)
-	sid=$("$bdir"/controller/kctl start "$spec" --no-cache ${rounds:+--rounds "$rounds"} 2>"$tmp/$ex.log" | head -n 1)
+	sid=$(${EXAMPLE_TIMEOUT:+timeout "$EXAMPLE_TIMEOUT"} "$bdir"/controller/kctl start "$spec" --no-cache ${rounds:+--rounds "$rounds"} 2>"$tmp/$ex.log" | head -n 1 || true)
 	end=$(date +%s)
 	"$bdir"/controller/kctl status "$sid" -o json >"$tmp/$ex.status.json"
+	# SAVE_TO=DIR keeps the session's folder (without its caches and LLVM
+	# or x86 listings) and kctl's log
+	# there as EXAMPLE.tar.gz.
+	if [ -n "${SAVE_TO:-}" ]; then
+		od=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["output_dir"])' "$tmp/$ex.status.json")
+		tar -czf "$SAVE_TO/$ex.tar.gz" --exclude=evalpod-cache --exclude="*.ll" --exclude="*.s" \
+			-C "$od" . -C "$tmp" "$ex.log" ||
+			echo "$ex: could not save the session to $SAVE_TO" >&2
+	fi
 	blas="{}"
 	if [ "$ex" = matmul ]; then
 		# OpenBLAS as this machine's environment sets it up, and with its own
 		# choice of kernel (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset together):
 		# the better of the two is the yardstick.
-		b1=$("$bdir"/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
-		b2=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$bdir"/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
+		b1='{"gflops": 0}' b2='{"gflops": 0}'
+		if [ -x "$bdir"/bench/blas_sgemm ]; then
+			b1=$("$bdir"/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
+			b2=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$bdir"/bench/blas_sgemm "${MATMUL_SIZE:-1024}")
+		fi
 		cl='{}'
 		if [ -x "$bdir"/bench/clblast_sgemm ]; then
 			cl=$("$bdir"/bench/clblast_sgemm "${MATMUL_SIZE:-1024}" || echo '{"error": "clblast_sgemm failed"}')
@@ -84,6 +101,8 @@ med = allgf[len(allgf) // 2] if allgf else None
 if again:
     print(f"   re-timed {len(again)} times as the incumbent: {', '.join(f'{x:.1f}' for x in again)} "
           f"GFLOP/s; median of all {len(allgf)} measurements {med:.2f}")
+if ex == "matmul" and not blas.get("gflops"):
+    print("   OpenBLAS sgemm: not built (bench/blas_sgemm)")
 if ex == "matmul" and blas.get("gflops"):
     for b in blas.get("both", []):
         print(f"   OpenBLAS sgemm {b['gflops']:.2f} GFLOP/s ({b.get('threads')} threads, "
@@ -96,6 +115,7 @@ if ex == "matmul" and blas.get("gflops"):
     cold = max((b.get("cold_gflops") or 0) for b in blas.get("both", [{}]))
     if cold:
         print(f"   best / best OpenBLAS from memory = {gf / cold:.2f} (both after a cache flush)")
+if ex == "matmul":
     cl = blas.get("clblast") or {}
     if cl.get("gflops"):
         print(f"   CLBlast sgemm {cl['gflops']:.2f} GFLOP/s on {cl['device']} ({cl['driver']}); "

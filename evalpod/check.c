@@ -356,6 +356,7 @@ static void stage_ir(struct ck *c, struct prog *pg)
 {
 	json_t *ir = json_object(), *kernels = json_object(), *arts = json_array();
 	char *cache = xasprintf("%s/pocl", c->dir);
+	int pocl = strstr(c->rt.info.platform, "Portable Computing Language") != NULL;
 
 	json_object_set_new(ir, "kernels", kernels);
 	json_object_set_new(ir, "artifacts", arts);
@@ -370,6 +371,16 @@ static void stage_ir(struct ck *c, struct prog *pg)
 			continue;
 		}
 		json_object_set_new(kernels, k, entry);
+		if (!pocl) {
+			/* Other drivers keep no per-kernel IR; NVIDIA's PTX is ir.ptx. */
+			snprintf(msg, sizeof(msg),
+				 "per-kernel IR and machine code are read from PoCL's cache only; "
+				 "platform '%s'%s",
+				 c->rt.info.platform,
+				 strstr(c->rt.info.platform, "NVIDIA") ? ": see ir.ptx" : "");
+			json_object_set_new(entry, "note", json_string(msg));
+			continue;
+		}
 		if (irpocl_collect(cache, k, 8u << 20, &irt, &irl, &asmt, &asml, msg,
 				   sizeof(msg))) {
 			json_object_set_new(entry, "note", json_string(msg));

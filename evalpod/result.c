@@ -228,15 +228,23 @@ static void evidence(json_t *ev, const char *fmt, ...)
 	json_array_append_new(ev, json_string(line));
 }
 
-/* Work-items and work-groups of the smallest launch step; 0 if unknown. */
-static void launch_size(json_t *perf, double *items, double *groups)
+/*
+ * Work-items and work-groups of the launch step the plan's time goes to (the
+ * largest performance.launch[i].median_ms, from the trace), else of the
+ * smallest step; 0 if unknown.  A step that does next to nothing (a pack
+ * kernel a variant turned off, launched over one work-item) then never
+ * makes a plan look short of work-groups.
+ */
+static void launch_size(json_t *perf, double *items, double *groups, const char **kernel)
 {
 	json_t *steps = json_object_get(perf, "launch"), *st;
+	double most = -1;
 	size_t i;
 
 	*items = *groups = 0;
+	*kernel = NULL;
 	json_array_foreach (steps, i, st) {
-		double it = 1, lo = 1;
+		double it = 1, lo = 1, ms = jnum(st, "median_ms");
 		json_t *g = json_object_get(st, "global"), *l = json_object_get(st, "local");
 
 		for (size_t d = 0; d < json_array_size(g); d++) {
@@ -244,15 +252,18 @@ static void launch_size(json_t *perf, double *items, double *groups)
 			if (json_is_array(l))
 				lo *= (double)json_integer_value(json_array_get(l, d));
 		}
-		if (!*items || it < *items) {
+		if (isfinite(ms) ? ms > most : most < 0 && (!*items || it < *items)) {
+			if (isfinite(ms))
+				most = ms;
 			*items = it;
 			*groups = json_is_array(l) ? ceil(it / lo) : 0;
+			*kernel = json_string_value(json_object_get(st, "kernel"));
 		}
 	}
 }
 
 static const char *classify(json_t *rf, json_t *ev, double ms, double launch_us, double items,
-			    double groups, unsigned cu, double ai, double ridge)
+			    double groups, const char *kernel, unsigned cu, double ai, double ridge)
 {
 	double ff = jnum(rf, "fraction_of_peak_flops"), fb = jnum(rf, "fraction_of_peak_bw");
 
@@ -262,11 +273,13 @@ static const char *classify(json_t *rf, json_t *ev, double ms, double launch_us,
 		return "launch";
 	}
 	if (cu && groups > 0 && groups < cu) {
-		evidence(ev, "%.0f work-groups for %.0f compute units", groups, (double)cu);
+		evidence(ev, "%.0f work-groups for %.0f compute units (kernel %s)", groups,
+			 (double)cu, kernel ? kernel : "?");
 		return "occupancy";
 	}
 	if (cu && items > 0 && items < 4.0 * cu) {
-		evidence(ev, "%.0f work-items for %.0f compute units", items, (double)cu);
+		evidence(ev, "%.0f work-items for %.0f compute units (kernel %s)", items, (double)cu,
+			 kernel ? kernel : "?");
 		return "occupancy";
 	}
 	if (!isfinite(ff) && !isfinite(fb)) {
@@ -297,6 +310,7 @@ void result_roofline(const struct batch *b, json_t *r, json_t *tdoc)
 	double ms = jnum(perf, "median_ms"), flops = NAN, bytes = NAN, items, groups;
 	double pf = jnum(pk, "gflops"), pb = jnum(pk, "gbs"), margin = b->limits.peak_margin;
 	double gf = NAN, gb = NAN, ai = NAN, ridge;
+	const char *kernel;
 	unsigned cu = (unsigned)json_integer_value(
 		json_object_get(json_object_get(tdoc, "device"), "compute_units"));
 	/* Bytes are held to the memory peak only for a single run after a flush. */
@@ -325,10 +339,10 @@ void result_roofline(const struct batch *b, json_t *r, json_t *tdoc)
 	jx_set_real(rf, "fraction_of_peak_bw", gb / pb);
 	jx_set_real(rf, "arithmetic_intensity", ai);
 	jx_set_real(rf, "ridge_point", ridge);
-	launch_size(perf, &items, &groups);
+	launch_size(perf, &items, &groups, &kernel);
 	json_object_set_new(rf, "bottleneck",
 			    json_string(classify(rf, ev, ms, jnum(pk, "launch_us"), items, groups,
-						 cu, ai, ridge)));
+						 kernel, cu, ai, ridge)));
 	json_object_set_new(rf, "evidence", ev);
 	json_object_set_new(r, "roofline", rf);
 	if ((isfinite(gf) && gf > pf * margin) || (cold && isfinite(gb) && gb > pb * margin)) {

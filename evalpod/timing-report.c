@@ -22,6 +22,39 @@
 
 #define PEAKS_RETRY_MS 5000.0 /* measuring them again, at most */
 
+/*
+ * Each launch step's median device time over the traced samples, as
+ * performance.launch[i].median_ms: which kernel of a plan the time goes to
+ * (the roofline's bottleneck is judged on that one).  The trace holds, for
+ * every traced sample, one event per step in plan order on thread 1.
+ */
+static void step_medians(struct tprog *p)
+{
+	json_t *launch = json_object_get(p->doc, "launch"), *ev;
+	size_t ns = json_array_size(launch), nev = json_array_size(p->trace), k = 0, i;
+	double *d;
+
+	if (!ns || !nev)
+		return;
+	d = xcalloc(ns * nev, sizeof(*d));
+	json_array_foreach (p->trace, i, ev) {
+		const char *ph = json_string_value(json_object_get(ev, "ph"));
+
+		if (json_integer_value(json_object_get(ev, "tid")) != 1 || !ph || strcmp(ph, "X"))
+			continue;
+		/* step k % ns of its sample: laid out step-major */
+		d[(k % ns) * nev + k / ns] = json_number_value(json_object_get(ev, "dur")) / 1e3;
+		k++;
+	}
+	for (size_t st = 0; st < ns && k / ns; st++) {
+		struct stats s;
+
+		stats_compute(d + st * nev, k / ns, &s);
+		json_object_set_new(json_array_get(launch, st), "median_ms", json_real(s.median));
+	}
+	free(d);
+}
+
 static void finish_prog(struct timer *t, struct tprog *p)
 {
 	struct stats st, hs;
@@ -45,6 +78,7 @@ static void finish_prog(struct timer *t, struct tprog *p)
 		json_object_set_new(p->doc, "stopped_by", json_string(p->stopped_by));
 	json_object_set_new(p->doc, "first_launch_ms", json_real(p->first_launch_ms));
 	json_object_set_new(p->doc, "rebuild_ms", json_real(p->rebuild_ms));
+	step_medians(p);
 }
 
 static void write_trace(struct timer *t, struct tprog *p)

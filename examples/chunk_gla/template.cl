@@ -64,7 +64,15 @@
 #ifndef __has_builtin
 #define __has_builtin(x) 0
 #endif
-#define GLA_PREFETCH (SPF > 0 && __has_builtin(__builtin_prefetch))
+// __builtin_prefetch on a CPU target only: NVIDIA's compiler refuses it on a
+// __global pointer ("changes address space of pointer"), and a GPU's memory
+// system is not helped by it.  PoCL's CPU device defines its host's macros.
+#if SPF > 0 && __has_builtin(__builtin_prefetch) && \
+	(defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
+#define GLA_PREFETCH 1
+#else
+#define GLA_PREFETCH 0
+#endif
 #if CHUNK % 16 != 0
 #error "CHUNK must be a multiple of 16 (gla_chunk transposes 16 x 16 blocks)"
 #endif

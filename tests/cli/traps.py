@@ -102,6 +102,14 @@ def run_twostep(evalpod, data, tmp, env):
                             encoding="utf-8"))["traceEvents"]
     names = {e.get("name") for e in events if e.get("ph") == "X"}
     check({"scale", "shift"} <= names, "twostep_good: the trace shows both kernels")
+    # each step's median_ms is the median of its traced events (the bottleneck
+    # is judged on the step with the largest)
+    for s in steps:
+        durs = sorted(e["dur"] / 1e3 for e in events
+                      if e.get("ph") == "X" and e.get("name") == s["kernel"])
+        want = durs[len(durs) // 2] if len(durs) % 2 else (durs[len(durs) // 2 - 1] + durs[len(durs) // 2]) / 2
+        check(durs and abs(s.get("median_ms", -1) - want) <= 1e-9 + 1e-6 * want,
+              f"twostep_good: {s['kernel']}'s median_ms {s.get('median_ms')} is its trace's median {want}")
     check(bad["status"] == "incorrect" and bad["fault"]["kind"] == "wrong_values",
           f"twostep_bad: incorrect/wrong_values (got {bad['status']})")
 

@@ -193,6 +193,51 @@ TEST(roofline_classes_and_peak_gate)
 	}
 }
 
+/*
+ * The bottleneck is judged on the step the time goes to: a one-item step
+ * that does nothing (a pack kernel switched off) beside a main step of many
+ * work-groups is not short of work; without step times, the smallest step
+ * still decides, and a serial step that takes the time is short of work.
+ */
+TEST(roofline_judges_the_main_step)
+{
+	static const struct {
+		double noop_ms, main_ms; /* < 0: no median_ms on that step */
+		const char *bottleneck, *kernel;
+	} cases[] = {
+		{ 0.001, 0.9, "latency", NULL },     /* main step: 100 groups, 2 CUs */
+		{ -1, -1, "occupancy", "pack" },     /* no step times: the smallest */
+		{ 0.9, 0.001, "occupancy", "pack" }, /* the one-item step takes the time */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double s[] = { 1.0, 1.0, 1.0 };
+		struct outcome v = { &b.variants[0], 0, json_pack("{s:s}", "status", "ok"),
+				     time_entry(s, 3, 10000, 100), 0 };
+		json_t *launch = json_object_get(v.time, "launch"),
+		       *noop = json_pack("{s:s, s:[i], s:[i]}", "kernel", "pack", "global", 1,
+					 "local", 1),
+		       *tdoc = tdoc_new(100, 100, 1, 2), *r, *ev;
+
+		if (cases[i].noop_ms >= 0) {
+			json_object_set_new(noop, "median_ms", json_real(cases[i].noop_ms));
+			json_object_set_new(json_array_get(launch, 0), "median_ms",
+					    json_real(cases[i].main_ms));
+		}
+		json_array_insert_new(launch, 0, noop);
+		r = result_build(&b, &v, NULL, NULL, tdoc);
+		CHECK_STR(str(r, NULL, "status"), "ok");
+		CHECK_STR(str(r, "roofline", "bottleneck"), cases[i].bottleneck);
+		ev = json_array_get(json_object_get(json_object_get(r, "roofline"), "evidence"), 0);
+		if (cases[i].kernel)
+			CHECK(strstr(json_string_value(ev), "(kernel pack)") != NULL);
+		json_decref(r);
+		json_decref(tdoc);
+		json_decref(v.check);
+		json_decref(v.time);
+	}
+}
+
 int main(void)
 {
 	char msg[512];
@@ -205,6 +250,7 @@ int main(void)
 	RUN(failed_check_is_not_timed);
 	RUN(timing_fault_overrides_ok_check);
 	RUN(roofline_classes_and_peak_gate);
+	RUN(roofline_judges_the_main_step);
 	batch_release(&b);
 	return test_summary();
 }
