@@ -278,8 +278,8 @@ static const char *classify(json_t *rf, json_t *ev, double ms, double launch_us,
 		return "occupancy";
 	}
 	if (cu && items > 0 && items < 4.0 * cu) {
-		evidence(ev, "%.0f work-items for %.0f compute units (kernel %s)", items, (double)cu,
-			 kernel ? kernel : "?");
+		evidence(ev, "%.0f work-items for %.0f compute units (kernel %s)", items,
+			 (double)cu, kernel ? kernel : "?");
 		return "occupancy";
 	}
 	if (!isfinite(ff) && !isfinite(fb)) {

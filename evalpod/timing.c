@@ -53,7 +53,7 @@
 
 #define MAX_REPS          1000
 #define GPU_FLUSH_MIN     ((int64_t)512 << 20) /* a GPU's cache flush, at least */
-#define TRACE_MAX_SAMPLES 64 /* a program's trace keeps its first 64 samples */
+#define TRACE_MAX_SAMPLES 64                   /* a program's trace keeps its first 64 samples */
 #define CALIBRATION_RUNS  3  /* warm-up runs at least: the fastest sets the repetitions */
 #define SHARED_REPS_SPAN  16 /* programs whose samples stay under 16 x sample_min_ms share R */
 
