@@ -118,6 +118,10 @@ static const char *death_of(struct run *r, const struct job *j, const char *name
 	} else if (j->protocol_error) {
 		*kind = "protocol";
 		*message = xstrdup("broke the protocol of the judge's channel");
+	} else if (!j->signal && j->exited && j->exit_code == WORKER_EXIT_DEVICE_LOST) {
+		status = "runtime_error";
+		*kind = "launch_failed";
+		*message = xstrdup(note ? note : "a launch failed and left the device unusable");
 	} else if (j->signal && note) {
 		*kind = "out_of_bounds";
 		*message = xasprintf("%s (%s)", note, strsignal(j->signal));

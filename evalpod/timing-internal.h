@@ -57,6 +57,7 @@ struct timer {
 	size_t flush_items;
 	int flush_from_binary; /* the flush was built from the reference worker's binary */
 	cl_ulong t0;           /* device time origin of the trace */
+	int lost;              /* a failed launch left the context unusable */
 	void **seen;           /* per output buffer: its place in the judge's memory */
 	void **sets[WORKER_TIMING_SETS]; /* per set, per buffer: initial contents */
 	unsigned cur_set;                /* the set on the device now */

@@ -336,6 +336,31 @@ static void release_events(cl_event *ev, size_t n)
  * run leaves behind was written by that run.  Returns 0, or -1 when the
  * plan failed to run (p is marked failed).
  */
+/*
+ * Whether the context still works after a failed launch: a GPU fault is
+ * sticky (after an illegal address, NVIDIA's driver fails every later call
+ * of the process), and the programs timed after the culprit would take the
+ * blame for it.  PoCL's contexts survive a failed launch (a kernel's crash
+ * is a signal there), so this answers no on it.
+ */
+static int context_lost(struct timer *t)
+{
+	cl_uint v = 0;
+	cl_int err;
+	cl_mem m = clCreateBuffer(t->rt.ctx, CL_MEM_READ_WRITE, 64, NULL, &err);
+
+	if (err == CL_SUCCESS)
+		err = clEnqueueFillBuffer(t->rt.queue, m, &v, sizeof(v), 0, 64, 0, NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = clFinish(t->rt.queue);
+	if (m)
+		clReleaseMemObject(m);
+	if (err != CL_SUCCESS)
+		log_warn("timing: the device context is unusable after a failed launch (%s)",
+			 clrt_errstr(err));
+	return err != CL_SUCCESS;
+}
+
 static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, double *host_ms,
 		       int record)
 {
@@ -376,6 +401,7 @@ static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, d
 			tp_fail(p, "infra_error", "infrastructure", "out_of_memory", t->msg);
 		else
 			tp_fail(p, "runtime_error", "candidate", "launch_failed", t->msg);
+		t->lost = context_lost(t);
 	} else {
 		for (int r = 0; r < reps; r++)
 			sum += clrt_event_span_ms(ev[(size_t)r * ns], ev[(size_t)r * ns + ns - 1]);
@@ -599,6 +625,8 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 
 		worker_progress(t->dir, p->id);
 		if (take_sample(t, p, p->reps, &ms, &host, 1)) {
+			if (t->lost)
+				return 0;
 			/* whatever else it damaged must not be blamed on the next program */
 			world_paint_guards(&t->w, t->msg, sizeof(t->msg));
 			continue;
@@ -712,18 +740,33 @@ int worker_time_at(const char *work, const uint64_t *tseeds, long shape)
 		worker_progress(t.dir, "peaks");
 		rc = first_peaks(&t, &pk);
 	}
-	for (size_t i = 0; !rc && i < t.nprogs; i++) {
+	for (size_t i = 0; !rc && !t.lost && i < t.nprogs; i++) {
 		worker_progress(t.dir, t.progs[i].id);
 		if (!t.progs[i].failed)
 			prepare_prog(&t, &t.progs[i]);
 		if (!t.progs[i].failed)
 			warm_up(&t, &t.progs[i]);
 	}
-	if (!rc) {
+	if (!rc && !t.lost) {
 		share_reps(&t);
 		order = xcalloc(t.nprogs + 1, sizeof(*order));
 		while (run_round(&t, rounds, order))
 			rounds++;
+	}
+	if (!rc && t.lost) {
+		/* The progress record names the culprit; the note says what failed. */
+		char *note = xasprintf("%s/fault", t.dir), msg[512];
+		char *line = xasprintf("%s; the device context was unusable after it\n", t.msg);
+
+		if (file_write_atomic(note, line, strlen(line), msg, sizeof(msg)))
+			log_warn("%s", msg);
+		free(line);
+		free(note);
+		free(order);
+		timer_close(&t);
+		return WORKER_EXIT_DEVICE_LOST;
+	}
+	if (!rc) {
 		if (above_peaks(&t, &pk, &need_gf, &need_gb))
 			confirm_peaks(&t, &pk, need_gf, need_gb);
 		rc = write_time_doc(&t, &pk, rounds + 1, clrt_now_ms() - t0);

@@ -56,6 +56,14 @@
 
 #define WORKER_EXIT_INFRA 3
 #define WORKER_EXIT_BAD   4 /* the batch itself is broken (reference fails) */
+/*
+ * The timing worker: a candidate's failed launch left the device context
+ * unusable (a GPU's sticky fault: an illegal address on NVIDIA fails every
+ * later call of the process).  The progress record names the candidate, the
+ * fault note says what failed; the parent blames it (runtime_error /
+ * launch_failed) and times again without it, in a fresh process.
+ */
+#define WORKER_EXIT_DEVICE_LOST 5
 
 /*
  * Timing rotates through WORKER_TIMING_SETS input sets, so a kernel that

@@ -541,6 +541,29 @@ static int eval_dim(const char *text, const struct expr_vars *vars, size_t si, c
 	return 0;
 }
 
+/*
+ * Whether the step's local memory, static and from __local arguments
+ * (CL_KERNEL_LOCAL_MEM_SIZE counts both once they are set), fits the device:
+ * asked before the first launch so that a step over it is named with its
+ * figures, where a GPU answers the launch with a bare CL_OUT_OF_RESOURCES.
+ * The work-group size is not asked: NVIDIA's CL_KERNEL_WORK_GROUP_SIZE says
+ * 256 for kernels that launch and run right with 1024 work-items.
+ */
+static int step_fits(struct world *w, struct pstep *st, size_t si, char *msg, size_t n)
+{
+	cl_ulong lmem = 0;
+
+	if (clGetKernelWorkGroupInfo(st->kernel, w->rt->device, CL_KERNEL_LOCAL_MEM_SIZE,
+				     sizeof(lmem), &lmem, NULL) == CL_SUCCESS &&
+	    w->rt->info.local_mem && lmem > w->rt->info.local_mem)
+		return kerr_set(msg, n, KERR_INVALID,
+				"launch[%zu] kernel '%s' needs %llu bytes of local memory (its own "
+				"and its __local arguments'); the device has %llu",
+				si, st->name, (unsigned long long)lmem,
+				(unsigned long long)w->rt->info.local_mem);
+	return 0;
+}
+
 static int bind_step(struct world *w, struct pstep *st, size_t si, cl_program prog,
 		     const struct launch_spec *l, const struct expr_vars *vars, char *msg, size_t n)
 {
@@ -572,7 +595,7 @@ static int bind_step(struct world *w, struct pstep *st, size_t si, cl_program pr
 		    (rc = eval_dim(l->local[d], vars, si, "local", d, &st->local[d], msg, n)))
 			return rc;
 	}
-	return 0;
+	return step_fits(w, st, si, msg, n);
 }
 
 int plan_bind(struct plan *p, struct world *w, cl_program prog, const struct launch_spec *launch,

@@ -284,6 +284,44 @@ def unknown_command_is_named(ctx):
 
 
 @test
+def local_memory_over_the_device_is_bad_geometry(ctx):
+    # A step whose __local argument is twice the device's local memory is
+    # refused before its launch, with both figures named (a GPU answers the
+    # launch itself with a bare CL_OUT_OF_RESOURCES); the same kernel with a
+    # small one passes.
+    rc, out, err = ctx.evalpod_run(["devices", "-o", "json"])
+    expect_status(ctx, rc, 0, err)
+    lmem = json.loads(out)[0]["devices"][0]["local_mem_bytes"]
+    src = ("__kernel void affine(__global const float *x, __global float *y, int n,\n"
+           "                     __local float *scratch)\n"
+           "{\n\tint i = get_global_id(0);\n\n"
+           "\tscratch[get_local_id(0)] = x[i < n ? i : 0];\n"
+           "\tif (i < n)\n\t\ty[i] = fma(scratch[get_local_id(0)], 2.0f, 1.0f);\n}\n")
+    batch = make_batch()
+    problem = batch["problem"]
+    problem["reference_launch"] = [dict(problem["launch"][0])]
+    problem["launch"][0]["args"] = ["x", "y", "n", {"local": "LB"}]
+    batch["variants"] = [
+        {"id": "small", "source": src, "build_options": "-DLB=256"},
+        {"id": "big", "source": src, "build_options": "-DLB=%d" % (2 * lmem)}]
+    d = ctx.fresh_dir("lmem")
+    path = write_batch(ctx, d, batch)
+    rc, out, err = ctx.evalpod_run(["run", path, "--out", os.path.join(d, "out"), "--quiet"])
+    expect_status(ctx, rc, 0, err)
+    small = load_json(os.path.join(d, "out", "small.json")) or {}
+    big = load_json(os.path.join(d, "out", "big.json")) or {}
+    ctx.expect(small.get("status") == "ok", "small: ok (got %r)" % small.get("status"))
+    fault = big.get("fault") or {}
+    ctx.expect(big.get("status") == "runtime_error" and fault.get("kind") == "bad_geometry",
+               "big: runtime_error/bad_geometry (got %r/%r)" % (big.get("status"), fault.get("kind")))
+    # the kernel's own local memory comes on top of the argument's (4 bytes on NVIDIA)
+    m = re.search(r"needs (\d+) bytes of local memory", fault.get("message", ""))
+    ctx.expect(m and 2 * lmem <= int(m.group(1)) <= 2 * lmem + 4096
+               and "the device has %d" % lmem in fault.get("message", ""),
+               "big: the message names both figures (got %r)" % fault.get("message", "")[:300])
+
+
+@test
 def jobs_zero_is_a_usage_error(ctx):
     d = ctx.fresh_dir("jobs0")
     path = write_batch(ctx, d, make_batch())
