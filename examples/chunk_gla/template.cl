@@ -49,6 +49,9 @@
 #ifndef WG
 #define WG 2            // gla_chunk: work-group size (small runs best on PoCL's CPU device)
 #endif
+#ifndef GLA_LDS
+#define GLA_LDS 0       // gla_chunk: staging in local memory (1) or in global scratch (0)
+#endif
 #ifndef SPAR
 #define SPAR 0          // gla_state: 1 one work-group per chunk, then gla_scan
 #endif
@@ -294,22 +297,40 @@ static void gla_t16(float16 *r)
 		acc[r_] = (floatV)(0.0f)
 
 // Global size [WG, NT, B*H], local [WG, 1, 1]: one work-group per chunk.
-// lmem is 3*CHUNK*(K+V) + 2*K*V floats of local memory.
+// The chunk's staged inputs, their transposes and the transposed states are
+// 3*CHUNK*(K+V) + 2*K*V floats: in local memory (lmem) with GLA_LDS=1, or in
+// the work-group's own region of the global scratch buffer stage with
+// GLA_LDS=0, where local memory is too small for them (128 KiB at CHUNK=64,
+// K=V=64, against a GPU's 48 KiB; PoCL's CPU device has 1 MiB).
+#if GLA_LDS
+#define STAGED __local
+#define STAGED_FENCE CLK_LOCAL_MEM_FENCE
+#else
+#define STAGED __global
+#define STAGED_FENCE (CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#endif
 __kernel void gla_chunk(__global const float *q, __global const float *k,
                         __global const float *v, __global const float *g_gamma,
                         __global const float *dout, __global const float *hs,
                         __global const float *dhs, __global float *o, __global float *dq,
                         __global float *dk, __global float *dv, int B, int T, int H, int K,
-                        int V, __local float *lmem)
+                        int V, __global float *stage, __local float *lmem)
 {
 	// lA, ldA: the scores, [t][s].  rdec[u] = exp(g (CHUNK-u)) for u <= CHUNK and
 	// 0 above, so rdec[CHUNK + s - t] is the masked decay of A[t][s].
 	__local float lA[CHUNK * CHUNK], ldA[CHUNK * CHUNK], rdec[2 * CHUNK];
-	__local float *lq = lmem, *lk = lq + CHUNK * K, *lkT = lk + CHUNK * K;  // [t][i], [i][s]
-	__local float *lv = lkT + K * CHUNK, *ldo = lv + CHUNK * V, *lvT = ldo + CHUNK * V;
-	__local float *lhT = lvT + V * CHUNK, *ldhT = lhT + V * K;              // [j][i]
 	int lid = get_local_id(0), n = get_group_id(1), bh = get_group_id(2);
 	int b = bh / H, h = bh % H, NT = (T + CHUNK - 1) / CHUNK;
+#if GLA_LDS
+	STAGED float *lq = lmem;
+	(void)stage;
+#else
+	STAGED float *lq = stage + ((size_t)bh * NT + n) * (3 * CHUNK * (K + V) + 2 * K * V);
+	(void)lmem;
+#endif
+	STAGED float *lk = lq + CHUNK * K, *lkT = lk + CHUNK * K;              // [t][i], [i][s]
+	STAGED float *lv = lkT + K * CHUNK, *ldo = lv + CHUNK * V, *lvT = ldo + CHUNK * V;
+	STAGED float *lhT = lvT + V * CHUNK, *ldhT = lhT + V * K;              // [j][i]
 	int t0 = n * CHUNK, L = min(CHUNK, T - t0);
 	float g = g_gamma[h], scale = 1.0f / sqrt((float)K);
 	__global const float *hn = hs + ((size_t)bh * NT + n) * K * V;
@@ -343,7 +364,7 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 
 	for (int task = lid; task < ncb * (nkb + nvb) + 2 * nkb * nvb; task += WG) {
 		__global const float *src;
-		__local float *dst;
+		STAGED float *dst;
 		size_t lds;
 		int ldd, nrow = 16;
 		float16 r[16];
@@ -372,7 +393,7 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 		_Pragma("unroll") for (int e = 0; e < 16; e++)
 			vstore16(r[e], 0, dst + e * ldd);
 	}
-	barrier(CLK_LOCAL_MEM_FENCE);
+	barrier(STAGED_FENCE);
 
 	// 2. A = (q k^T) and dA = (dout v^T), masked and decayed, in tiles of TR x VW.
 	int nrt = CHUNK / TR, nct = CHUNK / VW;
@@ -394,7 +415,7 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 			vstoreV(acc[r] * vloadV(0, rdec + CHUNK + c0 - (r0 + r)), 0,
 			        dst + (r0 + r) * CHUNK + c0);
 	}
-	barrier(CLK_LOCAL_MEM_FENCE);
+	barrier(STAGED_FENCE);
 
 	// 3. The outputs; row tiles wholly past the end of the sequence are skipped.
 	// o: rows t, columns j of V.

@@ -55,6 +55,8 @@ static const char *const points[] = {
 	"-DNTS=0",              /* the outputs stored through the caches */
 	"-DSPF=0",              /* gla_state without explicit prefetches */
 	"-DSPF=200 -DCHUNK=32", /* prefetches clamped at both ends of the sequence */
+	"-DGLA_LDS=1",          /* gla_chunk staging in local memory */
+	"-DGLA_LDS=1 -DCHUNK=32 -DWG=8 -DTR=8",
 };
 
 static cl_context ctx;
@@ -134,7 +136,7 @@ static cl_program build(const char *src, const char *options)
 }
 
 /* The problem's buffers, in the order of the spec. */
-enum { BQ, BK, BV, BG, BDO, BO, BDQ, BDK, BDV, BHS, BDHS, NBUF };
+enum { BQ, BK, BV, BG, BDO, BO, BDQ, BDK, BDV, BHS, BDHS, BSTAGE, NBUF };
 
 struct run {
 	struct shape s;
@@ -155,6 +157,9 @@ static int run_setup(struct run *r, const struct shape *s, uint64_t seed)
 	r->count[BV] = r->count[BDO] = r->count[BO] = r->count[BDV] = nv;
 	r->count[BG] = (size_t)s->H;
 	r->count[BHS] = r->count[BDHS] = nstate;
+	/* gla_chunk's staging with GLA_LDS=0, for any CHUNK from 16 to 64, as the spec sizes it */
+	r->count[BSTAGE] = (size_t)s->B * s->H * ((s->T + 15) / 16) *
+			   (192 * (size_t)(s->K + s->V) + 2 * (size_t)s->K * s->V);
 	rng_state = seed;
 	for (int i = 0; i < NBUF; i++) {
 		r->host[i] = calloc(r->count[i], sizeof(float));
@@ -292,8 +297,8 @@ static const int ref_rows_args[] = {
 };
 static const int state_args[] = { BQ, BK, BV, BG, BDO, BHS, BDHS, A_B, A_T, A_H, A_K, A_V, A_END };
 static const int scan_args[] = { BG, BHS, BDHS, A_B, A_T, A_H, A_K, A_V, A_END };
-static const int chunk_args[] = { BQ,  BK,  BV,  BG,  BDO, BHS, BDHS, BO,     BDQ,
-				  BDK, BDV, A_B, A_T, A_H, A_K, A_V,  A_LMEM, A_END };
+static const int chunk_args[] = { BQ,  BK,  BV,  BG,  BDO, BHS,    BDHS,   BO,   BDQ,
+				  BDK, BDV, A_B, A_T, A_H, A_K, A_V,  BSTAGE, A_LMEM, A_END };
 
 /* Runs the reference plan on every shape, one seed each. */
 static int check_reference(void)
@@ -351,6 +356,7 @@ static int check_template(const char *options)
 	int skt = option(options, "SKT", template_default("SKT"));
 	int wg = option(options, "WG", template_default("WG"));
 	int spar = option(options, "SPAR", template_default("SPAR"));
+	int lds = option(options, "GLA_LDS", template_default("GLA_LDS"));
 	cl_program p = build(tmpl_src, options);
 	char what[160];
 	int fails = 0;
@@ -377,7 +383,8 @@ static int check_template(const char *options)
 		ch.global[1] = nt;
 		ch.global[2] = bh;
 		ch.local[1] = ch.local[2] = 1;
-		ch.lmem = 4 * (3 * (size_t)chunk * (s->K + s->V) + 2 * (size_t)s->K * s->V);
+		ch.lmem = lds ? 4 * (3 * (size_t)chunk * (s->K + s->V) + 2 * (size_t)s->K * s->V)
+			      : 4;
 
 		for (uint64_t seed = 1; seed <= 2; seed++) {
 			struct run r;
