@@ -328,15 +328,6 @@ static void release_events(cl_event *ev, size_t n)
 }
 
 /*
- * One sample of p: R runs of the plan, each preceded by re-poisoned
- * outputs and a fresh upload of its input set, the first by a cache flush.  The
- * sample's time is the mean over runs of (END of the last kernel - START of
- * the first), so the poisoning between runs is never timed.  The outputs of
- * one run chosen at random are captured for verify_outputs(): whatever a
- * run leaves behind was written by that run.  Returns 0, or -1 when the
- * plan failed to run (p is marked failed).
- */
-/*
  * Whether the context still works after a failed launch: a GPU fault is
  * sticky (after an illegal address, NVIDIA's driver fails every later call
  * of the process), and the programs timed after the culprit would take the
@@ -361,6 +352,15 @@ static int context_lost(struct timer *t)
 	return err != CL_SUCCESS;
 }
 
+/*
+ * One sample of p: R runs of the plan, each preceded by re-poisoned
+ * outputs and a fresh upload of its input set, the first by a cache flush.  The
+ * sample's time is the mean over runs of (END of the last kernel - START of
+ * the first), so the poisoning between runs is never timed.  The outputs of
+ * one run chosen at random are captured for verify_outputs(): whatever a
+ * run leaves behind was written by that run.  Returns 0, or -1 when the
+ * plan failed to run (p is marked failed).
+ */
 static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, double *host_ms,
 		       int record)
 {
