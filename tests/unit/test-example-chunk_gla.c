@@ -297,8 +297,8 @@ static const int ref_rows_args[] = {
 };
 static const int state_args[] = { BQ, BK, BV, BG, BDO, BHS, BDHS, A_B, A_T, A_H, A_K, A_V, A_END };
 static const int scan_args[] = { BG, BHS, BDHS, A_B, A_T, A_H, A_K, A_V, A_END };
-static const int chunk_args[] = { BQ,  BK,  BV,  BG,  BDO, BHS,    BDHS,   BO,   BDQ,
-				  BDK, BDV, A_B, A_T, A_H, A_K, A_V,  BSTAGE, A_LMEM, A_END };
+static const int chunk_args[] = { BQ,  BK,  BV,  BG,  BDO, BHS, BDHS,   BO,     BDQ,  BDK,
+				  BDV, A_B, A_T, A_H, A_K, A_V, BSTAGE, A_LMEM, A_END };
 
 /* Runs the reference plan on every shape, one seed each. */
 static int check_reference(void)
@@ -383,8 +383,8 @@ static int check_template(const char *options)
 		ch.global[1] = nt;
 		ch.global[2] = bh;
 		ch.local[1] = ch.local[2] = 1;
-		ch.lmem = lds ? 4 * (3 * (size_t)chunk * (s->K + s->V) + 2 * (size_t)s->K * s->V)
-			      : 4;
+		ch.lmem =
+			lds ? 4 * (3 * (size_t)chunk * (s->K + s->V) + 2 * (size_t)s->K * s->V) : 4;
 
 		for (uint64_t seed = 1; seed <= 2; seed++) {
 			struct run r;
