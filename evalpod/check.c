@@ -356,7 +356,7 @@ static void stage_ir(struct ck *c, struct prog *pg)
 {
 	json_t *ir = json_object(), *kernels = json_object(), *arts = json_array();
 	char *cache = xasprintf("%s/pocl", c->dir);
-	int pocl = strstr(c->rt.info.platform, "Portable Computing Language") != NULL;
+	int pocl = clrt_is_pocl(&c->rt.info);
 
 	json_object_set_new(ir, "kernels", kernels);
 	json_object_set_new(ir, "artifacts", arts);
@@ -467,8 +467,7 @@ static char *adopt_frontend(struct ck *c, struct pocl_progs *before, double *fe_
 	char *from, *adopted, why[1024];
 
 	*fe_ms = -1;
-	if (!cache || !strcmp(c->id, "reference") ||
-	    !strstr(c->rt.info.platform, "Portable Computing Language"))
+	if (!cache || !strcmp(c->id, "reference") || !clrt_is_pocl(&c->rt.info))
 		return NULL;
 	from = xasprintf("%s/w/frontend/p/%s", c->work, c->id);
 	adopted = pocladopt_take(from, cache, before, why, sizeof(why));
@@ -609,7 +608,7 @@ int worker_check(const char *work, const char *id)
 		 * (pocladopt.h).  The reference keeps its binary: the session's
 		 * reference cache holds it for every later batch.
 		 */
-		if (!strstr(c.rt.info.platform, "Portable Computing Language"))
+		if (!clrt_is_pocl(&c.rt.info))
 			save_binary(&c, &pg);
 		ck_status(&c, "ok", NULL, NULL, NULL);
 	}

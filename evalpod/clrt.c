@@ -69,6 +69,11 @@ static const char *const cl_err_names[] = {
 	ERRNAME(CL_INVALID_DEVICE_PARTITION_COUNT),
 };
 
+int clrt_is_pocl(const struct devinfo *info)
+{
+	return strstr(info->platform, "Portable Computing Language") != NULL;
+}
+
 const char *clrt_errstr(cl_int err)
 {
 	size_t i = (size_t)(err < 0 ? -err : err);

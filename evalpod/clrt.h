@@ -37,6 +37,12 @@ struct clrt {
 	struct devinfo info;
 };
 
+/*
+ * Whether the device is PoCL's: its program caches, linker spawns and
+ * per-kernel IR are PoCL's own, and the workers treat it apart.
+ */
+int clrt_is_pocl(const struct devinfo *info);
+
 /* Returns a static name for an OpenCL error code, e.g. "CL_OUT_OF_RESOURCES". */
 const char *clrt_errstr(cl_int err);
 

@@ -118,7 +118,7 @@ int worker_frontend(const char *work)
 		rc = worker_load(&b, work, msg, sizeof(msg));
 	if (!rc)
 		rc = clrt_open(&rt, &b.device, msg, sizeof(msg));
-	if (!rc && (!cache || !strstr(rt.info.platform, "Portable Computing Language"))) {
+	if (!rc && (!cache || !clrt_is_pocl(&rt.info))) {
 		log_info("front end: nothing to share on this platform");
 		goto out;
 	}

@@ -138,7 +138,7 @@ static char *adopt_compiled(struct timer *t, const char *dir, struct pocl_progs 
 	const char *cache = pocl_cache_dir();
 	char *from, *adopted, why[1024];
 
-	if (!cache || !strstr(t->rt.info.platform, "Portable Computing Language"))
+	if (!cache || !clrt_is_pocl(&t->rt.info))
 		return NULL;
 	from = xasprintf("%s/pocl", dir);
 	adopted = pocladopt_take(from, cache, before, why, sizeof(why));

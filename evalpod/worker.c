@@ -158,7 +158,7 @@ int worker_confine(const char *dir, const char *const *reads, double cpu_s, json
 int worker_lock_spawn(const struct clrt *rt, json_t *report, char *msg, size_t n)
 {
 	/* PoCL links every kernel with the linker at its first launch. */
-	if (strstr(rt->info.platform, "Portable Computing Language"))
+	if (clrt_is_pocl(&rt->info))
 		return 0;
 	return sandbox_lock_spawn(report, msg, n);
 }
