@@ -42,9 +42,8 @@ for ex in $examples; do
 	sid=$(${EXAMPLE_TIMEOUT:+timeout "$EXAMPLE_TIMEOUT"} "$bdir"/controller/kctl start "$spec" --no-cache ${rounds:+--rounds "$rounds"} 2>"$tmp/$ex.log" | head -n 1 || true)
 	end=$(date +%s)
 	"$bdir"/controller/kctl status "$sid" -o json >"$tmp/$ex.status.json"
-	# SAVE_TO=DIR keeps the session's folder (without its caches and LLVM
-	# or x86 listings) and kctl's log
-	# there as EXAMPLE.tar.gz.
+	# SAVE_TO=DIR keeps the session's folder (without its evalpod cache and
+	# its LLVM and x86 listings) and kctl's log there as EXAMPLE.tar.gz.
 	if [ -n "${SAVE_TO:-}" ]; then
 		od=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["output_dir"])' "$tmp/$ex.status.json")
 		tar -czf "$SAVE_TO/$ex.tar.gz" --exclude=evalpod-cache --exclude="*.ll" --exclude="*.s" \

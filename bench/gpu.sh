@@ -18,8 +18,9 @@
 #      GPU, each best against its roofline bound, matmul against CLBlast;
 #   5. CLBlast's SGEMM at 4096^3 as well, where a GPU is not yet full at
 #      the example's 1024^3.
-# OUT, when set, receives the devices JSON and a tarball of each session's
-# round summaries and results (no artifacts).
+# OUT, when set, receives the devices JSON, the batch's folder as
+# batch.tar.gz and each session's folder as EXAMPLE.tar.gz (results, traces
+# and PTX; no evalpod cache, no LLVM or x86 listings).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bdir=${BUILD_DIR:-build}

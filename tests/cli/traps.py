@@ -11,6 +11,7 @@ get its status (and fault kind), and the batch must finish with exit 0.
 """
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -105,10 +106,10 @@ def run_twostep(evalpod, data, tmp, env):
     # each step's median_ms is the median of its traced events (the bottleneck
     # is judged on the step with the largest)
     for s in steps:
-        durs = sorted(e["dur"] / 1e3 for e in events
-                      if e.get("ph") == "X" and e.get("name") == s["kernel"])
-        want = durs[len(durs) // 2] if len(durs) % 2 else (durs[len(durs) // 2 - 1] + durs[len(durs) // 2]) / 2
-        check(durs and abs(s.get("median_ms", -1) - want) <= 1e-9 + 1e-6 * want,
+        durs = [e["dur"] / 1e3 for e in events
+                if e.get("ph") == "X" and e.get("name") == s["kernel"]]
+        want = statistics.median(durs) if durs else None
+        check(want is not None and abs(s.get("median_ms", -1) - want) <= 1e-9 + 1e-6 * want,
               f"twostep_good: {s['kernel']}'s median_ms {s.get('median_ms')} is its trace's median {want}")
     check(bad["status"] == "incorrect" and bad["fault"]["kind"] == "wrong_values",
           f"twostep_bad: incorrect/wrong_values (got {bad['status']})")
