@@ -1,8 +1,10 @@
 /*
  * irpocl.c - fetches a kernel's compiled code from PoCL's kernel cache (see
- * irpocl.h): finds the kernel's newest build in the cache tree, then runs
- * llvm-dis on its parallel.bc and objdump on its .so, each through
- * fork/exec with no shell, a time limit and an output limit.
+ * irpocl.h): finds the kernel's newest build in the cache tree, then prints
+ * its parallel.bc as text with the LLVM library PoCL has loaded into this
+ * process (else llvm-dis) and disassembles its .so with objdump, each in a
+ * forked child (exec'd for the tools, with no shell) under a time limit and
+ * an output limit.
  */
 #include "irpocl.h"
 #include "err.h"
@@ -10,7 +12,9 @@
 #include "xalloc.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -30,7 +34,129 @@
 #define IRPOCL_STDERR_KEEP  256    /* bytes of a tool's stderr kept for msg */
 #define IRPOCL_MAX_NAME     255    /* longest kernel name accepted */
 
+/* ---- LLVM in this process -------------------------------------------- */
+
+/*
+ * PoCL links LLVM's shared library, so a process that has used PoCL has
+ * the library llvm-dis would load already mapped, and its C API prints a
+ * module exactly as llvm-dis does.  That saves llvm-dis's start (loading
+ * and relocating the library: about 60 ms a run, against about 10 ms to
+ * parse and print a matmul kernel).  Only a library already loaded is
+ * used (RTLD_NOLOAD): loading one would cost what llvm-dis costs, and it
+ * might not be the LLVM that wrote the bitcode.
+ */
+struct llvm_c {
+	void *(*context_create)(void);
+	int (*buffer_from_file)(const char *path, void **buf, char **err);
+	int (*parse)(void *ctx, void *buf, void **mod);
+	char *(*print)(void *mod);
+};
+
+struct llvm_found {
+	char *path;
+};
+
+static int find_llvm(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct llvm_found *f = data;
+	const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+
+	if (slash && !strncmp(slash + 1, "libLLVM", 7)) {
+		f->path = xstrdup(info->dlpi_name);
+		return 1;
+	}
+	return 0;
+}
+
+static int llvm_sym(void *lib, const char *name, void *fn, size_t size)
+{
+	void *p = dlsym(lib, name);
+
+	if (!p || size != sizeof(p))
+		return -1;
+	memcpy(fn, &p, size);
+	return 0;
+}
+
+#define LLVM_SYM(lib, name, field) llvm_sym(lib, name, &(field), sizeof(field))
+
+/* The C API of the LLVM library this process has loaded, or NULL. */
+static const struct llvm_c *loaded_llvm(void)
+{
+	static struct llvm_c api;
+	static int looked;
+	struct llvm_found f = { NULL };
+	void *lib;
+
+	if (looked)
+		return api.print ? &api : NULL;
+	looked = 1;
+	dl_iterate_phdr(find_llvm, &f);
+	lib = f.path ? dlopen(f.path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+	free(f.path);
+	if (!lib || LLVM_SYM(lib, "LLVMContextCreate", api.context_create) ||
+	    LLVM_SYM(lib, "LLVMCreateMemoryBufferWithContentsOfFile", api.buffer_from_file) ||
+	    LLVM_SYM(lib, "LLVMParseBitcodeInContext2", api.parse) ||
+	    LLVM_SYM(lib, "LLVMPrintModuleToString", api.print)) {
+		memset(&api, 0, sizeof(api));
+		return NULL;
+	}
+	return &api; /* lib stays open: PoCL holds it for the process's life anyway */
+}
+
+static void write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			_exit(1);
+		p += w;
+		len -= (size_t)w;
+	}
+}
+
+/*
+ * Child side of an in-process print: the module as text on stdout, an
+ * error on stderr.  Runs in a fork of a process with other threads, so
+ * strictly only async-signal-safe calls are allowed; LLVM allocates.
+ * glibc's malloc is safe across fork, PoCL's threads hold no LLVM lock
+ * once its builds are done, and the parent's time limit ends the child
+ * if either is ever wrong.  Exits without freeing: the process ends.
+ */
+static void llvm_print_child(const struct llvm_c *api, const char *bc)
+{
+	void *ctx = api->context_create(), *buf = NULL, *mod = NULL;
+	char *err = NULL, *text;
+
+	if (api->buffer_from_file(bc, &buf, &err)) {
+		const char *why = err ? err : "cannot read it";
+
+		write_all(STDERR_FILENO, why, strlen(why));
+		_exit(1);
+	}
+	if (api->parse(ctx, buf, &mod) || !mod) {
+		static const char bad[] = "not LLVM bitcode this LLVM can read\n";
+
+		write_all(STDERR_FILENO, bad, sizeof(bad) - 1);
+		_exit(1);
+	}
+	text = api->print(mod);
+	if (text)
+		write_all(STDOUT_FILENO, text, strlen(text));
+	_exit(text ? 0 : 1);
+}
+
 /* ---- running a disassembler ------------------------------------------ */
+
+/* What a child runs: argv through PATH, or print (the in-process LLVM) on bc. */
+struct tool {
+	char *const *argv; /* argv[0] names the tool in messages */
+	const struct llvm_c *print;
+	const char *bc;
+};
 
 static long long now_ms(void)
 {
@@ -41,11 +167,12 @@ static long long now_ms(void)
 }
 
 /*
- * Child side: never returns.  Only async-signal-safe calls after fork.  Its
- * own process group lets a timeout kill whatever the tool started too.  If
- * exec fails, errno goes back through report (closed on a successful exec).
+ * Child side: never returns.  Only async-signal-safe calls after fork (but
+ * see llvm_print_child).  Its own process group lets a timeout kill
+ * whatever the tool started too.  If exec fails, errno goes back through
+ * report (closed on a successful exec, or before an in-process print).
  */
-static void tool_child(char *const argv[], int in, int out, int err, int report)
+static void tool_child(const struct tool *t, int in, int out, int err, int report)
 {
 	int e;
 	ssize_t w;
@@ -53,8 +180,13 @@ static void tool_child(char *const argv[], int in, int out, int err, int report)
 	setpgid(0, 0);
 	signal(SIGPIPE, SIG_DFL);
 	if (dup2(in, STDIN_FILENO) >= 0 && dup2(out, STDOUT_FILENO) >= 0 &&
-	    dup2(err, STDERR_FILENO) >= 0)
-		execvp(argv[0], argv);
+	    dup2(err, STDERR_FILENO) >= 0) {
+		if (t->print) {
+			close(report);
+			llvm_print_child(t->print, t->bc);
+		}
+		execvp(t->argv[0], t->argv);
+	}
 	e = errno;
 	w = write(report, &e, sizeof(e));
 	(void)w;
@@ -204,8 +336,9 @@ static void close_pair(int fd[2])
  * io->fd.  Returns 0 with *pid set, KERR_NOTFOUND when argv[0] is not on
  * PATH, KERR_CHILD when it cannot be executed, or KERR_IO.
  */
-static int tool_start(char *const argv[], struct tool_io *io, pid_t *pid, char *msg, size_t n)
+static int tool_start(const struct tool *t, struct tool_io *io, pid_t *pid, char *msg, size_t n)
 {
+	char *const *argv = t->argv;
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, execp[2] = { -1, -1 };
 	int null_fd, rc = 0, child_errno = 0;
 	ssize_t got;
@@ -223,7 +356,7 @@ static int tool_start(char *const argv[], struct tool_io *io, pid_t *pid, char *
 		goto out;
 	}
 	if (*pid == 0)
-		tool_child(argv, null_fd, outp[1], errp[1], execp[1]);
+		tool_child(t, null_fd, outp[1], errp[1], execp[1]);
 	close(execp[1]);
 	execp[1] = -1;
 	while ((got = read(execp[0], &child_errno, sizeof(child_errno))) < 0 && errno == EINTR)
@@ -261,15 +394,16 @@ static void cut_to_line(struct sbuf *b)
 }
 
 /*
- * Runs argv (no shell, PATH searched) with stdin from /dev/null and returns
- * its stdout in *out (malloc'd, NUL-terminated, caller frees), at most max
- * bytes; output cut there ends at its last whole line.  Returns 0,
- * KERR_NOTFOUND (not on PATH), KERR_CHILD (failed), KERR_TIMEOUT
- * (IRPOCL_TOOL_SECONDS) or KERR_IO.
+ * Runs t (argv with no shell, PATH searched, or the in-process print) with
+ * stdin from /dev/null and returns its stdout in *out (malloc'd,
+ * NUL-terminated, caller frees), at most max bytes; output cut there ends
+ * at its last whole line.  Returns 0, KERR_NOTFOUND (not on PATH),
+ * KERR_CHILD (failed), KERR_TIMEOUT (IRPOCL_TOOL_SECONDS) or KERR_IO.
  */
-static int tool_capture(char *const argv[], size_t max, char **out, size_t *len, char *msg,
+static int tool_capture(const struct tool *t, size_t max, char **out, size_t *len, char *msg,
 			size_t n)
 {
+	char *const *argv = t->argv;
 	struct sbuf b = SBUF_INIT;
 	struct tool_io io = { .fd = { -1, -1 }, .out = &b, .max = max };
 	pid_t pid = -1;
@@ -277,7 +411,7 @@ static int tool_capture(char *const argv[], size_t max, char **out, size_t *len,
 
 	*out = NULL;
 	*len = 0;
-	rc = tool_start(argv, &io, &pid, msg, n);
+	rc = tool_start(t, &io, &pid, msg, n);
 	if (rc)
 		goto out;
 	io.deadline = now_ms() + IRPOCL_TOOL_SECONDS * 1000LL;
@@ -408,19 +542,29 @@ static const char *const irpocl_disassemblers[] = { "llvm-dis-15", "llvm-dis" };
 
 static int collect_ir(const char *bc, size_t max, char **text, size_t *len, char *why, size_t n)
 {
+	const struct llvm_c *llvm = loaded_llvm();
 	int rc = KERR_NOTFOUND;
 	size_t i;
 
 	why[0] = '\0';
+	if (llvm) {
+		char *argv[] = { "libLLVM (in process)", NULL };
+		struct tool t = { .argv = argv, .print = llvm, .bc = bc };
+
+		rc = tool_capture(&t, max, text, len, why, n);
+		if (!rc)
+			return 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(irpocl_disassemblers); i++) {
 		char *argv[] = { (char *)irpocl_disassemblers[i], "-o", "-", (char *)bc, NULL };
+		struct tool t = { .argv = argv };
 		char one[256];
 
-		rc = tool_capture(argv, max, text, len, one, sizeof(one));
-		if (!rc)
-			break;
 		if (why[0])
 			strlcat(why, "; ", n);
+		rc = tool_capture(&t, max, text, len, one, sizeof(one));
+		if (!rc)
+			break;
 		strlcat(why, one, n);
 	}
 	return rc;
@@ -429,8 +573,9 @@ static int collect_ir(const char *bc, size_t max, char **text, size_t *len, char
 static int collect_asm(const char *so, size_t max, char **text, size_t *len, char *why, size_t n)
 {
 	char *argv[] = { "objdump", "-d", "--no-show-raw-insn", (char *)so, NULL };
+	struct tool t = { .argv = argv };
 
-	return tool_capture(argv, max, text, len, why, n);
+	return tool_capture(&t, max, text, len, why, n);
 }
 
 int irpocl_collect(const char *cache_dir, const char *kernel, size_t max_bytes, char **ir_text,

@@ -8,8 +8,9 @@
  * been launched PoCL has left, per kernel and local size,
  *   <cache>/<2 chars>/<hash>/<kernel>/<geometry>/parallel.bc  (the
  *   work-group function after PoCL's vectorising passes) and <kernel>.so
- *   (the machine code).  The .bc is disassembled with llvm-dis (the LLVM
- *   that PoCL itself depends on) and the .so with objdump.
+ *   (the machine code).  The .bc is printed as text by the LLVM library
+ *   PoCL has loaded into this process (llvm-dis when there is none) and the
+ *   .so disassembled with objdump.
  */
 #ifndef EVALPOD_IRPOCL_H
 #define EVALPOD_IRPOCL_H
@@ -19,13 +20,14 @@
 /*
  * Looks in a PoCL cache directory for the artifacts of kernel (the most
  * recently modified geometry directory of that kernel whose name does not
- * start with "0-0-0", else any), disassembles them with the first of
- * llvm-dis-15, llvm-dis found on PATH and objdump, and returns:
+ * start with "0-0-0", else any), prints the IR with the loaded LLVM
+ * library or else the first of llvm-dis-15, llvm-dis found on PATH,
+ * disassembles the code with objdump, and returns:
  *   *ir_text  malloc'd LLVM IR text (NULL if unavailable), *ir_len
  *   *asm_text malloc'd objdump -d output of the kernel's .so (NULL if
  *             unavailable), *asm_len
- * Each text is cut at max_bytes.  Tools run through fork/exec with no
- * shell, with a 30 s limit.  Returns 0 when at least one text was found,
+ * Each text is cut at max_bytes.  Each runs in a forked child (tools
+ * through exec, with no shell) with a 30 s limit.  Returns 0 when at least one text was found,
  * KERR_NOTFOUND otherwise (msg says what was looked for and where).
  */
 int irpocl_collect(const char *cache_dir, const char *kernel, size_t max_bytes, char **ir_text,

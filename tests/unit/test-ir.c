@@ -25,6 +25,8 @@
 
 #include <CL/cl.h>
 #include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -452,6 +454,69 @@ out:
 
 static int live_skipped;
 
+static char *found_bc;
+
+static int find_bc(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (type == FTW_F && slash && !strcmp(slash + 1, "parallel.bc")) {
+		found_bc = xstrdup(path);
+		return 1;
+	}
+	return 0;
+}
+
+/* llvm-dis's text of the one parallel.bc under dir, or NULL without llvm-dis. */
+static char *llvm_dis_text(const char *dir)
+{
+	struct sbuf b = SBUF_INIT;
+	char *cmd, chunk[4096];
+	size_t got;
+	FILE *p;
+
+	found_bc = NULL;
+	nftw(dir, find_bc, 16, FTW_PHYS);
+	if (!found_bc)
+		return NULL;
+	cmd = xasprintf("llvm-dis-15 -o - '%s' 2>/dev/null", found_bc);
+	p = popen(cmd, "r");
+	while (p && (got = fread(chunk, 1, sizeof(chunk), p)) > 0)
+		sbuf_add(&b, chunk, got);
+	if (!p || pclose(p) != 0)
+		sbuf_release(&b);
+	free(cmd);
+	free(found_bc);
+	return b.len ? sbuf_detach(&b, NULL) : NULL;
+}
+
+/*
+ * With PoCL loaded, the IR comes from the LLVM library in this process: it
+ * is found with no llvm-dis on PATH (so the library printed it), and it is
+ * llvm-dis's text to the byte.
+ */
+static void live_in_process(const char *dir, const char *ir, size_t il)
+{
+	char *old_path = xstrdup(getenv("PATH") ? getenv("PATH") : "");
+	char *ir2 = NULL, *as2 = NULL, *dis = llvm_dis_text(dir), msg[1024] = "";
+	size_t il2 = 0, al2 = 0;
+
+	if (dis)
+		CHECK(ir && !strcmp(ir, dis));
+	else
+		printf("note: no llvm-dis-15 to compare the in-process IR with\n");
+	setenv("PATH", dir, 1);
+	CHECK(irpocl_collect(dir, LIVE_KERNEL, 16u << 20, &ir2, &il2, &as2, &al2, msg,
+			     sizeof(msg)) == 0);
+	setenv("PATH", old_path, 1);
+	CHECK(ir2 != NULL && as2 == NULL);
+	CHECK(ir && ir2 && il2 == il && !strcmp(ir, ir2));
+	free(ir2);
+	free(as2);
+	free(dis);
+	free(old_path);
+}
+
 /*
  * PoCL reads its environment when the platform is first loaded, so the
  * cache variables are set before any OpenCL call.  PoCL keeps parallel.bc
@@ -498,6 +563,7 @@ TEST(live_pocl)
 		CHECK(names_contain(x86, "functions", LIVE_KERNEL));
 		CHECK(field(x86, "instructions") > 0);
 	}
+	live_in_process(dir, ir, il);
 out:
 	json_decref(ll);
 	json_decref(x86);
