@@ -83,6 +83,7 @@ json_t *confirm_measurement(const struct spec *sp, int pass, int round)
 	json_object_set_new(m, "sample_min_ms", json_real(sample_min));
 	/* Every pass takes all its samples: the pairs are what it is for. */
 	json_object_set_new(m, "precision", json_real(0));
+	json_object_set_new(m, "outclass", json_real(0));
 	/* a fresh interleaving order for every pass */
 	json_object_set_new(m, "order_seed",
 			    json_integer(mint(m, "order_seed", 1) % 1000000000 + round));

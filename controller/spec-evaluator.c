@@ -73,11 +73,17 @@ int read_correctness(struct ld *ld, const yaml_node_t *nd, const char *path)
 }
 
 static const struct field measure_fields[] = {
-	FINT("warmup", 0, 1000),           FINT("min_samples", 1, 1000000),
-	FINT("max_samples", 1, 1000000),   FNUM("min_time_ms", 0, 3600000),
-	FNUM("max_time_ms", 0, 3600000),   FNUM("precision", 0, 1),
-	FNUM("sample_min_ms", 0, 60000),   FBOOL("flush"),
-	FINT("flush_bytes", 0, 1LL << 40), FINT("order_seed", 0, 9000000000000000000LL),
+	FINT("warmup", 0, 1000),
+	FINT("min_samples", 1, 1000000),
+	FINT("max_samples", 1, 1000000),
+	FNUM("min_time_ms", 0, 3600000),
+	FNUM("max_time_ms", 0, 3600000),
+	FNUM("precision", 0, 1),
+	FNUM("outclass", 0, 1000000),
+	FNUM("sample_min_ms", 0, 60000),
+	FBOOL("flush"),
+	FINT("flush_bytes", 0, 1LL << 40),
+	FINT("order_seed", 0, 9000000000000000000LL),
 };
 
 /* min_key must not exceed max_key, either given or at its EvalBatch default. */

@@ -116,6 +116,7 @@ struct measure_spec {
 	double min_time_ms;   /* default 100: total timed time per program */
 	double max_time_ms;   /* default 10000 */
 	double precision;     /* default 0.01: done once the median is known this well */
+	double outclass;      /* default 2: done once this many times slower (0: off) */
 	double sample_min_ms; /* a sample repeats the plan until this long (default 1) */
 	int flush;            /* flush caches between samples (default 1) */
 	int64_t flush_bytes;  /* 0: 2 x the device's global cache size */

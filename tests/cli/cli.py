@@ -532,15 +532,75 @@ def sampling_stops_once_the_median_is_known_within_precision(ctx):
                % (off.get("stopped_by"), off.get("timed_ms")))
 
 
+SLOW_AFFINE = """// Correct and slow: a long loop whose result is multiplied by zero.
+__kernel void affine(__global const float *x, __global float *y, int n)
+{
+	int i = get_global_id(0);
+
+	if (i < n) {
+		float acc = 0.0f;
+
+		for (int k = 0; k < LOOP; k++)
+			acc += sin(x[i] + (float)k);
+		y[i] = fma(x[i], 2.0f, 1.0f) + acc * 0.0f;
+	}
+}
+"""
+
+
+@test
+def a_program_far_slower_than_another_stops_sampling_as_outclassed(ctx):
+    # docs/evalpod.md, stopping rule: once a program has 3 samples and even
+    # its fastest is over measurement.outclass (default 2) times another
+    # program's median, its sampling ends (stopped_by "outclassed"); the
+    # baseline and the reference never are; outclass 0 turns the rule off.
+    d = ctx.fresh_dir("outclass")
+    runs = {}
+    for name, outclass in (("default", None), ("off", 0)):
+        batch = make_batch()
+        batch["baseline"] = {"id": "base", "source": SLOW_AFFINE,
+                             "build_options": "-DLOOP=800"}
+        batch["variants"].append({"id": "slow", "source": SLOW_AFFINE,
+                                  "build_options": "-DLOOP=300"})
+        batch["measurement"].update({"min_samples": 8, "max_samples": 20, "min_time_ms": 1,
+                                     "max_time_ms": 5000, "precision": 0})
+        if outclass is not None:
+            batch["measurement"]["outclass"] = outclass
+        out_dir = os.path.join(d, name)
+        rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
+        expect_status(ctx, rc, 0, err)
+        runs[name] = {v: (load_json(os.path.join(out_dir, v + ".json")) or {}).get(
+            "performance") or {} for v in ("good", "slow", "base")}
+        runs[name]["reference"] = ((load_json(os.path.join(out_dir, "summary.json")) or {})
+                                   .get("reference") or {}).get("performance") or {}
+    got = {name: {v: (p.get("stopped_by"), len(p.get("samples_ms") or []), p.get("rounds"))
+                  for v, p in r.items()} for name, r in runs.items()}
+    slow = runs["default"]["slow"]
+    ctx.expect(slow.get("stopped_by") == "outclassed" and slow.get("stats", {}).get("n") == 3,
+               "the slow variant stops at 3 samples as outclassed (%r)" % got["default"])
+    ctx.expect((slow.get("speedup_vs_baseline") or {}).get("ratio_of_medians", 0) > 1,
+               "and still has its speedup over the (slower) baseline (%r)"
+               % slow.get("speedup_vs_baseline"))
+    for v in ("base", "reference", "good"):
+        p = runs["default"][v]
+        ctx.expect(p.get("stopped_by") != "outclassed" and p.get("stats", {}).get("n", 0) >= 8,
+                   "%s is not outclassed: it takes min_samples (%r)" % (v, got["default"]))
+    off = runs["off"]["slow"]
+    ctx.expect(off.get("stopped_by") != "outclassed" and off.get("stats", {}).get("n", 0) >= 8,
+               "outclass 0: the slow variant takes min_samples (%r)" % got["off"])
+
+
 @test
 def check_workers_adopt_what_the_front_end_worker_built(ctx):
     # docs/evalpod.md, the front-end worker: on PoCL it builds the programs
     # and their check workers adopt the built module instead of compiling
     # (compile.front_end says which); EVALPOD_NO_FRONTEND=1 turns it off.
     # Where the reference worker runs (no cached outputs) the front end
-    # starts beside it and builds every program, from the first; with the
-    # reference's outputs from the session's cache the first --jobs checks
-    # start at once, so it builds those after them.  The results are the same.
+    # starts beside it; with the reference's outputs from the session's
+    # cache it starts with the first checks.  Either way it builds every
+    # program, and a check worker whose program it builds waits for it
+    # (compile.front_end_wait_ms), up to 5 s, instead of reading PoCL's
+    # kernel library itself.  The results are the same.
     d = ctx.fresh_dir("frontend")
     batch = make_batch()
     good = read("good.cl")
@@ -557,7 +617,7 @@ def check_workers_adopt_what_the_front_end_worker_built(ctx):
     for name, env, extra, want in (
             ("lone", ctx.env, [], ids),
             ("warming", ctx.env, ["--ref-cache", cache], ids),
-            ("cached", ctx.env, ["--ref-cache", cache], ids[1:]),
+            ("cached", ctx.env, ["--ref-cache", cache], ids),
             ("off", dict(ctx.env, EVALPOD_NO_FRONTEND="1"), [], None)):
         out_dir, tmpdir = os.path.join(d, name), os.path.join(d, "tmp-" + name)
         os.mkdir(tmpdir)
@@ -591,6 +651,7 @@ def check_workers_adopt_what_the_front_end_worker_built(ctx):
             # The front end's own build time comes with what it built, and
             # only with that.
             fe_ms = comp.get("front_end_build_ms")
+            seen[name]["wait-v%d" % i] = comp.get("front_end_wait_ms")
             if comp.get("front_end") == "frontend":
                 ctx.expect(isinstance(fe_ms, (int, float)) and 0 < fe_ms < 60000,
                            "%s: v%d front_end_build_ms is a time (got %r)" % (name, i, fe_ms))
@@ -603,26 +664,29 @@ def check_workers_adopt_what_the_front_end_worker_built(ctx):
                    "%s: the refused program is refused (got %r)" % (name, r.get("status")))
         # What the front end built is what it was given, nothing else.
         built = sorted(n for n in os.listdir(os.path.join(fe_dir, "p"))
-                       if not n.endswith(".ms")) \
+                       if not n.endswith(".ms") and not n.startswith(".")) \
             if os.path.isdir(os.path.join(fe_dir, "p")) else []
         ctx.expect(set(built) <= set(want or []),
                    "%s: the front end built only what it was given (got %r)" % (name, built))
     for name in ("lone", "warming", "cached"):
-        on = seen.get(name, {})
+        on = {k: v for k, v in seen.get(name, {}).items() if not k.startswith("wait-")}
+        waits = {k: v for k, v in seen.get(name, {}).items() if k.startswith("wait-")}
         ctx.expect(all(v in ("frontend", "check") for v in on.values()),
                    "%s: front_end is frontend or check (got %r)" % (name, on))
-        # A check that starts before its program is built compiles for
-        # itself; the later checks find theirs built (the front end's whole
-        # work is PoCL's library once and a build per program, less than
-        # one check).
-        ctx.expect(any(on.get("v%d" % i) == "frontend" for i in range(2, 6)),
-                   "%s: later checks adopted the front end's builds (got %r)" % (name, on))
-    ctx.expect(seen.get("cached", {}).get("v0") == "check",
-               "cached: the first check compiled for itself (got %r)"
-               % seen.get("cached", {}).get("v0"))
-    ctx.expect(all(v == "check" for v in seen.get("off", {}).values()),
-               "EVALPOD_NO_FRONTEND=1: every check compiled for itself (got %r)"
-               % seen.get("off"))
+        # Every check waited for the front end (how long is a number), and
+        # one that compiled for itself waited its 5 s out first.
+        ctx.expect(all(isinstance(w, (int, float)) and w >= 0 for w in waits.values())
+                   and all(on.get(k[5:]) == "frontend" or w >= 4900 for k, w in waits.items()),
+                   "%s: every check waited for the front end's build (got %r, %r)"
+                   % (name, on, waits))
+        ctx.expect(any(on.get("v%d" % i) == "frontend" for i in range(6)),
+                   "%s: checks adopted the front end's builds (got %r)" % (name, on))
+    ctx.expect(all(v == "check" for k, v in seen.get("off", {}).items()
+                   if not k.startswith("wait-"))
+               and all(v is None for k, v in seen.get("off", {}).items()
+                       if k.startswith("wait-")),
+               "EVALPOD_NO_FRONTEND=1: every check compiled for itself, waiting for nothing "
+               "(got %r)" % seen.get("off"))
 
 
 @test

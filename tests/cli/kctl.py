@@ -627,6 +627,14 @@ def confirm_and_export(kctl, evalpod, data):
         names = winner_of_outputs(sc, sid)
         check(len(set(names.values())) == 1 and None not in names.values(),
               f"after kctl confirm every output names one winner (got {names})")
+        rounds_dir = os.path.join(sc.session_dir(sid), "rounds")
+        last = sorted(os.listdir(rounds_dir))[-1] if os.path.isdir(rounds_dir) else None
+        meas = (json.loads(sc.read(os.path.join(rounds_dir, last), "batch.json") or "{}")
+                .get("measurement") or {}) if last else {}
+        check(meas.get("precision") == 0 and meas.get("outclass") == 0
+              and meas.get("min_samples", 0) >= 20,
+              f"the confirmation batch takes every sample: precision and outclass 0 "
+              f"({last}: {meas})")
 
         # export: parameters, options and the launch geometry at every shape
         params = best.get("params") or {}
