@@ -174,35 +174,57 @@ static int screen_refuses(const struct source_spec *src, char *why, size_t n)
 }
 
 /*
+ * The front end has ended (built everything, failed or was killed): a
+ * check worker waiting for its program stops waiting (check.c).
+ */
+static void frontend_finished(void *ctx, struct job *j)
+{
+	struct run *r = ctx;
+	char *path = xasprintf("%s/w/frontend/p/.end", r->work), msg[512];
+
+	if (file_write_atomic(path, "", 0, msg, sizeof(msg)))
+		log_warn("%s", msg);
+	free(path);
+}
+
+/*
  * The front-end worker's job (frontend.c): it builds the programs the
- * screen lets through, from the first-th on, in the order their checks
- * start (WORK/w/frontend/ids.txt).  Returns 1 when there is one (fe set
+ * screen lets through, in the order their checks start
+ * (WORK/w/frontend/ids.txt); the same list in WORK/w/frontend/p/.ids tells
+ * their check workers to wait for it.  Returns 1 when there is one (fe set
  * up, beside the others), else 0.
  */
-static int frontend_job(struct run *r, struct job *fe, size_t first)
+static int frontend_job(struct run *r, struct job *fe)
 {
 	struct sbuf ids = SBUF_INIT;
-	char why[1024], *path;
-	size_t k = 0;
+	char why[1024], *path, *wait;
 	int rc;
 
 	if (getenv("EVALPOD_NO_FRONTEND"))
 		return 0;
 	for (size_t i = 0; i < r->nprogs; i++)
-		if (!screen_refuses(r->progs[i].src, why, sizeof(why)) && k++ >= first)
+		if (!screen_refuses(r->progs[i].src, why, sizeof(why)))
 			sbuf_addf(&ids, "%s\n", r->progs[i].src->id);
 	if (!ids.len) {
 		sbuf_release(&ids);
 		return 0;
 	}
 	path = xasprintf("%s/w/frontend/ids.txt", r->work);
+	wait = xasprintf("%s/w/frontend/p/.ids", r->work);
 	rc = file_write_atomic(path, ids.buf, ids.len, r->msg, sizeof(r->msg));
+	if (!rc)
+		rc = file_write_atomic(wait, ids.buf, ids.len, r->msg, sizeof(r->msg));
+	if (rc)
+		unlink(wait);
 	free(path);
+	free(wait);
 	sbuf_release(&ids);
 	if (rc)
 		return 0; /* the checks compile for themselves */
 	run_job_setup(r, fe, "frontend", worker_dir(r->work, "frontend"), NULL, check_timeout(r));
 	fe->beside = 1;
+	fe->on_finish = frontend_finished;
+	fe->finish_ctx = r;
 	return 1;
 }
 
@@ -221,7 +243,7 @@ static int run_reference(struct run *r)
 	 * time they start.  It outlives this pool; run_checks takes it over.
 	 */
 	job_init(fe);
-	with_fe = frontend_job(r, fe, 0);
+	with_fe = frontend_job(r, fe);
 	fe->outlive = 1;
 	run_job_setup(r, j, "reference", worker_dir(r->work, "reference"), seeds, check_timeout(r));
 	free(seeds);
@@ -410,8 +432,8 @@ static int run_checks(struct run *r)
 		free(r->fe);
 		r->fe = NULL;
 		fe = 1;
-	} else if (!rc && njobs > (size_t)r->jobs) {
-		fe = frontend_job(r, &all[0], (size_t)r->jobs);
+	} else if (!rc && njobs > 1) {
+		fe = frontend_job(r, &all[0]);
 	}
 	run_progress(r, "checking %zu programs, %d at a time", njobs, r->jobs);
 	if (!rc)

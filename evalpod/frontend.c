@@ -12,8 +12,11 @@
  * in WORK/w/frontend/ids.txt, in the order their check workers start; after
  * each build it moves the one program directory PoCL made into
  * WORK/w/frontend/p/ID/, with one rename, so a check worker sees the
- * directory whole or not at all.  Nothing waits for it: a check worker
- * that starts before its program's directory exists compiles as before.
+ * directory whole or not at all.  A check worker of a program listed in
+ * WORK/w/frontend/p/.ids waits for its directory, for at most a few
+ * seconds (check.c), unless this worker has written p/.failed-ID (not
+ * built, or not handed over) or the parent p/.end (this worker ended);
+ * after that wait it compiles for itself, as when there is no front end.
  * Beside the directory, written before it appears, WORK/w/frontend/p/ID.ms
  * holds the build's wall time in milliseconds: what one compile costs a
  * process that has read the library already (check.c reports it).
@@ -97,6 +100,21 @@ static int hand_over(const char *cache, const struct pocl_progs *before, const c
 	return rc;
 }
 
+/*
+ * Tells id's check worker, which may be waiting for the program, that it
+ * will not come: dir/p/.failed-ID (an id never starts with '.').
+ */
+static void give_up(const char *dir, const char *id, int built)
+{
+	char *path = xasprintf("%s/p/.failed-%s", dir, id), msg[512];
+
+	if (!built)
+		log_info("front end: %s: not built (its check worker will say why)", id);
+	if (file_write_atomic(path, "", 0, msg, sizeof(msg)))
+		log_info("front end: %s", msg);
+	free(path);
+}
+
 int worker_frontend(const char *work)
 {
 	char *dir = worker_dir(work, "frontend"), *path = xasprintf("%s/ids.txt", dir);
@@ -156,10 +174,10 @@ int worker_frontend(const char *work)
 		alarm(0);
 		build_ms = pg.build_ms;
 		prog_release(&pg);
-		if (built)
-			done += hand_over(cache, &before, dir, id, build_ms) == 0;
+		if (built && !hand_over(cache, &before, dir, id, build_ms))
+			done++;
 		else
-			log_info("front end: %s: not built (its check worker will say why)", id);
+			give_up(dir, id, built);
 		free(opts);
 		pocladopt_release(&before);
 	}
