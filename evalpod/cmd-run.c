@@ -36,6 +36,7 @@
 #include "xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -175,15 +176,21 @@ static int screen_refuses(const struct source_spec *src, char *why, size_t n)
 
 /*
  * The front end has ended (built everything, failed or was killed): a
- * check worker waiting for its program stops waiting (check.c).
+ * check worker waiting for its program stops waiting (check.c).  The
+ * directory is the front end's to write, so the marker is created where
+ * nothing is (O_EXCL: no link planted there is followed); one already
+ * there ends the waits just the same.
  */
 static void frontend_finished(void *ctx, struct job *j)
 {
 	struct run *r = ctx;
-	char *path = xasprintf("%s/w/frontend/p/.end", r->work), msg[512];
+	char *path = xasprintf("%s/w/frontend/p/.end", r->work);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 
-	if (file_write_atomic(path, "", 0, msg, sizeof(msg)))
-		log_warn("%s", msg);
+	if (fd >= 0)
+		close(fd);
+	else if (errno != EEXIST)
+		log_warn("cannot create '%s': %s", path, strerror(errno));
 	free(path);
 }
 
