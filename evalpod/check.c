@@ -523,8 +523,7 @@ static double frontend_wait(const char *pdir, const char *id)
  * NULL, the front end's build time in *fe_ms (-1 when unknown) and the
  * time waited for it in *wait_ms (-1: no wait).
  */
-static char *adopt_frontend(struct ck *c, struct pocl_progs *before, double *fe_ms,
-			    double *wait_ms)
+static char *adopt_frontend(struct ck *c, struct pocl_progs *before, double *fe_ms, double *wait_ms)
 {
 	const char *cache = getenv("POCL_CACHE_DIR");
 	char *from, *adopted, *pdir, why[1024];

@@ -1,8 +1,8 @@
 /*
- * timing-internal.h - what the two parts of the timing worker share:
+ * timing-internal.h - what the parts of the timing worker share:
  * timing.c (opening the timer, building, warming up and sampling the
- * programs in rounds) and timing-report.c (time.json, traces, the device
- * peaks).  Not for use outside them; worker.h declares worker_time().
+ * programs in rounds), timing-stop.c (when a program's sampling is done)
+ * and timing-report.c (time.json, traces, the device peaks).  Not for use outside them; worker.h declares worker_time().
  */
 #ifndef EVALPOD_TIMING_INTERNAL_H
 #define EVALPOD_TIMING_INTERNAL_H
@@ -65,6 +65,16 @@ struct timer {
 	uint64_t rng;
 	char msg[2048];
 };
+
+/*
+ * Whether p has been sampled enough: at max_samples or max_time_ms, or once
+ * outclassed (its figure is then known less well, which no ranking
+ * decision needs); else, past min_samples, once the timed time reaches
+ * min_time_ms or the median is known within measurement.precision
+ * (stats_median_ci_rel): more samples of a kernel whose median is already
+ * that certain tell the ranking nothing it acts on.  Sets p->stopped_by.
+ */
+int timing_done(const struct timer *t, struct tprog *p);
 
 /*
  * Finishes every program's entry and writes the worker's time document

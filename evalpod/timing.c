@@ -42,7 +42,6 @@
 #include "prog.h"
 #include "screen.h"
 #include "splitmix.h"
-#include "stats.h"
 #include "world.h"
 #include "xalloc.h"
 
@@ -567,73 +566,6 @@ static void share_reps(struct timer *t)
 	}
 }
 
-/* Samples a program has before the outclass rule may end its sampling. */
-#define OUTCLASS_SAMPLES 3
-
-/* The smallest median of the other programs with OUTCLASS_SAMPLES samples. */
-static double best_other_median(const struct timer *t, const struct tprog *p)
-{
-	double best = HUGE_VAL;
-
-	for (size_t i = 0; i < t->nprogs; i++) {
-		const struct tprog *q = &t->progs[i];
-		struct stats st;
-
-		if (q == p || q->failed || q->nsamples < OUTCLASS_SAMPLES)
-			continue;
-		stats_compute(q->samples, q->nsamples, &st);
-		best = fmin(best, st.median);
-	}
-	return best;
-}
-
-/*
- * Whether p cannot rank near the top of this batch: it has
- * OUTCLASS_SAMPLES samples, taken in as many rounds, and even its fastest
- * is slower than measurement.outclass times another program's median.
- * The reference and the baseline are never outclassed: every speedup is
- * measured against them.
- */
-static int outclassed(const struct timer *t, const struct tprog *p)
-{
-	struct stats st;
-
-	if (t->b.measure.outclass <= 0 || p->nsamples < OUTCLASS_SAMPLES ||
-	    !strcmp(p->id, "reference") || (t->b.baseline && !strcmp(p->id, t->b.baseline->id)))
-		return 0;
-	stats_compute(p->samples, p->nsamples, &st);
-	return st.min > t->b.measure.outclass * best_other_median(t, p);
-}
-
-/*
- * Done at max_samples or max_time_ms, or once outclassed (its figure is
- * then known less well, which no ranking decision needs); else, past
- * min_samples, once the timed time reaches min_time_ms or the median is
- * known within measurement.precision (stats_median_ci_rel): more samples of
- * a kernel whose median is already that certain tell the ranking nothing
- * it acts on.  Sets p->stopped_by.
- */
-static int is_done(const struct timer *t, struct tprog *p)
-{
-	const struct measure_spec *m = &t->b.measure;
-
-	if ((int)p->nsamples >= m->max_samples)
-		p->stopped_by = "max_samples";
-	else if (p->total_ms >= m->max_time_ms)
-		p->stopped_by = "max_time_ms";
-	else if (outclassed(t, p))
-		p->stopped_by = "outclassed";
-	else if ((int)p->nsamples < m->min_samples)
-		return 0;
-	else if (p->total_ms >= m->min_time_ms)
-		p->stopped_by = "min_time_ms";
-	else if (m->precision > 0 && stats_median_ci_rel(p->samples, p->nsamples) <= m->precision)
-		p->stopped_by = "precision";
-	else
-		return 0;
-	return 1;
-}
-
 static void add_sample(struct tprog *p, double ms, double host, size_t round)
 {
 	p->samples = xreallocarray(p->samples, p->nsamples + 1, sizeof(double));
@@ -675,10 +607,10 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 		add_sample(p, ms, host, round);
 		verify_outputs(t, p, p->nsamples);
 		if (!p->failed)
-			verify_memory(t, p, p->nsamples, p->nsamples == 1 || is_done(t, p));
+			verify_memory(t, p, p->nsamples, p->nsamples == 1 || timing_done(t, p));
 		else
 			world_paint_guards(&t->w, t->msg, sizeof(t->msg));
-		if (!p->failed && is_done(t, p))
+		if (!p->failed && timing_done(t, p))
 			p->active = 0;
 	}
 	active = 0;

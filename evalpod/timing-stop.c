@@ -1,0 +1,68 @@
+/*
+ * timing-stop.c - the timing worker's stopping rules: when a program has
+ * been sampled enough (timing-internal.h, timing_done).
+ */
+#include "timing-internal.h"
+#include "stats.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Samples a program has before the outclass rule may end its sampling. */
+#define OUTCLASS_SAMPLES 3
+
+/* The smallest median of the other programs with OUTCLASS_SAMPLES samples. */
+static double best_other_median(const struct timer *t, const struct tprog *p)
+{
+	double best = HUGE_VAL;
+
+	for (size_t i = 0; i < t->nprogs; i++) {
+		const struct tprog *q = &t->progs[i];
+		struct stats st;
+
+		if (q == p || q->failed || q->nsamples < OUTCLASS_SAMPLES)
+			continue;
+		stats_compute(q->samples, q->nsamples, &st);
+		best = fmin(best, st.median);
+	}
+	return best;
+}
+
+/*
+ * Whether p cannot rank near the top of this batch: it has
+ * OUTCLASS_SAMPLES samples, taken in as many rounds, and even its fastest
+ * is slower than measurement.outclass times another program's median.
+ * The reference and the baseline are never outclassed: every speedup is
+ * measured against them.
+ */
+static int outclassed(const struct timer *t, const struct tprog *p)
+{
+	struct stats st;
+
+	if (t->b.measure.outclass <= 0 || p->nsamples < OUTCLASS_SAMPLES ||
+	    !strcmp(p->id, "reference") || (t->b.baseline && !strcmp(p->id, t->b.baseline->id)))
+		return 0;
+	stats_compute(p->samples, p->nsamples, &st);
+	return st.min > t->b.measure.outclass * best_other_median(t, p);
+}
+
+int timing_done(const struct timer *t, struct tprog *p)
+{
+	const struct measure_spec *m = &t->b.measure;
+
+	if ((int)p->nsamples >= m->max_samples)
+		p->stopped_by = "max_samples";
+	else if (p->total_ms >= m->max_time_ms)
+		p->stopped_by = "max_time_ms";
+	else if (outclassed(t, p))
+		p->stopped_by = "outclassed";
+	else if ((int)p->nsamples < m->min_samples)
+		return 0;
+	else if (p->total_ms >= m->min_time_ms)
+		p->stopped_by = "min_time_ms";
+	else if (m->precision > 0 && stats_median_ci_rel(p->samples, p->nsamples) <= m->precision)
+		p->stopped_by = "precision";
+	else
+		return 0;
+	return 1;
+}
