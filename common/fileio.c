@@ -99,6 +99,17 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+int file_mark(const char *path, char *msg, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0 && errno != EEXIST)
+		return kerr_set(msg, n, KERR_IO, "cannot create '%s': %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
 int file_write_atomic(const char *path, const void *data, size_t len, char *msg, size_t n)
 {
 	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());

@@ -27,6 +27,14 @@ int file_read_untrusted(const char *path, size_t max, char **out, size_t *len, c
  */
 int file_write_atomic(const char *path, const void *data, size_t len, char *msg, size_t n);
 
+/*
+ * Creates path as an empty file, a marker whose presence is what counts, in
+ * a directory another process may write to: O_EXCL, so no link planted
+ * there is followed.  One already there counts as made.  Returns 0 or
+ * KERR_IO with msg naming the path and errno.
+ */
+int file_mark(const char *path, char *msg, size_t n);
+
 /* mkdir -p; mode 0755.  Returns 0 or KERR_IO. */
 int dir_make(const char *path, char *msg, size_t n);
 

@@ -491,15 +491,16 @@ static int listed(const char *path, const char *id)
 }
 
 /*
- * When the front end builds this program (its id in p/.ids), waits until
- * the program is there (p/ID), the front end gave up on it (p/.failed-ID)
- * or ended (p/.end, the parent's), at most FRONTEND_WAIT_MS.  Returns the
- * milliseconds waited, or -1 when there was nothing to wait for.
+ * When the front end builds this program (its id in pdir/.ids), waits
+ * until the program is there (mine, pdir/ID), the front end gave up on it
+ * (pdir/.failed-ID) or ended (pdir/.end, the parent's), at most
+ * FRONTEND_WAIT_MS.  Returns the milliseconds waited, or -1 when there was
+ * nothing to wait for.
  */
-static double frontend_wait(const char *pdir, const char *id)
+static double frontend_wait(const char *pdir, const char *id, const char *mine)
 {
-	char *ids = xasprintf("%s/.ids", pdir), *mine = xasprintf("%s/%s", pdir, id);
-	char *failed = xasprintf("%s/.failed-%s", pdir, id), *end = xasprintf("%s/.end", pdir);
+	char *ids = xasprintf("%s/.ids", pdir), *failed = xasprintf("%s/.failed-%s", pdir, id);
+	char *end = xasprintf("%s/.end", pdir);
 	double t0 = clrt_now_ms(), waited = -1;
 
 	if (listed(ids, id)) {
@@ -509,7 +510,6 @@ static double frontend_wait(const char *pdir, const char *id)
 		waited = clrt_now_ms() - t0;
 	}
 	free(ids);
-	free(mine);
 	free(failed);
 	free(end);
 	return waited;
@@ -532,9 +532,9 @@ static char *adopt_frontend(struct ck *c, struct pocl_progs *before, double *fe_
 	if (!cache || !strcmp(c->id, "reference") || !clrt_is_pocl(&c->rt.info))
 		return NULL;
 	pdir = xasprintf("%s/w/frontend/p", c->work);
-	*wait_ms = frontend_wait(pdir, c->id);
+	from = xasprintf("%s/%s", pdir, c->id);
+	*wait_ms = frontend_wait(pdir, c->id, from);
 	free(pdir);
-	from = xasprintf("%s/w/frontend/p/%s", c->work, c->id);
 	adopted = pocladopt_take(from, cache, before, why, sizeof(why));
 	if (!adopted && *why)
 		log_info("compiling here: %s", why);

@@ -36,7 +36,6 @@
 #include "xalloc.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -177,34 +176,29 @@ static int screen_refuses(const struct source_spec *src, char *why, size_t n)
 /*
  * The front end has ended (built everything, failed or was killed): a
  * check worker waiting for its program stops waiting (check.c).  The
- * directory is the front end's to write, so the marker is created where
- * nothing is (O_EXCL: no link planted there is followed); one already
- * there ends the waits just the same.
+ * directory is the front end's to write: file_mark follows no link.
  */
 static void frontend_finished(void *ctx, struct job *j)
 {
 	struct run *r = ctx;
-	char *path = xasprintf("%s/w/frontend/p/.end", r->work);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	char *path = xasprintf("%s/w/frontend/p/.end", r->work), msg[512];
 
-	if (fd >= 0)
-		close(fd);
-	else if (errno != EEXIST)
-		log_warn("cannot create '%s': %s", path, strerror(errno));
+	if (file_mark(path, msg, sizeof(msg)))
+		log_warn("%s", msg);
 	free(path);
 }
 
 /*
  * The front-end worker's job (frontend.c): it builds the programs the
- * screen lets through, in the order their checks start
- * (WORK/w/frontend/ids.txt); the same list in WORK/w/frontend/p/.ids tells
- * their check workers to wait for it.  Returns 1 when there is one (fe set
- * up, beside the others), else 0.
+ * screen lets through, in the order their checks start, as listed in
+ * WORK/w/frontend/p/.ids, where their check workers read that they are to
+ * wait for it.  Returns 1 when there is one (fe set up, beside the
+ * others), else 0.
  */
 static int frontend_job(struct run *r, struct job *fe)
 {
 	struct sbuf ids = SBUF_INIT;
-	char why[1024], *path, *wait;
+	char why[1024], *path;
 	int rc;
 
 	if (getenv("EVALPOD_NO_FRONTEND"))
@@ -216,15 +210,9 @@ static int frontend_job(struct run *r, struct job *fe)
 		sbuf_release(&ids);
 		return 0;
 	}
-	path = xasprintf("%s/w/frontend/ids.txt", r->work);
-	wait = xasprintf("%s/w/frontend/p/.ids", r->work);
+	path = xasprintf("%s/w/frontend/p/.ids", r->work);
 	rc = file_write_atomic(path, ids.buf, ids.len, r->msg, sizeof(r->msg));
-	if (!rc)
-		rc = file_write_atomic(wait, ids.buf, ids.len, r->msg, sizeof(r->msg));
-	if (rc)
-		unlink(wait);
 	free(path);
-	free(wait);
 	sbuf_release(&ids);
 	if (rc)
 		return 0; /* the checks compile for themselves */

@@ -9,11 +9,11 @@
  * library (about 0.4 s of CPU on the CI host); a build that finds its
  * program.bc in the cache parses nothing, and the compile at the first
  * launch does not need the library either.  The worker builds the programs
- * in WORK/w/frontend/ids.txt, in the order their check workers start; after
+ * in WORK/w/frontend/p/.ids, in the order their check workers start; after
  * each build it moves the one program directory PoCL made into
  * WORK/w/frontend/p/ID/, with one rename, so a check worker sees the
- * directory whole or not at all.  A check worker of a program listed in
- * WORK/w/frontend/p/.ids waits for its directory, for at most a few
+ * directory whole or not at all.  A check worker of a program in that list
+ * waits for its directory, for at most a few
  * seconds (check.c), unless this worker has written p/.failed-ID (not
  * built, or not handed over) or the parent p/.end (this worker ended);
  * after that wait it compiles for itself, as when there is no front end.
@@ -110,14 +110,14 @@ static void give_up(const char *dir, const char *id, int built)
 
 	if (!built)
 		log_info("front end: %s: not built (its check worker will say why)", id);
-	if (file_write_atomic(path, "", 0, msg, sizeof(msg)))
+	if (file_mark(path, msg, sizeof(msg)))
 		log_info("front end: %s", msg);
 	free(path);
 }
 
 int worker_frontend(const char *work)
 {
-	char *dir = worker_dir(work, "frontend"), *path = xasprintf("%s/ids.txt", dir);
+	char *dir = worker_dir(work, "frontend"), *path = xasprintf("%s/p/.ids", dir);
 	char *reads[2] = { xasprintf("%s/batch.json", work), NULL };
 	char *text = NULL, *save = NULL, msg[1024], *pdir = xasprintf("%s/p", dir);
 	const char *cache = getenv("POCL_CACHE_DIR");

@@ -52,17 +52,13 @@ struct llvm_c {
 	char *(*print)(void *mod);
 };
 
-struct llvm_found {
-	char *path;
-};
-
+/* dl_iterate_phdr's callback: the path of a loaded libLLVM* into *(char **)data. */
 static int find_llvm(struct dl_phdr_info *info, size_t size, void *data)
 {
-	struct llvm_found *f = data;
 	const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
 
 	if (slash && !strncmp(slash + 1, "libLLVM", 7)) {
-		f->path = xstrdup(info->dlpi_name);
+		*(char **)data = xstrdup(info->dlpi_name);
 		return 1;
 	}
 	return 0;
@@ -85,15 +81,15 @@ static const struct llvm_c *loaded_llvm(void)
 {
 	static struct llvm_c api;
 	static int looked;
-	struct llvm_found f = { NULL };
+	char *path = NULL;
 	void *lib;
 
 	if (looked)
 		return api.print ? &api : NULL;
 	looked = 1;
-	dl_iterate_phdr(find_llvm, &f);
-	lib = f.path ? dlopen(f.path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
-	free(f.path);
+	dl_iterate_phdr(find_llvm, &path);
+	lib = path ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+	free(path);
 	if (!lib || LLVM_SYM(lib, "LLVMContextCreate", api.context_create) ||
 	    LLVM_SYM(lib, "LLVMCreateMemoryBufferWithContentsOfFile", api.buffer_from_file) ||
 	    LLVM_SYM(lib, "LLVMParseBitcodeInContext2", api.parse) ||

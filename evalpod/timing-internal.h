@@ -2,7 +2,8 @@
  * timing-internal.h - what the parts of the timing worker share:
  * timing.c (opening the timer, building, warming up and sampling the
  * programs in rounds), timing-stop.c (when a program's sampling is done)
- * and timing-report.c (time.json, traces, the device peaks).  Not for use outside them; worker.h declares worker_time().
+ * and timing-report.c (time.json, traces, the device peaks).  Not for use
+ * outside them; worker.h declares worker_time().
  */
 #ifndef EVALPOD_TIMING_INTERNAL_H
 #define EVALPOD_TIMING_INTERNAL_H
@@ -34,6 +35,7 @@ struct tprog {
 	size_t nsamples;
 	size_t runs; /* timed or warm-up runs so far: picks the next input set */
 	double total_ms;
+	double median, fastest; /* of samples[0..nsamples), kept by add_sample */
 	double first_launch_ms, rebuild_ms;
 	const char *stopped_by; /* the stopping rule that ended its sampling */
 	json_t *doc;            /* this program's entry in time.json */

@@ -18,12 +18,9 @@ static double best_other_median(const struct timer *t, const struct tprog *p)
 
 	for (size_t i = 0; i < t->nprogs; i++) {
 		const struct tprog *q = &t->progs[i];
-		struct stats st;
 
-		if (q == p || q->failed || q->nsamples < OUTCLASS_SAMPLES)
-			continue;
-		stats_compute(q->samples, q->nsamples, &st);
-		best = fmin(best, st.median);
+		if (q != p && !q->failed && q->nsamples >= OUTCLASS_SAMPLES)
+			best = fmin(best, q->median);
 	}
 	return best;
 }
@@ -37,13 +34,10 @@ static double best_other_median(const struct timer *t, const struct tprog *p)
  */
 static int outclassed(const struct timer *t, const struct tprog *p)
 {
-	struct stats st;
-
 	if (t->b.measure.outclass <= 0 || p->nsamples < OUTCLASS_SAMPLES ||
 	    !strcmp(p->id, "reference") || (t->b.baseline && !strcmp(p->id, t->b.baseline->id)))
 		return 0;
-	stats_compute(p->samples, p->nsamples, &st);
-	return st.min > t->b.measure.outclass * best_other_median(t, p);
+	return p->fastest > t->b.measure.outclass * best_other_median(t, p);
 }
 
 int timing_done(const struct timer *t, struct tprog *p)

@@ -42,6 +42,7 @@
 #include "prog.h"
 #include "screen.h"
 #include "splitmix.h"
+#include "stats.h"
 #include "world.h"
 #include "xalloc.h"
 
@@ -568,6 +569,8 @@ static void share_reps(struct timer *t)
 
 static void add_sample(struct tprog *p, double ms, double host, size_t round)
 {
+	struct stats st;
+
 	p->samples = xreallocarray(p->samples, p->nsamples + 1, sizeof(double));
 	p->host = xreallocarray(p->host, p->nsamples + 1, sizeof(double));
 	p->round_of = xreallocarray(p->round_of, p->nsamples + 1, sizeof(size_t));
@@ -576,6 +579,9 @@ static void add_sample(struct tprog *p, double ms, double host, size_t round)
 	p->round_of[p->nsamples] = round;
 	p->nsamples++;
 	p->total_ms += ms * p->reps;
+	stats_compute(p->samples, p->nsamples, &st);
+	p->median = st.median;
+	p->fastest = st.min;
 }
 
 /* Visits the active programs in a shuffled order; returns how many remain. */

@@ -631,7 +631,7 @@ def check_workers_adopt_what_the_front_end_worker_built(ctx):
             continue
         fe_dir = os.path.join(tmpdir, works[0], "w", "frontend")
         try:
-            with open(os.path.join(fe_dir, "ids.txt"), encoding="utf-8") as f:
+            with open(os.path.join(fe_dir, "p", ".ids"), encoding="utf-8") as f:
                 listed = f.read().split()
         except OSError:
             listed = None

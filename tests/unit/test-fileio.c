@@ -1,6 +1,7 @@
 /*
  * test-fileio.c - common/fileio.c: every buffer file_read returns is
- * NUL-terminated, empty files included (callers treat it as a C string).
+ * NUL-terminated, empty files included (callers treat it as a C string);
+ * file_mark follows no link.
  *
  * Registered with MALLOC_PERTURB_ set, so that a buffer fresh from malloc
  * holds non-zero bytes and a missing terminator shows; ASan fills new
@@ -99,6 +100,31 @@ TEST(limits_and_missing_files_name_the_path)
 	CHECK_CONTAINS(msg, at("none"));
 }
 
+/*
+ * file_mark makes an empty file, takes one already there as made, and
+ * follows no link planted at the path: the link's target keeps its bytes.
+ */
+TEST(mark_follows_no_link)
+{
+	char *out = NULL, msg[256];
+	struct stat st;
+
+	CHECK(file_mark(at("mark"), msg, sizeof(msg)) == 0);
+	CHECK(stat(at("mark"), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0);
+	CHECK(file_mark(at("mark"), msg, sizeof(msg)) == 0);
+	write_bytes(at("target"), "keep", 4);
+	CHECK(symlink(at("target"), at("link")) == 0);
+	CHECK(file_mark(at("link"), msg, sizeof(msg)) == 0);
+	CHECK(file_read(at("target"), 16, &out, NULL, msg, sizeof(msg)) == 0);
+	CHECK_STR(out, "keep");
+	free(out);
+	CHECK(file_mark(at("none/mark"), msg, sizeof(msg)) == KERR_IO);
+	CHECK_CONTAINS(msg, at("none/mark"));
+	unlink(at("mark"));
+	unlink(at("link"));
+	unlink(at("target"));
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -108,6 +134,7 @@ int main(void)
 	RUN(terminated_whatever_the_size);
 	RUN(empty_file_is_an_empty_string);
 	RUN(limits_and_missing_files_name_the_path);
+	RUN(mark_follows_no_link);
 	rmdir(dir);
 	return test_summary();
 }
