@@ -40,8 +40,8 @@
  * PoCL links LLVM's shared library, so a process that has used PoCL has
  * the library llvm-dis would load already mapped, and its C API prints a
  * module exactly as llvm-dis does.  That saves llvm-dis's start (loading
- * and relocating the library: about 60 ms a run, against about 10 ms to
- * parse and print a matmul kernel).  Only a library already loaded is
+ * and relocating the library: 25 to 70 ms a run on a busy CI host,
+ * against 10 to 20 ms to parse and print a matmul kernel there).  Only a library already loaded is
  * used (RTLD_NOLOAD): loading one would cost what llvm-dis costs, and it
  * might not be the LLVM that wrote the bitcode.
  */
