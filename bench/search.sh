@@ -5,9 +5,10 @@
 # points of examples/matmul.yaml's space timed once on the CI device, with
 # their status and speedup over the naive reference): per strategy (the
 # tuner, uniform random sampling, the old evolutionary tuner) and budget
-# (12/24/48/96 evaluations, the template's round 0 counted), the median
-# and the worst over SEEDS seeds (default 20) of the best speedup found
-# divided by the best recorded.  Without the recorded space it falls back
+# (12/24/48/96 evaluations, each a session of its own, the template's
+# round 0 counted), the median and the worst over SEEDS seeds (default 20)
+# of the best speedup found divided by the best recorded.  Without the
+# recorded space it falls back
 # to the synthetic fixtures and says so.  DATASET, SEEDS, BATCH override.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -268,6 +268,7 @@ static int sim_round(struct sim *sm, struct proposer *p, int round, size_t want,
 				   .mode = NAV_EXPLOIT,
 				   .want = want,
 				   .budget_left = left,
+				   .last = left <= want,
 				   .rng = &sm->rng };
 	struct proposal *props = NULL;
 	int rc;
@@ -368,11 +369,18 @@ static json_t *simulate_strategy(struct proposer *p, const struct spec *s, const
 	best = xcalloc(maxb, sizeof(*best));
 	frac = xcalloc(o->nbudgets * ns, sizeof(*frac));
 	oc.tracing = o->tracing ? name : NULL;
-	for (size_t seed = 1; !rc && seed <= ns; seed++) {
-		rc = sim_run(p, s, bl, ds, tmpl, seed, &oc, maxb, best, msg, n);
-		for (size_t b = 0; !rc && b < o->nbudgets; b++)
-			frac[b * ns + seed - 1] = best[o->budgets[b] - 1] / ds->best;
-	}
+	/*
+	 * A session of its own for every budget: a session knows how many
+	 * evaluations it has left (budget_left), and the tuner spends its
+	 * last round differently from the others.
+	 */
+	for (size_t seed = 1; !rc && seed <= ns; seed++)
+		for (size_t b = 0; !rc && b < o->nbudgets; b++) {
+			size_t budget = (size_t)o->budgets[b];
+
+			rc = sim_run(p, s, bl, ds, tmpl, seed, &oc, budget, best, msg, n);
+			frac[b * ns + seed - 1] = rc ? 0 : best[budget - 1] / ds->best;
+		}
 	if (!rc)
 		res = json_pack("{s:s, s:o}", "strategy", name, "budgets",
 				strategy_result(o, frac));

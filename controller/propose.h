@@ -57,6 +57,7 @@ struct propose_ctx {
 	size_t nparents;
 	size_t want;             /* propose at most this many */
 	size_t budget_left;      /* evaluations left in the session */
+	int last;                /* the session's last search round, as its budgets stand */
 	uint64_t *rng;           /* the session's random state (advance it) */
 	const char *learnings;   /* the learnings file's text, may be NULL */
 	struct session *session; /* for the model proposer's context and records */

@@ -76,6 +76,8 @@ def table_shape():
             check(b["worst"] == min(f), "worst is the smallest fraction")
             srt = sorted(f)
             check(abs(b["median"] - (srt[9] + srt[10]) / 2) < 1e-9, "median of 20")
+        if s["strategy"] != "random":
+            continue  # their last rounds differ: each budget is a session of its own
         for i in range(20):
             seq = [b["fractions"][i] for b in s["budgets"]]
             check(seq == sorted(seq), "a larger budget never finds less (seed %d)" % (i + 1))
@@ -130,6 +132,21 @@ def trace_lists_each_evaluation():
     check(all(line.startswith("tune seed 1 r0") for line in lines), "strategy, seed, id")
     check(sum("space-filling point" in line for line in lines) == 8, "round 1 fills the space")
     check(sum(": model: EI " in line for line in lines) == 3, "then the model")
+
+
+@test
+def each_budget_is_a_session_whose_last_round_follows_the_model():
+    r = kctl(SMOOTH, "--seeds", "1", "--budgets", "12,48", "--strategy", "tune", "--trace")
+    check(r.returncode == 0, r.stderr)
+    lines = r.stderr.splitlines()
+    check(len(lines) == 11 + 47, "a session of 12 evaluations, then one of 48: %d lines"
+          % len(lines))
+    first, second = lines[:11], lines[11:]
+    check(second[:11] == first, "the same seed, the same start")
+    last = [line for line in lines if ": model, last round: predicted " in line]
+    # 1 + 5 rounds of 8 = 41, so the 48-evaluation session's last round has 7;
+    # the 12-evaluation session's has too few measurements for the model's mean
+    check(last == second[-7:], "the 48-evaluation session's last round only: %r" % last)
 
 
 @test

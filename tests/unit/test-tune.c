@@ -217,6 +217,7 @@ struct sim {
 	uint64_t rng;
 	int round;
 	double (*score)(json_t *params); /* the made-up speedup; NULL: score() */
+	int last;                        /* the rounds asked for are the session's last */
 };
 
 static void sim_init(struct sim *sm, const struct fix *f, uint64_t seed)
@@ -323,6 +324,7 @@ static int sim_propose(struct sim *sm, struct proposer *p, enum nav_mode mode, s
 	ctx.nparents = sm->npar;
 	ctx.want = want;
 	ctx.budget_left = budget;
+	ctx.last = sm->last;
 	ctx.rng = &sm->rng;
 	rc = p->propose(p, &ctx, out, n, msg, sizeof(msg));
 	if (rc)
@@ -1048,6 +1050,78 @@ TEST(model_keeps_away_from_failures)
 	CHECK(walled < open);
 }
 
+/*
+ * Proposes 4 points of an 8 x 8 space where speedup grows with A, rows
+ * A = 0..3 measured but for (3, odd B) and, with few, only B = 0 and 4 of
+ * them, as the session's last round when last; returns the mean over the
+ * proposals of the model's predicted speedup and of its sd, as their
+ * rationales say, each rationale checked for want.
+ */
+static void last_round(int last, int few, const char *want, double *pred, double *sd)
+{
+	static const struct tdef ab[] = {
+		{ "A", { 0, 1, 2, 3, 4, 5, 6, 7 }, 8 },
+		{ "B", { 0, 1, 2, 3, 4, 5, 6, 7 }, 8 },
+	};
+	static const char ab_tmpl[] = "// EVOLVE-BLOCK-START\n#define A 0\n#define B 0\n"
+				      "// EVOLVE-BLOCK-END\n";
+	struct fix f;
+	struct proposer p;
+	struct sim sm;
+	struct proposal *props = NULL;
+	char msg[256] = "";
+	size_t n = 0, nok = 0;
+
+	fix_init(&f, ab_tmpl, ab, 2, NULL, 0, NULL, RENDER_DEFINE);
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, &f, 9);
+	sm.score = grows_with_a;
+	sm.last = last;
+	for (int a = 0; a <= 3; a++)
+		for (int b = 0; b < 8; b += few ? 4 : 1) {
+			json_t *x = json_pack("{s:i, s:i}", "A", a, "B", b);
+
+			if (a < 3 || b % 2 == 0) {
+				sim_add_params(&sm, x, "ok", NULL);
+				nok++;
+			}
+			json_decref(x);
+		}
+	CHECK(few ? nok < 24 : nok >= 24); /* the model's measurements against TUNE_LAST_MIN */
+	CHECK(sim_propose(&sm, &p, NAV_EXPLOIT, 4, 4, &props, &n) == 0);
+	CHECK(n == 4);
+	*pred = *sd = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *at = strstr(props[i].rationale, "predicted ");
+		double x = 0, y = 0;
+
+		CHECK_CONTAINS(props[i].rationale, want);
+		CHECK(at && sscanf(at, "predicted %lfx (sd %lf", &x, &y) == 2);
+		*pred += x / (double)n;
+		*sd += y / (double)n;
+	}
+	proposals_free(props, n);
+	sim_release(&sm);
+	proposer_close(&p);
+	fix_release(&f);
+}
+
+TEST(model_last_round_takes_what_the_model_expects_fastest)
+{
+	double ei_pred, ei_sd, last_pred, last_sd, few_pred, few_sd;
+
+	last_round(0, 0, "model: EI ", &ei_pred, &ei_sd);
+	last_round(1, 0, "model, last round: predicted ", &last_pred, &last_sd);
+	fprintf(stderr, "predicted speedup (sd): by expected improvement %.2f (%.2f), last round "
+			"%.2f (%.2f)\n",
+		ei_pred, ei_sd, last_pred, last_sd);
+	/* no later round to learn for: surer points, expected faster */
+	CHECK(last_pred > ei_pred);
+	CHECK(last_sd < ei_sd);
+	/* with few measurements the model's mean is not trusted over its doubt */
+	last_round(1, 1, "model: EI ", &few_pred, &few_sd);
+}
+
 TEST(restricted_space)
 {
 	static const struct {
@@ -1210,6 +1284,7 @@ int main(void)
 	RUN(model_first_round_fills_the_space);
 	RUN(model_beats_random_on_a_smooth_space);
 	RUN(model_keeps_away_from_failures);
+	RUN(model_last_round_takes_what_the_model_expects_fastest);
 	RUN(restricted_space);
 	RUN(deterministic);
 	RUN(want_zero);
