@@ -1112,8 +1112,9 @@ TEST(model_last_round_takes_what_the_model_expects_fastest)
 
 	last_round(0, 0, "model: EI ", &ei_pred, &ei_sd);
 	last_round(1, 0, "model, last round: predicted ", &last_pred, &last_sd);
-	fprintf(stderr, "predicted speedup (sd): by expected improvement %.2f (%.2f), last round "
-			"%.2f (%.2f)\n",
+	fprintf(stderr,
+		"predicted speedup (sd): by expected improvement %.2f (%.2f), last round "
+		"%.2f (%.2f)\n",
 		ei_pred, ei_sd, last_pred, last_sd);
 	/* no later round to learn for: surer points, expected faster */
 	CHECK(last_pred > ei_pred);
