@@ -995,12 +995,8 @@ static double grows_with_a(json_t *params)
 	return 1 + (double)param(params, "A");
 }
 
-/*
- * Proposes 6 points of an 8 x 8 space where speedup grows with A and rows
- * A = 0..4 were measured, the row A = 5 failed its check too when
- * with_failures; returns how many proposals have A >= 5.
- */
-static size_t proposals_beyond(int with_failures)
+/* An 8 x 8 space of A and B, nothing measured yet, where speedup grows with A. */
+static void ab_open(struct fix *f, struct proposer *p, struct sim *sm, uint64_t seed)
 {
 	static const struct tdef ab[] = {
 		{ "A", { 0, 1, 2, 3, 4, 5, 6, 7 }, 8 },
@@ -1008,17 +1004,28 @@ static size_t proposals_beyond(int with_failures)
 	};
 	static const char ab_tmpl[] = "// EVOLVE-BLOCK-START\n#define A 0\n#define B 0\n"
 				      "// EVOLVE-BLOCK-END\n";
+	char msg[256] = "";
+
+	fix_init(f, ab_tmpl, ab, 2, NULL, 0, NULL, RENDER_DEFINE);
+	CHECK(tune_open(p, &f->s, msg, sizeof(msg)) == 0);
+	sim_init(sm, f, seed);
+	sm->score = grows_with_a;
+}
+
+/*
+ * Proposes 6 points of an 8 x 8 space where speedup grows with A and rows
+ * A = 0..4 were measured, the row A = 5 failed its check too when
+ * with_failures; returns how many proposals have A >= 5.
+ */
+static size_t proposals_beyond(int with_failures)
+{
 	struct fix f;
 	struct proposer p;
 	struct sim sm;
 	struct proposal *props = NULL;
-	char msg[256] = "";
 	size_t n = 0, high = 0;
 
-	fix_init(&f, ab_tmpl, ab, 2, NULL, 0, NULL, RENDER_DEFINE);
-	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
-	sim_init(&sm, &f, 5);
-	sm.score = grows_with_a;
+	ab_open(&f, &p, &sm, 5);
 	for (int a = 0; a <= (with_failures ? 5 : 4); a++)
 		for (int b = 0; b < 8; b += a == 5 ? 1 : 3) {
 			json_t *x = json_pack("{s:i, s:i}", "A", a, "B", b);
@@ -1059,23 +1066,13 @@ TEST(model_keeps_away_from_failures)
  */
 static void last_round(int last, int few, const char *want, double *pred, double *sd)
 {
-	static const struct tdef ab[] = {
-		{ "A", { 0, 1, 2, 3, 4, 5, 6, 7 }, 8 },
-		{ "B", { 0, 1, 2, 3, 4, 5, 6, 7 }, 8 },
-	};
-	static const char ab_tmpl[] = "// EVOLVE-BLOCK-START\n#define A 0\n#define B 0\n"
-				      "// EVOLVE-BLOCK-END\n";
 	struct fix f;
 	struct proposer p;
 	struct sim sm;
 	struct proposal *props = NULL;
-	char msg[256] = "";
 	size_t n = 0, nok = 0;
 
-	fix_init(&f, ab_tmpl, ab, 2, NULL, 0, NULL, RENDER_DEFINE);
-	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
-	sim_init(&sm, &f, 9);
-	sm.score = grows_with_a;
+	ab_open(&f, &p, &sm, 9);
 	sm.last = last;
 	for (int a = 0; a <= 3; a++)
 		for (int b = 0; b < 8; b += few ? 4 : 1) {
