@@ -5,7 +5,13 @@
  * Not a preprocessor: it reads the source line by line with comments
  * blanked, which is what launch geometry needs (templates define their
  * sizes as plain integer macros) and cannot be led astray by code it does
- * not understand, since anything it cannot evaluate is skipped.
+ * not understand, since anything it cannot evaluate is skipped.  It
+ * follows the conditionals it can decide without evaluating anything,
+ * #ifdef, #ifndef, #elifdef, #elifndef and #else after them, because a
+ * program that sets a tunable before the template's guarded default
+ * ("#define WX 1" then "#ifndef WX / #define WX 8 / #endif", as kctl's
+ * best.cl does) compiles with the first value; an #if or #elif on an
+ * expression is followed as if true, both ways.
  */
 #include "defines.h"
 #include "xalloc.h"
@@ -107,6 +113,127 @@ static int define_split(char *line, char **name, char **body)
 	return 1;
 }
 
+/* Conditionals nested deeper than this are followed as if true. */
+#define COND_MAX 64
+
+/* One open conditional: how its current branch was decided. */
+enum cond {
+	COND_TAKEN,   /* decided, and this branch is the one compiled */
+	COND_SKIPPED, /* decided, and this branch is not compiled */
+	COND_UNKNOWN, /* an expression: followed as if compiled */
+};
+
+struct conds {
+	enum cond c[COND_MAX];
+	char taken[COND_MAX]; /* an earlier branch was compiled */
+	size_t depth;         /* may pass COND_MAX: those levels are unknown */
+};
+
+/* Whether the lines at this point are compiled, as far as known. */
+static int conds_active(const struct conds *cs)
+{
+	size_t n = cs->depth < COND_MAX ? cs->depth : COND_MAX;
+
+	for (size_t i = 0; i < n; i++)
+		if (cs->c[i] == COND_SKIPPED)
+			return 0;
+	return 1;
+}
+
+/*
+ * If line is a conditional directive, updates cs and returns 1.  macros
+ * holds every name defined as a macro at this point (value 1; 0 after
+ * #undef).
+ */
+static int conds_line(struct conds *cs, const char *line, const struct expr_vars *macros)
+{
+	static const char ws[] = " \t\r\f\v";
+	const char *p = line + strspn(line, ws), *arg;
+	size_t dl, top = cs->depth ? cs->depth - 1 : 0;
+	int64_t v = 0;
+	int known, defined = 0, negate;
+	char name[NAME_MAX_LEN + 1];
+
+	if (*p++ != '#')
+		return 0;
+	p += strspn(p, ws);
+	dl = ident_len(p);
+	arg = p + dl + strspn(p + dl, ws);
+	negate = (dl == 6 && !strncmp(p, "ifndef", 6)) || (dl == 8 && !strncmp(p, "elifndef", 8));
+	known = negate || (dl == 5 && !strncmp(p, "ifdef", 5)) ||
+		(dl == 7 && !strncmp(p, "elifdef", 7));
+	if (known) {
+		size_t nl = ident_len(arg);
+
+		known = nl && nl <= NAME_MAX_LEN;
+		if (known) {
+			memcpy(name, arg, nl);
+			name[nl] = '\0';
+			defined = !expr_vars_get(macros, name, &v) && v;
+		}
+	}
+	if ((dl == 2 && !strncmp(p, "if", 2)) || (dl == 5 && !strncmp(p, "ifdef", 5)) ||
+	    (dl == 6 && !strncmp(p, "ifndef", 6))) {
+		if (cs->depth++ < COND_MAX) {
+			cs->c[cs->depth - 1] = !known              ? COND_UNKNOWN
+					       : defined != negate ? COND_TAKEN
+								   : COND_SKIPPED;
+			cs->taken[cs->depth - 1] = cs->c[cs->depth - 1] == COND_TAKEN;
+		}
+		return 1;
+	}
+	if (!cs->depth)
+		return dl == 4 && (!strncmp(p, "elif", 4) || !strncmp(p, "else", 4));
+	if (dl == 5 && !strncmp(p, "endif", 5)) {
+		cs->depth--;
+		return 1;
+	}
+	if (top >= COND_MAX)
+		return (dl == 4 && (!strncmp(p, "elif", 4) || !strncmp(p, "else", 4))) ||
+		       (dl == 7 && !strncmp(p, "elifdef", 7)) || (dl == 8 && negate);
+	if (dl == 4 && !strncmp(p, "else", 4)) {
+		if (cs->c[top] != COND_UNKNOWN)
+			cs->c[top] = cs->taken[top] ? COND_SKIPPED : COND_TAKEN;
+		return 1;
+	}
+	if ((dl == 4 && !strncmp(p, "elif", 4)) || (dl == 7 && !strncmp(p, "elifdef", 7)) ||
+	    (dl == 8 && negate)) {
+		if (cs->c[top] == COND_UNKNOWN)
+			return 1; /* the branches before were not decided: neither is this */
+		if (cs->taken[top])
+			cs->c[top] = COND_SKIPPED;
+		else if (!known)
+			cs->c[top] = COND_UNKNOWN;
+		else
+			cs->c[top] = defined != negate ? COND_TAKEN : COND_SKIPPED;
+		cs->taken[top] |= cs->c[top] == COND_TAKEN;
+		return 1;
+	}
+	return 0;
+}
+
+/* If line is "#undef NAME", marks NAME undefined in macros. */
+static void undef_line(const char *line, struct expr_vars *macros)
+{
+	static const char ws[] = " \t\r\f\v";
+	const char *p = line + strspn(line, ws);
+	char name[NAME_MAX_LEN + 1];
+	size_t nl;
+
+	if (*p++ != '#')
+		return;
+	p += strspn(p, ws);
+	if (strncmp(p, "undef", 5) || !p[5] || !strchr(ws, p[5]))
+		return;
+	p += 5 + strspn(p + 5, ws);
+	nl = ident_len(p);
+	if (!nl || nl > NAME_MAX_LEN)
+		return;
+	memcpy(name, p, nl);
+	name[nl] = '\0';
+	expr_vars_set(macros, name, 0);
+}
+
 /* Evaluates and sets one option definition "NAME" or "NAME=VALUE"; marks it in given. */
 static void option_define(const char *def, struct expr_vars *vars, struct expr_vars *given)
 {
@@ -147,18 +274,28 @@ static void collect_options(const char *options, struct expr_vars *vars, struct 
  */
 void defines_collect(const char *source, const char *options, struct expr_vars *vars)
 {
-	struct expr_vars given = EXPR_VARS_INIT;
+	struct expr_vars given = EXPR_VARS_INIT, macros = EXPR_VARS_INIT;
+	struct conds cs = { .depth = 0 };
 	char *text = strip_comments(source ? source : ""), *save = NULL, *line, *name, *body;
 	char why[WHY_LEN];
 	int64_t v;
 
 	collect_options(options ? options : "", vars, &given);
+	for (size_t i = 0; i < given.nr; i++)
+		expr_vars_set(&macros, given.v[i].name, 1);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!define_split(line, &name, &body) || !expr_vars_get(&given, name, &v))
+		if (conds_line(&cs, line, &macros) || !conds_active(&cs))
+			continue;
+		undef_line(line, &macros);
+		if (!define_split(line, &name, &body))
+			continue;
+		expr_vars_set(&macros, name, 1);
+		if (!expr_vars_get(&given, name, &v))
 			continue;
 		if (!expr_eval(body, expr_vars_lookup, vars, &v, why, sizeof(why)))
 			expr_vars_set(vars, name, v);
 	}
+	expr_vars_release(&macros);
 	expr_vars_release(&given);
 	free(text);
 }

@@ -20,8 +20,12 @@
  *
  * A build option wins over a #define of the same name (templates guard
  * their tunables with #ifndef), and a name set again replaces the value
- * before it.  Comments are ignored; conditionals are not followed (every
- * #define counts).  Macros that are function-like or not integer
+ * before it.  Comments are ignored.  #ifdef, #ifndef, #elifdef, #elifndef
+ * and their #else are followed (a name is defined by a build option or an
+ * earlier #define of any kind, until its #undef), so "#define WX 1" before
+ * a guarded "#define WX 8" keeps 1, as the compiler does; an #if or #elif
+ * on an expression is not evaluated and both its ways count.  Macros that
+ * are function-like or not integer
  * expressions, and options whose value does not evaluate, are skipped:
  * a name they would have set stays unknown.  source and options may be
  * NULL (none).  Always succeeds.

@@ -11,6 +11,7 @@ the machine (times, GFLOP/s, ratios), the session id and the device name
 are replaced by placeholders before the comparison; everything else must
 match byte for byte.  With UPDATE_GOLDEN=1 the goldens are rewritten.
 """
+import glob
 import json
 import os
 import re
@@ -199,6 +200,19 @@ def passing(kctl, evalpod, data, goldens):
               f"$GITHUB_OUTPUT: pass with the figures ({out})")
         check(not [l for l in res.stdout.splitlines() if l.startswith("::")],
               "no annotation for a passing kernel")
+        # a kernel that sets a tunable above the template's guarded default, as
+        # kctl's best.cl does, launches with its own value: global = n / 4
+        with open(os.path.join(sc.tmp, "best.cl"), "w", encoding="utf-8") as f:
+            f.write("#define U 4\n" + sc.template)
+        res = sc.run(["--kernel", "best.cl", "--threshold", "50", "--out", "best-out"])
+        got = None
+        for path in glob.glob(os.path.join(sc.tmp, "best-out", "*", "rounds", "r000",
+                                           "results", "kernel-1.json")):
+            with open(path, encoding="utf-8") as f:
+                got = json.load(f)["performance"]["launch"][0]["global"]
+        check(res.returncode == 0 and got == [262144 // 4],
+              f"#define U 4 above the guarded default: launched over n / 4 work-items "
+              f"(exit {res.returncode}, global {got})")
         # a broken baseline (the target branch's kernel) does not fail the fix
         wrong = sc.kernel("wrong.cl", *BAD_OP)
         res = sc.run(["--kernel", fine, "--baseline", wrong])
