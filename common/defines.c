@@ -140,6 +140,46 @@ static int conds_active(const struct conds *cs)
 	return 1;
 }
 
+/* The conditional directives, by how they open, continue or close a conditional. */
+enum dir { DIR_NONE, DIR_IF, DIR_ELIF, DIR_ELSE, DIR_ENDIF };
+
+/*
+ * The directive at p (after the '#'), and whether its condition can be
+ * decided: *known set, and *holds to whether it holds, for the #ifdef
+ * forms, whose name is defined when macros holds it with a value of 1.
+ */
+static enum dir directive(const char *p, const struct expr_vars *macros, int *known, int *holds)
+{
+	static const struct {
+		const char *name;
+		enum dir dir;
+		int test; /* 0: an expression; 1: the name is defined; -1: it is not */
+	} dirs[] = {
+		{ "if", DIR_IF, 0 },     { "ifdef", DIR_IF, 1 },     { "ifndef", DIR_IF, -1 },
+		{ "elif", DIR_ELIF, 0 }, { "elifdef", DIR_ELIF, 1 }, { "elifndef", DIR_ELIF, -1 },
+		{ "else", DIR_ELSE, 0 }, { "endif", DIR_ENDIF, 0 },
+	};
+	size_t dl = ident_len(p), nl;
+	const char *arg = p + dl + strspn(p + dl, " \t\r\f\v");
+	char name[NAME_MAX_LEN + 1];
+	int64_t v = 0;
+
+	*known = *holds = 0;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (strlen(dirs[i].name) != dl || strncmp(p, dirs[i].name, dl))
+			continue;
+		nl = ident_len(arg);
+		if (dirs[i].test && nl && nl <= NAME_MAX_LEN) {
+			memcpy(name, arg, nl);
+			name[nl] = '\0';
+			*known = 1;
+			*holds = (!expr_vars_get(macros, name, &v) && v) == (dirs[i].test > 0);
+		}
+		return dirs[i].dir;
+	}
+	return DIR_NONE;
+}
+
 /*
  * If line is a conditional directive, updates cs and returns 1.  macros
  * holds every name defined as a macro at this point (value 1; 0 after
@@ -148,68 +188,42 @@ static int conds_active(const struct conds *cs)
 static int conds_line(struct conds *cs, const char *line, const struct expr_vars *macros)
 {
 	static const char ws[] = " \t\r\f\v";
-	const char *p = line + strspn(line, ws), *arg;
-	size_t dl, top = cs->depth ? cs->depth - 1 : 0;
-	int64_t v = 0;
-	int known, defined = 0, negate;
-	char name[NAME_MAX_LEN + 1];
+	const char *p = line + strspn(line, ws);
+	size_t top = cs->depth - 1;
+	int known, holds;
+	enum dir d;
 
 	if (*p++ != '#')
 		return 0;
-	p += strspn(p, ws);
-	dl = ident_len(p);
-	arg = p + dl + strspn(p + dl, ws);
-	negate = (dl == 6 && !strncmp(p, "ifndef", 6)) || (dl == 8 && !strncmp(p, "elifndef", 8));
-	known = negate || (dl == 5 && !strncmp(p, "ifdef", 5)) ||
-		(dl == 7 && !strncmp(p, "elifdef", 7));
-	if (known) {
-		size_t nl = ident_len(arg);
-
-		known = nl && nl <= NAME_MAX_LEN;
-		if (known) {
-			memcpy(name, arg, nl);
-			name[nl] = '\0';
-			defined = !expr_vars_get(macros, name, &v) && v;
-		}
-	}
-	if ((dl == 2 && !strncmp(p, "if", 2)) || (dl == 5 && !strncmp(p, "ifdef", 5)) ||
-	    (dl == 6 && !strncmp(p, "ifndef", 6))) {
-		if (cs->depth++ < COND_MAX) {
-			cs->c[cs->depth - 1] = !known              ? COND_UNKNOWN
-					       : defined != negate ? COND_TAKEN
-								   : COND_SKIPPED;
+	d = directive(p + strspn(p, ws), macros, &known, &holds);
+	if (d == DIR_NONE)
+		return 0;
+	if (d == DIR_IF) {
+		if (++cs->depth <= COND_MAX) {
+			cs->c[cs->depth - 1] = !known  ? COND_UNKNOWN
+					       : holds ? COND_TAKEN
+						       : COND_SKIPPED;
 			cs->taken[cs->depth - 1] = cs->c[cs->depth - 1] == COND_TAKEN;
 		}
 		return 1;
 	}
-	if (!cs->depth)
-		return dl == 4 && (!strncmp(p, "elif", 4) || !strncmp(p, "else", 4));
-	if (dl == 5 && !strncmp(p, "endif", 5)) {
+	if (!cs->depth) /* a stray one: the compiler refuses it */
+		return 1;
+	if (d == DIR_ENDIF) {
 		cs->depth--;
 		return 1;
 	}
-	if (top >= COND_MAX)
-		return (dl == 4 && (!strncmp(p, "elif", 4) || !strncmp(p, "else", 4))) ||
-		       (dl == 7 && !strncmp(p, "elifdef", 7)) || (dl == 8 && negate);
-	if (dl == 4 && !strncmp(p, "else", 4)) {
-		if (cs->c[top] != COND_UNKNOWN)
-			cs->c[top] = cs->taken[top] ? COND_SKIPPED : COND_TAKEN;
+	/* an undecided conditional's later branches are not decided either */
+	if (top >= COND_MAX || cs->c[top] == COND_UNKNOWN)
 		return 1;
-	}
-	if ((dl == 4 && !strncmp(p, "elif", 4)) || (dl == 7 && !strncmp(p, "elifdef", 7)) ||
-	    (dl == 8 && negate)) {
-		if (cs->c[top] == COND_UNKNOWN)
-			return 1; /* the branches before were not decided: neither is this */
-		if (cs->taken[top])
-			cs->c[top] = COND_SKIPPED;
-		else if (!known)
-			cs->c[top] = COND_UNKNOWN;
-		else
-			cs->c[top] = defined != negate ? COND_TAKEN : COND_SKIPPED;
-		cs->taken[top] |= cs->c[top] == COND_TAKEN;
-		return 1;
-	}
-	return 0;
+	if (cs->taken[top])
+		cs->c[top] = COND_SKIPPED;
+	else if (d == DIR_ELSE || known)
+		cs->c[top] = d == DIR_ELSE || holds ? COND_TAKEN : COND_SKIPPED;
+	else
+		cs->c[top] = COND_UNKNOWN;
+	cs->taken[top] |= cs->c[top] == COND_TAKEN;
+	return 1;
 }
 
 /* If line is "#undef NAME", marks NAME undefined in macros. */
