@@ -82,23 +82,40 @@ static char *strip_comments(const char *src)
 	return out;
 }
 
+static const char ws[] = " \t\r\f\v";
+
+/*
+ * If line is a preprocessing directive, returns its name (what follows the
+ * '#' and any blanks), else NULL.
+ */
+static const char *directive_name(const char *line)
+{
+	const char *p = line + strspn(line, ws);
+
+	return *p == '#' ? p + 1 + strspn(p + 1, ws) : NULL;
+}
+
+/* If the directive named at p is "word ARG", returns ARG (after its blanks), else NULL. */
+static const char *directive_arg(const char *p, const char *word)
+{
+	size_t wl = strlen(word);
+
+	if (!p || strncmp(p, word, wl) || !p[wl] || !strchr(ws, p[wl]))
+		return NULL;
+	return p + wl + strspn(p + wl, ws);
+}
+
 /*
  * If line (NUL-terminated, modified) is an object-like "#define NAME body",
  * points *name and *body into it and returns 1.
  */
 static int define_split(char *line, char **name, char **body)
 {
-	static const char ws[] = " \t\r\f\v";
-	char *p = line + strspn(line, ws);
+	char *p = (char *)directive_arg(directive_name(line), "define");
 	size_t nl, bl;
 
-	if (*p++ != '#')
+	if (!p)
 		return 0;
-	p += strspn(p, ws);
-	if (strncmp(p, "define", 6) || !p[6] || !strchr(ws, p[6]))
-		return 0;
-	p += 6;
-	p += strspn(p, ws);
 	nl = ident_len(p);
 	if (!nl || nl > NAME_MAX_LEN || (p[nl] && !strchr(ws, p[nl])))
 		return 0; /* no name, function-like "NAME(", or junk */
@@ -140,6 +157,17 @@ static int conds_active(const struct conds *cs)
 	return 1;
 }
 
+/* Whether the lines at this point are surely compiled: no undecided conditional encloses them. */
+static int conds_sure(const struct conds *cs)
+{
+	if (cs->depth > COND_MAX)
+		return 0;
+	for (size_t i = 0; i < cs->depth; i++)
+		if (cs->c[i] != COND_TAKEN)
+			return 0;
+	return 1;
+}
+
 /* The conditional directives, by how they open, continue or close a conditional. */
 enum dir { DIR_NONE, DIR_IF, DIR_ELIF, DIR_ELSE, DIR_ENDIF };
 
@@ -160,7 +188,7 @@ static enum dir directive(const char *p, const struct expr_vars *macros, int *kn
 		{ "else", DIR_ELSE, 0 }, { "endif", DIR_ENDIF, 0 },
 	};
 	size_t dl = ident_len(p), nl;
-	const char *arg = p + dl + strspn(p + dl, " \t\r\f\v");
+	const char *arg = p + dl + strspn(p + dl, ws);
 	char name[NAME_MAX_LEN + 1];
 	int64_t v = 0;
 
@@ -187,15 +215,14 @@ static enum dir directive(const char *p, const struct expr_vars *macros, int *kn
  */
 static int conds_line(struct conds *cs, const char *line, const struct expr_vars *macros)
 {
-	static const char ws[] = " \t\r\f\v";
-	const char *p = line + strspn(line, ws);
+	const char *p = directive_name(line);
 	size_t top = cs->depth - 1;
 	int known, holds;
 	enum dir d;
 
-	if (*p++ != '#')
+	if (!p)
 		return 0;
-	d = directive(p + strspn(p, ws), macros, &known, &holds);
+	d = directive(p, macros, &known, &holds);
 	if (d == DIR_NONE)
 		return 0;
 	if (d == DIR_IF) {
@@ -229,18 +256,10 @@ static int conds_line(struct conds *cs, const char *line, const struct expr_vars
 /* If line is "#undef NAME", marks NAME undefined in macros. */
 static void undef_line(const char *line, struct expr_vars *macros)
 {
-	static const char ws[] = " \t\r\f\v";
-	const char *p = line + strspn(line, ws);
+	const char *p = directive_arg(directive_name(line), "undef");
 	char name[NAME_MAX_LEN + 1];
-	size_t nl;
+	size_t nl = p ? ident_len(p) : 0;
 
-	if (*p++ != '#')
-		return;
-	p += strspn(p, ws);
-	if (strncmp(p, "undef", 5) || !p[5] || !strchr(ws, p[5]))
-		return;
-	p += 5 + strspn(p + 5, ws);
-	nl = ident_len(p);
 	if (!nl || nl > NAME_MAX_LEN)
 		return;
 	memcpy(name, p, nl);
@@ -282,9 +301,12 @@ static void collect_options(const char *options, struct expr_vars *vars, struct 
 }
 
 /*
- * Build options are read first and win: a template guards its tunables
- * with #ifndef, so "-DTM=8" both replaces "#define TM 4" and is what the
- * later "#define ROWS (TM * 2)" sees.
+ * Build options are read first: "-DTM=8" is what a later "#define ROWS
+ * (TM * 2)" sees, and a template's "#ifndef TM" guard skips its default.
+ * A #define of an option's name replaces its value where the compiler
+ * surely compiles it (as the compiler does, with a warning); under an
+ * undecided #if the option keeps its value, since the compiler may skip
+ * that #define.
  */
 void defines_collect(const char *source, const char *options, struct expr_vars *vars)
 {
@@ -304,7 +326,7 @@ void defines_collect(const char *source, const char *options, struct expr_vars *
 		if (!define_split(line, &name, &body))
 			continue;
 		expr_vars_set(&macros, name, 1);
-		if (!expr_vars_get(&given, name, &v))
+		if (!expr_vars_get(&given, name, &v) && !conds_sure(&cs))
 			continue;
 		if (!expr_eval(body, expr_vars_lookup, vars, &v, why, sizeof(why)))
 			expr_vars_set(vars, name, v);

@@ -18,9 +18,11 @@
  * "#define NAME body" of source whose body evaluates as an integer
  * expression, in source order, each over the names set before it.
  *
- * A build option wins over a #define of the same name (templates guard
- * their tunables with #ifndef), and a name set again replaces the value
- * before it.  Comments are ignored.  #ifdef, #ifndef, #elifdef, #elifndef
+ * A name set again replaces the value before it, an option's too when the
+ * #define is surely compiled (the compiler keeps the source's value, with a
+ * warning); under an #if that is not decided (below) an option keeps its
+ * value.  Templates guard their tunables with #ifndef, so there the option
+ * wins because the guarded default is skipped.  Comments are ignored.  #ifdef, #ifndef, #elifdef, #elifndef
  * and their #else are followed (a name is defined by a build option or an
  * earlier #define of any kind, until its #undef), so "#define WX 1" before
  * a guarded "#define WX 8" keeps 1, as the compiler does; an #if or #elif

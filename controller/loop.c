@@ -50,7 +50,7 @@ static int set_state(struct session *s, const char *state, const char *reason, c
  */
 static double eta_s(struct session *s, int round)
 {
-	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
+	int max_rounds = session_max_rounds(s);
 	long left = (long)(max_rounds - round) * s->spec.variants_per_round;
 	long budget = s->spec.max_evaluations - store_result_count(s->st, s->id);
 
@@ -69,7 +69,7 @@ static void round_line(struct session *s, int round, double round_s, int rounds_
 	json_t *w = session_winner(s->st, s->id);
 	json_t *row = store_round_get(s->st, s->id, round), *vars = round_programs(s, round);
 	json_t *conf = json_object_get(row, "confirm");
-	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
+	int max_rounds = session_max_rounds(s);
 	double eta;
 	const char *decision = json_string_value(json_object_get(row, "decision"));
 	char noise[64];

@@ -488,7 +488,7 @@ static const char *decide(struct session *s, int round, struct sbuf *why, int *s
 	json_t *inc = session_incumbent(s), *lins = store_lineages(s->st, s->id), *l;
 	json_t *row = store_session_get(s->st, s->id);
 	double best;
-	int max_rounds = s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
+	int max_rounds = session_max_rounds(s);
 	size_t i, evaluated = 0, active = 0, stagnant = 0, unimproved = 0, founded = 0;
 	double minutes = minutes_since(json_string_value(json_object_get(row, "created")));
 	const char *d = "exploit";

@@ -220,8 +220,7 @@ static int propose_gather(struct session *s, int round, enum nav_mode mode, stru
 	ctx.want = (size_t)s->spec.variants_per_round < ctx.budget_left
 			   ? (size_t)s->spec.variants_per_round
 			   : ctx.budget_left;
-	ctx.last = ctx.budget_left <= ctx.want ||
-		   round >= (s->rounds_cap ? s->rounds_cap : s->spec.max_rounds);
+	ctx.last = ctx.budget_left <= ctx.want || round >= session_max_rounds(s);
 	ctx.rng = &s->rng;
 	ctx.session = s;
 	ctx.plan = json_object();

@@ -81,6 +81,12 @@ enum {
 	KCTL_EXIT_INFRA = 3, /* no device, evalpod missing, state database unusable */
 };
 
+/* The rounds the session may run: its --rounds cap, else the spec's max_rounds. */
+static inline int session_max_rounds(const struct session *s)
+{
+	return s->rounds_cap ? s->rounds_cap : s->spec.max_rounds;
+}
+
 /* --- its recorded state (state.c) ----------------------------------------- */
 
 /* Folder of round r (malloc'd). */

@@ -615,7 +615,16 @@ static const struct define_case {
 	{ "// #define TM 99\n", NULL, "TM", 0, 0 },
 	{ "#define M 64\n", NULL, "M", 1, 64 }, /* a define shadows the shape */
 	{ "const char *s = \"/*\";\n#define TM 2\n", NULL, "TM", 1, 2 },
-	{ "#define TM 4\n", "-DTM=8", "TM", 1, 8 },
+	/* a build option is replaced by a #define the compiler surely compiles, as there */
+	{ "#define TM 4\n", "-DTM=8", "TM", 1, 4 },
+	{ "#define TM 4\n#define R (TM * 2)\n", "-DTM=8", "R", 1, 8 },
+	{ "#undef TM\n#define TM 4\n", "-DTM=8", "TM", 1, 4 },
+	{ "#ifdef TM\n#define TM 2\n#endif\n", "-DTM=8", "TM", 1, 2 },
+	/* ... but not by one under an #if it cannot decide */
+	{ "#if FOO\n#define TM 4\n#endif\n", "-DTM=8", "TM", 1, 8 },
+	{ "#if FOO\n#else\n#define TM 4\n#endif\n", "-DTM=8", "TM", 1, 8 },
+	{ "#if FOO\n#ifndef NO\n#define TM 4\n#endif\n#endif\n", "-DTM=8", "TM", 1, 8 },
+	{ "#define TM four\n", "-DTM=8", "TM", 1, 8 }, /* not an integer: stays */
 	{ "#define R (TM * 2)\n", "-DTM=8", "R", 1, 16 },
 	{ "#ifndef TM\n#define TM 4\n#endif\n#define R (TM * 2)\n", "-DTM=8", "R", 1, 16 },
 	/* the conditionals decided by what is defined are followed (kctl's best.cl) */
