@@ -277,6 +277,9 @@ def main():
     ap.add_argument("--out", default="tests/data/space/matmul-512.json")
     ap.add_argument("--scratch", default=None, help="JSON lines, one per point (default OUT.jsonl)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds for one evalpod run")
+    ap.add_argument("--twins", default="",
+                    help="NAME,...: also record every valid point that differs from a drawn "
+                         "one in one of these tunables only")
     ap.add_argument("--dry-run", action="store_true", help="print the sample's size and stop")
     args = ap.parse_args()
     if args.size < 1 or args.count < 1 or not 1 <= args.batch <= 4096:
@@ -300,6 +303,20 @@ def main():
     rng = random.Random(args.seed)
     sample = [defaults] + [p for p in rng.sample(space, min(args.count, len(space))) if p != defaults]
     sample = sample[:args.count]
+    ndrawn = len(sample)
+    twins = [t for t in args.twins.split(",") if t]
+    for t in twins:
+        if t not in params:
+            die(f"--twins: '{t}' is not a tunable of {args.spec_rel}")
+    if twins:
+        seen = {key(p) for p in sample}
+        for p in list(sample):
+            for t in twins:
+                for x in params[t]:
+                    q = dict(p, **{t: x})
+                    if key(q) not in seen and valid(q):
+                        seen.add(key(q))
+                        sample.append(q)
     print(f"record_space: {len(space)} valid points, sampling {len(sample)} "
           f"(PACK=1: {sum(p.get('PACK') == 1 for p in sample)})", flush=True)
     if args.dry_run:
@@ -340,7 +357,9 @@ def main():
             "speedup": "performance.speedup_vs_reference.ratio_of_medians",
             "gflops": "2*M*N*K / (median_ms * 1e6)",
             "sample": f"uniform over the {len(space)} valid points, seed {args.seed}, "
-                      "plus the template's defaults",
+                      "plus the template's defaults"
+                      + (f", then every valid twin of those {ndrawn} in {', '.join(twins)} "
+                         "(one of them changed)" if twins else ""),
         }),
     }
     for i in range(0, len(todo), args.batch):

@@ -3,7 +3,9 @@
 #
 # Runs `kctl simulate` on tests/data/space/matmul-512.json (a few hundred
 # points of examples/matmul.yaml's space timed once on the CI device, with
-# their status and speedup over the naive reference): per strategy (the
+# their status and speedup over the naive reference) and on
+# matmul-512-twins.json (150 points and their PACK and LOCAL twins,
+# PACK=2 included): per strategy (the
 # tuner, uniform random sampling, the old evolutionary tuner) and budget
 # (12/24/48/96 evaluations, each a session of its own, the template's
 # round 0 counted), the median and the worst over SEEDS seeds (default 20)
@@ -22,7 +24,7 @@ batch=${BATCH:-8}
 if [ -n "${DATASET:-}" ]; then
 	sets=("$DATASET")
 elif [ -f tests/data/space/matmul-512.json ]; then
-	sets=(tests/data/space/matmul-512.json)
+	sets=(tests/data/space/matmul-512.json tests/data/space/matmul-512-twins.json)
 else
 	echo "note: tests/data/space/matmul-512.json is not here yet; replaying the" \
 		"synthetic fixtures (made-up speedups, not measurements)"

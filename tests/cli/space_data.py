@@ -6,11 +6,13 @@ usage: space_data.py REPO_ROOT SPACE.json [MIN_POINTS]
 Every point must be a valid vector of the spec's tunables (every constraint
 at every shape, the timed one at the recorded size), points are distinct,
 the first is the template's defaults, figures are present exactly when the
-status is ok and agree with each other.  Prints one line per check and
+status is ok and agree with each other.  A space recorded with --twins also
+has every valid twin of its drawn points and nothing else.  Prints one line per check and
 "N passed, M failed"; exits 1 when anything failed.
 """
 import json
 import os
+import re
 import sys
 
 passes, failures = [], []
@@ -64,6 +66,26 @@ def main():
           "the first point is the template's defaults")
     check(any(p["params"].get("PACK") == 1 for p in pts)
           and any(p["params"].get("PACK") == 0 for p in pts), "both PACK values are sampled")
+
+    twins = re.search(r"every valid twin of those ([0-9]+) in ([A-Z_, ]+) \(one", doc["measurement"].get("sample", ""))
+    if twins:
+        # the drawn points first, then each one's twins: the drawn point with
+        # one of the named tunables set to another of its values
+        ndrawn, names_t = int(twins.group(1)), twins.group(2).split(", ")
+        drawn = pts[:ndrawn]
+
+        def twin_of(p, q):
+            diff = [k for k in names if p["params"][k] != q["params"][k]]
+            return len(diff) == 1 and diff[0] in names_t
+
+        lone = [p["params"] for p in pts[ndrawn:] if not any(twin_of(p, q) for q in drawn)]
+        check(not lone, f"every point after the {ndrawn} drawn is a twin of one in "
+                        f"{', '.join(names_t)} (not: {lone[:2]})")
+        missing = [(q["params"], k, x) for q in drawn for k in names_t for x in params[k]
+                   if x != q["params"][k] and valid(dict(q["params"], **{k: x}))
+                   and json.dumps(dict(q["params"], **{k: x}), sort_keys=True) not in keys]
+        check(not missing, f"every valid twin of the drawn points is recorded (missing: {missing[:2]})")
+        check(any(p["params"].get("PACK") == 2 for p in pts), "PACK=2 is sampled")
 
     flops = 2 * shape["M"] * shape["N"] * shape["K"]
     figs = ("median_ms", "gflops", "cv", "speedup")

@@ -1120,6 +1120,82 @@ TEST(model_last_round_takes_what_the_model_expects_fastest)
 	last_round(1, 1, "model: EI ", &few_pred, &few_sd);
 }
 
+static double grows_with_a_and_c(json_t *params)
+{
+	return 1 + (double)param(params, "A") + 0.5 * (double)param(params, "C");
+}
+
+/*
+ * The last round of an 8 x 8 x 3 space whose third tunable, C, reads as a
+ * category: 32 points measured, every one with C 0 or 1, the best at A = 7,
+ * C = 1.  Returns how many of the round's 4 proposals are the incumbent's
+ * twin (C changed, nothing else), each such checked to be the first and to
+ * say so; *c_two counts proposals with C = 2.
+ */
+static size_t twins_proposed(int last, size_t *c_two)
+{
+	static const struct tdef abc[] = {
+		{ "A", { 0, 1, 2, 3, 4, 5, 6, 7 }, 8 },
+		{ "B", { 0, 1, 2, 3, 4, 5, 6, 7 }, 8 },
+		{ "C", { 0, 1, 2 }, 3 },
+	};
+	static const char abc_tmpl[] =
+		"// EVOLVE-BLOCK-START\n#define A 0\n#define B 0\n#define C 0\n"
+		"// EVOLVE-BLOCK-END\n";
+	struct fix f;
+	struct proposer p;
+	struct sim sm;
+	struct proposal *props = NULL;
+	char msg[256] = "";
+	size_t n = 0, twins = 0;
+
+	fix_init(&f, abc_tmpl, abc, 3, NULL, 0, NULL, RENDER_DEFINE);
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, &f, 4);
+	sm.score = grows_with_a_and_c;
+	sm.last = last;
+	for (int a = 0; a < 8; a++)
+		for (int b = 0; b < 8; b += 2) {
+			json_t *x =
+				json_pack("{s:i, s:i, s:i}", "A", a, "B", b, "C", (a + b / 2) % 2);
+
+			sim_add_params(&sm, x, "ok", NULL);
+			json_decref(x);
+		}
+	CHECK(sim_propose(&sm, &p, NAV_EXPLOIT, 4, 4, &props, &n) == 0);
+	CHECK(n == 4);
+	*c_two = 0;
+	for (size_t i = 0; i < n; i++) {
+		int a = param(props[i].params, "A"), b = param(props[i].params, "B");
+		int c = param(props[i].params, "C");
+
+		*c_two += c == 2;
+		if (!strstr(props[i].rationale, "the incumbent's twin"))
+			continue;
+		twins++;
+		CHECK(i == 0);
+		/* the best measured: A = 7 with C = 1, at B = 0 or 4 */
+		CHECK(a == 7 && (b == 0 || b == 4) && c != 1);
+		CHECK_CONTAINS(props[i].rationale, c == 2 ? "C 2 for 1" : "C 0 for 1");
+	}
+	proposals_free(props, n);
+	sim_release(&sm);
+	proposer_close(&p);
+	fix_release(&f);
+	return twins;
+}
+
+TEST(model_last_round_measures_the_incumbents_twin)
+{
+	size_t c_two = 0;
+
+	/* C = 2 was never measured: the model cannot rule it out, so its twin goes first */
+	CHECK(twins_proposed(1, &c_two) == 1);
+	CHECK(c_two >= 1);
+	/* a round with rounds after it learns by expected improvement, twins or not */
+	CHECK(twins_proposed(0, &c_two) == 0);
+}
+
 TEST(restricted_space)
 {
 	static const struct {
@@ -1283,6 +1359,7 @@ int main(void)
 	RUN(model_beats_random_on_a_smooth_space);
 	RUN(model_keeps_away_from_failures);
 	RUN(model_last_round_takes_what_the_model_expects_fastest);
+	RUN(model_last_round_measures_the_incumbents_twin);
 	RUN(restricted_space);
 	RUN(deterministic);
 	RUN(want_zero);
