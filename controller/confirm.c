@@ -497,7 +497,11 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 				  cf.c[runner].id);
 			pairs_describe(&verdict, rv);
 		} else {
-			sbuf_addf(&verdict, "could not be separated from %s within the noise: ",
+			/* the pooled interval can exclude 1 where the passes disagree */
+			sbuf_addf(&verdict,
+				  "could not be separated from %s within the noise, not every "
+				  "pass showing a difference on its own; all passes' pairs "
+				  "together: ",
 				  cf.c[runner].id);
 			pairs_describe(&verdict, rv);
 		}

@@ -54,11 +54,15 @@
  * LOCAL): the model orders its values by index, so what it predicts for
  * the incumbent with another value of one is borrowed from neighbours that
  * say little about it.  The last round's first point is therefore the
- * incumbent's untried twin (one such tunable changed) that the model knows
- * least about.  Replayed on tests/data/space/matmul-512-twins.json (200
+ * incumbent's untried twin (one such tunable changed) with the most
+ * expected improvement: its doubt weighed against the loss the model
+ * predicts.  Replayed on tests/data/space/matmul-512-twins.json (200
  * seeds), sessions of 36, 48 and 60 evaluations found the best point in
- * 136, 182 and 193 against 88, 157 and 187 without the twin; picking the
- * twin by mean + 1, 2 or 3 sd instead found it in 105 to 129 at 36.
+ * 116, 171 and 190 against 88, 157 and 187 without the twin.  Taking the
+ * least sure twin found it in 136, 182 and 193 there, but in three
+ * matmul sessions at 1024^3 it took the PACK=0 twin every time, predicted
+ * 30 to 43% slower: in that 512^3 recording PACK=0 is often best, while
+ * the sessions' best points at 1024^3 are packed.
  */
 #define TUNE_TWIN_VALUES 3
 
@@ -365,7 +369,7 @@ static void damp(const struct surrogate *m, const struct vset *pool, struct scor
 
 /*
  * The pool's untried twin of inc (one tunable of at most TUNE_TWIN_VALUES
- * values changed) whose prediction is least sure, among those with a
+ * values changed) with the most expected improvement, among those with a
  * score; SIZE_MAX when there is none.  *which is the tunable changed.
  */
 static size_t find_twin(const struct tune *t, const struct vset *pool, const struct scored *sc,
@@ -384,8 +388,7 @@ static size_t find_twin(const struct tune *t, const struct vset *pool, const str
 			}
 		if (diff != 1 || t->s->tunables[at].nvalues > TUNE_TWIN_VALUES || sc[i].score <= 0)
 			continue;
-		if (best == SIZE_MAX || sc[i].sd > sc[best].sd ||
-		    (sc[i].sd == sc[best].sd && sc[i].mean > sc[best].mean)) {
+		if (best == SIZE_MAX || sc[i].ei > sc[best].ei) {
 			best = i;
 			*which = at;
 		}
