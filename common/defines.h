@@ -22,15 +22,15 @@
  * #define is surely compiled (the compiler keeps the source's value, with a
  * warning); under an #if that is not decided (below) an option keeps its
  * value.  Templates guard their tunables with #ifndef, so there the option
- * wins because the guarded default is skipped.  Comments are ignored.  #ifdef, #ifndef, #elifdef, #elifndef
- * and their #else are followed (a name is defined by a build option or an
- * earlier #define of any kind, until its #undef), so "#define WX 1" before
- * a guarded "#define WX 8" keeps 1, as the compiler does; an #if or #elif
- * on an expression is not evaluated and both its ways count.  Macros that
- * are function-like or not integer
- * expressions, and options whose value does not evaluate, are skipped:
- * a name they would have set stays unknown.  source and options may be
- * NULL (none).  Always succeeds.
+ * wins because the guarded default is skipped.  Comments are ignored.
+ * #ifdef, #ifndef, #elifdef, #elifndef and their #else are followed (a
+ * name is defined by a build option or an earlier #define of any kind,
+ * until its #undef), so "#define WX 1" before a guarded "#define WX 8"
+ * keeps 1, as the compiler does; an #if or #elif on an expression is not
+ * evaluated and both its ways count.  Macros that are function-like or not
+ * integer expressions, and options whose value does not evaluate, are
+ * skipped: a name they would have set stays unknown (an option's value
+ * stays).  source and options may be NULL (none).  Always succeeds.
  */
 void defines_collect(const char *source, const char *options, struct expr_vars *vars);
 
