@@ -360,7 +360,7 @@ def main():
                       "plus the template's defaults"
                       + (f", then every valid twin of those {ndrawn} in {', '.join(twins)} "
                          "(one of them changed)" if twins else ""),
-        }),
+        }, **({"twins": {"drawn": ndrawn, "tunables": twins}} if twins else {})),
     }
     for i in range(0, len(todo), args.batch):
         chunk = todo[i:i + args.batch]

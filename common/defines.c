@@ -88,9 +88,9 @@ static const char ws[] = " \t\r\f\v";
  * If line is a preprocessing directive, returns its name (what follows the
  * '#' and any blanks), else NULL.
  */
-static const char *directive_name(const char *line)
+static char *directive_name(char *line)
 {
-	const char *p = line + strspn(line, ws);
+	char *p = line + strspn(line, ws);
 
 	return *p == '#' ? p + 1 + strspn(p + 1, ws) : NULL;
 }
@@ -106,12 +106,13 @@ static const char *directive_arg(const char *p, const char *word)
 }
 
 /*
- * If line (NUL-terminated, modified) is an object-like "#define NAME body",
- * points *name and *body into it and returns 1.
+ * If the directive named at dir (in a NUL-terminated line, modified) is an
+ * object-like "#define NAME body", points *name and *body into it and
+ * returns 1.
  */
-static int define_split(char *line, char **name, char **body)
+static int define_split(char *dir, char **name, char **body)
 {
-	char *p = (char *)directive_arg(directive_name(line), "define");
+	char *p = (char *)directive_arg(dir, "define");
 	size_t nl, bl;
 
 	if (!p)
@@ -209,20 +210,16 @@ static enum dir directive(const char *p, const struct expr_vars *macros, int *kn
 }
 
 /*
- * If line is a conditional directive, updates cs and returns 1.  macros
- * holds every name defined as a macro at this point (value 1; 0 after
- * #undef).
+ * If the directive named at p is a conditional, updates cs and returns 1.
+ * macros holds every name defined as a macro at this point (value 1; 0
+ * after #undef).
  */
-static int conds_line(struct conds *cs, const char *line, const struct expr_vars *macros)
+static int conds_line(struct conds *cs, const char *p, const struct expr_vars *macros)
 {
-	const char *p = directive_name(line);
 	size_t top = cs->depth - 1;
 	int known, holds;
-	enum dir d;
+	enum dir d = directive(p, macros, &known, &holds);
 
-	if (!p)
-		return 0;
-	d = directive(p, macros, &known, &holds);
 	if (d == DIR_NONE)
 		return 0;
 	if (d == DIR_IF) {
@@ -253,10 +250,10 @@ static int conds_line(struct conds *cs, const char *line, const struct expr_vars
 	return 1;
 }
 
-/* If line is "#undef NAME", marks NAME undefined in macros. */
-static void undef_line(const char *line, struct expr_vars *macros)
+/* If the directive named at dir is "#undef NAME", marks NAME undefined in macros. */
+static void undef_line(const char *dir, struct expr_vars *macros)
 {
-	const char *p = directive_arg(directive_name(line), "undef");
+	const char *p = directive_arg(dir, "undef");
 	char name[NAME_MAX_LEN + 1];
 	size_t nl = p ? ident_len(p) : 0;
 
@@ -312,7 +309,7 @@ void defines_collect(const char *source, const char *options, struct expr_vars *
 {
 	struct expr_vars given = EXPR_VARS_INIT, macros = EXPR_VARS_INIT;
 	struct conds cs = { .depth = 0 };
-	char *text = strip_comments(source ? source : ""), *save = NULL, *line, *name, *body;
+	char *text = strip_comments(source ? source : ""), *save = NULL, *line, *dir, *name, *body;
 	char why[WHY_LEN];
 	int64_t v;
 
@@ -320,10 +317,12 @@ void defines_collect(const char *source, const char *options, struct expr_vars *
 	for (size_t i = 0; i < given.nr; i++)
 		expr_vars_set(&macros, given.v[i].name, 1);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (conds_line(&cs, line, &macros) || !conds_active(&cs))
+		/* only directives define anything; each is parsed from its name once */
+		dir = directive_name(line);
+		if (!dir || conds_line(&cs, dir, &macros) || !conds_active(&cs))
 			continue;
-		undef_line(line, &macros);
-		if (!define_split(line, &name, &body))
+		undef_line(dir, &macros);
+		if (!define_split(dir, &name, &body))
 			continue;
 		expr_vars_set(&macros, name, 1);
 		if (!expr_vars_get(&given, name, &v) && !conds_sure(&cs))

@@ -12,7 +12,6 @@ has every valid twin of its drawn points and nothing else.  Prints one line per 
 """
 import json
 import os
-import re
 import sys
 
 passes, failures = [], []
@@ -67,11 +66,13 @@ def main():
     check(any(p["params"].get("PACK") == 1 for p in pts)
           and any(p["params"].get("PACK") == 0 for p in pts), "both PACK values are sampled")
 
-    twins = re.search(r"every valid twin of those ([0-9]+) in ([A-Z_, ]+) \(one", doc["measurement"].get("sample", ""))
+    twins = doc["measurement"].get("twins")
     if twins:
         # the drawn points first, then each one's twins: the drawn point with
         # one of the named tunables set to another of its values
-        ndrawn, names_t = int(twins.group(1)), twins.group(2).split(", ")
+        ndrawn, names_t = twins["drawn"], twins["tunables"]
+        check(isinstance(ndrawn, int) and 0 < ndrawn <= len(pts) and set(names_t) <= set(names),
+              f"measurement.twins names a drawn count and tunables of the spec (got {twins})")
         drawn = pts[:ndrawn]
 
         def twin_of(p, q):
