@@ -231,7 +231,7 @@ static int local_evaluate(struct session *s, int round, const char *dir, int loc
 {
 	json_t *todo = NULL;
 	size_t ntodo;
-	char *batch = NULL, *url = NULL, tail[700];
+	char *batch = NULL, *url = NULL, *note = NULL, tail[700];
 	pid_t pid;
 	int status, rc;
 
@@ -250,10 +250,10 @@ static int local_evaluate(struct session *s, int round, const char *dir, int loc
 	{
 		json_t *row = store_round_get(s->st, s->id, round);
 
-		evalrun_note(dir, batch, todo, json_is_object(json_object_get(row, "confirm")));
+		note = evalrun_note(batch, todo, json_is_object(json_object_get(row, "confirm")));
 		json_decref(row);
 	}
-	pid = evalrun_spawn(s, dir, batch, url, lockfd, msg, n);
+	pid = evalrun_spawn(s, dir, batch, url, note, lockfd, msg, n);
 	forget_url(url);
 	url = NULL;
 	if (pid < 0) {
@@ -270,6 +270,7 @@ static int local_evaluate(struct session *s, int round, const char *dir, int loc
 	crash_point("spawned", round);
 	status = evalrun_wait(s, dir, round, pid);
 	evalrun_log_tail(dir, tail, sizeof(tail));
+	evalrun_note_end(dir, batch, status);
 	if (!round_interrupted() && (rc = round_fetch(s, dir, round, msg, n))) {
 		/* what evalpod uploaded stays in the store; a resume fetches it */
 		char why[4096];
@@ -314,6 +315,7 @@ static int local_evaluate(struct session *s, int round, const char *dir, int loc
 	}
 out:
 	forget_url(url);
+	free(note);
 	free(batch);
 	json_decref(todo);
 	return rc;

@@ -134,7 +134,7 @@ void evalrun_env_free(char **envp)
  * through the batch's presigned PUTs instead of writing them here.
  */
 pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const char *url,
-		    int lockfd, char *msg, size_t n)
+		    const char *note, int lockfd, char *msg, size_t n)
 {
 	char *log = xasprintf("%s/evalpod.log", dir), *out = xasprintf("%s/results", dir);
 	/* The session's reference outputs and timing seeds, shared by its rounds (refcache.h). */
@@ -161,6 +161,10 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
 				     NULL };
 
 		if (fd >= 0) {
+			/* Noted by the child: a kctl killed before the fork notes
+			 * nothing, one killed after it leaves the run noted. */
+			if (note && write(fd, note, strlen(note)) < 0)
+				_exit(127);
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
 		}
@@ -181,22 +185,35 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
 }
 
 /*
- * Notes in evalpod.log which variants the next evalpod run evaluates, so
- * the log tells (people, and the crash tests) what ran when.
+ * The line that heads an evalpod run in evalpod.log: which variants it
+ * evaluates, so the log tells (people, and the crash tests) what ran when.
  */
-void evalrun_note(const char *dir, const char *batch, json_t *todo, int confirm)
+char *evalrun_note(const char *batch, json_t *todo, int confirm)
 {
-	char *path = xasprintf("%s/evalpod.log", dir);
-	FILE *f = fopen(path, "a");
+	struct sbuf b = SBUF_INIT;
 	size_t i;
 	json_t *v;
 
+	sbuf_addf(&b, "kctl: evalpod run %s %s:", batch,
+		  confirm ? "re-times side by side (confirmation)" : "evaluates");
+	json_array_foreach (todo, i, v)
+		sbuf_addf(&b, " %s", json_string_value(json_object_get(v, "id")));
+	sbuf_adds(&b, "\n");
+	return sbuf_detach(&b, NULL);
+}
+
+void evalrun_note_end(const char *dir, const char *batch, int status)
+{
+	char *path = xasprintf("%s/evalpod.log", dir);
+	FILE *f = fopen(path, "a");
+
 	if (f) {
-		fprintf(f, "kctl: evalpod run %s %s:", batch,
-			confirm ? "re-times side by side (confirmation)" : "evaluates");
-		json_array_foreach (todo, i, v)
-			fprintf(f, " %s", json_string_value(json_object_get(v, "id")));
-		fputc('\n', f);
+		if (status == -1)
+			fprintf(f, "kctl: end of evalpod run %s: not waited for\n", batch);
+		else
+			fprintf(f, "kctl: end of evalpod run %s: %s %d\n", batch,
+				WIFEXITED(status) ? "exit status" : "signal",
+				WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 		fclose(f);
 	}
 	free(path);

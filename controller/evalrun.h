@@ -30,15 +30,22 @@ void evalrun_env_free(char **envp);
 /*
  * Starts evalpod on batch (a file) with lockfd inherited; with url (object
  * storage) evalpod instead reads the batch from that presigned URL, given
- * in its environment, and uploads its results.  evalpod gets evalrun_env's
- * environment, never kctl's credentials.  Returns the pid, or -1 with msg.
+ * in its environment, and uploads its results.  note (evalrun_note's line,
+ * or NULL) is appended to dir/evalpod.log by the child before it runs
+ * evalpod, so the log names a run if and only if its evalpod was started.
+ * evalpod gets evalrun_env's environment, never kctl's credentials.
+ * Returns the pid, or -1 with msg.
  */
 pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const char *url,
-		    int lockfd, char *msg, size_t n);
+		    const char *note, int lockfd, char *msg, size_t n);
 
-/* Notes in dir/evalpod.log which variants (todo) the next run of batch
- * evaluates, or re-times when it is a confirmation's. */
-void evalrun_note(const char *dir, const char *batch, json_t *todo, int confirm);
+/* The line that heads a run of batch in evalpod.log: the variants (todo)
+ * it evaluates, or re-times when it is a confirmation's (new string). */
+char *evalrun_note(const char *batch, json_t *todo, int confirm);
+
+/* Notes in dir/evalpod.log how the run of batch ended: its wait status,
+ * or -1 when it could not be waited for. */
+void evalrun_note_end(const char *dir, const char *batch, int status);
 
 /*
  * Waits for pid; shows evalpod's progress lines as they reach

@@ -8,7 +8,9 @@ right after that step was committed, as a power cut would) and for kills
 at random moments, a session is started, killed, and resumed until it is
 done.  Then:
   - the session is done and every variant has exactly one recorded result;
-  - no evaluation ran twice: evalpod's logs name each variant once;
+  - no evaluation ran twice: evalpod's logs name each variant once, but for
+    the runs kctl saw fail and the infra_error results set aside, whose
+    variants are evaluated again by design;
   - no evaluation was lost: every result file of every round is recorded.
 
 The last trial kills more than kctl, at random moments (seeded): evalpod
@@ -80,12 +82,22 @@ def wait_orphans(tmp, limit=120):
 
 
 def evaluated_ids(log_text):
-    """Variant ids of every evalpod run, from kctl's note before each run."""
-    ids = []
+    """Variant ids of every evalpod run, from the note that heads each run
+    (written by kctl's child just before it runs evalpod), and the ids of the
+    runs that kctl saw fail (its "end of evalpod run" note with a non-zero
+    status), whose
+    variants without a result are evaluated again by design."""
+    ids, failed, runs = [], [], {}
     for line in log_text.splitlines():
         if line.startswith("kctl: evalpod run ") and " evaluates:" in line:
-            ids.extend(line.split(" evaluates:", 1)[1].split())
-    return ids
+            batch, names = line[len("kctl: evalpod run "):].split(" evaluates:", 1)
+            runs[batch] = names.split()
+            ids.extend(runs[batch])
+        elif line.startswith("kctl: end of evalpod run "):
+            batch, how = line[len("kctl: end of evalpod run "):].rsplit(": ", 1)
+            if how != "exit status 0":
+                failed.extend(runs.pop(batch, []))
+    return ids, failed
 
 
 def verify(kctl, env, tmp, label, cut=False):
@@ -106,12 +118,18 @@ def verify(kctl, env, tmp, label, cut=False):
     logs = "".join(open(p, encoding="utf-8", errors="replace").read()
                    for p in glob.glob(os.path.join(tmp, "runs", sid, "rounds", "r*",
                                                    "evalpod.log")))
-    seen = evaluated_ids(logs)
+    seen, failed = evaluated_ids(logs)
     # An infra_error result is set aside (ID.infra-N.json) and evaluated again
-    # by design (docs/kctl.md, Running evalpod): once more per set-aside result.
+    # by design (docs/kctl.md, Running evalpod): once more per set-aside result,
+    # and once more per evalpod run that kctl saw fail.
     aside = [os.path.basename(p).split(".infra-")[0] for p in
              glob.glob(os.path.join(tmp, "runs", sid, "rounds", "r*", "results", "*.infra-*"))]
-    twice = sorted({v for v in seen if seen.count(v) > 1 + aside.count(v)})
+    twice = sorted({v for v in seen
+                    if seen.count(v) > 1 + aside.count(v) + failed.count(v)})
+    if twice:
+        print("\n".join("  log: " + line for line in logs.splitlines()
+                        if line.startswith("kctl: ") or "evalpod:" in line[:9]
+                        and "checked" not in line))
     if cut:
         files = {os.path.basename(p)[:-len(".json")] for p in
                  glob.glob(os.path.join(tmp, "runs", sid, "rounds", "r*", "results", "*.json"))}
@@ -120,7 +138,7 @@ def verify(kctl, env, tmp, label, cut=False):
                            f"(missing {missing}; {len(twice)} cut evaluations ran again)")
     else:
         check(not twice, f"{label}: no variant evaluated twice, infrastructure retries aside "
-                         f"{twice} ({len(aside)} set aside)")
+                         f"{twice} ({len(aside)} set aside, {len(failed)} in failed runs)")
     check(sorted(set(seen)) == sorted(variants),
           f"{label}: every variant evaluated ({len(set(seen))} of {len(variants)})")
     # the confirmation (round 4 here) ran, and every output names its winner
