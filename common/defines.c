@@ -147,26 +147,24 @@ struct conds {
 	size_t depth;         /* may pass COND_MAX: those levels are unknown */
 };
 
-/* Whether the lines at this point are compiled, as far as known. */
-static int conds_active(const struct conds *cs)
+/*
+ * How the lines at this point are compiled: COND_SKIPPED when a decided
+ * branch around them is not compiled, COND_UNKNOWN when an undecided
+ * conditional (or one nested past COND_MAX) encloses them, followed as if
+ * compiled, else COND_TAKEN: surely compiled.
+ */
+static enum cond conds_state(const struct conds *cs)
 {
 	size_t n = cs->depth < COND_MAX ? cs->depth : COND_MAX;
+	enum cond st = cs->depth > COND_MAX ? COND_UNKNOWN : COND_TAKEN;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (cs->c[i] == COND_SKIPPED)
-			return 0;
-	return 1;
-}
-
-/* Whether the lines at this point are surely compiled: no undecided conditional encloses them. */
-static int conds_sure(const struct conds *cs)
-{
-	if (cs->depth > COND_MAX)
-		return 0;
-	for (size_t i = 0; i < cs->depth; i++)
-		if (cs->c[i] != COND_TAKEN)
-			return 0;
-	return 1;
+			return COND_SKIPPED;
+		if (cs->c[i] == COND_UNKNOWN)
+			st = COND_UNKNOWN;
+	}
+	return st;
 }
 
 /* The conditional directives, by how they open, continue or close a conditional. */
@@ -311,6 +309,7 @@ void defines_collect(const char *source, const char *options, struct expr_vars *
 	struct conds cs = { .depth = 0 };
 	char *text = strip_comments(source ? source : ""), *save = NULL, *line, *dir, *name, *body;
 	char why[WHY_LEN];
+	enum cond st;
 	int64_t v;
 
 	collect_options(options ? options : "", vars, &given);
@@ -319,13 +318,14 @@ void defines_collect(const char *source, const char *options, struct expr_vars *
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		/* only directives define anything; each is parsed from its name once */
 		dir = directive_name(line);
-		if (!dir || conds_line(&cs, dir, &macros) || !conds_active(&cs))
+		if (!dir || conds_line(&cs, dir, &macros) ||
+		    (st = conds_state(&cs)) == COND_SKIPPED)
 			continue;
 		undef_line(dir, &macros);
 		if (!define_split(dir, &name, &body))
 			continue;
 		expr_vars_set(&macros, name, 1);
-		if (!expr_vars_get(&given, name, &v) && !conds_sure(&cs))
+		if (!expr_vars_get(&given, name, &v) && st != COND_TAKEN)
 			continue;
 		if (!expr_eval(body, expr_vars_lookup, vars, &v, why, sizeof(why)))
 			expr_vars_set(vars, name, v);
