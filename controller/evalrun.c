@@ -146,9 +146,14 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
 	const char *extra[] = { url_var, ca_var, NULL }; /* ca_var only with url_var */
 	char **envp = evalrun_env(environ, extra);
 	char jobs[16];
+	int started[2];
 	pid_t pid;
 
 	snprintf(jobs, sizeof(jobs), "%d", s->spec.jobs > 0 ? s->spec.jobs : 0);
+	/* closed by the child's execve (or exit): the parent waits for that,
+	 * so the note is in the log before anyone reads the log for this run */
+	if (pipe2(started, O_CLOEXEC))
+		started[0] = started[1] = -1;
 	pid = fork();
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -160,11 +165,15 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
 		char *url_argv[] = { s->evalpod, "run", s->spec.jobs > 0 ? "--jobs" : NULL, jobs,
 				     NULL };
 
+		if (started[0] >= 0)
+			close(started[0]);
 		if (fd >= 0) {
 			/* Noted by the child: a kctl killed before the fork notes
-			 * nothing, one killed after it leaves the run noted. */
-			if (note && write(fd, note, strlen(note)) < 0)
-				_exit(127);
+			 * nothing, one killed after it leaves the run noted.  A
+			 * note that cannot be written (a full disk) stops nothing. */
+			ssize_t w = note ? write(fd, note, strlen(note)) : 0;
+
+			(void)w;
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
 		}
@@ -175,6 +184,16 @@ pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const
 	}
 	if (pid < 0)
 		kerr_set(msg, n, KERR_IO, "fork: %s", strerror(errno));
+	if (started[1] >= 0)
+		close(started[1]);
+	if (started[0] >= 0) {
+		char c;
+		ssize_t r;
+
+		while (pid > 0 && ((r = read(started[0], &c, 1)) > 0 || (r < 0 && errno == EINTR)))
+			;
+		close(started[0]);
+	}
 	evalrun_env_free(envp);
 	free(url_var);
 	free(ca_var);

@@ -32,9 +32,11 @@ void evalrun_env_free(char **envp);
  * storage) evalpod instead reads the batch from that presigned URL, given
  * in its environment, and uploads its results.  note (evalrun_note's line,
  * or NULL) is appended to dir/evalpod.log by the child before it runs
- * evalpod, so the log names a run if and only if its evalpod was started.
- * evalpod gets evalrun_env's environment, never kctl's credentials.
- * Returns the pid, or -1 with msg.
+ * evalpod, so the log names a run if and only if its evalpod was started;
+ * evalrun_spawn returns once the child has run evalpod (or failed to), so
+ * the note is there for whoever reads the log next.  evalpod gets
+ * evalrun_env's environment, never kctl's credentials.  Returns the pid,
+ * or -1 with msg.
  */
 pid_t evalrun_spawn(struct session *s, const char *dir, const char *batch, const char *url,
 		    const char *note, int lockfd, char *msg, size_t n);
