@@ -43,7 +43,8 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 echo "== build and test under ASan + UBSan"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKCTL_SANITIZE=ON -DKCTL_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
-ctest --test-dir build-asan --output-on-failure -j"$jobs"
+# Without the tests labelled "repeat" (tests/CMakeLists.txt says which and why).
+ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE repeat
 
 # Each libFuzzer harness (tests/fuzz) for a short bounded time, when clang
 # is there: 10 fuzzers x 10 s (the suite's 90 minutes on a slow 2-core host).  Their corpora are replayed by both passes
