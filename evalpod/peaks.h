@@ -3,8 +3,9 @@
  *
  * Two micro-kernels: a streaming triad (a = b + s*c on float4, arrays well
  * past the last-level cache) for memory bandwidth, and independent chains
- * of fma on float16 for arithmetic throughput; each is the best of several
- * runs.  An empty kernel gives the launch overhead.  The figures are cached
+ * of fma for arithmetic throughput, in several vector widths and numbers of
+ * chains so that one fits the device's registers; each is the best of
+ * several runs, and the FMA peak the best of its forms.  An empty kernel gives the launch overhead.  The figures are cached
  * per device (platform, device, driver) in CACHE_DIR/peaks-KEY.json so a
  * batch pays for them once per machine.
  */
@@ -16,7 +17,8 @@
 
 #include "clrt.h"
 
-#define PEAKS_VERSION 1
+/* 2: the FMA peak is the best of several forms (1 had only float16 x 8) */
+#define PEAKS_VERSION 2
 
 struct peaks {
 	double gflops;       /* fp32 FMA throughput, GFLOP/s */
