@@ -41,6 +41,7 @@
 #define MAX_TUNABLES       64
 #define MAX_TUNABLE_VALUES 4096
 #define MAX_CONSTRAINTS    256
+#define MAX_STARTS         64
 
 #define SPEC_ROOT "a mapping with kernel, problem and shapes" /* what the document is */
 
@@ -142,6 +143,7 @@ static const char *const render_names[] = { "define", "options", NULL };
 static const struct field tunable_fields[] = {
 	FCUSTOM("params", 1),
 	FCUSTOM("constraints", 0),
+	FCUSTOM("starts", 0),
 	FENUM("render", 0, render_names),
 };
 
@@ -214,6 +216,63 @@ static int read_constraints(struct ld *ld, const yaml_node_t *nd)
 	return rc;
 }
 
+/*
+ * tunables.starts: points the tuner measures first, each a mapping that
+ * names every tunable once with a value from its list.  Whether a point
+ * keeps the constraints is checked when the tuner opens (tune.c).
+ */
+static int read_starts(struct ld *ld, const yaml_node_t *nd)
+{
+	const char *P = "tunables.starts";
+	struct spec *s = ld->s;
+	char path[YAMLX_PATH_LEN], kpath[YAMLX_PATH_LEN];
+	int rc = yamlx_need_list(&ld->y, nd, P, 0, MAX_STARTS);
+
+	if (rc)
+		return rc;
+	s->starts = xcalloc(yamlx_list_size(nd) * s->ntunables + 1, sizeof(*s->starts));
+	for (size_t i = 0; !rc && i < yamlx_list_size(nd); i++) {
+		const yaml_node_t *pt = yamlx_list_item(&ld->y, nd, i);
+		int64_t *vals = s->starts + i * s->ntunables;
+		char *have = xcalloc(s->ntunables + 1, 1);
+
+		yamlx_path_idx(path, P, i);
+		rc = yamlx_need_map(&ld->y, pt, path, 1, MAX_TUNABLES);
+		for (size_t j = 0; !rc && j < yamlx_map_size(pt); j++) {
+			const yaml_node_t *k = yamlx_map_key(&ld->y, pt, j);
+			const char *name = yamlx_text(k);
+			int t = spec_tunable_index(s, name, strlen(name));
+			size_t at = 0;
+
+			yamlx_path_key(kpath, path, name);
+			if (t < 0 || have[t]) {
+				rc = yamlx_fail(&ld->y, k, KERR_INVALID, kpath,
+						t < 0 ? "'%s' is not in tunables.params"
+						      : "'%s' is given twice", name);
+				break;
+			}
+			have[t] = 1;
+			rc = yamlx_get_int(&ld->y, yamlx_map_value(&ld->y, pt, j), kpath, INT64_MIN,
+					   INT64_MAX, &vals[t]);
+			while (!rc && at < s->tunables[t].nvalues &&
+			       s->tunables[t].values[at] != vals[t])
+				at++;
+			if (!rc && at == s->tunables[t].nvalues)
+				rc = yamlx_fail(&ld->y, yamlx_map_value(&ld->y, pt, j), KERR_INVALID,
+						kpath, "%lld is not one of tunables.params.%s",
+						(long long)vals[t], name);
+		}
+		for (size_t t = 0; !rc && t < s->ntunables; t++)
+			if (!have[t])
+				rc = yamlx_fail(&ld->y, pt, KERR_INVALID, path, "no value for %s",
+						s->tunables[t].name);
+		free(have);
+		if (!rc)
+			s->nstarts++;
+	}
+	return rc;
+}
+
 static int read_tunables(struct ld *ld, const yaml_node_t *nd, const char *path)
 {
 	const yaml_node_t *c;
@@ -227,6 +286,9 @@ static int read_tunables(struct ld *ld, const yaml_node_t *nd, const char *path)
 	c = rc ? NULL : yamlx_map_get(&ld->y, nd, "constraints");
 	if (c)
 		rc = read_constraints(ld, c);
+	c = rc ? NULL : yamlx_map_get(&ld->y, nd, "starts");
+	if (c)
+		rc = read_starts(ld, c);
 	json_decref(o);
 	return rc;
 }
@@ -401,6 +463,7 @@ void spec_release(struct spec *s)
 	for (size_t i = 0; i < s->nconstraints; i++)
 		free(s->constraints[i]);
 	free(s->constraints);
+	free(s->starts);
 	proposer_release(s);
 	memset(s, 0, sizeof(*s));
 }

@@ -66,6 +66,9 @@ struct spec {
 	size_t ntunables;
 	char **constraints; /* integer expressions that must be nonzero */
 	size_t nconstraints;
+	/* tunables.starts: nstarts points, ntunables values each, in params order */
+	int64_t *starts;
+	size_t nstarts;
 	enum spec_render render;
 
 	/* evaluator */

@@ -47,6 +47,7 @@ struct tune {
 	uint32_t *defaults; /* the template's own vector, or NULL */
 	enum tune_strategy strategy;
 	struct vset listed; /* a restricted space (tune_restrict): its points; else empty */
+	uint32_t *starts;   /* tunables.starts as vectors, s->nstarts of them */
 };
 
 struct parent {
@@ -108,6 +109,12 @@ int tune_space(struct tune *t, char *msg, size_t n);
 
 /* Sets *out to value's index in tu's list; returns 0 when not there. */
 int tune_value_index(const struct tunable *tu, int64_t value, uint32_t *out);
+
+/*
+ * Turns tunables.starts into vectors (t->starts); fails naming a point that
+ * does not keep the constraints at every shape.
+ */
+int tune_starts(struct tune *t, char *msg, size_t n);
 
 /* v as a new {"NAME": value, ...} object (caller decrefs). */
 json_t *tune_params_of(const struct tune *t, const uint32_t *v);

@@ -527,11 +527,30 @@ static int propose_gp(struct run *r, const struct obs *o)
 	return rc;
 }
 
+/*
+ * The spec's start points (tunables.starts) not yet measured, in their
+ * order: what the kernel's author knows runs well on some device comes
+ * before anything the search would choose.
+ */
+static int offer_starts(struct run *r)
+{
+	const struct tune *t = r->t;
+	int rc = 0;
+
+	for (size_t i = 0; i < t->s->nstarts && rc >= 0 && r->n < r->ctx->want; i++)
+		rc = tune_offer(r, t->starts + i * t->k, NULL,
+				xasprintf("start point %zu of %zu (tunables.starts)", i + 1,
+					  t->s->nstarts));
+	return rc < 0 ? rc : 0;
+}
+
 int tune_propose_model(struct run *r)
 {
 	struct obs o;
-	int rc;
+	int rc = offer_starts(r);
 
+	if (rc || r->n >= r->ctx->want)
+		return rc;
 	obs_collect(&o, r);
 	if (o.nok < TUNE_MODEL_MIN)
 		rc = fill_lhs(r, "space-filling point");

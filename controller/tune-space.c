@@ -240,6 +240,26 @@ int tune_space(struct tune *t, char *msg, size_t n)
 	return 0;
 }
 
+int tune_starts(struct tune *t, char *msg, size_t n)
+{
+	const struct spec *s = t->s;
+
+	t->starts = xcalloc(s->nstarts * t->k + 1, sizeof(*t->starts));
+	for (size_t i = 0; i < s->nstarts; i++) {
+		uint32_t *v = t->starts + i * t->k;
+		char err[512] = "";
+
+		/* the loader has checked that every value is in its list */
+		for (size_t j = 0; j < t->k; j++)
+			tune_value_index(&s->tunables[j], s->starts[i * t->k + j], &v[j]);
+		if (!tune_vec_valid(t, v, err, sizeof(err)))
+			return kerr_set(msg, n, KERR_INVALID,
+					"tunables.starts[%zu]: the point does not keep the constraints%s%s",
+					i, err[0] ? ": " : "", err);
+	}
+	return 0;
+}
+
 /* --- #define lines ---------------------------------------------------------- */
 
 int tune_value_index(const struct tunable *tu, int64_t value, uint32_t *out)

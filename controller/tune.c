@@ -469,6 +469,7 @@ static void tune_free(struct tune *t)
 	free(t->env);
 	free(t->space);
 	free(t->defaults);
+	free(t->starts);
 	vset_release(&t->listed);
 	free(t);
 }
@@ -494,6 +495,8 @@ int tune_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
 	rc = tune_envs(t, msg, n);
 	if (!rc)
 		rc = tune_space(t, msg, n);
+	if (!rc)
+		rc = tune_starts(t, msg, n);
 	if (rc) {
 		tune_free(t);
 		return rc;

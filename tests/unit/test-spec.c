@@ -529,6 +529,7 @@ TEST(matmul_example)
 	CHECK_STR(msg, "");
 	CHECK_STR(s.name, "matmul");
 	CHECK(s.ntunables == 9 && s.nconstraints == 8 && s.render == RENDER_OPTIONS);
+	CHECK(s.nstarts == 3 && s.starts[1 * 9] == 6); /* the second start: TM=6 */
 	CHECK(s.max_rounds == 6 && s.max_evaluations == 48 && s.variants_per_round == 8);
 	CHECK(json_array_size(s.shapes) == 3);
 	CHECK_STR(json_string_value(json_object_get(json_array_get(s.shapes, 1), "name")),
@@ -606,6 +607,15 @@ static const struct bad {
 	  "at column" },
 	{ "  constraints: [\"WX <= 4\"]\n", "  constraints: [\"WX <= 4\"]\n  render: macro\n",
 	  "23:11: tunables.render", KERR_INVALID, "'macro' is not one of define, options" },
+	{ "  constraints: [\"WX <= 4\"]\n", "  constraints: [\"WX <= 4\"]\n  starts: [{WX: 3}]\n",
+	  "23:17: tunables.starts[0].WX", KERR_INVALID, "3 is not one of tunables.params.WX" },
+	{ "  constraints: [\"WX <= 4\"]\n", "  constraints: [\"WX <= 4\"]\n  starts: [{QQ: 1}]\n",
+	  "23:13: tunables.starts[0].QQ", KERR_INVALID, "'QQ' is not in tunables.params" },
+	{ "  constraints: [\"WX <= 4\"]\n",
+	  "  constraints: [\"WX <= 4\"]\n  starts: [{WX: 1, WX: 2}]\n",
+	  "23:20: tunables.starts[0].WX", KERR_PARSE, "duplicate key (first at line 23, column 13)" },
+	{ "  constraints: [\"WX <= 4\"]\n", "  constraints: [\"WX <= 4\"]\n  starts: [{}]\n",
+	  "23:12: tunables.starts[0]", KERR_RANGE, "has 0 entries, expected 1 to 64" },
 	{ "variants_per_round: 8", "variants_per_round: 5000", "26:23: batch.variants_per_round",
 	  KERR_RANGE, "5000 is outside [1, 4096]" },
 	{ "variants_per_round: 8", "variants_per_round: true", "26:23: batch.variants_per_round",

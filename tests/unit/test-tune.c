@@ -919,6 +919,63 @@ TEST(model_first_round_fills_the_space)
 	fix_release(&f);
 }
 
+TEST(model_measures_the_spec_starts_first)
+{
+	/* tunables.starts: two points before the space-filling ones, then never again */
+	int64_t starts[] = { 7, 1, 3, 6, 7, 2, 5, 5, 5, 5, 5, 5 };
+	const char *cons[] = { "A + B <= 10" };
+	json_t *tv = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "A", 2, "B", 4, "C", 8, "D", 2,
+			       "E", 4, "F", 8);
+	struct proposal *props = NULL;
+	struct proposer p;
+	struct fix f;
+	struct sim sm;
+	char msg[256] = "";
+	size_t n = 0;
+
+	fix_init(&f, six_tmpl, six, 6, cons, 1, NULL, RENDER_DEFINE);
+	f.s.starts = starts;
+	f.s.nstarts = 2;
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, &f, 5);
+	sim_add_params(&sm, tv, "ok", NULL);
+	CHECK(sim_propose(&sm, &p, NAV_EXPLOIT, 8, 100, &props, &n) == 0);
+	CHECK(n == 8);
+	for (size_t i = 0; i < 2 && i < n; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "start point %zu of 2 (tunables.starts)", i + 1);
+		CHECK_STR(props[i].rationale, want);
+		CHECK(param(props[i].params, "A") == starts[i * 6] &&
+		      param(props[i].params, "F") == starts[i * 6 + 5]);
+	}
+	for (size_t i = 2; i < n; i++)
+		CHECK_CONTAINS(props[i].rationale, "space-filling point");
+	sim_take(&sm, props, n);
+	proposals_free(props, n);
+	props = NULL;
+	n = 0;
+	CHECK(sim_propose(&sm, &p, NAV_EXPLOIT, 8, 100, &props, &n) == 0);
+	for (size_t i = 0; i < n; i++)
+		CHECK(!strstr(props[i].rationale, "tunables.starts"));
+	proposals_free(props, n);
+	sim_release(&sm);
+	proposer_close(&p);
+	json_decref(tv);
+	fix_release(&f);
+
+	/* a start that breaks a constraint stops the tuner from opening, named */
+	starts[0] = 8;
+	starts[1] = 8;
+	fix_init(&f, six_tmpl, six, 6, cons, 1, NULL, RENDER_DEFINE);
+	f.s.starts = starts;
+	f.s.nstarts = 2;
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == KERR_INVALID);
+	CHECK_CONTAINS(msg, "tunables.starts[0]: the point does not keep the constraints");
+	CHECK(p.state == NULL);
+	fix_release(&f);
+}
+
 /* One smooth peak far from the template (A 2, B 4, C 8, D 2, E 4, F 8). */
 static double far_peak(json_t *params)
 {
@@ -1356,6 +1413,7 @@ int main(void)
 	RUN(evolutionary_listed_space_small_budget);
 	RUN(refused_vectors_never_return);
 	RUN(model_first_round_fills_the_space);
+	RUN(model_measures_the_spec_starts_first);
 	RUN(model_beats_random_on_a_smooth_space);
 	RUN(model_keeps_away_from_failures);
 	RUN(model_last_round_takes_what_the_model_expects_fastest);
