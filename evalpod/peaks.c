@@ -45,12 +45,16 @@ static const char peak_source[] =
 	"}\n"
 	"__kernel void peak_empty(__global float *out) { }\n";
 
-/* Appends form f's kernel, peak_fma_W_C, to the source in b (size n). */
-static void fma_kernel_source(char *b, size_t n, const struct fma_form *f)
+/*
+ * Appends form f's kernel, peak_fma_W_C, to the source in b (size n).
+ * Returns the length the source has with it; n or more means it did not fit.
+ */
+static size_t fma_kernel_source(char *b, size_t n, const struct fma_form *f)
 {
 	size_t len = strlen(b);
 
-#define ADD(...) (len += (size_t)snprintf(b + len, len < n ? n - len : 0, __VA_ARGS__))
+#define ADD(...) \
+	(len += (size_t)snprintf(len < n ? b + len : NULL, len < n ? n - len : 0, __VA_ARGS__))
 	ADD("__kernel void peak_fma_%d_%d(__global float *out, float m, float k, int iters)\n{\n",
 	    f->width, f->chains);
 	for (int c = 0; c < f->chains; c++)
@@ -67,6 +71,7 @@ static void fma_kernel_source(char *b, size_t n, const struct fma_form *f)
 		ADD(" + s.s%x", l);
 	ADD(";\n}\n");
 #undef ADD
+	return len;
 }
 
 /* Runs k over global work-items PEAK_RUNS times; returns the best span in ms. */
@@ -204,7 +209,9 @@ int peaks_measure(struct clrt *rt, struct peaks *pk, char *msg, size_t n)
 	memset(pk, 0, sizeof(*pk));
 	snprintf(src, sizeof(src), "%s", peak_source);
 	for (size_t i = 0; i < N_FMA_FORMS; i++)
-		fma_kernel_source(src, sizeof(src), &fma_forms[i]);
+		if (fma_kernel_source(src, sizeof(src), &fma_forms[i]) >= sizeof(src))
+			return kerr_set(msg, n, KERR_INVALID, "peak kernels: source over %zu bytes",
+					sizeof(src));
 	rc = prog_build_source(&pg, rt, src, "", 8192, msg, n);
 	if (!rc)
 		rc = measure_launch(rt, pg.program, pk, msg, n);
