@@ -50,7 +50,7 @@ ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE repeat
 # is there: 10 fuzzers x 10 s (the suite's 90 minutes on a slow 2-core host).  Their corpora are replayed by both passes
 # above (ctest's fuzz/ tests) with or without clang.
 if command -v clang >/dev/null 2>&1; then
-	echo "== fuzz (tests/fuzz/run.sh, 20 s each)"
+	echo "== fuzz (tests/fuzz/run.sh, 10 s each)"
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCTL_FUZZ=ON >/dev/null
 	cmake --build build-fuzz -j"$jobs" --target fuzz-spec fuzz-batch fuzz-result fuzz-expr \
 		fuzz-render fuzz-kubeconfig fuzz-awsconf fuzz-s3xml fuzz-github

@@ -248,7 +248,8 @@ static int read_starts(struct ld *ld, const yaml_node_t *nd)
 			if (t < 0 || have[t]) {
 				rc = yamlx_fail(&ld->y, k, KERR_INVALID, kpath,
 						t < 0 ? "'%s' is not in tunables.params"
-						      : "'%s' is given twice", name);
+						      : "'%s' is given twice",
+						name);
 				break;
 			}
 			have[t] = 1;
@@ -258,8 +259,9 @@ static int read_starts(struct ld *ld, const yaml_node_t *nd)
 			       s->tunables[t].values[at] != vals[t])
 				at++;
 			if (!rc && at == s->tunables[t].nvalues)
-				rc = yamlx_fail(&ld->y, yamlx_map_value(&ld->y, pt, j), KERR_INVALID,
-						kpath, "%lld is not one of tunables.params.%s",
+				rc = yamlx_fail(&ld->y, yamlx_map_value(&ld->y, pt, j),
+						KERR_INVALID, kpath,
+						"%lld is not one of tunables.params.%s",
 						(long long)vals[t], name);
 		}
 		for (size_t t = 0; !rc && t < s->ntunables; t++)

@@ -253,9 +253,10 @@ int tune_starts(struct tune *t, char *msg, size_t n)
 		for (size_t j = 0; j < t->k; j++)
 			tune_value_index(&s->tunables[j], s->starts[i * t->k + j], &v[j]);
 		if (!tune_vec_valid(t, v, err, sizeof(err)))
-			return kerr_set(msg, n, KERR_INVALID,
-					"tunables.starts[%zu]: the point does not keep the constraints%s%s",
-					i, err[0] ? ": " : "", err);
+			return kerr_set(
+				msg, n, KERR_INVALID,
+				"tunables.starts[%zu]: the point does not keep the constraints%s%s",
+				i, err[0] ? ": " : "", err);
 	}
 	return 0;
 }

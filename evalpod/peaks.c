@@ -29,10 +29,10 @@ static const struct fma_form {
 	int width;  /* floats per chain: the OpenCL vector type */
 	int chains; /* independent fma chains per work-item */
 } fma_forms[] = {
-	{ 16, 8 },  /* 512-bit registers (AVX-512), GPUs */
-	{ 8, 8 },   /* AVX2 with 4-cycle FMAs, 128-bit NEON x 2 */
-	{ 8, 12 },  /* AVX2 with 5-cycle FMAs */
-	{ 16, 4 },  /* 16 registers of 128 bits (NEON, SSE) */
+	{ 16, 8 }, /* 512-bit registers (AVX-512), GPUs */
+	{ 8, 8 },  /* AVX2 with 4-cycle FMAs, 128-bit NEON x 2 */
+	{ 8, 12 }, /* AVX2 with 5-cycle FMAs */
+	{ 16, 4 }, /* 16 registers of 128 bits (NEON, SSE) */
 };
 #define N_FMA_FORMS (sizeof(fma_forms) / sizeof(fma_forms[0]))
 
@@ -53,7 +53,7 @@ static size_t fma_kernel_source(char *b, size_t n, const struct fma_form *f)
 {
 	size_t len = strlen(b);
 
-#define ADD(...) \
+#define ADD(...)                                                                                   \
 	(len += (size_t)snprintf(len < n ? b + len : NULL, len < n ? n - len : 0, __VA_ARGS__))
 	ADD("__kernel void peak_fma_%d_%d(__global float *out, float m, float k, int iters)\n{\n",
 	    f->width, f->chains);
@@ -175,7 +175,8 @@ static int measure_fma(struct clrt *rt, cl_program p, struct peaks *pk, char *ms
 		clSetKernelArg(k, 2, sizeof(add), &add);
 		clSetKernelArg(k, 3, sizeof(iters), &iters);
 		rc = best_span(rt, k, global, PEAK_RUNS, &best, NULL, msg, n);
-		gf = best > 0 ? (double)global * iters * f->chains * f->width * 2 / (best * 1e6) : 0;
+		gf = best > 0 ? (double)global * iters * f->chains * f->width * 2 / (best * 1e6)
+			      : 0;
 		if (!rc && gf > pk->gflops)
 			pk->gflops = gf;
 		clReleaseKernel(k);
