@@ -245,11 +245,10 @@ static int read_starts(struct ld *ld, const yaml_node_t *nd)
 			size_t at = 0;
 
 			yamlx_path_key(kpath, path, name);
-			if (t < 0 || have[t]) {
+			/* a key given twice is refused by the YAML reader already */
+			if (t < 0) {
 				rc = yamlx_fail(&ld->y, k, KERR_INVALID, kpath,
-						t < 0 ? "'%s' is not in tunables.params"
-						      : "'%s' is given twice",
-						name);
+						"'%s' is not in tunables.params", name);
 				break;
 			}
 			have[t] = 1;
