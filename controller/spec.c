@@ -238,11 +238,15 @@ static int read_starts(struct ld *ld, const yaml_node_t *nd)
 
 		yamlx_path_idx(path, P, i);
 		rc = yamlx_need_map(&ld->y, pt, path, 1, MAX_TUNABLES);
+		/*
+		 * A value its list lacks is not an error here: the tuner skips
+		 * that start with a warning (tune_starts), so that narrowing a
+		 * parameter's list does not mean editing the starts.
+		 */
 		for (size_t j = 0; !rc && j < yamlx_map_size(pt); j++) {
 			const yaml_node_t *k = yamlx_map_key(&ld->y, pt, j);
 			const char *name = yamlx_text(k);
 			int t = spec_tunable_index(s, name, strlen(name));
-			size_t at = 0;
 
 			yamlx_path_key(kpath, path, name);
 			/* a key given twice is refused by the YAML reader already */
@@ -254,14 +258,6 @@ static int read_starts(struct ld *ld, const yaml_node_t *nd)
 			have[t] = 1;
 			rc = yamlx_get_int(&ld->y, yamlx_map_value(&ld->y, pt, j), kpath, INT64_MIN,
 					   INT64_MAX, &vals[t]);
-			while (!rc && at < s->tunables[t].nvalues &&
-			       s->tunables[t].values[at] != vals[t])
-				at++;
-			if (!rc && at == s->tunables[t].nvalues)
-				rc = yamlx_fail(&ld->y, yamlx_map_value(&ld->y, pt, j),
-						KERR_INVALID, kpath,
-						"%lld is not one of tunables.params.%s",
-						(long long)vals[t], name);
 		}
 		for (size_t t = 0; !rc && t < s->ntunables; t++)
 			if (!have[t])

@@ -47,7 +47,9 @@ struct tune {
 	uint32_t *defaults; /* the template's own vector, or NULL */
 	enum tune_strategy strategy;
 	struct vset listed; /* a restricted space (tune_restrict): its points; else empty */
-	uint32_t *starts;   /* tunables.starts as vectors, s->nstarts of them */
+	uint32_t *starts;   /* the tunables.starts inside the space, as vectors */
+	size_t nstarts;
+	size_t *start_at; /* each one's index in tunables.starts */
 };
 
 struct parent {
@@ -111,10 +113,13 @@ int tune_space(struct tune *t, char *msg, size_t n);
 int tune_value_index(const struct tunable *tu, int64_t value, uint32_t *out);
 
 /*
- * Turns tunables.starts into vectors (t->starts); fails naming a point that
- * does not keep the constraints at every shape.
+ * Turns the tunables.starts inside the space into vectors (t->starts).  A
+ * start with a value its parameter's list lacks, or that breaks a
+ * constraint at some shape, is skipped with a warning naming it: starts
+ * are hints from other devices, and a space narrowed for one device or
+ * experiment must not need them edited.
  */
-int tune_starts(struct tune *t, char *msg, size_t n);
+void tune_starts(struct tune *t);
 
 /* v as a new {"NAME": value, ...} object (caller decrefs). */
 json_t *tune_params_of(const struct tune *t, const uint32_t *v);

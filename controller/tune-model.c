@@ -528,19 +528,19 @@ static int propose_gp(struct run *r, const struct obs *o)
 }
 
 /*
- * The spec's start points (tunables.starts) not yet measured, in their
- * order: what the kernel's author knows runs well on some device comes
- * before anything the search would choose.
+ * The spec's start points (tunables.starts) inside the space and not yet
+ * measured, in their order: what the kernel's author knows runs well on
+ * some device comes before anything the search would choose.
  */
 static int offer_starts(struct run *r)
 {
 	const struct tune *t = r->t;
 	int rc = 0;
 
-	for (size_t i = 0; i < t->s->nstarts && rc >= 0 && r->n < r->ctx->want; i++)
+	for (size_t i = 0; i < t->nstarts && rc >= 0 && r->n < r->ctx->want; i++)
 		rc = tune_offer(r, t->starts + i * t->k, NULL,
-				xasprintf("start point %zu of %zu (tunables.starts)", i + 1,
-					  t->s->nstarts));
+				xasprintf("start point %zu of %zu (tunables.starts)",
+					  t->start_at[i] + 1, t->s->nstarts));
 	return rc < 0 ? rc : 0;
 }
 

@@ -10,6 +10,7 @@
 #include "tune-internal.h"
 #include "err.h"
 #include "expr.h"
+#include "log.h"
 #include "sbuf.h"
 #include "splitmix.h"
 #include "xalloc.h"
@@ -240,25 +241,31 @@ int tune_space(struct tune *t, char *msg, size_t n)
 	return 0;
 }
 
-int tune_starts(struct tune *t, char *msg, size_t n)
+void tune_starts(struct tune *t)
 {
 	const struct spec *s = t->s;
 
 	t->starts = xcalloc(s->nstarts * t->k + 1, sizeof(*t->starts));
+	t->start_at = xcalloc(s->nstarts + 1, sizeof(*t->start_at));
 	for (size_t i = 0; i < s->nstarts; i++) {
-		uint32_t *v = t->starts + i * t->k;
+		uint32_t *v = t->starts + t->nstarts * t->k;
+		const int64_t *val = s->starts + i * t->k;
 		char err[512] = "";
+		size_t j = 0;
 
-		/* the loader has checked that every value is in its list */
-		for (size_t j = 0; j < t->k; j++)
-			tune_value_index(&s->tunables[j], s->starts[i * t->k + j], &v[j]);
-		if (!tune_vec_valid(t, v, err, sizeof(err)))
-			return kerr_set(
-				msg, n, KERR_INVALID,
-				"tunables.starts[%zu]: the point does not keep the constraints%s%s",
-				i, err[0] ? ": " : "", err);
+		while (j < t->k && tune_value_index(&s->tunables[j], val[j], &v[j]))
+			j++;
+		if (j < t->k)
+			log_warn("tunables.starts[%zu] skipped: %s=%lld is not one of "
+				 "tunables.params.%s",
+				 i, s->tunables[j].name, (long long)val[j], s->tunables[j].name);
+		else if (!tune_vec_valid(t, v, err, sizeof(err)))
+			log_warn("tunables.starts[%zu] skipped: the point does not keep the "
+				 "constraints%s%s",
+				 i, err[0] ? ": " : "", err);
+		else
+			t->start_at[t->nstarts++] = i;
 	}
-	return 0;
 }
 
 /* --- #define lines ---------------------------------------------------------- */

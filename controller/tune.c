@@ -470,6 +470,7 @@ static void tune_free(struct tune *t)
 	free(t->space);
 	free(t->defaults);
 	free(t->starts);
+	free(t->start_at);
 	vset_release(&t->listed);
 	free(t);
 }
@@ -495,12 +496,11 @@ int tune_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
 	rc = tune_envs(t, msg, n);
 	if (!rc)
 		rc = tune_space(t, msg, n);
-	if (!rc)
-		rc = tune_starts(t, msg, n);
 	if (rc) {
 		tune_free(t);
 		return rc;
 	}
+	tune_starts(t);
 	tune_defaults(t);
 	p->name = "tune";
 	p->propose = tune_propose;

@@ -6,8 +6,10 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define START         "EVOLVE-BLOCK-START"
@@ -963,16 +965,65 @@ TEST(model_measures_the_spec_starts_first)
 	proposer_close(&p);
 	json_decref(tv);
 	fix_release(&f);
+}
 
-	/* a start that breaks a constraint stops the tuner from opening, named */
-	starts[0] = 8;
-	starts[1] = 8;
+/*
+ * Starts outside the space (a value not in its list, a constraint broken)
+ * are skipped with a warning naming them, and the tuner opens with the
+ * others: a space narrowed for one experiment keeps the spec's starts.
+ */
+TEST(starts_outside_the_space_are_skipped)
+{
+	int64_t st[] = { 8, 8, 3, 6, 7, 2, 5, 5, 5, 5, 5, 5, 7, 1, 99, 6, 7, 2 };
+	const char *cons[] = { "A + B <= 10" };
+	struct proposal *props = NULL;
+	struct proposer p;
+	struct fix f;
+	struct sim sm;
+	char msg[256] = "", logged[4096] = "";
+	FILE *tmp = tmpfile();
+	int saved = dup(2), rc;
+	size_t n = 0, got;
+
+	/* the first breaks A + B <= 10; the third has C = 99, not in C's list */
+	CHECK(tmp && saved >= 0);
+	if (!tmp || saved < 0)
+		return;
 	fix_init(&f, six_tmpl, six, 6, cons, 1, NULL, RENDER_DEFINE);
-	f.s.starts = starts;
-	f.s.nstarts = 2;
-	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == KERR_INVALID);
-	CHECK_CONTAINS(msg, "tunables.starts[0]: the point does not keep the constraints");
-	CHECK(p.state == NULL);
+	f.s.starts = st;
+	f.s.nstarts = 3;
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	rc = tune_open(&p, &f.s, msg, sizeof(msg));
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	got = fread(logged, 1, sizeof(logged) - 1, tmp);
+	logged[got] = 0;
+	fclose(tmp);
+	CHECK(rc == 0);
+	CHECK_STR(msg, "");
+	CHECK_CONTAINS(logged,
+		       "tunables.starts[0] skipped: the point does not keep the constraints");
+	CHECK_CONTAINS(logged, "tunables.starts[2] skipped: C=99 is not one of tunables.params.C");
+	CHECK(!strstr(logged, "starts[1]"));
+	if (rc) {
+		fix_release(&f);
+		return;
+	}
+	sim_init(&sm, &f, 5);
+	CHECK(sim_propose(&sm, &p, NAV_EXPLOIT, 4, 100, &props, &n) == 0);
+	CHECK(n == 4);
+	/* the one start inside the space, first, under its own number */
+	CHECK(n > 0 && !strcmp(props[0].rationale, "start point 2 of 3 (tunables.starts)"));
+	CHECK(n > 0 && param(props[0].params, "A") == st[6] &&
+	      param(props[0].params, "F") == st[11]);
+	for (size_t i = 1; i < n; i++)
+		CHECK(!strstr(props[i].rationale, "tunables.starts"));
+	proposals_free(props, n);
+	sim_release(&sm);
+	proposer_close(&p);
 	fix_release(&f);
 }
 
@@ -1414,6 +1465,7 @@ int main(void)
 	RUN(refused_vectors_never_return);
 	RUN(model_first_round_fills_the_space);
 	RUN(model_measures_the_spec_starts_first);
+	RUN(starts_outside_the_space_are_skipped);
 	RUN(model_beats_random_on_a_smooth_space);
 	RUN(model_keeps_away_from_failures);
 	RUN(model_last_round_takes_what_the_model_expects_fastest);
