@@ -19,6 +19,10 @@
 # there (a GPU node with no compiler: bench/gpu.sh); a missing blas_sgemm or
 # clblast_sgemm is then reported and skipped.  EXAMPLE_TIMEOUT=SECONDS stops
 # each session's `kctl start` after that long (what it found is reported).
+# SEED=N seeds every session's proposer (`kctl start --seed N`); without it
+# each session draws a seed of its own and prints it, so that repeats of
+# this script are independent searches (with the spec's fixed seed they
+# would make the same first choices) and any one of them can be replayed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,8 +42,9 @@ export KCTL_STATE_DIR="$tmp/state"
 for ex in $examples; do
 	spec=examples/$ex.yaml
 	[ -f "$spec" ] || { echo "$ex: no $spec, skipped"; continue; }
+	seed=${SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 	start=$(date +%s)
-	sid=$(${EXAMPLE_TIMEOUT:+timeout "$EXAMPLE_TIMEOUT"} "$bdir"/controller/kctl start "$spec" --no-cache ${rounds:+--rounds "$rounds"} 2>"$tmp/$ex.log" | head -n 1 || true)
+	sid=$(${EXAMPLE_TIMEOUT:+timeout "$EXAMPLE_TIMEOUT"} "$bdir"/controller/kctl start "$spec" --seed "$seed" --no-cache ${rounds:+--rounds "$rounds"} 2>"$tmp/$ex.log" | head -n 1 || true)
 	end=$(date +%s)
 	"$bdir"/controller/kctl status "$sid" -o json >"$tmp/$ex.status.json"
 	# SAVE_TO=DIR keeps the session's folder (without its evalpod cache and
@@ -66,12 +71,13 @@ for ex in $examples; do
 		fi
 		blas=$(python3 -c "import json,sys; a,b=json.loads(sys.argv[1]),json.loads(sys.argv[2]); print(json.dumps(max(a,b,key=lambda x:x['gflops'])|{'both':[a,b],'clblast':json.loads(sys.argv[3])}))" "$b1" "$b2" "$cl")
 	fi
-	python3 - "$tmp/$ex.status.json" "$ex" "$((end - start))" "$blas" <<'PY'
+	python3 - "$tmp/$ex.status.json" "$ex" "$((end - start))" "$blas" "$seed" <<'PY'
 import glob, json, os, sys
 st = json.load(open(sys.argv[1])); ex = sys.argv[2]; wall = int(sys.argv[3])
 blas = json.loads(sys.argv[4])
 best = st.get("best") or {}
-print(f"== {ex}: session {st['session']}, {st['evaluations']} evaluations, {wall} s")
+print(f"== {ex}: session {st['session']} (seed {sys.argv[5]}), {st['evaluations']} evaluations, "
+      f"{wall} s")
 if not best:
     print("   no variant passed its checks"); sys.exit(0)
 # The best variant's figures are those of the round that evaluated it as a

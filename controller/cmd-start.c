@@ -1,5 +1,6 @@
 /*
- * kctl start SPEC [--rounds N] [--step] [--no-progress] [--no-cache] [--state FILE] [-v]
+ * kctl start SPEC [--rounds N] [--seed N] [--step] [--no-progress] [--no-cache] [--state FILE]
+ *            [-v]
  * kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] [--step] [--no-progress]
  *             [--no-cache] [--state FILE] [-v]
  */
@@ -13,7 +14,9 @@
 #include "xalloc.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,7 @@ struct run_opts {
 	int rounds, step;
 	int no_progress;           /* --no-progress: no live line even on a terminal */
 	int no_cache;              /* --no-cache: the result cache is neither read nor written */
+	const char *seed;          /* start --seed N: the proposer's seed */
 	const char *set[MAX_SETS]; /* resume --set KEY=VALUE */
 	int nset;
 };
@@ -40,6 +44,7 @@ static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 		{ "set", required_argument, NULL, 'x' },
 		{ "no-progress", no_argument, NULL, 'P' },
 		{ "no-cache", no_argument, NULL, 'C' },
+		{ "seed", required_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -63,6 +68,13 @@ static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 		case 'C': o->no_cache = 1; break;
 		case 'S': o->state = optarg; break;
 		case 'v': log_level_current = LOG_DEBUG; break;
+		case 'e':
+			if (!strstr(usage, "--seed")) {
+				fputs(usage, stderr);
+				return -1;
+			}
+			o->seed = optarg;
+			break;
 		case 'x':
 			if (!strstr(usage, "--set")) {
 				fputs(usage, stderr);
@@ -199,6 +211,23 @@ static int apply_sets(struct session *s, const struct run_opts *o, char *msg, si
 	return store_commit(s->st, msg, n);
 }
 
+/* --seed N: 0 to 2^63 - 1, as the spec's proposer.seed. */
+static int parse_seed(const char *arg, uint64_t *seed)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!isdigit((unsigned char)arg[0]) || !end || *end || errno || v > INT64_MAX) {
+		log_error("--seed wants a whole number from 0 to %lld, not '%s'",
+			  (long long)INT64_MAX, arg);
+		return -1;
+	}
+	*seed = v;
+	return 0;
+}
+
 typedef int (*open_fn)(struct session *s, struct store *st, const char *arg, char *msg, size_t n);
 
 /* start and resume differ only in how the session is opened. */
@@ -227,6 +256,12 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 	s.again = again = again_options(o.state);
 	s.rounds_cap = o.rounds; /* reopen lets a larger one extend a done session */
 	s.no_cache = o.no_cache;
+	if (o.seed && parse_seed(o.seed, &s.seed)) {
+		store_close(st);
+		free(again);
+		return KCTL_EXIT_USAGE;
+	}
+	s.has_seed = o.seed != NULL;
 	rc = open(&s, st, created ? argv[optind] : id, msg, sizeof(msg));
 	if (!rc && (rc = apply_sets(&s, &o, msg, sizeof(msg)))) {
 		log_error("session %s: %s", s.id, msg);
@@ -258,7 +293,7 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 int cmd_start(int argc, char **argv)
 {
 	return run_command(argc, argv,
-			   "usage: kctl start SPEC [--rounds N] [--step] [--no-progress] "
+			   "usage: kctl start SPEC [--rounds N] [--seed N] [--step] [--no-progress] "
 			   "[--no-cache] [--state FILE] [-v]\n",
 			   session_create, 1);
 }

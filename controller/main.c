@@ -23,8 +23,10 @@ static int cmd_version(int argc, char **argv);
 
 static const struct command commands[] = {
 	{ "start", cmd_start, "start a session",
-	  "kctl start SPEC [--rounds N] [--step] [--no-progress] [--no-cache] [--state FILE] "
-	  "[-v]\n\n"
+	  "kctl start SPEC [--rounds N] [--seed N] [--step] [--no-progress] [--no-cache] "
+	  "[--state FILE] [-v]\n\n"
+	  "--seed N seeds the proposer's choices instead of the spec's proposer.seed\n"
+	  "(repeats of one spec with other seeds are independent searches).\n"
 	  "--no-cache neither reads nor writes the result cache (kctl cache)." },
 	{ "resume", cmd_resume, "go on with a stopped, killed or finished session",
 	  "kctl resume SESSION [--set limits.KEY=VALUE]... [--rounds N] [--step] "

@@ -132,7 +132,7 @@ int session_create(struct session *s, struct store *st, const char *spec_path, c
 	}
 	s->id = id;
 	s->dir = xasprintf("%s/%s", s->spec.output_dir, id);
-	s->rng = s->spec.seed;
+	s->rng = s->has_seed ? s->seed : s->spec.seed;
 	spec_hash(&s->spec, hash);
 	if ((rc = dir_make(s->dir, msg, n)))
 		return rc;

@@ -47,6 +47,8 @@ struct session {
 	int interactive;   /* progress line on a terminal */
 	int step;          /* --step: ask before each next round */
 	int rounds_cap;    /* --rounds N: 0 = spec's max_rounds */
+	int has_seed;      /* start --seed N: the proposer's seed instead of the spec's */
+	uint64_t seed;
 	double eval_s;     /* seconds of rounds this process drove, and */
 	int evals;         /* the evaluations in them: the ETA's measured rate */
 	int extending;     /* a done session reopened with a larger --rounds: its

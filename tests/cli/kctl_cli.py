@@ -326,6 +326,45 @@ def rounds_extend(kctl, evalpod, data):
               f"{st.get('state')}, rounds {st.get('rounds')})")
 
 
+def round1_params(sc, sid):
+    """The parameters of round 1's variants, in their order."""
+    res = sc.run(["show", sid, "-o", "json", "--state", sc.db])
+    try:
+        rows = json.loads(res.stdout) if res.returncode == 0 else []
+    except ValueError:
+        return None
+    rows = rows.get("variants", []) if isinstance(rows, dict) else rows
+    return [r.get("params") for r in rows if str(r.get("id", "")).startswith("r01-")]
+
+
+def seeds(kctl, evalpod, data):
+    """start --seed N seeds the proposer: another seed, another first search round."""
+    with Scenario(kctl, evalpod, data) as sc:
+        with open(sc.spec, encoding="utf-8") as f:
+            text = f.read()
+        with open(sc.spec, "w", encoding="utf-8") as f:  # no confirmation rounds: quicker
+            f.write(text.replace("confirm_passes: 2", "confirm_passes: 0"))
+        picks = []
+        for extra in ([], ["--seed", "7"]):
+            res = sc.run(["start", sc.spec, "--rounds", "1", "--state", sc.db] + extra)
+            picks.append(round1_params(sc, res.stdout.strip()) if res.returncode == 0 else None)
+            check(res.returncode == 0 and picks[-1] and len(picks[-1]) == 3,
+                  f"start --rounds 1 {' '.join(extra)}: round 1 proposed 3 points "
+                  f"(got {tail(res)}; {picks[-1]})")
+        # the spec's seed is 1 (its default); seed 7's Latin hypercube is another
+        check(picks[0] and picks[1] and picks[0] != picks[1],
+              f"--seed 7 chose other points than the spec's seed ({picks[0]} and {picks[1]})")
+        for args, why in ((["--seed", "-1"], "a negative seed"), (["--seed", "1e3"], "not whole"),
+                          (["--seed", "9223372036854775808"], "past 2^63 - 1")):
+            res = sc.run(["start", sc.spec, "--state", sc.db] + args)
+            check(res.returncode == 2 and "--seed wants a whole number" in res.stderr
+                  and not res.stdout, f"start {' '.join(args)} ({why}): exit 2 "
+                  f"(got {tail(res)})")
+        res = sc.run(["resume", "affine", "--seed", "7", "--state", sc.db])
+        check(res.returncode == 2 and "usage: kctl resume" in res.stderr,
+              f"resume --seed: a usage error, the seed is the session's (got {tail(res)})")
+
+
 COMPLETION = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "controller",
                           "kctl-completion.bash")
 
@@ -428,7 +467,7 @@ def main():
     kctl, evalpod, data = (os.path.abspath(a) for a in sys.argv[1:])
     only = os.environ.get("KCTL_CLI_ONLY")
     for scenario in (help_and_version, output_formats, interrupt_and_prefix, delete_running,
-                     completion, readme_quick_start, rounds_extend):
+                     completion, readme_quick_start, rounds_extend, seeds):
         if only and scenario.__name__ != only:
             continue
         t0 = time.time()
