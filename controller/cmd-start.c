@@ -292,10 +292,11 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 
 int cmd_start(int argc, char **argv)
 {
-	return run_command(argc, argv,
-			   "usage: kctl start SPEC [--rounds N] [--seed N] [--step] [--no-progress] "
-			   "[--no-cache] [--state FILE] [-v]\n",
-			   session_create, 1);
+	return run_command(
+		argc, argv,
+		"usage: kctl start SPEC [--rounds N] [--seed N] [--step] [--no-progress] "
+		"[--no-cache] [--state FILE] [-v]\n",
+		session_create, 1);
 }
 
 int cmd_resume(int argc, char **argv)
