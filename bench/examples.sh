@@ -56,7 +56,8 @@ for ex in $examples; do
 			echo "$ex: could not save the session to $SAVE_TO" >&2
 	fi
 	blas="{}"
-	if [ "$ex" = matmul ]; then
+	# matmul and any variant of its spec (examples/matmul_*.yaml)
+	if [ "${ex%%_*}" = matmul ]; then
 		# OpenBLAS as this machine's environment sets it up, and with its own
 		# choice of kernel (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset together):
 		# the better of the two is the yardstick.
@@ -106,9 +107,9 @@ med = allgf[len(allgf) // 2] if allgf else None
 if again:
     print(f"   re-timed {len(again)} times as the incumbent: {', '.join(f'{x:.1f}' for x in again)} "
           f"GFLOP/s; median of all {len(allgf)} measurements {med:.2f}")
-if ex == "matmul" and not blas.get("gflops"):
+if ex.split("_")[0] == "matmul" and not blas.get("gflops"):
     print("   OpenBLAS sgemm: not built (bench/blas_sgemm)")
-if ex == "matmul" and blas.get("gflops"):
+if ex.split("_")[0] == "matmul" and blas.get("gflops"):
     for b in blas.get("both", []):
         print(f"   OpenBLAS sgemm {b['gflops']:.2f} GFLOP/s ({b.get('threads')} threads, "
               f"{b.get('corename')} kernels); {b.get('cold_gflops', 0):.2f} from memory "
@@ -120,7 +121,7 @@ if ex == "matmul" and blas.get("gflops"):
     cold = max((b.get("cold_gflops") or 0) for b in blas.get("both", [{}]))
     if cold:
         print(f"   best / best OpenBLAS from memory = {gf / cold:.2f} (both after a cache flush)")
-if ex == "matmul":
+if ex.split("_")[0] == "matmul":
     cl = blas.get("clblast") or {}
     if cl.get("gflops"):
         print(f"   CLBlast sgemm {cl['gflops']:.2f} GFLOP/s on {cl['device']} ({cl['driver']}); "
@@ -130,7 +131,7 @@ if ex == "matmul":
     else:
         print("   CLBlast sgemm: not built (install libclblast-dev)")
 pf, pb, ai = roof.get("peak_gflops"), roof.get("peak_gbs"), roof.get("arithmetic_intensity")
-goal = {"chunk_gla": 0.5, "gmm_fp8_blockwise": 0.8, "matmul": 0.6}.get(ex)
+goal = {"chunk_gla": 0.5, "gmm_fp8_blockwise": 0.8, "matmul": 0.6}.get(ex.split("_")[0] if ex.startswith("matmul") else ex)
 if pf and pb and ai:
     bound = min(pf, ai * pb)
     print(f"   roofline bound min({pf:.1f}, {ai:.2f} x {pb:.1f}) = {bound:.1f} GFLOP/s: "
@@ -139,7 +140,7 @@ if pf and pb and ai:
     # OpenBLAS runs on the same cores: a measured FMA peak below what it
     # reaches is a probe that fails this machine (every fraction above is then
     # too high, and honest programs near the peak are gated above_peak).
-    if ex == "matmul" and blas.get("gflops"):
+    if ex.split("_")[0] == "matmul" and blas.get("gflops"):
         print(f"   OpenBLAS / measured FMA peak = {blas['gflops'] / pf:.2f}"
               + ("  WARNING: above 1, the FMA peak is measured too low" if blas["gflops"] > pf else ""))
 PY
