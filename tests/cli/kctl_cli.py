@@ -67,6 +67,13 @@ class Scenario:
         return subprocess.run([self.kctl] + args, env=self.env, capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL)
 
+    def without_confirmation(self):
+        """Sets the spec's confirm_passes to 0: no confirmation rounds, quicker sessions."""
+        with open(self.spec, encoding="utf-8") as f:
+            text = f.read()
+        with open(self.spec, "w", encoding="utf-8") as f:
+            f.write(text.replace("confirm_passes: 2", "confirm_passes: 0"))
+
     def session_dir(self, sid):
         return os.path.join(self.tmp, "runs", sid)
 
@@ -299,10 +306,7 @@ def progress(sc, sid, err):
 def rounds_extend(kctl, evalpod, data):
     """--rounds N ends a session; resume --rounds M > its rounds extends it."""
     with Scenario(kctl, evalpod, data) as sc:
-        with open(sc.spec, encoding="utf-8") as f:
-            text = f.read()
-        with open(sc.spec, "w", encoding="utf-8") as f:  # no confirmation rounds: quicker
-            f.write(text.replace("confirm_passes: 2", "confirm_passes: 0"))
+        sc.without_confirmation()
         res = sc.run(["start", sc.spec, "--rounds", "1", "--state", sc.db])
         sid = res.stdout.strip()
         st = sc.status_json(sid) or {}
@@ -340,10 +344,7 @@ def round1_params(sc, sid):
 def seeds(kctl, evalpod, data):
     """start --seed N seeds the proposer: another seed, another first search round."""
     with Scenario(kctl, evalpod, data) as sc:
-        with open(sc.spec, encoding="utf-8") as f:
-            text = f.read()
-        with open(sc.spec, "w", encoding="utf-8") as f:  # no confirmation rounds: quicker
-            f.write(text.replace("confirm_passes: 2", "confirm_passes: 0"))
+        sc.without_confirmation()
         picks = []
         for extra in ([], ["--seed", "7"]):
             res = sc.run(["start", sc.spec, "--rounds", "1", "--state", sc.db] + extra)

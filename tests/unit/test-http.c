@@ -525,25 +525,15 @@ TEST(log_never_holds_query)
 	struct http_response resp;
 	char msg[512];
 	char logged[4096] = "";
-	FILE *tmp = tmpfile();
-	int saved = dup(2);
-	size_t got;
-	int rc;
+	struct test_stderr cap;
+	int rc, capturing = test_stderr_begin(&cap);
 
-	CHECK(tmp && saved >= 0);
-	if (!tmp || saved < 0)
+	CHECK(capturing);
+	if (!capturing)
 		return;
-	fflush(stderr);
-	dup2(fileno(tmp), 2);
 	rc = http_request("GET", url_of(http_peer, "/fail503/1/logged?X-Amz-Signature=secret"),
 			  NULL, 0, &fast, &resp, msg, sizeof(msg));
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	got = fread(logged, 1, sizeof(logged) - 1, tmp);
-	logged[got] = '\0';
-	fclose(tmp);
+	test_stderr_end(&cap, logged, sizeof(logged));
 
 	CHECK(rc == KERR_HTTP); /* key /logged was never stored */
 	CHECK(resp.attempts == 2);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define START         "EVOLVE-BLOCK-START"
@@ -981,27 +980,19 @@ TEST(starts_outside_the_space_are_skipped)
 	struct fix f;
 	struct sim sm;
 	char msg[256] = "", logged[4096] = "";
-	FILE *tmp = tmpfile();
-	int saved = dup(2), rc;
-	size_t n = 0, got;
+	struct test_stderr cap;
+	int rc, capturing = test_stderr_begin(&cap);
+	size_t n = 0;
 
 	/* the first breaks A + B <= 10; the third has C = 99, not in C's list */
-	CHECK(tmp && saved >= 0);
-	if (!tmp || saved < 0)
+	CHECK(capturing);
+	if (!capturing)
 		return;
 	fix_init(&f, six_tmpl, six, 6, cons, 1, NULL, RENDER_DEFINE);
 	f.s.starts = st;
 	f.s.nstarts = 3;
-	fflush(stderr);
-	dup2(fileno(tmp), 2);
 	rc = tune_open(&p, &f.s, msg, sizeof(msg));
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	got = fread(logged, 1, sizeof(logged) - 1, tmp);
-	logged[got] = 0;
-	fclose(tmp);
+	test_stderr_end(&cap, logged, sizeof(logged));
 	CHECK(rc == 0);
 	CHECK_STR(msg, "");
 	CHECK_CONTAINS(logged,

@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int test_failed_checks, test_passed, test_failed;
 
@@ -57,6 +58,47 @@ static int test_failed_checks, test_passed, test_failed;
 			fprintf(stderr, "FAIL %s\n", #name);                                       \
 		}                                                                                  \
 	} while (0)
+
+/*
+ * Catching what code under test writes to stderr (fd 2):
+ *
+ *   struct test_stderr cap;
+ *   if (test_stderr_begin(&cap)) { code(); test_stderr_end(&cap, buf, sizeof(buf)); }
+ *
+ * begin returns 0, having changed nothing, when it cannot; end restores
+ * fd 2 and leaves what was written, cut to size - 1 bytes, in buf.
+ */
+struct test_stderr {
+	FILE *tmp;
+	int saved;
+};
+
+static inline int test_stderr_begin(struct test_stderr *c)
+{
+	c->tmp = tmpfile();
+	c->saved = c->tmp ? dup(2) : -1;
+	if (!c->tmp || c->saved < 0) {
+		if (c->tmp)
+			fclose(c->tmp);
+		return 0;
+	}
+	fflush(stderr);
+	dup2(fileno(c->tmp), 2);
+	return 1;
+}
+
+static inline void test_stderr_end(struct test_stderr *c, char *buf, size_t size)
+{
+	size_t got;
+
+	fflush(stderr);
+	dup2(c->saved, 2);
+	close(c->saved);
+	rewind(c->tmp);
+	got = fread(buf, 1, size - 1, c->tmp);
+	buf[got] = '\0';
+	fclose(c->tmp);
+}
 
 static inline int test_summary(void)
 {
