@@ -27,12 +27,30 @@
 struct run_opts {
 	const char *state;
 	int rounds, step;
-	int no_progress;           /* --no-progress: no live line even on a terminal */
-	int no_cache;              /* --no-cache: the result cache is neither read nor written */
-	const char *seed;          /* start --seed N: the proposer's seed */
+	int no_progress; /* --no-progress: no live line even on a terminal */
+	int no_cache;    /* --no-cache: the result cache is neither read nor written */
+	int has_seed;    /* start --seed N: the proposer's seed */
+	uint64_t seed;
 	const char *set[MAX_SETS]; /* resume --set KEY=VALUE */
 	int nset;
 };
+
+/* --seed N: 0 to 2^63 - 1, as the spec's proposer.seed. */
+static int parse_seed(const char *arg, uint64_t *seed)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!isdigit((unsigned char)arg[0]) || !end || *end || errno || v > INT64_MAX) {
+		log_error("--seed wants a whole number from 0 to %lld, not '%s'",
+			  (long long)INT64_MAX, arg);
+		return -1;
+	}
+	*seed = v;
+	return 0;
+}
 
 static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 {
@@ -73,7 +91,9 @@ static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 				fputs(usage, stderr);
 				return -1;
 			}
-			o->seed = optarg;
+			if (parse_seed(optarg, &o->seed))
+				return -1;
+			o->has_seed = 1;
 			break;
 		case 'x':
 			if (!strstr(usage, "--set")) {
@@ -211,23 +231,6 @@ static int apply_sets(struct session *s, const struct run_opts *o, char *msg, si
 	return store_commit(s->st, msg, n);
 }
 
-/* --seed N: 0 to 2^63 - 1, as the spec's proposer.seed. */
-static int parse_seed(const char *arg, uint64_t *seed)
-{
-	char *end = NULL;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (!isdigit((unsigned char)arg[0]) || !end || *end || errno || v > INT64_MAX) {
-		log_error("--seed wants a whole number from 0 to %lld, not '%s'",
-			  (long long)INT64_MAX, arg);
-		return -1;
-	}
-	*seed = v;
-	return 0;
-}
-
 typedef int (*open_fn)(struct session *s, struct store *st, const char *arg, char *msg, size_t n);
 
 /* start and resume differ only in how the session is opened. */
@@ -256,12 +259,8 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 	s.again = again = again_options(o.state);
 	s.rounds_cap = o.rounds; /* reopen lets a larger one extend a done session */
 	s.no_cache = o.no_cache;
-	if (o.seed && parse_seed(o.seed, &s.seed)) {
-		store_close(st);
-		free(again);
-		return KCTL_EXIT_USAGE;
-	}
-	s.has_seed = o.seed != NULL;
+	s.has_seed = o.has_seed;
+	s.seed = o.seed;
 	rc = open(&s, st, created ? argv[optind] : id, msg, sizeof(msg));
 	if (!rc && (rc = apply_sets(&s, &o, msg, sizeof(msg)))) {
 		log_error("session %s: %s", s.id, msg);
