@@ -431,7 +431,7 @@ tunables:
     WG: [2]
   render: options
 correctness: {atol: 2e-4, rtol: 2e-4, seeds: [1, 2, 3]}
-measurement: {warmup: 1, min_samples: 3, min_time_ms: 5}
+measurement: {warmup: 1, min_samples: 3, min_time_ms: 5, flush_bytes: 1048576}
 session: {max_rounds: 2, max_evaluations: 16, output_dir: runs, confirm_passes: 0}
 batch: {variants_per_round: 4, top_k: 2, max_active_lineages: 2}
 """)
