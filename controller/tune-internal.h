@@ -50,6 +50,18 @@ struct tune {
 	uint32_t *starts;   /* the tunables.starts inside the space, as vectors */
 	size_t nstarts;
 	size_t *start_at; /* each one's index in tunables.starts */
+	/*
+	 * The model's features past the k indices: the products of tunables
+	 * that the constraints multiply ("TM * TN * VN <= 256"), each as
+	 * log2(1 + |product|) scaled to [0, 1] by its least and greatest.
+	 */
+	struct tune_product {
+		size_t *idx; /* the tunables multiplied */
+		size_t n;
+		double lo, hi; /* log2(1 + |product|) at its least and greatest */
+	} * prod;
+	size_t nprod;
+	size_t nf; /* features per vector: k + nprod */
 };
 
 struct parent {
@@ -121,6 +133,16 @@ int tune_value_index(const struct tunable *tu, int64_t value, uint32_t *out);
  */
 void tune_starts(struct tune *t);
 
+/*
+ * Finds the products of two or more tunables in the constraints (t->prod),
+ * at most TUNE_PRODUCTS, and sets t->nf.
+ */
+void tune_products(struct tune *t);
+/*
+ * v as model features in [0, 1], the first d (k <= d <= t->nf) of: the
+ * indices, each over its list's last index, then the products.
+ */
+void tune_features(const struct tune *t, const uint32_t *v, double *x, size_t d);
 /* v as a new {"NAME": value, ...} object (caller decrefs). */
 json_t *tune_params_of(const struct tune *t, const uint32_t *v);
 

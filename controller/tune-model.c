@@ -65,16 +65,18 @@
  * the sessions' best points at 1024^3 are packed.
  */
 #define TUNE_TWIN_VALUES 3
-
-/* v as model features: each index over its list's last index, in [0, 1]. */
-static void features(const struct tune *t, const uint32_t *v, double *x)
-{
-	for (size_t j = 0; j < t->k; j++) {
-		size_t nv = t->s->tunables[j].nvalues;
-
-		x[j] = nv > 1 ? (double)v[j] / (double)(nv - 1) : 0;
-	}
-}
+/*
+ * With at least this many "ok" measurements the model also takes the
+ * products of tunables that the constraints name (TM * TN * VN: the
+ * accumulators of a work-item) as features of their own; with fewer it
+ * has too few points for the extra length scales.  Replayed on the three
+ * recorded matmul spaces (kctl simulate, 100 seeds, with and without
+ * --noise), the products from the first model round (9 points) lost at 12
+ * evaluations on matmul-512-twins.json (mean 0.55 of the best against
+ * 0.59); from 16 they cost nothing at 12 or 24 and found the best point
+ * more often at 48 and 96 (docs/kctl.md has the figures).
+ */
+#define TUNE_PRODUCT_MIN 16
 
 /* A uniformly random valid vector neither tried nor refused; 0 when none was found. */
 static int draw_fresh(struct run *r, uint32_t *v)
@@ -91,14 +93,14 @@ static int draw_fresh(struct run *r, uint32_t *v)
 /* Squared feature distance from v to the nearest tried or proposed vector. */
 static double nearest_seen_feat(const struct run *r, const uint32_t *v)
 {
-	size_t k = r->t->k;
-	double *a = xcalloc(2 * k, sizeof(*a)), *b = a + k, best = HUGE_VAL;
+	size_t k = r->t->k, nf = r->t->nf;
+	double *a = xcalloc(2 * nf, sizeof(*a)), *b = a + nf, best = HUGE_VAL;
 
-	features(r->t, v, a);
+	tune_features(r->t, v, a, k);
 	for (size_t i = 0; i < r->seen.n; i++) {
 		double d = 0;
 
-		features(r->t, r->seen.v + i * k, b);
+		tune_features(r->t, r->seen.v + i * k, b, k);
 		for (size_t j = 0; j < k; j++)
 			d += (a[j] - b[j]) * (a[j] - b[j]);
 		best = d < best ? d : best;
@@ -159,7 +161,7 @@ static int cand_measured(const struct tune *t, const struct cand *c, uint32_t *v
 static void obs_collect(struct obs *o, const struct run *r)
 {
 	const struct tune *t = r->t;
-	size_t k = t->k, start = 0, got = 0;
+	size_t k = t->k, nf = t->nf, start = 0, got = 0;
 	double worst = HUGE_VAL;
 
 	memset(o, 0, sizeof(*o));
@@ -167,7 +169,7 @@ static void obs_collect(struct obs *o, const struct run *r)
 	for (size_t i = 0; i < r->ctx->nhistory; i++)
 		got += cand_measured(t, &r->ctx->history[i], o->v);
 	start = got > TUNE_MODEL_MAX ? got - TUNE_MODEL_MAX : 0;
-	o->x = xcalloc(got * k + 1, sizeof(*o->x));
+	o->x = xcalloc(got * nf + 1, sizeof(*o->x));
 	o->y = xcalloc(got + 1, sizeof(*o->y));
 	o->ok = xcalloc(got + 1, 1);
 	got = 0;
@@ -183,7 +185,7 @@ static void obs_collect(struct obs *o, const struct run *r)
 			worst = o->y[o->n] < worst ? o->y[o->n] : worst;
 			o->nok++;
 		}
-		features(t, v, o->x + o->n * k);
+		tune_features(t, v, o->x + o->n * nf, nf);
 		o->n++;
 	}
 	for (size_t i = 0; i < o->n; i++)
@@ -282,7 +284,7 @@ static int fill_lhs(struct run *r, const char *label)
 {
 	const struct tune *t = r->t;
 	size_t k = t->k, m = r->ctx->want - r->n, first = r->n, npool = 0;
-	double *target = xcalloc(m * k + 1, sizeof(*target)), *x = xcalloc(k, sizeof(*x));
+	double *target = xcalloc(m * k + 1, sizeof(*target)), *x = xcalloc(t->nf, sizeof(*x));
 	size_t *perm = xcalloc(m + 1, sizeof(*perm));
 	struct vset pool = { .k = k };
 	uint32_t *v = xcalloc(k, sizeof(*v));
@@ -311,7 +313,7 @@ static int fill_lhs(struct run *r, const char *label)
 
 			if (taken[p])
 				continue;
-			features(t, pool.v + p * k, x);
+			tune_features(t, pool.v + p * k, x, k);
 			for (size_t j = 0; j < k; j++)
 				d += (x[j] - target[i * k + j]) * (x[j] - target[i * k + j]);
 			if (d < bd) {
@@ -487,15 +489,18 @@ static int propose_gp(struct run *r, const struct obs *o)
 	double *omean = xcalloc(o->n, sizeof(*omean)), *xs = NULL, sd, incumbent = -HUGE_VAL;
 	double xi = r->ctx->mode == NAV_EXPLORE ? TUNE_XI_EXPLORE : TUNE_XI_EXPLOIT;
 	int rc, by_mean = r->ctx->last && o->nok >= TUNE_LAST_MIN;
-	size_t inc = 0;
+	size_t inc = 0, d = o->nok >= TUNE_PRODUCT_MIN ? t->nf : t->k;
 
-	rc = surrogate_fit(&m, o->x, o->y, o->n, t->k);
+	if (d < t->nf) /* too few points yet: the indices alone */
+		for (size_t i = 0; i < o->n; i++)
+			memmove(o->x + i * d, o->x + i * t->nf, d * sizeof(*o->x));
+	rc = surrogate_fit(&m, o->x, o->y, o->n, d);
 	if (rc) {
 		free(omean);
 		return tune_fill(r, TUNE_FILL, "space-filling point");
 	}
 	for (size_t i = 0; i < o->n; i++) {
-		surrogate_predict(&m, o->x + i * t->k, &omean[i], &sd);
+		surrogate_predict(&m, o->x + i * d, &omean[i], &sd);
 		if (o->ok[i] && omean[i] > incumbent) {
 			incumbent = omean[i];
 			inc = i;
@@ -503,10 +508,10 @@ static int propose_gp(struct run *r, const struct obs *o)
 	}
 	pool_build(r, o, omean, &pool);
 	sc = xcalloc(pool.n + 1, sizeof(*sc));
-	xs = xcalloc(pool.n * t->k + 1, sizeof(*xs));
+	xs = xcalloc(pool.n * d + 1, sizeof(*xs));
 	for (size_t i = 0; i < pool.n; i++) {
-		sc[i].x = xs + i * t->k;
-		features(t, pool.v + i * t->k, sc[i].x);
+		sc[i].x = xs + i * d;
+		tune_features(t, pool.v + i * t->k, sc[i].x, d);
 		surrogate_predict(&m, sc[i].x, &sc[i].mean, &sc[i].sd);
 		sc[i].ei = surrogate_ei(sc[i].mean, sc[i].sd, incumbent, xi);
 		/* by the mean: relative to the incumbent, so positive and not overflowing */

@@ -18,6 +18,7 @@
 #include <assert.h>
 #include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,10 @@
 #define TUNE_ENUM_MAX ((uint64_t)1 << 16)
 /* Random combinations checked at open when the space is larger. */
 #define TUNE_PROBES 1024
+/* Products of tunables the model takes as features of their own, at most. */
+#define TUNE_PRODUCTS 8
+/* Tunables in one product, at most (more are left out of it). */
+#define TUNE_PRODUCT_MAX 16
 
 /* --- random numbers: splitmix64, any state (even 0) is fine ------------- */
 
@@ -265,6 +270,134 @@ void tune_starts(struct tune *t)
 				 i, err[0] ? ": " : "", err);
 		else
 			t->start_at[t->nstarts++] = i;
+	}
+}
+
+/* --- the model's features --------------------------------------------------- */
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Adds the product of the n tunables idx (sorted here) unless it is one already. */
+static void product_add(struct tune *t, size_t *idx, size_t n)
+{
+	struct tune_product *p;
+	double lo = 1, hi = 1;
+	size_t m = 0;
+
+	qsort(idx, n, sizeof(*idx), cmp_size);
+	for (size_t i = 0; i < n; i++)
+		if (!m || idx[m - 1] != idx[i])
+			idx[m++] = idx[i];
+	if (m < 2 || t->nprod == TUNE_PRODUCTS)
+		return;
+	for (size_t i = 0; i < t->nprod; i++)
+		if (t->prod[i].n == m && !memcmp(t->prod[i].idx, idx, m * sizeof(*idx)))
+			return;
+	for (size_t i = 0; i < m; i++) {
+		const struct tunable *tu = &t->s->tunables[idx[i]];
+		double least = HUGE_VAL, most = 0;
+
+		for (size_t e = 0; e < tu->nvalues; e++) {
+			double a = fabs((double)tu->values[e]);
+
+			least = a < least ? a : least;
+			most = a > most ? a : most;
+		}
+		lo *= least;
+		hi *= most;
+	}
+	if (!(log2(1 + hi) > log2(1 + lo)))
+		return; /* the same everywhere: nothing to tell points apart by */
+	t->prod = xreallocarray(t->prod, t->nprod + 1, sizeof(*t->prod));
+	p = &t->prod[t->nprod++];
+	p->idx = xcalloc(m, sizeof(*p->idx));
+	memcpy(p->idx, idx, m * sizeof(*idx));
+	p->n = m;
+	p->lo = log2(1 + lo);
+	p->hi = log2(1 + hi);
+}
+
+/*
+ * The products in one constraint: chains of factors joined by '*' (names
+ * and numbers), any other token ending a chain, a function's name too.  In
+ * "4 * KB * (WY * TM + WX * TN * VN) <= 65536" they are WY * TM and
+ * WX * TN * VN (KB stands alone: the parenthesis ends its chain).
+ */
+static void products_in(struct tune *t, const char *p)
+{
+	size_t idx[TUNE_PRODUCT_MAX], n = 0;
+	int joined = 0, factor = 0; /* after "factor *"; after a factor */
+
+	while (*p) {
+		size_t len = 0;
+		const char *q;
+		int j = -1;
+
+		if (isspace((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		if (!isalnum((unsigned char)*p) && *p != '_') {
+			if (*p == '*' && factor) {
+				joined = 1;
+			} else {
+				product_add(t, idx, n);
+				n = 0;
+				joined = 0;
+			}
+			factor = 0;
+			p++;
+			continue;
+		}
+		while (isalnum((unsigned char)p[len]) || p[len] == '_')
+			len++;
+		if (!joined) {
+			product_add(t, idx, n);
+			n = 0;
+		}
+		for (q = p + len; isspace((unsigned char)*q); q++)
+			;
+		joined = 0;
+		factor = *q != '(';
+		if (!factor) { /* a function: its name is no factor */
+			product_add(t, idx, n);
+			n = 0;
+		} else if (!isdigit((unsigned char)*p)) {
+			j = spec_tunable_index(t->s, p, len);
+		}
+		if (j >= 0 && n < TUNE_PRODUCT_MAX)
+			idx[n++] = (size_t)j;
+		p += len;
+	}
+	product_add(t, idx, n);
+}
+
+void tune_products(struct tune *t)
+{
+	for (size_t i = 0; i < t->s->nconstraints; i++)
+		products_in(t, t->s->constraints[i]);
+	t->nf = t->k + t->nprod;
+}
+
+void tune_features(const struct tune *t, const uint32_t *v, double *x, size_t d)
+{
+	for (size_t j = 0; j < t->k; j++) {
+		size_t nv = t->s->tunables[j].nvalues;
+
+		x[j] = nv > 1 ? (double)v[j] / (double)(nv - 1) : 0;
+	}
+	for (size_t i = 0; i < t->nprod && t->k + i < d; i++) {
+		const struct tune_product *p = &t->prod[i];
+		double prod = 1;
+
+		for (size_t a = 0; a < p->n; a++)
+			prod *= fabs((double)t->s->tunables[p->idx[a]].values[v[p->idx[a]]]);
+		x[t->k + i] = (log2(1 + prod) - p->lo) / (p->hi - p->lo);
 	}
 }
 

@@ -471,6 +471,9 @@ static void tune_free(struct tune *t)
 	free(t->defaults);
 	free(t->starts);
 	free(t->start_at);
+	for (size_t i = 0; i < t->nprod; i++)
+		free(t->prod[i].idx);
+	free(t->prod);
 	vset_release(&t->listed);
 	free(t);
 }
@@ -502,6 +505,7 @@ int tune_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
 	}
 	tune_starts(t);
 	tune_defaults(t);
+	tune_products(t);
 	p->name = "tune";
 	p->propose = tune_propose;
 	p->release = tune_release;
