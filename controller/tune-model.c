@@ -73,8 +73,9 @@
  * recorded matmul spaces (kctl simulate, 100 seeds, with and without
  * --noise), the products from the first model round (9 points) lost at 12
  * evaluations on matmul-512-twins.json (mean 0.55 of the best against
- * 0.59); from 16 they cost nothing at 12 or 24 and found the best point
- * more often at 48 and 96 (docs/kctl.md has the figures).
+ * 0.59); from 16 they change nothing at 12, and at 24 to 96 raised the
+ * mean fraction of the best reached everywhere but once (docs/kctl.md has
+ * the figures, losses included).
  */
 #define TUNE_PRODUCT_MIN 16
 
