@@ -94,8 +94,8 @@ static int draw_fresh(struct run *r, uint32_t *v)
 /* Squared feature distance from v to the nearest tried or proposed vector. */
 static double nearest_seen_feat(const struct run *r, const uint32_t *v)
 {
-	size_t k = r->t->k, nf = r->t->nf;
-	double *a = xcalloc(2 * nf, sizeof(*a)), *b = a + nf, best = HUGE_VAL;
+	size_t k = r->t->k;
+	double *a = xcalloc(2 * k, sizeof(*a)), *b = a + k, best = HUGE_VAL;
 
 	tune_features(r->t, v, a, k);
 	for (size_t i = 0; i < r->seen.n; i++) {
@@ -144,8 +144,9 @@ int tune_fill(struct run *r, size_t ndraws, const char *label)
 /* The session's measurements of points in the space, as the model sees them. */
 struct obs {
 	size_t n, nok;
+	size_t d;    /* features per vector: the products too once nok >= TUNE_PRODUCT_MIN */
 	uint32_t *v; /* n vectors */
-	double *x;   /* n feature vectors */
+	double *x;   /* n feature vectors of d */
 	double *y;   /* log(speedup); failures get the worst measured value */
 	char *ok;    /* 1: measured, 0: failed */
 };
@@ -162,7 +163,7 @@ static int cand_measured(const struct tune *t, const struct cand *c, uint32_t *v
 static void obs_collect(struct obs *o, const struct run *r)
 {
 	const struct tune *t = r->t;
-	size_t k = t->k, nf = t->nf, start = 0, got = 0;
+	size_t k = t->k, start = 0, got = 0;
 	double worst = HUGE_VAL;
 
 	memset(o, 0, sizeof(*o));
@@ -170,7 +171,6 @@ static void obs_collect(struct obs *o, const struct run *r)
 	for (size_t i = 0; i < r->ctx->nhistory; i++)
 		got += cand_measured(t, &r->ctx->history[i], o->v);
 	start = got > TUNE_MODEL_MAX ? got - TUNE_MODEL_MAX : 0;
-	o->x = xcalloc(got * nf + 1, sizeof(*o->x));
 	o->y = xcalloc(got + 1, sizeof(*o->y));
 	o->ok = xcalloc(got + 1, 1);
 	got = 0;
@@ -186,12 +186,15 @@ static void obs_collect(struct obs *o, const struct run *r)
 			worst = o->y[o->n] < worst ? o->y[o->n] : worst;
 			o->nok++;
 		}
-		tune_features(t, v, o->x + o->n * nf, nf);
 		o->n++;
 	}
 	for (size_t i = 0; i < o->n; i++)
 		if (!o->ok[i])
 			o->y[i] = worst;
+	o->d = o->nok >= TUNE_PRODUCT_MIN ? t->nf : k;
+	o->x = xcalloc(o->n * o->d + 1, sizeof(*o->x));
+	for (size_t i = 0; i < o->n; i++)
+		tune_features(t, o->v + i * k, o->x + i * o->d, o->d);
 }
 
 static void obs_release(struct obs *o)
@@ -285,7 +288,7 @@ static int fill_lhs(struct run *r, const char *label)
 {
 	const struct tune *t = r->t;
 	size_t k = t->k, m = r->ctx->want - r->n, first = r->n, npool = 0;
-	double *target = xcalloc(m * k + 1, sizeof(*target)), *x = xcalloc(t->nf, sizeof(*x));
+	double *target = xcalloc(m * k + 1, sizeof(*target)), *x = xcalloc(k, sizeof(*x));
 	size_t *perm = xcalloc(m + 1, sizeof(*perm));
 	struct vset pool = { .k = k };
 	uint32_t *v = xcalloc(k, sizeof(*v));
@@ -490,11 +493,8 @@ static int propose_gp(struct run *r, const struct obs *o)
 	double *omean = xcalloc(o->n, sizeof(*omean)), *xs = NULL, sd, incumbent = -HUGE_VAL;
 	double xi = r->ctx->mode == NAV_EXPLORE ? TUNE_XI_EXPLORE : TUNE_XI_EXPLOIT;
 	int rc, by_mean = r->ctx->last && o->nok >= TUNE_LAST_MIN;
-	size_t inc = 0, d = o->nok >= TUNE_PRODUCT_MIN ? t->nf : t->k;
+	size_t inc = 0, d = o->d;
 
-	if (d < t->nf) /* too few points yet: the indices alone */
-		for (size_t i = 0; i < o->n; i++)
-			memmove(o->x + i * d, o->x + i * t->nf, d * sizeof(*o->x));
 	rc = surrogate_fit(&m, o->x, o->y, o->n, d);
 	if (rc) {
 		free(omean);
