@@ -55,6 +55,9 @@
 #ifndef SPAR
 #define SPAR 0          // gla_state: 1 one work-group per chunk, then gla_scan
 #endif
+#ifndef SST
+#define SST 0           // gla_state: 1 one work-item per state, every tile of it per chunk
+#endif
 #ifndef UNR
 #define UNR 1           // gla_chunk: unroll factor of the tiles' inner loop
 #endif
@@ -63,6 +66,9 @@
 #endif
 #ifndef SPF
 #define SPF 32          // gla_state: positions read ahead, where the compiler can prefetch
+#endif
+#ifndef CPF
+#define CPF 8           // gla_chunk: positions read ahead while staging, where the compiler can prefetch
 #endif
 #ifndef __has_builtin
 #define __has_builtin(x) 0
@@ -94,6 +100,113 @@ static size_t gla_at(int b, int t, int h, int i, int T, int H, int D)
 	return (((size_t)b * T + t) * H + h) * D + i;
 }
 
+// SST = 1 (gla_state below): the chunk staged in xs, ys folded into the
+// R x SVW tile of the state at rows kr.., columns cv.. (from the slot before
+// the chunk times its decay, or from zero with SPAR), stored to the slot
+// after it.
+#if SPAR
+#define GLA_SST_FROM(R, in) _Pragma("unroll") for (int i_ = 0; i_ < (R); i_++) acc_[i_] = (floatS)(0.0f)
+#else
+#define GLA_SST_FROM(R, in)                                                             \
+	_Pragma("unroll") for (int i_ = 0; i_ < (R); i_++) acc_[i_] = vloadS(0, (in) + i_ * V) * wdec[len]
+#endif
+#define GLA_SST_TILE(R, kr, cv)                                                         \
+	{                                                                              \
+		__global float *out_ = sb + slot * kv + (size_t)(kr) * V + (cv);      \
+		__global const float *in_ = sb + n * kv + (size_t)(kr) * V + (cv);    \
+		floatS acc_[R];                                                        \
+                                                                                       \
+		(void)in_;                                                             \
+		GLA_SST_FROM(R, in_);                                                  \
+		for (int m_ = 0; m_ < len; m_++) {                                     \
+			floatS yw_ = vloadS(0, ys + m_ * V + (cv));                    \
+                                                                                       \
+			_Pragma("unroll") for (int i_ = 0; i_ < (R); i_++)             \
+				acc_[i_] = fma((floatS)(xs[m_ * K + (kr) + i_]), yw_, acc_[i_]); \
+		}                                                                      \
+		_Pragma("unroll") for (int i_ = 0; i_ < (R); i_++)                     \
+			vstoreS(acc_[i_], 0, out_ + i_ * V);                           \
+	}
+
+// gla_state with SST = 1, for the one work-item of a work-group: x, y are
+// the sequence's rows (ldx, ldy floats apart), sb its state's slot 0, lws
+// room for CHUNK * (K + V) floats.  Each chunk's rows are staged in xs (x)
+// and ys (y times its weight, in the order of the walk), then folded into
+// every SKT x SVW tile of the state in turn; rows of K that no whole tile
+// covers are folded 2 at a time (K is even).
+#if SST
+static void gla_state_tiles(__global const float *x, __global const float *y, size_t ldx,
+                            size_t ldy, __global float *sb, __local const float *wdec,
+                            __local float *lws, int rev, int NT, int T, int K, int V)
+{
+	size_t kv = (size_t)K * V;
+	__local float *xs = lws, *ys = lws + CHUNK * K;
+#if SPAR
+	int gn = get_group_id(1), n0 = rev ? NT - 1 - gn : gn, n1 = n0 + 1; // chunk gn
+
+	if (gn == (rev ? 0 : NT - 1)) { // nothing to fold: zero the slot that starts the scan
+		for (size_t e = 0; e < kv; e += SVW)
+			vstoreS((floatS)(0.0f), 0, sb + (rev ? NT - 1 : 0) * kv + e);
+		return;
+	}
+#else
+	int n0 = 0, n1 = NT - 1; // the last chunk of the walk folds into nothing
+
+	for (size_t e = 0; e < kv; e += SVW) // the state before the first chunk
+		vstoreS((floatS)(0.0f), 0, sb + (rev ? NT - 1 : 0) * kv + e);
+#endif
+	for (int step = n0; step < n1; step++) {
+		int n = rev ? NT - 1 - step : step, slot = rev ? n - 1 : n + 1;
+		int t0 = n * CHUNK, len = min(CHUNK, T - t0), kr = 0;
+
+		// Step m of the walk has weight exp(g (len-1-m)) both ways.  The
+		// rows are read in memory order (the hardware's prefetchers follow
+		// ascending streams best), each line SPF positions ahead asked for.
+		for (int r = 0; r < len; r++) {
+			int p = t0 + r, m = rev ? len - 1 - r : r;
+			float w = wdec[len - 1 - m];
+
+#if GLA_PREFETCH
+			if (p + SPF < T) {
+				for (int i = 0; i < K; i += 16)
+					__builtin_prefetch(x + (size_t)(p + SPF) * ldx + i, 0, 3);
+				for (int j = 0; j < V; j += 16)
+					__builtin_prefetch(y + (size_t)(p + SPF) * ldy + j, 0, 3);
+			}
+#endif
+			for (int i = 0; i < K; i += SVW)
+				vstoreS(vloadS(0, x + (size_t)p * ldx + i), 0, xs + m * K + i);
+			for (int j = 0; j < V; j += SVW)
+				vstoreS(vloadS(0, y + (size_t)p * ldy + j) * w, 0, ys + m * V + j);
+		}
+		for (; kr + SKT <= K; kr += SKT) {
+#if GLA_PREFETCH
+			// The next chunk's rows, about SKT * CHUNK / K of them per
+			// row of tiles, asked for while this chunk is folded, so that
+			// its staging finds them in the caches.
+			if (step + 1 < n1) {
+				int pn = (rev ? t0 - CHUNK : t0 + CHUNK) + kr * CHUNK / K;
+
+				for (int r = 0; r <= SKT * CHUNK / K; r++) {
+					if (pn + r < 0 || pn + r >= T)
+						continue;
+					for (int i = 0; i < K; i += 16)
+						__builtin_prefetch(x + (size_t)(pn + r) * ldx + i, 0, 3);
+					for (int j = 0; j < V; j += 16)
+						__builtin_prefetch(y + (size_t)(pn + r) * ldy + j, 0, 3);
+				}
+			}
+#endif
+			for (int cv = 0; cv < V; cv += SVW)
+				GLA_SST_TILE(SKT, kr, cv);
+		}
+		for (; kr < K; kr += 2)
+			for (int cv = 0; cv < V; cv += SVW)
+				GLA_SST_TILE(2, kr, cv);
+	}
+}
+#endif
+
 // Global size [V/SVW, K/SKT * (SPAR ? NT : 1), 2*B*H], local [V/SVW, K/SKT,
 // 1]: work-group z < B*H carries the forward state h, the rest the backward
 // dh; each work-item holds SKT rows by SVW columns of it in registers and
@@ -116,10 +229,21 @@ static size_t gla_at(int b, int t, int h, int i, int T, int H, int D)
 // backward) zeroes the slot that starts the recurrence (hs[0], dhs[NT-1]);
 // gla_scan then folds the slots into the states.  More parallel work, one
 // more pass over the states.
+//
+// SST = 1: the work-group is one work-item, which stages each chunk's rows
+// in local memory (xs: x, ys: y times its weight, in the order of the walk;
+// CHUNK * (K + V) floats, the argument lws) and then folds the chunk into
+// every SKT x SVW tile of the state in turn, reading the tile of the state
+// before the chunk back from scratch.  On PoCL's CPU device a work-group's
+// work-items run one after another, each through the whole sequence, so
+// with SST = 0 every work-item reads its pieces of every row from memory
+// (rows H*K floats apart, which also crowd a few sets of the L1 cache);
+// here a chunk's rows are read from memory once per state and every tile
+// after the first reads them from the L1 or L2 cache.
 __kernel void gla_state(__global const float *q, __global const float *k,
                         __global const float *v, __global const float *g_gamma,
                         __global const float *dout, __global float *hs, __global float *dhs,
-                        int B, int T, int H, int K, int V)
+                        int B, int T, int H, int K, int V, __local float *lws)
 {
 	__local float wdec[CHUNK + 1];
 	int cv = get_local_id(0) * SVW, kr = get_local_id(1) * SKT;
@@ -131,6 +255,16 @@ __kernel void gla_state(__global const float *q, __global const float *k,
 	size_t ldx = (size_t)H * K, ldy = (size_t)H * V; // from one position to the next
 	__global const float *x = (rev ? q : k) + gla_at(b, 0, h, 0, T, H, K);
 	__global const float *y = (rev ? dout : v) + gla_at(b, 0, h, 0, T, H, V);
+
+	for (int m = lid; m <= CHUNK; m += nwi)
+		wdec[m] = exp(g * m);
+	barrier(CLK_LOCAL_MEM_FENCE);
+#if SST
+	(void)cv, (void)kr;
+	gla_state_tiles(x, y, ldx, ldy, (rev ? dhs : hs) + (size_t)bh * NT * K * V, wdec, lws, rev,
+	                NT, T, K, V);
+#else
+	(void)lws;
 	__global float *st = (rev ? dhs : hs) + (size_t)bh * NT * K * V + (size_t)kr * V + cv;
 	floatS acc[SKT];
 #if SPAR
@@ -140,9 +274,6 @@ __kernel void gla_state(__global const float *q, __global const float *k,
 	int n0 = 0, n1 = NT, idle = 0;
 #endif
 
-	for (int m = lid; m <= CHUNK; m += nwi)
-		wdec[m] = exp(g * m);
-	barrier(CLK_LOCAL_MEM_FENCE);
 	_Pragma("unroll") for (int i = 0; i < SKT; i++)
 		acc[i] = (floatS)(0.0f);
 	for (int step = n0; step < n1 && !idle; step++) {
@@ -194,6 +325,7 @@ __kernel void gla_state(__global const float *q, __global const float *k,
 	_Pragma("unroll") for (int i = 0; i < SKT; i++)
 		vstoreS(acc[i], 0, st + ((size_t)(rev ? 0 : NT - 1) * K + i) * V);
 #endif
+#endif // SST
 }
 
 // Global size [SPAR ? K*V/16 : 1, 2*B*H]: with SPAR = 1, the recurrences
@@ -348,6 +480,21 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 		__global const float *vt = v + gla_at(b, t0 + t, h, 0, T, H, V);
 		__global const float *dt = dout + gla_at(b, t0 + t, h, 0, T, H, V);
 
+#if GLA_PREFETCH && CPF > 0
+		// Each line of the four rows CPF positions ahead, asked for now: the
+		// rows are H*K or H*V floats apart, a stride the hardware's
+		// prefetchers pick up late within a chunk of 64.
+		if (t + CPF < L) {
+			for (int i = 0; i < K; i += 16) {
+				__builtin_prefetch(qt + CPF * H * K + i, 0, 3);
+				__builtin_prefetch(kt + CPF * H * K + i, 0, 3);
+			}
+			for (int j = 0; j < V; j += 16) {
+				__builtin_prefetch(vt + CPF * H * V + j, 0, 3);
+				__builtin_prefetch(dt + CPF * H * V + j, 0, 3);
+			}
+		}
+#endif
 		for (int i = 0; i < K; i += VW) {
 			vstoreV(t < L ? vloadV(0, qt + i) : (floatV)(0.0f), 0, lq + t * K + i);
 			vstoreV(t < L ? vloadV(0, kt + i) : (floatV)(0.0f), 0, lk + t * K + i);

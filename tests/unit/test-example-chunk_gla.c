@@ -57,6 +57,14 @@ static const char *const points[] = {
 	"-DSPF=200 -DCHUNK=32", /* prefetches clamped at both ends of the sequence */
 	"-DGLA_LDS=1",          /* gla_chunk staging in local memory */
 	"-DGLA_LDS=1 -DCHUNK=32 -DWG=8 -DTR=8",
+	/* gla_state with one work-item per state: whole tiles of 4 rows; tiles
+	 * of 6 rows, which leave 2 or 4 rows of K = 16, 32 and 64 to the tiles
+	 * of 2; and one work-item per chunk and state */
+	"-DSST=1 -DSKT=4 -DSVW=16 -DGLA_LDS=1 -DTR=4 -DWG=1",
+	"-DSST=1 -DSKT=6 -DSVW=8 -DCHUNK=32 -DSPF=200",
+	"-DSST=1 -DSKT=16 -DSPAR=1 -DCHUNK=16 -DSVW=8 -DTR=4",
+	/* gla_chunk staging without explicit prefetches */
+	"-DCPF=0 -DGLA_LDS=1",
 };
 
 static cl_context ctx;
@@ -295,7 +303,8 @@ static const int ref_cols_args[] = { BQ, BK, BV, BG, BDO, BO, BDV, A_B, A_T, A_H
 static const int ref_rows_args[] = {
 	BQ, BK, BV, BG, BDO, BDQ, BDK, A_B, A_T, A_H, A_K, A_V, A_END
 };
-static const int state_args[] = { BQ, BK, BV, BG, BDO, BHS, BDHS, A_B, A_T, A_H, A_K, A_V, A_END };
+static const int state_args[] = { BQ,  BK,  BV,  BG,  BDO, BHS,    BDHS,
+				  A_B, A_T, A_H, A_K, A_V, A_LMEM, A_END };
 static const int scan_args[] = { BG, BHS, BDHS, A_B, A_T, A_H, A_K, A_V, A_END };
 static const int chunk_args[] = { BQ,  BK,  BV,  BG,  BDO, BHS, BDHS,   BO,     BDQ,  BDK,
 				  BDV, A_B, A_T, A_H, A_K, A_V, BSTAGE, A_LMEM, A_END };
@@ -357,6 +366,7 @@ static int check_template(const char *options)
 	int wg = option(options, "WG", template_default("WG"));
 	int spar = option(options, "SPAR", template_default("SPAR"));
 	int lds = option(options, "GLA_LDS", template_default("GLA_LDS"));
+	int sst = option(options, "SST", template_default("SST"));
 	cl_program p = build(tmpl_src, options);
 	char what[160];
 	int fails = 0;
@@ -371,12 +381,13 @@ static int check_template(const char *options)
 		struct step scan = { .kernel = "gla_scan", .args = scan_args, .dims = 2 };
 		struct step ch = { .kernel = "gla_chunk", .args = chunk_args, .dims = 3 };
 
-		state.global[0] = (size_t)(s->V / svw);
-		state.global[1] = (size_t)(s->K / skt) * (spar ? nt : 1);
+		state.global[0] = sst ? 1 : (size_t)(s->V / svw);
+		state.global[1] = (sst ? 1 : (size_t)(s->K / skt)) * (spar ? nt : 1);
 		state.global[2] = 2 * bh;
 		state.local[0] = state.global[0];
-		state.local[1] = (size_t)(s->K / skt);
+		state.local[1] = sst ? 1 : (size_t)(s->K / skt);
 		state.local[2] = 1;
+		state.lmem = sst ? 4 * (size_t)chunk * (s->K + s->V) : 4;
 		scan.global[0] = spar ? (size_t)s->K * s->V / 16 : 1;
 		scan.global[1] = spar ? 2 * bh : 1;
 		ch.global[0] = ch.local[0] = (size_t)wg;
