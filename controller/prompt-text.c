@@ -99,6 +99,46 @@ void add_code(struct sbuf *b, const char *s)
 	sbuf_adds(b, "```\n");
 }
 
+/*
+ * Appends a note and tmpl with the lines between each start marker and its
+ * end marker replaced by one line saying the parent shows them (the
+ * markers kept).  Returns the number of blocks so left out; 0 (nothing
+ * appended) when tmpl has none or a start marker is never closed.
+ */
+size_t add_code_outside_blocks(struct sbuf *b, const char *tmpl, const char *start, const char *end)
+{
+	struct sbuf t = SBUF_INIT;
+	const char *s = tmpl;
+	size_t n = 0;
+	int inside = 0;
+
+	while (*s) {
+		size_t len = strcspn(s, "\n");
+		const char *next = s + len + (s[len] == '\n');
+		char *line = xstrndup(s, len);
+
+		if (inside && strstr(line, end))
+			inside = 0;
+		if (!inside)
+			sbuf_add(&t, s, (size_t)(next - s));
+		if (!inside && strstr(line, start)) {
+			sbuf_add(&t, s, strspn(s, " \t"));
+			sbuf_adds(&t, "[this block's text is left out to fit the prompt limit: the "
+				      "parent below shows the block as the parent has it]\n");
+			inside = 1;
+			n++;
+		}
+		free(line);
+		s = next;
+	}
+	if (!inside && n) {
+		sbuf_adds(b, "[the template's blocks " TRIM_NOTE);
+		add_code(b, t.buf);
+	}
+	sbuf_release(&t);
+	return inside ? 0 : n;
+}
+
 /* A measured figure: 4 significant digits, whole numbers from 1000 on. */
 void add_fig(struct sbuf *b, double v)
 {

@@ -30,7 +30,6 @@
 #include <string.h>
 
 #define EVIDENCE_MAX 1500 /* bytes of one failure's evidence in a prompt */
-#define TRIM_NOTE    "left out to fit the prompt limit]\n"
 
 /* --- the answer format, shared by the system text and the retry -------- */
 
@@ -327,7 +326,11 @@ static const struct part_kind build_kinds[P_COUNT] = {
 	[P_INSPIRATIONS] = { .name = "inspirations", .one = "inspiration", .many = "inspirations" },
 };
 
-/* The order in which a round's prompt gives up text (prompt.h). */
+/*
+ * The order in which a round's prompt gives up text (prompt.h); the
+ * template's blocks go after the first step, the inspirations
+ * (prompt_build).
+ */
 static const struct trim_step build_trims[] = {
 	{ P_INSPIRATIONS, TRIM_DROP_LAST }, { P_TUNER, TRIM_DROP_LAST },
 	{ P_LEARNINGS, TRIM_DROP_FIRST },   { P_FAILURES, TRIM_LEAN_LAST },
@@ -514,10 +517,17 @@ static void build_device(struct part *p, json_t *dev)
 	part_seal(p);
 }
 
-static void build_template(struct sbuf *b, json_t *k)
+/*
+ * The template part; with elide, the template's blocks are left out (the
+ * parent shows its own), which the return value says happened.
+ */
+static int build_template(struct sbuf *b, json_t *k, int elide)
 {
 	json_t *blocks = json_object_get(k, "blocks"), *mk = json_object_get(k, "markers");
 	const char *tmpl = prompt_str_of(k, "template");
+	const char *start =
+		prompt_str_of(mk, "start") ? prompt_str_of(mk, "start") : "EVOLVE-BLOCK-START";
+	const char *end = prompt_str_of(mk, "end") ? prompt_str_of(mk, "end") : "EVOLVE-BLOCK-END";
 
 	sbuf_adds(b, "## The template\nBlocks you may change, in order: ");
 	if (json_array_size(blocks))
@@ -528,12 +538,15 @@ static void build_template(struct sbuf *b, json_t *k)
 		b,
 		".\nEach lies between a line holding \"%s name\" and one holding \"%s\"; "
 		"everything else, those lines included, is read-only and checked byte for byte.\n",
-		prompt_str_of(mk, "start") ? prompt_str_of(mk, "start") : "EVOLVE-BLOCK-START",
-		prompt_str_of(mk, "end") ? prompt_str_of(mk, "end") : "EVOLVE-BLOCK-END");
-	if (tmpl)
-		add_code(b, tmpl);
-	else
+		start, end);
+	if (!tmpl) {
 		sbuf_adds(b, "(the template's text is missing)\n");
+		return 0;
+	}
+	if (elide && add_code_outside_blocks(b, tmpl, start, end))
+		return 1;
+	add_code(b, tmpl);
+	return 0;
 }
 
 /* Lines of advice from the IR counts, beyond the class's own hint. */
@@ -723,15 +736,30 @@ char *prompt_build(json_t *ctx, const struct prompt_opts *o, json_t **trimmed, c
 	build_task(&parts[P_TASK].head, ctx);
 	build_problem(&parts[P_PROBLEM].head, kernel);
 	build_device(&parts[P_DEVICE], json_object_get(ctx, "device"));
-	build_template(&parts[P_TEMPLATE].head, kernel);
+	build_template(&parts[P_TEMPLATE].head, kernel, 0);
 	build_parent(&parts[P_PARENT].head, ctx);
 	build_failures(&parts[P_FAILURES], ctx);
 	prompt_build_learnings(&parts[P_LEARNINGS], ctx, "## Learnings of the session so far\n");
 	build_tuner(&parts[P_TUNER], ctx);
 	build_inspirations(&parts[P_INSPIRATIONS], ctx);
 
-	total = parts_trim(parts, P_COUNT, build_trims,
-			   sizeof(build_trims) / sizeof(build_trims[0]), max, tr);
+	/*
+	 * After the inspirations, the template's blocks: a direction edits the
+	 * parent's blocks, which the parent part shows in full, so the template
+	 * can do without its own (a large template with one block around
+	 * nearly all of it is there twice otherwise), while the later parts
+	 * are said nowhere else.
+	 */
+	total = parts_trim(parts, P_COUNT, build_trims, 1, max, tr);
+	if (total > max && json_is_object(json_object_get(ctx, "parent"))) {
+		struct sbuf *h = &parts[P_TEMPLATE].head;
+
+		sbuf_reset(h);
+		if (build_template(h, kernel, 1))
+			json_array_append_new(tr, json_string("template's blocks"));
+	}
+	total = parts_trim(parts, P_COUNT, build_trims + 1,
+			   sizeof(build_trims) / sizeof(build_trims[0]) - 1, max, tr);
 	if (total > max) {
 		struct sbuf b = SBUF_INIT;
 

@@ -77,9 +77,11 @@ const char *prompt_system(void);
  * brief), the failures of the last round, the learnings, the tuner's
  * findings, the inspirations.  When the text exceeds max_bytes, the least
  * useful parts are trimmed first (inspirations one by one from the last,
- * then the tuner's notes, the learnings to their newest lines, the
- * failures' evidence, the device's details), never the task, the template
- * or the parent; each trim leaves a line saying what was left out.
+ * then, when there is a parent, the template's blocks, which the parent's
+ * stand for, then the tuner's notes, the learnings to their newest lines,
+ * the failures' evidence, the device's details), never the task, the
+ * template outside its blocks or the parent; each trim leaves a line
+ * saying what was left out.
  * Returns malloc'd text; *trimmed (may be NULL) gets a new array of the
  * names of the parts trimmed.  NULL with msg when even the untrimmable
  * parts exceed max_bytes.
@@ -87,15 +89,18 @@ const char *prompt_system(void);
  * In detail (prompt.c): the parts are "## " sections joined by blank
  * lines; absent ones (no device, no failures, no learnings, no tuner, no
  * inspirations) are left out.  Trimming stops as soon as the text fits,
- * in this order: the inspirations from the last; the tuner's notes from
+ * in this order: the inspirations from the last; the template's blocks
+ * (all at once: each block's lines become one line saying the parent shows
+ * the block, its markers kept; only with a parent); the tuner's notes from
  * the last; the learnings' lines from the oldest (first); the failures'
  * evidence from the last failure; the device's details (down to its name
  * and peaks); and, as a last resort, the failures themselves from the
  * last.  Each trimmed part says so in a line under its heading, e.g.
  * "[3 inspirations left out to fit the prompt limit]", "[the evidence of
- * 2 failures left out to fit the prompt limit]".  *trimmed lists the
- * names "inspirations", "tuner", "learnings", "failures", "device" in the
- * order they were first trimmed (an empty array when nothing was);
+ * 2 failures left out to fit the prompt limit]", "[the template's blocks
+ * left out to fit the prompt limit]".  *trimmed lists the names
+ * "inspirations", "template's blocks", "tuner", "learnings", "failures",
+ * "device" in the order they were first trimmed (an empty array when nothing was);
  * *trimmed is set to NULL on failure (KERR_LIMIT, msg naming the size of
  * each part and the limit).  A failure's evidence is cut to 1500 bytes
  * with a note, one-line fields (rationales, notes) to 400.

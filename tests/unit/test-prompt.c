@@ -250,8 +250,8 @@ TEST(deterministic)
 	json_decref(ctx);
 }
 
-static const char *const trim_order[] = { "inspirations", "tuner", "learnings", "failures",
-					  "device" };
+static const char *const trim_order[] = { "inspirations", "template's blocks", "tuner",
+					  "learnings",    "failures",          "device" };
 
 /* The names in tr are the first n of trim_order, in that order. */
 static int trimmed_prefix(json_t *tr, size_t *n)
@@ -267,8 +267,9 @@ static int trimmed_prefix(json_t *tr, size_t *n)
 }
 
 /* The noun of the note that each trimmed part leaves, in trim_order's order. */
-static const char *const trim_nouns[] = { "inspiration", "tuner note", "older learning line",
-					  "failure", "the device's detail" };
+static const char *const trim_nouns[] = { "inspiration", "the template's block",
+					  "tuner note",  "older learning line",
+					  "failure",     "the device's detail" };
 
 /* s holds a trim note about noun, in the singular or the plural. */
 static int noted(const char *s, const char *noun)
@@ -286,7 +287,7 @@ TEST(trim_order)
 	json_t *ctx = ctx_load(), *tr = NULL;
 	char msg[512], *full = build(ctx, 1 << 20, NULL, msg, sizeof(msg));
 	size_t len = full ? strlen(full) : 0, max, seen = 0, n;
-	int failed_once = 0, checked_first = 0, saw_lean = 0, saw_dropped = 0;
+	int failed_once = 0, checked_first = 0, saw_lean = 0, saw_dropped = 0, saw_elided = 0;
 
 	CHECK(full != NULL);
 	for (max = len; full && max > 1000; max -= 37) {
@@ -305,7 +306,7 @@ TEST(trim_order)
 		CHECK(trimmed_prefix(tr, &n));
 		CHECK(n >= seen); /* trimming only grows as the limit shrinks */
 		seen = n;
-		for (size_t i = 0; i < n && i < 5; i++)
+		for (size_t i = 0; i < n; i++)
 			CHECK(noted(s, trim_nouns[i]));
 		CHECK_CONTAINS(s, "## Task\nRound 4");
 		CHECK_CONTAINS(s, "Variant r02-v003 (lineage 2)");
@@ -319,7 +320,7 @@ TEST(trim_order)
 			CHECK(!strstr(s, "r00-v007"));
 			CHECK_CONTAINS(s, "r03-v001 (lineage 3)");
 		}
-		if (n == 3) {
+		if (n == 4) {
 			/* the learnings keep their newest lines */
 			CHECK_CONTAINS(s, "older learning line");
 			CHECK(!strstr(s, "learning line 01"));
@@ -335,13 +336,24 @@ TEST(trim_order)
 		if (strstr(s, "[2 failures left out")) {
 			/* the last resort, after the device's details */
 			saw_dropped = 1;
-			CHECK(n == 5);
+			CHECK(n == 6);
 			CHECK(!strstr(s, "r03-v002"));
+		}
+		if (n >= 2) {
+			/* the template's block left out, the parent's kept: the
+			 * template's default TM only in the template's block */
+			saw_elided = 1;
+			CHECK_CONTAINS(s,
+				       "EVOLVE-BLOCK-START\n[this block's text is left out to fit "
+				       "the prompt limit: the parent below shows the block");
+			CHECK(!strstr(s, "#define TM 1 "));
+			CHECK_CONTAINS(s, "EVOLVE-BLOCK-END");
 		}
 		json_decref(tr);
 		free(s);
 	}
-	CHECK(seen == 5);
+	CHECK(seen == 6);
+	CHECK(saw_elided);
 	CHECK(failed_once);
 	CHECK(checked_first);
 	CHECK(saw_lean);
