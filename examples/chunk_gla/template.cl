@@ -17,7 +17,7 @@
 //   dh_{n-1} = exp(g L) dh_n + sum_{t in n} exp(g (t-t0)) q_t dout_t^T
 // Both go to scratch, one K x V matrix per chunk: hs[b,h,n,:,:], dhs[b,h,n,:,:].
 //
-// Chunk n (kernel gla_chunk, one work-group per chunk), with the decayed,
+// Chunk n (kernel gla_chunk, one work-group per CPW chunks), with the decayed,
 // causally masked intra-chunk scores (local positions 0 <= s <= t < L)
 //   A[t][s]  = exp(g (t-s)) q_t . k_s,    dA[t][s] = exp(g (t-s)) dout_t . v_s:
 //   o_t  = scale * (exp(g (t-t0+1)) h_n^T q_t     + sum_{s<=t} A[t][s] v_s)
@@ -66,6 +66,9 @@
 #endif
 #ifndef SPF
 #define SPF 32          // gla_state: positions read ahead, where the compiler can prefetch
+#endif
+#ifndef CPW
+#define CPW 1           // gla_chunk: chunks per work-group, one after another
 #endif
 #ifndef CPF
 #define CPF 8           // gla_chunk: positions read ahead while staging, where the compiler can prefetch
@@ -428,7 +431,12 @@ static void gla_t16(float16 *r)
 	_Pragma("unroll") for (int r_ = 0; r_ < TR; r_++)                              \
 		acc[r_] = (floatV)(0.0f)
 
-// Global size [WG, NT, B*H], local [WG, 1, 1]: one work-group per chunk.
+// Global size [WG, ceil_div(NT, CPW), B*H], local [WG, 1, 1]: a work-group
+// computes CPW consecutive chunks of one sequence, one after another (where
+// the compiler can prefetch, it asks for the next chunk's rows while it
+// forms a chunk's scores, so that their staging finds them in the caches:
+// on PoCL's CPU device, with one chunk per work-group, reading a chunk's
+// rows from memory cost the work-item the time of that wait).
 // The chunk's staged inputs, their transposes and the transposed states are
 // 3*CHUNK*(K+V) + 2*K*V floats: in local memory (lmem) with GLA_LDS=1, or in
 // the work-group's own region of the global scratch buffer stage with
@@ -451,183 +459,203 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 	// lA, ldA: the scores, [t][s].  rdec[u] = exp(g (CHUNK-u)) for u <= CHUNK and
 	// 0 above, so rdec[CHUNK + s - t] is the masked decay of A[t][s].
 	__local float lA[CHUNK * CHUNK], ldA[CHUNK * CHUNK], rdec[2 * CHUNK];
-	int lid = get_local_id(0), n = get_group_id(1), bh = get_group_id(2);
+	int lid = get_local_id(0), bh = get_group_id(2);
 	int b = bh / H, h = bh % H, NT = (T + CHUNK - 1) / CHUNK;
-#if GLA_LDS
-	STAGED float *lq = lmem;
-	(void)stage;
-#else
-	STAGED float *lq = stage + ((size_t)bh * NT + n) * (3 * CHUNK * (K + V) + 2 * K * V);
-	(void)lmem;
-#endif
-	STAGED float *lk = lq + CHUNK * K, *lkT = lk + CHUNK * K;              // [t][i], [i][s]
-	STAGED float *lv = lkT + K * CHUNK, *ldo = lv + CHUNK * V, *lvT = ldo + CHUNK * V;
-	STAGED float *lhT = lvT + V * CHUNK, *ldhT = lhT + V * K;              // [j][i]
-	int t0 = n * CHUNK, L = min(CHUNK, T - t0);
+	int n0 = get_group_id(1) * CPW, n1 = min(n0 + CPW, NT);
 	float g = g_gamma[h], scale = 1.0f / sqrt((float)K);
-	__global const float *hn = hs + ((size_t)bh * NT + n) * K * V;
-	__global const float *dhn = dhs + ((size_t)bh * NT + n) * K * V;
 
 	(void)B; // in the signature for symmetry with gla_state
 #define DEC(d) rdec[CHUNK - (d)] // exp(g d), 0 <= d <= CHUNK
 
-	// 1. The chunk's inputs, their transposes, the transposed states, the decays.
 	for (int i = lid; i < 2 * CHUNK; i += WG)
 		rdec[i] = i <= CHUNK ? exp(g * (CHUNK - i)) : 0.0f;
-	for (int t = lid; t < CHUNK; t += WG) {
-		__global const float *qt = q + gla_at(b, t0 + t, h, 0, T, H, K);
-		__global const float *kt = k + gla_at(b, t0 + t, h, 0, T, H, K);
-		__global const float *vt = v + gla_at(b, t0 + t, h, 0, T, H, V);
-		__global const float *dt = dout + gla_at(b, t0 + t, h, 0, T, H, V);
+	for (int n = n0; n < n1; n++) {
+#if GLA_LDS
+		STAGED float *lq = lmem;
+		(void)stage;
+#else
+		STAGED float *lq = stage + ((size_t)bh * NT + n) * (3 * CHUNK * (K + V) + 2 * K * V);
+		(void)lmem;
+#endif
+		STAGED float *lk = lq + CHUNK * K, *lkT = lk + CHUNK * K;              // [t][i], [i][s]
+		STAGED float *lv = lkT + K * CHUNK, *ldo = lv + CHUNK * V, *lvT = ldo + CHUNK * V;
+		STAGED float *lhT = lvT + V * CHUNK, *ldhT = lhT + V * K;              // [j][i]
+		int t0 = n * CHUNK, L = min(CHUNK, T - t0);
+		__global const float *hn = hs + ((size_t)bh * NT + n) * K * V;
+		__global const float *dhn = dhs + ((size_t)bh * NT + n) * K * V;
+
+
+		// 1. The chunk's inputs, their transposes, the transposed states, the decays.
+		for (int t = lid; t < CHUNK; t += WG) {
+			__global const float *qt = q + gla_at(b, t0 + t, h, 0, T, H, K);
+			__global const float *kt = k + gla_at(b, t0 + t, h, 0, T, H, K);
+			__global const float *vt = v + gla_at(b, t0 + t, h, 0, T, H, V);
+			__global const float *dt = dout + gla_at(b, t0 + t, h, 0, T, H, V);
 
 #if GLA_PREFETCH && CPF > 0
-		// Each line of the four rows CPF positions ahead, asked for now: the
-		// rows are H*K or H*V floats apart, a stride the hardware's
-		// prefetchers pick up late within a chunk of 64.
-		if (t + CPF < L) {
-			for (int i = 0; i < K; i += 16) {
-				__builtin_prefetch(qt + CPF * H * K + i, 0, 3);
-				__builtin_prefetch(kt + CPF * H * K + i, 0, 3);
+			// Each line of the four rows CPF positions ahead, asked for now: the
+			// rows are H*K or H*V floats apart, a stride the hardware's
+			// prefetchers pick up late within a chunk of 64.
+			if (t + CPF < L) {
+				for (int i = 0; i < K; i += 16) {
+					__builtin_prefetch(qt + CPF * H * K + i, 0, 3);
+					__builtin_prefetch(kt + CPF * H * K + i, 0, 3);
+				}
+				for (int j = 0; j < V; j += 16) {
+					__builtin_prefetch(vt + CPF * H * V + j, 0, 3);
+					__builtin_prefetch(dt + CPF * H * V + j, 0, 3);
+				}
 			}
-			for (int j = 0; j < V; j += 16) {
-				__builtin_prefetch(vt + CPF * H * V + j, 0, 3);
-				__builtin_prefetch(dt + CPF * H * V + j, 0, 3);
-			}
-		}
 #endif
-		for (int i = 0; i < K; i += VW) {
-			vstoreV(t < L ? vloadV(0, qt + i) : (floatV)(0.0f), 0, lq + t * K + i);
-			vstoreV(t < L ? vloadV(0, kt + i) : (floatV)(0.0f), 0, lk + t * K + i);
+			for (int i = 0; i < K; i += VW) {
+				vstoreV(t < L ? vloadV(0, qt + i) : (floatV)(0.0f), 0, lq + t * K + i);
+				vstoreV(t < L ? vloadV(0, kt + i) : (floatV)(0.0f), 0, lk + t * K + i);
+			}
+			for (int j = 0; j < V; j += VW) {
+				vstoreV(t < L ? vloadV(0, vt + j) : (floatV)(0.0f), 0, lv + t * V + j);
+				vstoreV(t < L ? vloadV(0, dt + j) : (floatV)(0.0f), 0, ldo + t * V + j);
+			}
 		}
-		for (int j = 0; j < V; j += VW) {
-			vstoreV(t < L ? vloadV(0, vt + j) : (floatV)(0.0f), 0, lv + t * V + j);
-			vstoreV(t < L ? vloadV(0, dt + j) : (floatV)(0.0f), 0, ldo + t * V + j);
+		// The transposes, 16 x 16 blocks read from global memory, turned in
+		// registers and stored as whole rows: k^T, v^T (the chunk's positions
+		// as columns), h_n^T and dh_n^T.
+		int ncb = CHUNK / 16, nkb = K / 16, nvb = V / 16;
+
+		for (int task = lid; task < ncb * (nkb + nvb) + 2 * nkb * nvb; task += WG) {
+			__global const float *src;
+			STAGED float *dst;
+			size_t lds;
+			int ldd, nrow = 16;
+			float16 r[16];
+
+			if (task < ncb * (nkb + nvb)) { // rows: positions tb.., columns cb..
+				int isv = task >= ncb * nkb, u = task - (isv ? ncb * nkb : 0);
+				int tb = (u % ncb) * 16, cb = (u / ncb) * 16, D = isv ? V : K;
+
+				src = (isv ? v : k) + gla_at(b, t0 + tb, h, cb, T, H, D);
+				lds = (size_t)H * D;
+				nrow = L - tb;
+				dst = (isv ? lvT : lkT) + cb * CHUNK + tb;
+				ldd = CHUNK;
+			} else { // rows i of the state, columns j
+				int u = task - ncb * (nkb + nvb), isd = u >= nkb * nvb;
+				int ib = (u % nkb) * 16, jb = ((u / nkb) % nvb) * 16;
+
+				src = (isd ? dhn : hn) + (size_t)ib * V + jb;
+				lds = V;
+				dst = (isd ? ldhT : lhT) + jb * K + ib;
+				ldd = K;
+			}
+			_Pragma("unroll") for (int e = 0; e < 16; e++)
+				r[e] = e < nrow ? vload16(0, src + e * lds) : (float16)(0.0f);
+			gla_t16(r);
+			_Pragma("unroll") for (int e = 0; e < 16; e++)
+				vstore16(r[e], 0, dst + e * ldd);
 		}
-	}
-	// The transposes, 16 x 16 blocks read from global memory, turned in
-	// registers and stored as whole rows: k^T, v^T (the chunk's positions
-	// as columns), h_n^T and dh_n^T.
-	int ncb = CHUNK / 16, nkb = K / 16, nvb = V / 16;
+		barrier(STAGED_FENCE);
 
-	for (int task = lid; task < ncb * (nkb + nvb) + 2 * nkb * nvb; task += WG) {
-		__global const float *src;
-		STAGED float *dst;
-		size_t lds;
-		int ldd, nrow = 16;
-		float16 r[16];
+		// 2. A = (q k^T) and dA = (dout v^T), masked and decayed, in tiles of TR x VW.
+		int nrt = CHUNK / TR, nct = CHUNK / VW;
 
-		if (task < ncb * (nkb + nvb)) { // rows: positions tb.., columns cb..
-			int isv = task >= ncb * nkb, u = task - (isv ? ncb * nkb : 0);
-			int tb = (u % ncb) * 16, cb = (u / ncb) * 16, D = isv ? V : K;
+		for (int task = lid; task < 2 * nrt * nct; task += WG) {
+			int which = task / (nrt * nct), r0 = (task % nrt) * TR;
+			int c0 = ((task / nrt) % nct) * VW;
+			__local float *dst = which ? ldA : lA;
+			floatV acc[TR];
 
-			src = (isv ? v : k) + gla_at(b, t0 + tb, h, cb, T, H, D);
-			lds = (size_t)H * D;
-			nrow = L - tb;
-			dst = (isv ? lvT : lkT) + cb * CHUNK + tb;
-			ldd = CHUNK;
-		} else { // rows i of the state, columns j
-			int u = task - ncb * (nkb + nvb), isd = u >= nkb * nvb;
-			int ib = (u % nkb) * 16, jb = ((u / nkb) % nvb) * 16;
+#if GLA_PREFETCH
+			// The next chunk's rows, spread over the tasks: row r of q and
+			// k for r < CHUNK, of v and dout above.
+			for (int r = task; n + 1 < n1 && r < 2 * CHUNK; r += 2 * nrt * nct) {
+				int t = t0 + CHUNK + r % CHUNK, isv = r >= CHUNK, D = isv ? V : K;
+				__global const float *p0 = (isv ? v : q) + gla_at(b, t, h, 0, T, H, D);
+				__global const float *p1 = (isv ? dout : k) + gla_at(b, t, h, 0, T, H, D);
 
-			src = (isd ? dhn : hn) + (size_t)ib * V + jb;
-			lds = V;
-			dst = (isd ? ldhT : lhT) + jb * K + ib;
-			ldd = K;
+				for (int i = 0; t < T && i < D; i += 16) {
+					__builtin_prefetch(p0 + i, 0, 3);
+					__builtin_prefetch(p1 + i, 0, 3);
+				}
+			}
+#endif
+			TILE_ZERO(acc);
+			if (c0 < r0 + TR) { // not wholly above the diagonal
+				if (which)
+					TILE_FMA(acc, ldo + r0 * V, V, 1, lvT + c0, CHUNK, 0, V)
+				else
+					TILE_FMA(acc, lq + r0 * K, K, 1, lkT + c0, CHUNK, 0, K)
+			}
+			_Pragma("unroll") for (int r = 0; r < TR; r++)
+				vstoreV(acc[r] * vloadV(0, rdec + CHUNK + c0 - (r0 + r)), 0,
+				        dst + (r0 + r) * CHUNK + c0);
 		}
-		_Pragma("unroll") for (int e = 0; e < 16; e++)
-			r[e] = e < nrow ? vload16(0, src + e * lds) : (float16)(0.0f);
-		gla_t16(r);
-		_Pragma("unroll") for (int e = 0; e < 16; e++)
-			vstore16(r[e], 0, dst + e * ldd);
-	}
-	barrier(STAGED_FENCE);
+		barrier(STAGED_FENCE);
 
-	// 2. A = (q k^T) and dA = (dout v^T), masked and decayed, in tiles of TR x VW.
-	int nrt = CHUNK / TR, nct = CHUNK / VW;
+		// 3. The outputs; row tiles wholly past the end of the sequence are skipped.
+		// o: rows t, columns j of V.
+		for (int task = lid; task < nrt * (V / VW); task += WG) {
+			int r0 = (task % nrt) * TR, jc = (task / nrt) * VW;
+			floatV acc[TR];
 
-	for (int task = lid; task < 2 * nrt * nct; task += WG) {
-		int which = task / (nrt * nct), r0 = (task % nrt) * TR;
-		int c0 = ((task / nrt) % nct) * VW;
-		__local float *dst = which ? ldA : lA;
-		floatV acc[TR];
-
-		TILE_ZERO(acc);
-		if (c0 < r0 + TR) { // not wholly above the diagonal
-			if (which)
-				TILE_FMA(acc, ldo + r0 * V, V, 1, lvT + c0, CHUNK, 0, V)
-			else
-				TILE_FMA(acc, lq + r0 * K, K, 1, lkT + c0, CHUNK, 0, K)
+			if (r0 >= L)
+				continue;
+			TILE_ZERO(acc);
+			TILE_FMA(acc, lq + r0 * K, K, 1, hn + jc, V, 0, K)
+			_Pragma("unroll") for (int r = 0; r < TR; r++)
+				acc[r] *= DEC(r0 + r + 1);
+			TILE_FMA(acc, lA + r0 * CHUNK, CHUNK, 1, lv + jc, V, 0, min(r0 + TR, L))
+			_Pragma("unroll") for (int r = 0; r < TR; r++)
+				if (r0 + r < L)
+					GLA_STORE(scale * acc[r], o + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
 		}
-		_Pragma("unroll") for (int r = 0; r < TR; r++)
-			vstoreV(acc[r] * vloadV(0, rdec + CHUNK + c0 - (r0 + r)), 0,
-			        dst + (r0 + r) * CHUNK + c0);
-	}
-	barrier(STAGED_FENCE);
+		// dq: rows t, columns i of K.
+		for (int task = lid; task < nrt * (K / VW); task += WG) {
+			int r0 = (task % nrt) * TR, kc = (task / nrt) * VW;
+			floatV acc[TR];
 
-	// 3. The outputs; row tiles wholly past the end of the sequence are skipped.
-	// o: rows t, columns j of V.
-	for (int task = lid; task < nrt * (V / VW); task += WG) {
-		int r0 = (task % nrt) * TR, jc = (task / nrt) * VW;
-		floatV acc[TR];
+			if (r0 >= L)
+				continue;
+			TILE_ZERO(acc);
+			TILE_FMA(acc, ldo + r0 * V, V, 1, lhT + kc, K, 0, V)
+			_Pragma("unroll") for (int r = 0; r < TR; r++)
+				acc[r] *= DEC(r0 + r + 1);
+			TILE_FMA(acc, ldA + r0 * CHUNK, CHUNK, 1, lk + kc, K, 0, min(r0 + TR, L))
+			_Pragma("unroll") for (int r = 0; r < TR; r++)
+				if (r0 + r < L)
+					GLA_STORE(scale * acc[r], dq + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
+		}
+		// dk: rows s, columns i of K; the scores are read down their columns.
+		for (int task = lid; task < nrt * (K / VW); task += WG) {
+			int r0 = (task % nrt) * TR, kc = (task / nrt) * VW;
+			floatV acc[TR];
 
-		if (r0 >= L)
-			continue;
-		TILE_ZERO(acc);
-		TILE_FMA(acc, lq + r0 * K, K, 1, hn + jc, V, 0, K)
-		_Pragma("unroll") for (int r = 0; r < TR; r++)
-			acc[r] *= DEC(r0 + r + 1);
-		TILE_FMA(acc, lA + r0 * CHUNK, CHUNK, 1, lv + jc, V, 0, min(r0 + TR, L))
-		_Pragma("unroll") for (int r = 0; r < TR; r++)
-			if (r0 + r < L)
-				GLA_STORE(scale * acc[r], o + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
-	}
-	// dq: rows t, columns i of K.
-	for (int task = lid; task < nrt * (K / VW); task += WG) {
-		int r0 = (task % nrt) * TR, kc = (task / nrt) * VW;
-		floatV acc[TR];
+			if (r0 >= L)
+				continue;
+			TILE_ZERO(acc);
+			TILE_FMA(acc, lv + r0 * V, V, 1, ldhT + kc, K, 0, V)
+			_Pragma("unroll") for (int r = 0; r < TR; r++)
+				acc[r] *= r0 + r < L ? DEC(L - r0 - r) : 0.0f;
+			TILE_FMA(acc, ldA + r0, 1, CHUNK, lq + kc, K, r0, L)
+			_Pragma("unroll") for (int r = 0; r < TR; r++)
+				if (r0 + r < L)
+					GLA_STORE(scale * acc[r], dk + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
+		}
+		// dv: rows s, columns j of V.
+		for (int task = lid; task < nrt * (V / VW); task += WG) {
+			int r0 = (task % nrt) * TR, jc = (task / nrt) * VW;
+			floatV acc[TR];
 
-		if (r0 >= L)
-			continue;
-		TILE_ZERO(acc);
-		TILE_FMA(acc, ldo + r0 * V, V, 1, lhT + kc, K, 0, V)
-		_Pragma("unroll") for (int r = 0; r < TR; r++)
-			acc[r] *= DEC(r0 + r + 1);
-		TILE_FMA(acc, ldA + r0 * CHUNK, CHUNK, 1, lk + kc, K, 0, min(r0 + TR, L))
-		_Pragma("unroll") for (int r = 0; r < TR; r++)
-			if (r0 + r < L)
-				GLA_STORE(scale * acc[r], dq + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
-	}
-	// dk: rows s, columns i of K; the scores are read down their columns.
-	for (int task = lid; task < nrt * (K / VW); task += WG) {
-		int r0 = (task % nrt) * TR, kc = (task / nrt) * VW;
-		floatV acc[TR];
-
-		if (r0 >= L)
-			continue;
-		TILE_ZERO(acc);
-		TILE_FMA(acc, lv + r0 * V, V, 1, ldhT + kc, K, 0, V)
-		_Pragma("unroll") for (int r = 0; r < TR; r++)
-			acc[r] *= r0 + r < L ? DEC(L - r0 - r) : 0.0f;
-		TILE_FMA(acc, ldA + r0, 1, CHUNK, lq + kc, K, r0, L)
-		_Pragma("unroll") for (int r = 0; r < TR; r++)
-			if (r0 + r < L)
-				GLA_STORE(scale * acc[r], dk + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
-	}
-	// dv: rows s, columns j of V.
-	for (int task = lid; task < nrt * (V / VW); task += WG) {
-		int r0 = (task % nrt) * TR, jc = (task / nrt) * VW;
-		floatV acc[TR];
-
-		if (r0 >= L)
-			continue;
-		TILE_ZERO(acc);
-		TILE_FMA(acc, lk + r0 * K, K, 1, dhn + jc, V, 0, K)
-		_Pragma("unroll") for (int r = 0; r < TR; r++)
-			acc[r] *= r0 + r < L ? DEC(L - r0 - r) : 0.0f;
-		TILE_FMA(acc, lA + r0, 1, CHUNK, ldo + jc, V, r0, L)
-		_Pragma("unroll") for (int r = 0; r < TR; r++)
-			if (r0 + r < L)
-				GLA_STORE(scale * acc[r], dv + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
+			if (r0 >= L)
+				continue;
+			TILE_ZERO(acc);
+			TILE_FMA(acc, lk + r0 * K, K, 1, dhn + jc, V, 0, K)
+			_Pragma("unroll") for (int r = 0; r < TR; r++)
+				acc[r] *= r0 + r < L ? DEC(L - r0 - r) : 0.0f;
+			TILE_FMA(acc, lA + r0, 1, CHUNK, ldo + jc, V, r0, L)
+			_Pragma("unroll") for (int r = 0; r < TR; r++)
+				if (r0 + r < L)
+					GLA_STORE(scale * acc[r], dv + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
+		}
+		barrier(STAGED_FENCE); // the next chunk's staging overwrites this one's
 	}
 #undef DEC
 }

@@ -65,6 +65,10 @@ static const char *const points[] = {
 	"-DSST=1 -DSKT=16 -DSPAR=1 -DCHUNK=16 -DSVW=8 -DTR=4",
 	/* gla_chunk staging without explicit prefetches */
 	"-DCPF=0 -DGLA_LDS=1",
+	/* gla_chunk's work-groups through 2 and 4 chunks (a last group short of
+	 * chunks at T = 77, 100, 130), staged in local and in global memory */
+	"-DCPW=2 -DGLA_LDS=1 -DCHUNK=32 -DWG=4",
+	"-DCPW=4 -DSST=1 -DSKT=4 -DCHUNK=16 -DTR=4 -DVW=8",
 };
 
 static cl_context ctx;
@@ -367,6 +371,7 @@ static int check_template(const char *options)
 	int spar = option(options, "SPAR", template_default("SPAR"));
 	int lds = option(options, "GLA_LDS", template_default("GLA_LDS"));
 	int sst = option(options, "SST", template_default("SST"));
+	int cpw = option(options, "CPW", template_default("CPW"));
 	cl_program p = build(tmpl_src, options);
 	char what[160];
 	int fails = 0;
@@ -391,7 +396,7 @@ static int check_template(const char *options)
 		scan.global[0] = spar ? (size_t)s->K * s->V / 16 : 1;
 		scan.global[1] = spar ? 2 * bh : 1;
 		ch.global[0] = ch.local[0] = (size_t)wg;
-		ch.global[1] = nt;
+		ch.global[1] = (nt + (size_t)cpw - 1) / (size_t)cpw;
 		ch.global[2] = bh;
 		ch.local[1] = ch.local[2] = 1;
 		ch.lmem =
