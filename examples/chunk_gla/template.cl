@@ -431,6 +431,32 @@ static void gla_t16(float16 *r)
 	_Pragma("unroll") for (int r_ = 0; r_ < TR; r_++)                              \
 		acc[r_] = (floatV)(0.0f)
 
+// One output of gla_chunk (out, rows of width D), in tiles of TR x VW:
+// scale * (the state's part, X1 (rows of width W1) times Y1 (rows of width
+// D), each row times its decay, plus the scores' part, S times Y2 (rows of
+// width D)).  FWD: rows t, the decay exp(g (t-t0+1)), S read along its rows
+// s <= t (o, dq); otherwise rows s, the decay exp(g (t1-s)), S read down its
+// columns t >= s (dk, dv).
+#define GLA_OUTPUT(out, D, X1, W1, Y1, S, Y2, FWD)                                      \
+	for (int task = lid; task < nrt * ((D) / VW); task += WG) {                    \
+		int r0 = (task % nrt) * TR, c = (task / nrt) * VW;                     \
+		floatV acc[TR];                                                        \
+                                                                                       \
+		if (r0 >= L)                                                           \
+			continue;                                                      \
+		TILE_ZERO(acc);                                                        \
+		TILE_FMA(acc, (X1) + r0 * (W1), W1, 1, (Y1) + c, D, 0, W1)             \
+		_Pragma("unroll") for (int r = 0; r < TR; r++)                         \
+			acc[r] *= (FWD) ? DEC(r0 + r + 1) : r0 + r < L ? DEC(L - r0 - r) : 0.0f; \
+		if (FWD)                                                               \
+			TILE_FMA(acc, (S) + r0 * CHUNK, CHUNK, 1, (Y2) + c, D, 0, min(r0 + TR, L)) \
+		else                                                                   \
+			TILE_FMA(acc, (S) + r0, 1, CHUNK, (Y2) + c, D, r0, L)          \
+		_Pragma("unroll") for (int r = 0; r < TR; r++)                         \
+			if (r0 + r < L)                                                \
+				GLA_STORE(scale * acc[r], (out) + gla_at(b, t0 + r0 + r, h, c, T, H, D)); \
+	}
+
 // Global size [WG, ceil_div(NT, CPW), B*H], local [WG, 1, 1]: a work-group
 // computes CPW consecutive chunks of one sequence, one after another (where
 // the compiler can prefetch, it asks for the next chunk's rows while it
@@ -591,70 +617,10 @@ __kernel void gla_chunk(__global const float *q, __global const float *k,
 		barrier(STAGED_FENCE);
 
 		// 3. The outputs; row tiles wholly past the end of the sequence are skipped.
-		// o: rows t, columns j of V.
-		for (int task = lid; task < nrt * (V / VW); task += WG) {
-			int r0 = (task % nrt) * TR, jc = (task / nrt) * VW;
-			floatV acc[TR];
-
-			if (r0 >= L)
-				continue;
-			TILE_ZERO(acc);
-			TILE_FMA(acc, lq + r0 * K, K, 1, hn + jc, V, 0, K)
-			_Pragma("unroll") for (int r = 0; r < TR; r++)
-				acc[r] *= DEC(r0 + r + 1);
-			TILE_FMA(acc, lA + r0 * CHUNK, CHUNK, 1, lv + jc, V, 0, min(r0 + TR, L))
-			_Pragma("unroll") for (int r = 0; r < TR; r++)
-				if (r0 + r < L)
-					GLA_STORE(scale * acc[r], o + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
-		}
-		// dq: rows t, columns i of K.
-		for (int task = lid; task < nrt * (K / VW); task += WG) {
-			int r0 = (task % nrt) * TR, kc = (task / nrt) * VW;
-			floatV acc[TR];
-
-			if (r0 >= L)
-				continue;
-			TILE_ZERO(acc);
-			TILE_FMA(acc, ldo + r0 * V, V, 1, lhT + kc, K, 0, V)
-			_Pragma("unroll") for (int r = 0; r < TR; r++)
-				acc[r] *= DEC(r0 + r + 1);
-			TILE_FMA(acc, ldA + r0 * CHUNK, CHUNK, 1, lk + kc, K, 0, min(r0 + TR, L))
-			_Pragma("unroll") for (int r = 0; r < TR; r++)
-				if (r0 + r < L)
-					GLA_STORE(scale * acc[r], dq + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
-		}
-		// dk: rows s, columns i of K; the scores are read down their columns.
-		for (int task = lid; task < nrt * (K / VW); task += WG) {
-			int r0 = (task % nrt) * TR, kc = (task / nrt) * VW;
-			floatV acc[TR];
-
-			if (r0 >= L)
-				continue;
-			TILE_ZERO(acc);
-			TILE_FMA(acc, lv + r0 * V, V, 1, ldhT + kc, K, 0, V)
-			_Pragma("unroll") for (int r = 0; r < TR; r++)
-				acc[r] *= r0 + r < L ? DEC(L - r0 - r) : 0.0f;
-			TILE_FMA(acc, ldA + r0, 1, CHUNK, lq + kc, K, r0, L)
-			_Pragma("unroll") for (int r = 0; r < TR; r++)
-				if (r0 + r < L)
-					GLA_STORE(scale * acc[r], dk + gla_at(b, t0 + r0 + r, h, kc, T, H, K));
-		}
-		// dv: rows s, columns j of V.
-		for (int task = lid; task < nrt * (V / VW); task += WG) {
-			int r0 = (task % nrt) * TR, jc = (task / nrt) * VW;
-			floatV acc[TR];
-
-			if (r0 >= L)
-				continue;
-			TILE_ZERO(acc);
-			TILE_FMA(acc, lk + r0 * K, K, 1, dhn + jc, V, 0, K)
-			_Pragma("unroll") for (int r = 0; r < TR; r++)
-				acc[r] *= r0 + r < L ? DEC(L - r0 - r) : 0.0f;
-			TILE_FMA(acc, lA + r0, 1, CHUNK, ldo + jc, V, r0, L)
-			_Pragma("unroll") for (int r = 0; r < TR; r++)
-				if (r0 + r < L)
-					GLA_STORE(scale * acc[r], dv + gla_at(b, t0 + r0 + r, h, jc, T, H, V));
-		}
+		GLA_OUTPUT(o, V, lq, K, hn, lA, lv, 1)    // o: rows t, columns j of V
+		GLA_OUTPUT(dq, K, ldo, V, lhT, ldA, lk, 1) // dq: rows t, columns i of K
+		GLA_OUTPUT(dk, K, lv, V, ldhT, ldA, lq, 0) // dk: rows s, columns i of K
+		GLA_OUTPUT(dv, V, lk, K, dhn, lA, ldo, 0)  // dv: rows s, columns j of V
 		barrier(STAGED_FENCE); // the next chunk's staging overwrites this one's
 	}
 #undef DEC
