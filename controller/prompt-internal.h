@@ -85,18 +85,13 @@ void add_indented(struct sbuf *b, const char *s, size_t max, const char *indent)
 /* Source text in a fenced block. */
 void add_code(struct sbuf *b, const char *s);
 
-/* The note that closes each trim's line, "[3 inspirations " TRIM_NOTE. */
-#define TRIM_NOTE "left out to fit the prompt limit]\n"
-
 /*
- * A note and tmpl in a fenced block with the lines between each start
- * marker and its end marker replaced by one line saying the parent below
- * shows them (the markers kept).  Returns the number of blocks so left
- * out; 0, with nothing appended, when tmpl has none or a start marker is
- * never closed.
+ * tmpl in a fenced block with the body of each block replaced by the line
+ * stand (indented as its start marker); -1, nothing appended, when tmpl's
+ * blocks cannot be found.
  */
-size_t add_code_outside_blocks(struct sbuf *b, const char *tmpl, const char *start,
-			       const char *end);
+int add_code_without_blocks(struct sbuf *b, const char *tmpl, const char *start, const char *end,
+			    const char *stand);
 
 /* A measured figure: 4 significant digits, whole numbers from 1000 on. */
 void add_fig(struct sbuf *b, double v);

@@ -5,10 +5,12 @@
  * blocks, figures, percentages, sorted key lists, parameters, tunables and
  * a variant's blocks in the template's order.
  *
- * May use: sbuf, jansson and common/.  Knows nothing of prompts, parts or
+ * May use: sbuf, jansson, mutate (a template's blocks) and common/.  Knows
+ * nothing of prompts, parts or
  * trimming (prompt.c, prompt-brief.c, prompt-reflect.c use it).
  */
 #include "prompt-internal.h"
+#include "mutate.h"
 #include "sbuf.h"
 #include "xalloc.h"
 
@@ -100,43 +102,31 @@ void add_code(struct sbuf *b, const char *s)
 }
 
 /*
- * Appends a note and tmpl with the lines between each start marker and its
- * end marker replaced by one line saying the parent shows them (the
- * markers kept).  Returns the number of blocks so left out; 0 (nothing
- * appended) when tmpl has none or a start marker is never closed.
+ * tmpl in a fenced block, the body of each block between its start and end
+ * marker lines replaced by the line stand, indented as its start marker.
+ * Returns 0, or -1 with nothing appended when tmpl's blocks cannot be
+ * found (blocks_find says why).
  */
-size_t add_code_outside_blocks(struct sbuf *b, const char *tmpl, const char *start, const char *end)
+int add_code_without_blocks(struct sbuf *b, const char *tmpl, const char *start, const char *end,
+			    const char *stand)
 {
+	struct blocks bl = { 0 };
 	struct sbuf t = SBUF_INIT;
-	const char *s = tmpl;
-	size_t n = 0;
-	int inside = 0;
+	size_t at = 0;
+	char why[256];
 
-	while (*s) {
-		size_t len = strcspn(s, "\n");
-		const char *next = s + len + (s[len] == '\n');
-		char *line = xstrndup(s, len);
-
-		if (inside && strstr(line, end))
-			inside = 0;
-		if (!inside)
-			sbuf_add(&t, s, (size_t)(next - s));
-		if (!inside && strstr(line, start)) {
-			sbuf_add(&t, s, strspn(s, " \t"));
-			sbuf_adds(&t, "[this block's text is left out to fit the prompt limit: the "
-				      "parent below shows the block as the parent has it]\n");
-			inside = 1;
-			n++;
-		}
-		free(line);
-		s = next;
+	if (blocks_find(tmpl, start, end, &bl, why, sizeof(why)))
+		return -1;
+	for (size_t i = 0; i < bl.n; i++) {
+		sbuf_add(&t, tmpl + at, bl.b[i].start - at);
+		sbuf_addf(&t, "%s%s\n", bl.b[i].indent, stand);
+		at = bl.b[i].end;
 	}
-	if (!inside && n) {
-		sbuf_adds(b, "[the template's blocks " TRIM_NOTE);
-		add_code(b, t.buf);
-	}
+	sbuf_adds(&t, tmpl + at);
+	add_code(b, t.buf);
 	sbuf_release(&t);
-	return inside ? 0 : n;
+	blocks_release(&bl);
+	return 0;
 }
 
 /* A measured figure: 4 significant digits, whole numbers from 1000 on. */

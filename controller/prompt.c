@@ -30,6 +30,7 @@
 #include <string.h>
 
 #define EVIDENCE_MAX 1500 /* bytes of one failure's evidence in a prompt */
+#define TRIM_NOTE    "left out to fit the prompt limit]\n"
 
 /* --- the answer format, shared by the system text and the retry -------- */
 
@@ -543,8 +544,22 @@ static int build_template(struct sbuf *b, json_t *k, int elide)
 		sbuf_adds(b, "(the template's text is missing)\n");
 		return 0;
 	}
-	if (elide && add_code_outside_blocks(b, tmpl, start, end))
-		return 1;
+	if (elide) {
+		struct sbuf code = SBUF_INIT;
+		int ok =
+			!add_code_without_blocks(&code, tmpl, start, end,
+						 "[this block's text is left out to fit the prompt "
+						 "limit: the parent below shows the block as the "
+						 "parent has it]");
+
+		if (ok) {
+			sbuf_adds(b, "[the template's blocks " TRIM_NOTE);
+			sbuf_add(b, code.buf, code.len);
+		}
+		sbuf_release(&code);
+		if (ok)
+			return 1;
+	}
 	add_code(b, tmpl);
 	return 0;
 }
