@@ -138,6 +138,15 @@ static size_t gla_at(int b, int t, int h, int i, int T, int H, int D)
 // every SKT x SVW tile of the state in turn; rows of K that no whole tile
 // covers are folded 2 at a time (K is even).
 #if SST
+// Asks for every line of position p's rows of x and y (GLA_PREFETCH).
+#define GLA_ASK_ROW(p)                                                                  \
+	{                                                                              \
+		for (int i_ = 0; i_ < K; i_ += 16)                                     \
+			__builtin_prefetch(x + (size_t)(p) * ldx + i_, 0, 3);          \
+		for (int j_ = 0; j_ < V; j_ += 16)                                     \
+			__builtin_prefetch(y + (size_t)(p) * ldy + j_, 0, 3);          \
+	}
+
 static void gla_state_tiles(__global const float *x, __global const float *y, size_t ldx,
                             size_t ldy, __global float *sb, __local const float *wdec,
                             __local float *lws, int rev, int NT, int T, int K, int V)
@@ -170,12 +179,8 @@ static void gla_state_tiles(__global const float *x, __global const float *y, si
 			float w = wdec[len - 1 - m];
 
 #if GLA_PREFETCH
-			if (p + SPF < T) {
-				for (int i = 0; i < K; i += 16)
-					__builtin_prefetch(x + (size_t)(p + SPF) * ldx + i, 0, 3);
-				for (int j = 0; j < V; j += 16)
-					__builtin_prefetch(y + (size_t)(p + SPF) * ldy + j, 0, 3);
-			}
+			if (p + SPF < T)
+				GLA_ASK_ROW(p + SPF);
 #endif
 			for (int i = 0; i < K; i += SVW)
 				vstoreS(vloadS(0, x + (size_t)p * ldx + i), 0, xs + m * K + i);
@@ -190,14 +195,8 @@ static void gla_state_tiles(__global const float *x, __global const float *y, si
 			if (step + 1 < n1) {
 				int pn = (rev ? t0 - CHUNK : t0 + CHUNK) + kr * CHUNK / K;
 
-				for (int r = 0; r <= SKT * CHUNK / K; r++) {
-					if (pn + r < 0 || pn + r >= T)
-						continue;
-					for (int i = 0; i < K; i += 16)
-						__builtin_prefetch(x + (size_t)(pn + r) * ldx + i, 0, 3);
-					for (int j = 0; j < V; j += 16)
-						__builtin_prefetch(y + (size_t)(pn + r) * ldy + j, 0, 3);
-				}
+				for (int r = 0; r <= SKT * CHUNK / K && pn + r < T; r++)
+					GLA_ASK_ROW(pn + r);
 			}
 #endif
 			for (int cv = 0; cv < V; cv += SVW)
