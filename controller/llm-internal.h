@@ -95,6 +95,13 @@ extern const struct llm_api llm_apis[LLM_NAPIS];
 
 /* A body or event's JSON; NULL (the attempt's verdict set) when malformed (llm-api.c). */
 json_t *llm_parse(struct llm_call *k, const char *what, const char *data, size_t len);
+/*
+ * One line of a server-sent event stream, without its line end: a blank
+ * line hands the event to the provider's reader.  Returns nonzero when the
+ * attempt is decided and the stream should stop (llm.c; not static so that
+ * tests/fuzz/fuzz-llm.c can feed it).
+ */
+int llm__sse_line(void *arg, const char *line, size_t len);
 /* The server's error type and message from an error body, for messages (llm-api.c). */
 void llm_error_detail(const char *body, size_t len, char *out, size_t n);
 /* At most LLM_QUOTE_MAX bytes of a server's text, quoted, on one line (llm-outcome.c). */

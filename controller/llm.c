@@ -70,7 +70,7 @@ static void llm_sse_dispatch(struct llm_call *k)
  * blank line ends an event; data lines are joined with LF; ':' starts a
  * comment; id and retry do not matter for one request.
  */
-static int llm_sse_line(void *arg, const char *line, size_t len)
+int llm__sse_line(void *arg, const char *line, size_t len)
 {
 	struct llm_call *k = arg;
 	const char *colon = memchr(line, ':', len);
@@ -194,7 +194,7 @@ static void llm_attempt(struct llm_call *k)
 
 	llm_attempt_reset(k);
 	if (k->conf->stream)
-		rc = http_stream_request("POST", k->url, k->body, blen, &o, llm_sse_line, NULL, k,
+		rc = http_stream_request("POST", k->url, k->body, blen, &o, llm__sse_line, NULL, k,
 					 &resp, hmsg, sizeof(hmsg));
 	else
 		rc = http_request("POST", k->url, k->body, blen, &o, &resp, hmsg, sizeof(hmsg));
