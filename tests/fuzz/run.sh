@@ -19,7 +19,7 @@ secs=${2:-20}
 shift $(($# < 2 ? $# : 2))
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-	names=(spec batch result expr render kubeconfig awsconf s3xml github tuned answer llm kpod)
+	names=(spec batch result expr render kubeconfig awsconf s3xml github tuned answer llm kpod screen)
 fi
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/kctl-fuzz-run.XXXXXX")
