@@ -56,7 +56,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCTL_WERROR=ON >/dev/nul
 cmake --build build -j"$jobs"
 # The benchmark programs are not in "all"; building them here keeps them from
 # falling behind the code they link.
-cmake --build build -j"$jobs" --target kctl_bench fake_evalpod pocl_build
+cmake --build build -j"$jobs" --target kctl_bench fake_evalpod pocl_build fma_tile
 # Independent tests run side by side, one per core: most of the suite's wall
 # is waiting (peers starting, Jobs scheduled, processes killed and resumed).
 # No test asserts a duration, so a busy machine slows them and fails none.
