@@ -6,8 +6,8 @@
  * a variant's blocks in the template's order.
  *
  * May use: sbuf, jansson, mutate (a template's blocks) and common/.  Knows
- * nothing of prompts, parts or
- * trimming (prompt.c, prompt-brief.c, prompt-reflect.c use it).
+ * nothing of prompts, parts or trimming (prompt.c, prompt-brief.c,
+ * prompt-reflect.c use it).
  */
 #include "prompt-internal.h"
 #include "mutate.h"

@@ -4,10 +4,11 @@
  * the shard a Pod runs (kpod_shard), its diagnosis (kpod_diagnose), the
  * exit status of its evalpod container (kpod_exit_status), and RFC 3339
  * times (kpod_time), on any bytes: a Pod or Job document, as the server's
- * JSON.  Also the creationTimestamp of the same document read as a Job.
+ * JSON.  Also the same document read as a Job (kround_created).
  */
 #include "fuzz.h"
 #include "kpod.h"
+#include "kround-internal.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -24,15 +25,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[n] = '\0';
 	kpod_time(text);
 	if (json_is_object(pod)) {
-		json_t *meta = json_object_get(pod, "metadata");
-
 		kpod_shard(pod);
 		kpod_diagnose(pod, why, sizeof(why), &stuck);
 		if (!memchr(why, '\0', sizeof(why)))
 			abort();
 		kpod_diagnose(pod, why, 8, &stuck); /* a short buffer is cut, never overrun */
 		kpod_exit_status(pod);
-		kpod_time(json_string_value(json_object_get(meta, "creationTimestamp")));
+		kround_created(pod);
 	}
 	json_decref(pod);
 	return 0;
