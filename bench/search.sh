@@ -14,6 +14,12 @@
 # of the best speedup found divided by the best recorded.  Without the
 # recorded space it falls back
 # to the synthetic fixtures and says so.  DATASET, SEEDS, BATCH override.
+#
+# Where Kernel Tuner is importable by $KT_PYTHON (default python3), each
+# space is then replayed by Kernel Tuner's own strategies too, in its
+# simulation mode (bench/kt_replay.py; KT_STRATEGIES overrides its list),
+# in the same layout.  Kernel Tuner has no template, so its budgets are all
+# search.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,4 +47,15 @@ for d in "${sets[@]}"; do
 		--strategy tune,random,evolve --budgets 12,24,48,96
 	end=$(date +%s.%N)
 	awk -v s="$start" -v e="$end" 'BEGIN { printf "(%.1f s for the replays)\n", e - s }'
+	if "${KT_PYTHON:-python3}" -c 'import kernel_tuner' 2>/dev/null; then
+		echo
+		echo "\$ bench/kt_replay.py $d --seeds $seeds"
+		"${KT_PYTHON:-python3}" bench/kt_replay.py "$d" --seeds "$seeds" \
+			${KT_STRATEGIES:+--strategies "$KT_STRATEGIES"}
+	fi
 done
+if ! "${KT_PYTHON:-python3}" -c 'import kernel_tuner' 2>/dev/null; then
+	echo
+	echo "note: Kernel Tuner is not importable by ${KT_PYTHON:-python3}: its strategies" \
+		"were not replayed (pip install kernel_tuner, or set KT_PYTHON)"
+fi
