@@ -16,7 +16,8 @@ to the budget; for the strategies that only stop there (PREFIX_SAFE), one
 run of the largest budget is read after each smaller one.  Prints, per
 strategy and budget, the median and the worst over the seeds of the best
 speedup found divided by the best recorded, in kctl simulate's layout, so
-the two tables sit side by side.  "n=" after a figure: the strategy stopped
+the two tables sit side by side, then how many seeds found the best
+recorded point within each budget.  "n=" after a figure: the strategy stopped
 before the budget, after that many evaluations (median over the seeds).
 
 Kernel Tuner has no template: its budget is all search, where kctl's counts
@@ -179,7 +180,7 @@ def main():
     per_budget = [(b, seed) for b in budgets for seed in range(a.seeds)]
     prefix = [(max(budgets), seed) for seed in range(a.seeds)]
     for strategy in a.strategies.split(","):
-        t0, cells, note = time.time(), [], ""
+        t0, cells, found, note = time.time(), [], [], ""
         separate = a.per_budget or strategy not in PREFIX_SAFE
         work = per_budget if separate else prefix
         args = [(strategy, b, seed, names, tune_params, recorded, cache_path)
@@ -195,10 +196,12 @@ def main():
             if used < b:  # the strategy stopped before the budget
                 cell += f" n={used:g}"
             cells.append(cell)
+            found.append(str(sum(f >= 1.0 for f in fr)))
         if errs:
             note = f"  ({errs[0]})"
+        found = f"  the best in {'/'.join(found)} of {a.seeds}" if found else ""
         print(f"{strategy:<20}" + "".join(f"{c:>17}" for c in cells) +
-              f"{note}  [{time.time() - t0:.0f} s]", flush=True)
+              f"{note}{found}  [{time.time() - t0:.0f} s]", flush=True)
     os.remove(cache_path)
     os.rmdir(tmp)
     return 0
