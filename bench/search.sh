@@ -27,6 +27,10 @@ if [ ! -x build/controller/kctl ]; then
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build build -j"$(nproc)" --target kctl
 fi
+kt=0
+if "${KT_PYTHON:-python3}" -c 'import kernel_tuner' 2>/dev/null; then
+	kt=1
+fi
 seeds=${SEEDS:-20}
 batch=${BATCH:-8}
 if [ -n "${DATASET:-}" ]; then
@@ -47,14 +51,14 @@ for d in "${sets[@]}"; do
 		--strategy tune,random,evolve --budgets 12,24,48,96
 	end=$(date +%s.%N)
 	awk -v s="$start" -v e="$end" 'BEGIN { printf "(%.1f s for the replays)\n", e - s }'
-	if "${KT_PYTHON:-python3}" -c 'import kernel_tuner' 2>/dev/null; then
+	if [ "$kt" = 1 ]; then
 		echo
 		echo "\$ bench/kt_replay.py $d --seeds $seeds"
 		"${KT_PYTHON:-python3}" bench/kt_replay.py "$d" --seeds "$seeds" \
 			${KT_STRATEGIES:+--strategies "$KT_STRATEGIES"}
 	fi
 done
-if ! "${KT_PYTHON:-python3}" -c 'import kernel_tuner' 2>/dev/null; then
+if [ "$kt" = 0 ]; then
 	echo
 	echo "note: Kernel Tuner is not importable by ${KT_PYTHON:-python3}: its strategies" \
 		"were not replayed (pip install kernel_tuner, or set KT_PYTHON)"
