@@ -50,6 +50,7 @@ for ex in $examples; do
 	# SAVE_TO=DIR keeps the session's folder (without its evalpod cache and
 	# its LLVM and x86 listings) and kctl's log there as EXAMPLE.tar.gz.
 	if [ -n "${SAVE_TO:-}" ]; then
+		mkdir -p "$SAVE_TO"
 		od=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["output_dir"])' "$tmp/$ex.status.json")
 		tar -czf "$SAVE_TO/$ex.tar.gz" --exclude=evalpod-cache --exclude="*.ll" --exclude="*.s" \
 			-C "$od" . -C "$tmp" "$ex.log" ||
