@@ -69,15 +69,15 @@ cmake --build build-asan -j"$jobs"
 run_ctest build-asan -LE repeat
 
 # Each libFuzzer harness (tests/fuzz) for a short bounded time, when clang
-# is there: 14 fuzzers x 10 s (the suite's 90 minutes on a slow 2-core host).  Their corpora are replayed by both passes
+# is there: 14 fuzzers x 5 s (the suite's 90 minutes on a slow 2-core host).  Their corpora are replayed by both passes
 # above (ctest's fuzz/ tests) with or without clang.
 if command -v clang >/dev/null 2>&1; then
-	echo "== fuzz (tests/fuzz/run.sh, 10 s each)"
+	echo "== fuzz (tests/fuzz/run.sh, 5 s each)"
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCTL_FUZZ=ON >/dev/null
 	cmake --build build-fuzz -j"$jobs" --target fuzz-spec fuzz-batch fuzz-result fuzz-expr \
 		fuzz-render fuzz-kubeconfig fuzz-awsconf fuzz-s3xml fuzz-github fuzz-tuned \
 		fuzz-answer fuzz-llm fuzz-kpod fuzz-screen
-	bash tests/fuzz/run.sh build-fuzz 10
+	bash tests/fuzz/run.sh build-fuzz 5
 else
 	echo "== fuzz skipped: it needs clang (libFuzzer)"
 fi
