@@ -16,19 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *cache_dir(char *buf, size_t n)
-{
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-
-	if (xdg && *xdg)
-		snprintf(buf, n, "%s/evalpod", xdg);
-	else if (home && *home)
-		snprintf(buf, n, "%s/.cache/evalpod", home);
-	else
-		return NULL;
-	return buf;
-}
-
 /*
  * index: how many devices of the same name come before this one on its
  * platform, so that two identical GPUs are told apart.
@@ -131,7 +118,7 @@ int cmd_devices(int argc, char **argv)
 	json_t *out = json_array();
 	int c, as_json = 0, measure = 0;
 	char buf[PATH_MAX];
-	const char *cache = cache_dir(buf, sizeof(buf));
+	const char *cache = peaks_cache_dir(buf, sizeof(buf));
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {

@@ -556,17 +556,8 @@ static int parse_args(struct run *r, int argc, char **argv)
 
 static void default_cache_dir(struct run *r, char *buf, size_t n)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-
-	if (r->cache_dir)
-		return;
-	if (xdg && *xdg)
-		snprintf(buf, n, "%s/evalpod", xdg);
-	else if (home && *home)
-		snprintf(buf, n, "%s/.cache/evalpod", home);
-	else
-		return;
-	r->cache_dir = buf;
+	if (!r->cache_dir)
+		r->cache_dir = peaks_cache_dir(buf, n);
 }
 
 /*

@@ -8,6 +8,8 @@
 #include "xalloc.h"
 
 #include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -222,6 +224,22 @@ int peaks_measure(struct clrt *rt, struct peaks *pk, char *msg, size_t n)
 		rc = measure_fma(rt, pg.program, pk, msg, n);
 	prog_release(&pg);
 	return rc;
+}
+
+const char *peaks_cache_dir(char *buf, size_t n)
+{
+	const char *own = getenv("EVALPOD_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+
+	if (own && *own)
+		snprintf(buf, n, "%s", own);
+	else if (xdg && *xdg)
+		snprintf(buf, n, "%s/evalpod", xdg);
+	else if (home && *home)
+		snprintf(buf, n, "%s/.cache/evalpod", home);
+	else
+		return NULL;
+	return buf;
 }
 
 static char *cache_path(const struct devinfo *info, const char *dir)

@@ -59,6 +59,13 @@ void peaks_save(const struct devinfo *info, const char *cache_dir, const struct 
  */
 void peaks_copy_cache(const char *cache_dir, const char *dir);
 
+/*
+ * The cache directory when none is given: $EVALPOD_CACHE_DIR, else
+ * $XDG_CACHE_HOME/evalpod, else $HOME/.cache/evalpod; NULL when none is
+ * set (no cache).  The result is buf or NULL.
+ */
+const char *peaks_cache_dir(char *buf, size_t n);
+
 /* Reads cached figures only; returns 0 when present. */
 int peaks_read_cache(const struct devinfo *info, const char *cache_dir, struct peaks *pk);
 

@@ -744,6 +744,30 @@ def cached_peaks_are_measured_again_only_when_a_program_goes_above_them(ctx):
                    "%s cached peaks are measured again (got %r)" % (name, pk))
         ctx.expect(abs(os.stat(path).st_mtime - time.time()) < 300,
                    "and the cache file is dated now after the %s run" % name)
+    # Without --cache-dir, $EVALPOD_CACHE_DIR names the cache (before
+    # $XDG_CACHE_HOME), for run and for devices alike.
+    own, empty = os.path.join(d, "own"), os.path.join(d, "empty")
+    os.makedirs(empty)
+    rc, out, err = ctx.evalpod_run(["run", batch, "--out", os.path.join(d, "own-run")],
+                                   env=dict(ctx.env, EVALPOD_CACHE_DIR=own))
+    expect_status(ctx, rc, 0, err)
+    pk = (load_json(os.path.join(d, "own-run", "summary.json")) or {}).get("peaks") or {}
+    owned = [f for f in os.listdir(own) if f.startswith("peaks-")] if os.path.isdir(own) else []
+    ctx.expect("measured_now_gflops" in pk and owned == files,
+               "EVALPOD_CACHE_DIR: an empty cache there, the peaks measured and cached in it "
+               "(got %r, %r)" % (owned, pk))
+    listed = {}
+    for name, where in (("own", own), ("empty", empty)):
+        rc, out, err = ctx.evalpod_run(["devices", "-o", "json"],
+                                       env=dict(ctx.env, EVALPOD_CACHE_DIR=where))
+        try:
+            listed[name] = [dv.get("peaks") for pl in json.loads(out) for dv in pl["devices"]]
+        except (ValueError, KeyError, TypeError):
+            listed[name] = None
+    ctx.expect(listed.get("own") and any(listed["own"]) and listed.get("empty")
+               and not any(listed["empty"]),
+               "evalpod devices shows the peaks of EVALPOD_CACHE_DIR's cache, none from an "
+               "empty one (got %r)" % listed)
 
 
 @test

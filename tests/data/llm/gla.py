@@ -37,7 +37,11 @@ PAIRED = """\
 """
 
 WDEC = "\t\twdec[m] = exp(g * m);\n"
-TR_LINE = "#define TR 16           // gla_chunk: tile rows per work-item\n"
+# The defaults kctl_llm.py's scenario gives its copy of the template
+# (name, the template's value, the scenario's), so that PoCL compiles
+# each program in about 1.3 s instead of 6-9 s.
+SMALL_DEFAULTS = [("WG", 2, 1), ("TR", 16, 4), ("VW", 16, 8), ("SVW", 16, 8), ("SKT", 16, 8)]
+TR_LINE = "#define TR 4            // gla_chunk: tile rows per work-item\n"
 UNR_LINE = "#define UNR 1           // gla_chunk: unroll factor of the tiles' inner loop\n"
 RDEC_LINE = "\t\trdec[i] = i <= CHUNK ? exp(g * (CHUNK - i)) : 0.0f;\n"
 
@@ -58,7 +62,7 @@ PAIR = edit("gla_state: two positions per step of the position loop (more loads 
 WRONG = edit("gla_state: carry the state with one decay step less (memory-bound)",
              [("\t\t\tacc[i] *= wdec[len];\n", "\t\t\tacc[i] *= wdec[len - 1];\n")])
 SPEC_TUNABLE = edit("gla_chunk: smaller row tiles (register pressure)",
-                    [(TR_LINE, TR_LINE.replace("TR 16 ", "TR 8  "))], [("TR", (4, 8, 16))])
+                    [(TR_LINE, TR_LINE.replace("TR 4 ", "TR 2 "))], [("TR", (2, 4, 8))])
 UNROLL = edit("gla_chunk: unroll the tiles' inner loop (compute-bound)",
               [(UNR_LINE, UNR_LINE.replace("UNR 1 ", "UNR 2 "))], [("UNR", (1, 2, 4))])
 EXP2 = edit("gla_chunk: the decay table from exp2 (fewer instructions per entry)",
