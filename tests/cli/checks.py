@@ -9,6 +9,7 @@ make_certs() writes a throwaway CA and a certificate for the TLS doubles.
 """
 import os
 import subprocess
+import time
 
 # Under ASan the pods' evalpod needs the suite's sanitizer options (leak
 # suppressions for the OpenCL runtime) as any other child would.
@@ -48,11 +49,16 @@ def check(cond, what):
 
 
 def run(tests, *args):
+    """Runs each test, then prints its wall time (where the suite's time goes)."""
     for t in tests:
+        t0 = time.monotonic()
         try:
             t(*args)
         except Exception as e:  # the test's own crash is a failure
             check(False, f"{t.__name__} raised {e!r}")
+        name = getattr(t, "__name__", "<lambda>")
+        label = "" if name == "<lambda>" else name + ": "
+        print(f"     ({label}{time.monotonic() - t0:.1f}s)", flush=True)
 
 
 def summary():
