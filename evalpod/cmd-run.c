@@ -554,12 +554,6 @@ static int parse_args(struct run *r, int argc, char **argv)
 	return 0;
 }
 
-static void default_cache_dir(struct run *r, char *buf, size_t n)
-{
-	if (!r->cache_dir)
-		r->cache_dir = peaks_cache_dir(buf, n);
-}
-
 /*
  * flops and bytes are properties of the problem: they must evaluate over
  * every shape's values alone (a variant's #defines cannot change the work).
@@ -680,7 +674,8 @@ int cmd_run(int argc, char **argv)
 	if (r.noise.on)
 		log_warn("%s=%s: every timing will be perturbed (test mode)", NOISE_ENV,
 			 r.noise.text);
-	default_cache_dir(&r, cache, sizeof(cache));
+	if (!r.cache_dir)
+		r.cache_dir = peaks_cache_dir(cache, sizeof(cache));
 	r.http.ca_file = r.ca_file;
 	len = readlink("/proc/self/exe", r.exe, sizeof(r.exe) - 1);
 	if (len <= 0) {
