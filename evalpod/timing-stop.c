@@ -11,6 +11,14 @@
 /* Samples a program has before the outclass rule may end its sampling. */
 #define OUTCLASS_SAMPLES 3
 
+/*
+ * How far past outclass x the best median a program's fastest run must be,
+ * in ms.  The noise of a run that short is absolute, not relative: on PoCL
+ * one 4096-element kernel sampled at 1.2 us and at 5.5 us in one batch, so
+ * between two such programs a ratio of 2 says nothing.
+ */
+#define OUTCLASS_FLOOR_MS 0.05
+
 /* The smallest median of the other programs with OUTCLASS_SAMPLES samples. */
 static double best_other_median(const struct timer *t, const struct tprog *p)
 {
@@ -28,7 +36,8 @@ static double best_other_median(const struct timer *t, const struct tprog *p)
 /*
  * Whether p cannot rank near the top of this batch: it has
  * OUTCLASS_SAMPLES samples, taken in as many rounds, and even its fastest
- * is slower than measurement.outclass times another program's median.
+ * is slower than measurement.outclass times another program's median, by
+ * more than OUTCLASS_FLOOR_MS.
  * The reference and the baseline are never outclassed: every speedup is
  * measured against them.
  */
@@ -37,7 +46,7 @@ static int outclassed(const struct timer *t, const struct tprog *p)
 	if (t->b.measure.outclass <= 0 || p->nsamples < OUTCLASS_SAMPLES ||
 	    !strcmp(p->id, "reference") || (t->b.baseline && !strcmp(p->id, t->b.baseline->id)))
 		return 0;
-	return p->fastest > t->b.measure.outclass * best_other_median(t, p);
+	return p->fastest > t->b.measure.outclass * best_other_median(t, p) + OUTCLASS_FLOOR_MS;
 }
 
 int timing_done(const struct timer *t, struct tprog *p)

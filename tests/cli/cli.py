@@ -557,12 +557,17 @@ def a_program_far_slower_than_another_stops_sampling_as_outclassed(ctx):
     # its fastest is over measurement.outclass (default 2) times another
     # program's median, its sampling ends (stopped_by "outclassed"); the
     # baseline and the reference never are; outclass 0 turns the rule off.
+    # Nor is a program within 0.05 ms a run of that bound: "good" and its two
+    # copies run for a few us, and their samples spread by more than 2x.
     d = ctx.fresh_dir("outclass")
+    tiny = ("good", "good2", "good3")
     runs = {}
     for name, outclass in (("default", None), ("off", 0)):
         batch = make_batch()
         batch["baseline"] = {"id": "base", "source": SLOW_AFFINE,
                              "build_options": "-DLOOP=800"}
+        batch["variants"] += [{"id": v, "source": read("good.cl"), "build_options": "-DTAG=%d" % i}
+                              for i, v in enumerate(tiny[1:])]
         batch["variants"].append({"id": "slow", "source": SLOW_AFFINE,
                                   "build_options": "-DLOOP=300"})
         batch["measurement"].update({"min_samples": 8, "max_samples": 20, "min_time_ms": 1,
@@ -573,7 +578,7 @@ def a_program_far_slower_than_another_stops_sampling_as_outclassed(ctx):
         rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
         expect_status(ctx, rc, 0, err)
         runs[name] = {v: (load_json(os.path.join(out_dir, v + ".json")) or {}).get(
-            "performance") or {} for v in ("good", "slow", "base")}
+            "performance") or {} for v in tiny + ("slow", "base")}
         runs[name]["reference"] = ((load_json(os.path.join(out_dir, "summary.json")) or {})
                                    .get("reference") or {}).get("performance") or {}
     got = {name: {v: (p.get("stopped_by"), len(p.get("samples_ms") or []), p.get("rounds"))
@@ -584,7 +589,7 @@ def a_program_far_slower_than_another_stops_sampling_as_outclassed(ctx):
     ctx.expect((slow.get("speedup_vs_baseline") or {}).get("ratio_of_medians", 0) > 1,
                "and still has its speedup over the (slower) baseline (%r)"
                % slow.get("speedup_vs_baseline"))
-    for v in ("base", "reference", "good"):
+    for v in ("base", "reference") + tiny:
         p = runs["default"][v]
         ctx.expect(p.get("stopped_by") != "outclassed" and p.get("stats", {}).get("n", 0) >= 8,
                    "%s is not outclassed: it takes min_samples (%r)" % (v, got["default"]))
