@@ -56,8 +56,7 @@ def run(tests, *args):
             t(*args)
         except Exception as e:  # the test's own crash is a failure
             check(False, f"{t.__name__} raised {e!r}")
-        name = getattr(t, "__name__", "<lambda>")
-        label = "" if name == "<lambda>" else name + ": "
+        label = "" if t.__name__ == "<lambda>" else t.__name__ + ": "
         print(f"     ({label}{time.monotonic() - t0:.1f}s)", flush=True)
 
 
