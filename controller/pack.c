@@ -89,16 +89,19 @@ static double limit_num(const json_t *limits, const char *key, double def)
 /*
  * Seconds the reference's check worker took, estimated from the newest
  * summary of rounds round..0 that timed it: its build, then one run of its
- * plan per shape, seed and determinism pass plus the three timing seeds at
- * every timed shape, each as long as its median at the (primary) timed shape
+ * plan per shape, seed and determinism pass plus evalpod's EVALPOD_TIMING_SEEDS
+ * timing seeds at every timed shape, each as long as its median at the (primary) timed shape
  * (the largest, in practice).  0 when no summary has it.
  */
+/* Input sets the reference worker answers at a timed shape: 3 rotating, 2 audit (evalpod.md). */
+#define EVALPOD_TIMING_SEEDS 5.0
+
 static double reference_check_estimate_s(struct session *s, int round)
 {
 	const json_t *seeds = json_object_get(s->spec.correctness, "seeds");
 	size_t nseeds = json_is_array(seeds) ? json_array_size(seeds) : 3;
 	double runs = 2.0 * (double)nseeds * (double)json_array_size(s->spec.shapes) +
-		      3.0 * (double)bucket_count(&s->spec);
+		      EVALPOD_TIMING_SEEDS * (double)bucket_count(&s->spec);
 
 	for (int r = round; r >= 0; r--) {
 		char *dir = session_round_dir(s, r);

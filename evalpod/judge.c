@@ -370,7 +370,9 @@ static int serve_timed(struct judge_chan *c, const struct judge_req *q, struct j
 	struct judge_record *r;
 	int v;
 
-	if (q->prog >= c->j->ntrecs || q->seed >= WORKER_TIMING_SETS)
+	/* A sample rotates through the first sets; an audit run meets one of the others. */
+	if (q->prog >= c->j->ntrecs || q->seed >= WORKER_TIMING_SETS ||
+	    (q->what == JUDGE_AUDIT) != (q->seed >= WORKER_ROTATING_SETS))
 		return -1;
 	r = &c->j->trecs[q->prog];
 	/* The shape is the parent's (judge_time_shape), never the worker's word. */
@@ -386,7 +388,9 @@ static int serve_timed(struct judge_chan *c, const struct judge_req *q, struct j
 		char why[sizeof(rep->message)];
 
 		strlcpy(why, rep->message, sizeof(why));
-		snprintf(rep->message, sizeof(rep->message), "timed sample %llu: %s",
+		snprintf(rep->message, sizeof(rep->message), "%s %llu: %s",
+			 q->what == JUDGE_AUDIT ? "audit on inputs new to it, sample"
+						: "timed sample",
 			 (unsigned long long)q->sample, why);
 		record_failure(r, "invalid", "wrong_when_timed", rep->message);
 	}
@@ -410,7 +414,7 @@ int judge_serve(struct judge_chan *c, int fd)
 		return -1;
 	if (q.what == JUDGE_CHECK)
 		v = serve_check(c, &q, &rep);
-	else if (q.what == JUDGE_TIMED)
+	else if (q.what == JUDGE_TIMED || q.what == JUDGE_AUDIT)
 		v = serve_timed(c, &q, &rep);
 	else
 		v = -1;

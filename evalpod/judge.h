@@ -38,6 +38,7 @@
 enum judge_what {
 	JUDGE_CHECK = 1, /* a correctness run: shape, seed index, run (0 first, 1 second) */
 	JUDGE_TIMED = 2, /* a timed run: input set, program line, sample number */
+	JUDGE_AUDIT = 3, /* a run of the audit on new inputs: audit set, program line, sample */
 };
 
 enum judge_verdict {
@@ -51,9 +52,9 @@ struct judge_req {
 	uint32_t magic;
 	uint32_t what;  /* enum judge_what */
 	uint32_t shape; /* JUDGE_CHECK: shape index */
-	uint32_t seed;  /* JUDGE_CHECK: index into correctness.seeds; JUDGE_TIMED: input set */
+	uint32_t seed;  /* JUDGE_CHECK: index into correctness.seeds; else the input set */
 	uint32_t run;   /* JUDGE_CHECK: 0 first run (poison A), 1 second run (poison B) */
-	uint32_t prog;  /* JUDGE_TIMED: the program's line in ids.txt */
+	uint32_t prog;  /* JUDGE_TIMED, JUDGE_AUDIT: the program's line in ids.txt */
 	uint64_t sample;
 };
 

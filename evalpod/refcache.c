@@ -329,7 +329,7 @@ void refcache_store(struct refcache *c, const struct batch *b, const uint64_t *t
 	}
 }
 
-/* Whether seeds[0..2] are usable timing seeds for b: distinct, none a correctness seed. */
+/* Whether seeds[0..WORKER_TIMING_SETS) are usable timing seeds for b: distinct, none a correctness seed. */
 static int seeds_ok(const struct batch *b, const uint64_t *seeds)
 {
 	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++) {
@@ -352,16 +352,16 @@ void refcache_seeds(struct refcache *c, const struct batch *b, uint64_t *seeds)
 	    !worker_parse_seeds(text, seeds) && seeds_ok(b, seeds)) {
 		log_info("timing seeds: the session's, from the reference cache");
 	} else {
-		char line[96];
+		char *line;
 
 		worker_draw_seeds(b, seeds);
-		snprintf(line, sizeof(line), "%" PRIu64 ",%" PRIu64 ",%" PRIu64, seeds[0], seeds[1],
-			 seeds[2]);
+		line = worker_seeds_text(seeds);
 		if (file_write_atomic(path, line, strlen(line), msg, sizeof(msg)))
 			log_warn("timing seeds not kept for the session: %s", msg);
 		else
 			log_info(
 				"timing seeds: drawn for the session, kept in the reference cache");
+		free(line);
 	}
 	free(text);
 	free(path);
@@ -396,7 +396,9 @@ static void anchor_key(const struct refcache *c, const struct batch *b, const ui
 	sbuf_adds(&t, p->options);
 	sbuf_addf(&t, "\nflush %d %" PRId64 "\nsample_min_ms %.17g", m->flush, m->flush_bytes,
 		  m->sample_min_ms);
-	sbuf_addf(&t, "\nseeds %" PRIu64 " %" PRIu64 " %" PRIu64, tseeds[0], tseeds[1], tseeds[2]);
+	sbuf_adds(&t, "\nseeds");
+	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++)
+		sbuf_addf(&t, " %" PRIu64, tseeds[k]);
 	sigv4_sha256_hex(t.buf, t.len, sum);
 	snprintf(what, sizeof(what), "anchor %s", sum);
 	entry_key(c, b, what, s, key);

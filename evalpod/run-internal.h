@@ -96,7 +96,7 @@ void run_progress(const struct run *r, const char *fmt, ...) __attribute__((form
 void run_job_setup(struct run *r, struct job *j, const char *mode, char *dir, const char *arg,
 		   double timeout_s);
 
-/* "S0,S1,S2": the timing seeds for a worker's command line (the caller frees it). */
+/* "S0,S1,...": the timing seeds for a worker's command line (the caller frees it). */
 char *run_seeds_arg(const struct run *r);
 
 /* pool.h's on_ctl: serves a worker's request to the judge. */

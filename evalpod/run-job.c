@@ -65,11 +65,10 @@ void run_job_setup(struct run *r, struct job *j, const char *mode, char *dir, co
 	free(dir);
 }
 
-/* "S0,S1,S2": the timing seeds for a worker's command line. */
+/* "S0,S1,...": the timing seeds for a worker's command line. */
 char *run_seeds_arg(const struct run *r)
 {
-	return xasprintf("%llu,%llu,%llu", (unsigned long long)r->tseeds[0],
-			 (unsigned long long)r->tseeds[1], (unsigned long long)r->tseeds[2]);
+	return worker_seeds_text(r->tseeds);
 }
 
 int run_on_judge(void *ctx, struct job *j)

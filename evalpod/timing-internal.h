@@ -69,6 +69,50 @@ struct timer {
 };
 
 /*
+ * An audit sample's inputs (audit_sample): run r uploads fresh[r], new
+ * inputs generated for it, except run vrun, which uploads audit set vset
+ * (vrun < 0: none).
+ */
+struct audit_inputs {
+	char **fresh;
+	int vrun;
+	unsigned vset;
+};
+
+/* The timer's random source (measurement.order_seed). */
+uint64_t timing_rand(struct timer *t);
+
+/* Marks p failed (no more sampling) with status, fault origin, kind and message. */
+void timing_fail(struct tprog *p, const char *status, const char *origin, const char *kind,
+		 const char *message);
+
+/*
+ * One sample of p: reps runs of its plan, each after a fresh upload of an
+ * input set (the rotating timing sets, or audit's) and poisoned outputs, the
+ * first after a cache flush; *ms the mean of the runs' device times, *host_ms
+ * the host clock's.  The outputs of one run are captured for
+ * timing_verify_outputs (with audit, only those of its run on the audit set).
+ * record: add the sample to p's trace.  Returns 0, or -1 with p failed.
+ */
+int timing_sample(struct timer *t, struct tprog *p, int reps, double *ms, double *host_ms,
+		  int record, const struct audit_inputs *audit);
+
+/*
+ * Has the parent's judge compare the captured outputs with the reference
+ * for their input set (audit: an audit set, JUDGE_AUDIT); fails p when wrong.
+ */
+void timing_verify_outputs(struct timer *t, struct tprog *p, size_t sample, int audit);
+
+/* Checks the guards and, with inputs, the read-only inputs; repairs and fails p on damage. */
+void timing_verify_memory(struct timer *t, struct tprog *p, size_t sample, int inputs);
+
+/*
+ * After the rounds: audits the fastest programs on inputs new to them
+ * (timing-audit.c); a program that fails is marked failed in its entry.
+ */
+void audit_programs(struct timer *t);
+
+/*
  * Whether p has been sampled enough: at max_samples or max_time_ms, or once
  * outclassed (its figure is then known less well, which no ranking
  * decision needs); else, past min_samples, once the timed time reaches

@@ -25,9 +25,11 @@
  * and damage is repaired so that it is blamed on the kernel that did it.
  *
  * This file opens the timer, builds and warms up the programs and runs the
- * rounds; timing-report.c writes what they measured (time.json, traces) and
- * looks after the device peaks (timing-internal.h).  May use the other
- * evalpod modules (world, prog, clrt, judge, worker, pocladopt) and common/.
+ * rounds; timing-sample.c takes and verifies one sample; timing-audit.c
+ * then times the fastest programs on inputs new to them; timing-report.c
+ * writes what they measured (time.json, traces) and looks after the device
+ * peaks (timing-internal.h).  May use the other evalpod modules (world,
+ * prog, clrt, judge, worker, pocladopt) and common/.
  */
 #include "timing-internal.h"
 #include "worker.h"
@@ -51,27 +53,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_REPS          1000
-#define GPU_FLUSH_MIN     ((int64_t)512 << 20) /* a GPU's cache flush, at least */
-#define TRACE_MAX_SAMPLES 64                   /* a program's trace keeps its first 64 samples */
-#define CALIBRATION_RUNS  3  /* warm-up runs at least: the fastest sets the repetitions */
-#define SHARED_REPS_SPAN  16 /* programs whose samples stay under 16 x sample_min_ms share R */
-
-static uint64_t tm_rand(struct timer *t)
-{
-	return splitmix_next(&t->rng);
-}
-
-static void tp_fail(struct tprog *p, const char *status, const char *origin, const char *kind,
-		    const char *message)
-{
-	p->failed = 1;
-	p->active = 0;
-	json_object_set_new(p->doc, "status", json_string(status));
-	json_object_set_new(
-		p->doc, "fault",
-		json_pack("{s:s, s:s, s:s}", "origin", origin, "kind", kind, "message", message));
-}
+#define MAX_REPS         1000
+#define GPU_FLUSH_MIN    ((int64_t)512 << 20) /* a GPU's cache flush, at least */
+#define CALIBRATION_RUNS 3  /* warm-up runs at least: the fastest sets the repetitions */
+#define SHARED_REPS_SPAN 16 /* programs whose samples stay under 16 x sample_min_ms share R */
 
 static int load_ids(struct timer *t)
 {
@@ -95,8 +80,8 @@ static int load_ids(struct timer *t)
 		p->trace = json_array();
 		p->active = 1;
 		if (!p->src)
-			tp_fail(p, "infra_error", "infrastructure", "batch",
-				"program not in the batch");
+			timing_fail(p, "infra_error", "infrastructure", "batch",
+				    "program not in the batch");
 	}
 	free(text);
 	return 0;
@@ -185,8 +170,8 @@ static int prepare_prog(struct timer *t, struct tprog *p)
 	free(path);
 	free(dir);
 	if (rc) {
-		tp_fail(p, rc == KERR_INVALID ? "compile_error" : "infra_error",
-			rc == KERR_INVALID ? "candidate" : "infrastructure", "rebuild", t->msg);
+		timing_fail(p, rc == KERR_INVALID ? "compile_error" : "infra_error",
+			    rc == KERR_INVALID ? "candidate" : "infrastructure", "rebuild", t->msg);
 		return 0;
 	}
 	batch_program_vars(&t->b, p->src, t->shape, &vars);
@@ -194,7 +179,7 @@ static int prepare_prog(struct timer *t, struct tprog *p)
 		       sizeof(t->msg));
 	expr_vars_release(&vars);
 	if (rc) {
-		tp_fail(p, "runtime_error", "candidate", "launch_setup", t->msg);
+		timing_fail(p, "runtime_error", "candidate", "launch_setup", t->msg);
 		return 0;
 	}
 	json_object_set_new(p->doc, "launch", launch_json(&p->plan));
@@ -239,237 +224,10 @@ static int setup_flush(struct timer *t)
 	return 0;
 }
 
-static cl_int enqueue_flush(struct timer *t, cl_event *ev)
-{
-	cl_uint v = (cl_uint)tm_rand(t);
-
-	if (!t->flush_k)
-		return CL_SUCCESS;
-	clSetKernelArg(t->flush_k, 1, sizeof(v), &v);
-	return clEnqueueNDRangeKernel(t->rt.queue, t->flush_k, 1, NULL, &t->flush_items, NULL, 0,
-				      NULL, ev);
-}
-
-static double ev_us(struct timer *t, cl_event ev, cl_profiling_info what)
-{
-	cl_ulong v = 0;
-
-	clGetEventProfilingInfo(ev, what, sizeof(v), &v, NULL);
-	if (!t->t0 || v < t->t0)
-		t->t0 = t->t0 ? t->t0 : v;
-	return v >= t->t0 ? (double)(v - t->t0) / 1e3 : 0.0;
-}
-
-static void trace_add(struct timer *t, struct tprog *p, cl_event ev, const char *name, int tid,
-		      size_t sample)
-{
-	double ts, end;
-
-	if (sample >= TRACE_MAX_SAMPLES)
-		return;
-	ts = ev_us(t, ev, CL_PROFILING_COMMAND_START);
-	end = ev_us(t, ev, CL_PROFILING_COMMAND_END);
-	json_array_append_new(p->trace, json_pack("{s:s, s:s, s:f, s:f, s:i, s:i, s:{s:I}}", "name",
-						  name, "ph", "X", "ts", ts, "dur",
-						  end > ts ? end - ts : 0.0, "pid", 1, "tid", tid,
-						  "args", "sample", (json_int_t)sample));
-}
-
-/*
- * Before one timed run: uploads input set k into every initialised buffer
- * (inputs, inout, scratch) and poisons the outputs, all without blocking.
- * Every run starts from the set's pristine contents, so whatever a kernel
- * did to its inputs stays with that run, and consecutive runs see
- * different inputs, so an answer remembered from the run before is wrong.
- */
-static cl_int prepare_run(struct timer *t, unsigned k)
-{
-	char msg[256];
-
-	for (size_t i = 0; i < t->b.nbuffers; i++) {
-		struct wbuf *wb = &t->w.bufs[i];
-		cl_int err;
-
-		if (!t->sets[k][i])
-			continue;
-		err = clEnqueueWriteBuffer(t->rt.queue, wb->mem, CL_FALSE, 0, wb->bytes,
-					   t->sets[k][i], 0, NULL, NULL);
-		if (err != CL_SUCCESS)
-			return err;
-	}
-	t->cur_set = k;
-	if (world_poison(&t->w, POISON_A, msg, sizeof(msg)))
-		return CL_OUT_OF_RESOURCES;
-	return CL_SUCCESS;
-}
-
-/* Enqueues non-blocking reads of every output/inout buffer into t->seen. */
-static cl_int capture_outputs(struct timer *t)
-{
-	for (size_t i = 0; i < t->b.nbuffers; i++) {
-		struct wbuf *wb = &t->w.bufs[i];
-		cl_int err;
-
-		if (!t->seen[i])
-			continue;
-		err = clEnqueueReadBuffer(t->rt.queue, wb->mem, CL_FALSE, 0, wb->bytes, t->seen[i],
-					  0, NULL, NULL);
-		if (err != CL_SUCCESS)
-			return err;
-	}
-	return CL_SUCCESS;
-}
-
-static void release_events(cl_event *ev, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (ev[i])
-			clReleaseEvent(ev[i]);
-}
-
-/*
- * Whether the context still works after a failed launch: a GPU fault is
- * sticky (after an illegal address, NVIDIA's driver fails every later call
- * of the process), and the programs timed after the culprit would take the
- * blame for it.  PoCL's contexts survive a failed launch (a kernel's crash
- * is a signal there), so this answers no on it.
- */
-static int context_lost(struct timer *t)
-{
-	cl_uint v = 0;
-	cl_int err;
-	cl_mem m = clCreateBuffer(t->rt.ctx, CL_MEM_READ_WRITE, 64, NULL, &err);
-
-	if (err == CL_SUCCESS)
-		err = clEnqueueFillBuffer(t->rt.queue, m, &v, sizeof(v), 0, 64, 0, NULL, NULL);
-	if (err == CL_SUCCESS)
-		err = clFinish(t->rt.queue);
-	if (m)
-		clReleaseMemObject(m);
-	if (err != CL_SUCCESS)
-		log_warn("timing: the device context is unusable after a failed launch (%s)",
-			 clrt_errstr(err));
-	return err != CL_SUCCESS;
-}
-
-/*
- * One sample of p: R runs of the plan, each preceded by re-poisoned
- * outputs and a fresh upload of its input set, the first by a cache flush.  The
- * sample's time is the mean over runs of (END of the last kernel - START of
- * the first), so the poisoning between runs is never timed.  The outputs of
- * one run chosen at random are captured for verify_outputs(): whatever a
- * run leaves behind was written by that run.  Returns 0, or -1 when the
- * plan failed to run (p is marked failed).
- */
-static int take_sample(struct timer *t, struct tprog *p, int reps, double *ms, double *host_ms,
-		       int record)
-{
-	size_t ns = p->plan.nsteps, pick = (size_t)(tm_rand(t) % (uint64_t)reps);
-	cl_event *ev = xcalloc((size_t)reps * ns, sizeof(*ev)), fl = NULL;
-	cl_int err = CL_SUCCESS, status = CL_COMPLETE;
-	double t0 = 0, sum = 0;
-
-	/* A program's runs go round the input sets: no two in a row share one. */
-	for (int r = 0; r < reps && err == CL_SUCCESS; r++) {
-		unsigned k = (unsigned)((p->runs + (size_t)r) % WORKER_TIMING_SETS);
-
-		err = prepare_run(t, k);
-		if (err == CL_SUCCESS && r == 0)
-			err = enqueue_flush(t, record ? &fl : NULL);
-		if (err == CL_SUCCESS && r == 0 && (err = clFinish(t->rt.queue)) == CL_SUCCESS)
-			t0 = clrt_now_ms();
-		if (err == CL_SUCCESS)
-			err = plan_enqueue(&p->plan, t->rt.queue, ev + (size_t)r * ns, t->msg,
-					   sizeof(t->msg));
-		if (err == CL_SUCCESS && (size_t)r == pick) {
-			err = capture_outputs(t);
-			t->sample_set = k;
-		}
-	}
-	if (err == CL_SUCCESS)
-		err = clWaitForEvents(1, &ev[(size_t)reps * ns - 1]);
-	*host_ms = (clrt_now_ms() - t0) / reps;
-	for (size_t i = 0; i < (size_t)reps * ns && err == CL_SUCCESS; i++) {
-		clGetEventInfo(ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
-			       NULL);
-		if (status < 0)
-			err = status;
-	}
-	if (err != CL_SUCCESS) {
-		snprintf(t->msg, sizeof(t->msg), "a timed run failed: %s", clrt_errstr(err));
-		if (err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE)
-			tp_fail(p, "infra_error", "infrastructure", "out_of_memory", t->msg);
-		else
-			tp_fail(p, "runtime_error", "candidate", "launch_failed", t->msg);
-		t->lost = context_lost(t);
-	} else {
-		for (int r = 0; r < reps; r++)
-			sum += clrt_event_span_ms(ev[(size_t)r * ns], ev[(size_t)r * ns + ns - 1]);
-		*ms = sum / reps;
-		if (record && fl)
-			trace_add(t, p, fl, "cache flush", 2, p->nsamples);
-		for (size_t i = 0; record && i < ns; i++)
-			trace_add(t, p, ev[(size_t)(reps - 1) * ns + i], p->plan.steps[i].name, 1,
-				  p->nsamples);
-	}
-	p->runs += (size_t)reps;
-	if (fl)
-		clReleaseEvent(fl);
-	clFinish(t->rt.queue);
-	release_events(ev, (size_t)reps * ns);
-	free(ev);
-	return p->failed ? -1 : 0;
-}
-
-/*
- * Has the judge in the parent compare the outputs take_sample captured (in
- * the judge's memory) with the reference for that run's input set.  The
- * parent records the verdict itself; this worker only stops timing p.
- */
-static void verify_outputs(struct timer *t, struct tprog *p, size_t sample)
-{
-	struct judge_req q = { .magic = JUDGE_MAGIC, .what = JUDGE_TIMED };
-	struct judge_rep rep;
-
-	q.seed = t->sample_set;
-	q.prog = p->line;
-	q.sample = sample;
-	if (worker_judge_ask(&t->jc, &q, &rep, t->msg, sizeof(t->msg)))
-		tp_fail(p, "infra_error", "infrastructure", "harness", t->msg);
-	else if (rep.verdict != JUDGE_PASS)
-		tp_fail(p, "invalid", "candidate", "wrong_when_timed", rep.message);
-}
-
-/*
- * Checks the guards (after every sample: cheap) and, when inputs is set,
- * that the read-only inputs still hold the set the last run started from.
- * Damage is repaired so that it is blamed on p alone.
- */
-static void verify_memory(struct timer *t, struct tprog *p, size_t sample, int inputs)
-{
-	char why[1024];
-
-	if (world_check_guards(&t->w, why, sizeof(why))) {
-		snprintf(t->msg, sizeof(t->msg), "timed sample %zu: %s", sample, why);
-		tp_fail(p, "runtime_error", "candidate", "out_of_bounds_write", t->msg);
-		world_paint_guards(&t->w, why, sizeof(why));
-		return;
-	}
-	if (!inputs)
-		return;
-	for (size_t i = 0; i < t->b.nbuffers; i++)
-		if (t->w.bufs[i].init)
-			memcpy(t->w.bufs[i].init, t->sets[t->cur_set][i], t->w.bufs[i].bytes);
-	if (world_check_inputs(&t->w, why, sizeof(why))) {
-		snprintf(t->msg, sizeof(t->msg), "timed sample %zu: %s", sample, why);
-		tp_fail(p, "invalid", "candidate", "input_modified_when_timed", t->msg);
-	}
-}
-
 /*
  * Prepares the timing input sets (host copies of every initialised buffer)
  * and places each output buffer's capture in the judge's memory; every run
- * uploads its set itself (prepare_run).  The reference outputs never enter
+ * uploads its set itself (timing_sample).  The reference outputs never enter
  * this process.
  */
 static int load_timing_sets(struct timer *t)
@@ -526,14 +284,14 @@ static void warm_up(struct timer *t, struct tprog *p)
 	for (int i = 0; i < warm && !p->failed; i++) {
 		double h0 = clrt_now_ms();
 
-		take_sample(t, p, 1, &ms, &host, 0);
+		timing_sample(t, p, 1, &ms, &host, 0, NULL);
 		if (i == 0)
 			p->first_launch_ms = clrt_now_ms() - h0 - ms;
 		if (ms > 0 && ms < p->cal_ms)
 			p->cal_ms = ms;
 	}
 	if (!p->failed)
-		verify_memory(t, p, 0, 1);
+		timing_verify_memory(t, p, 0, 1);
 	if (p->failed)
 		return;
 	p->reps = reps_for(t, isfinite(p->cal_ms) ? p->cal_ms : 0);
@@ -593,7 +351,7 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 		if (t->progs[i].active)
 			order[active++] = i;
 	for (size_t i = active; i > 1; i--) {
-		size_t j = (size_t)(tm_rand(t) % i), tmp = order[i - 1];
+		size_t j = (size_t)(timing_rand(t) % i), tmp = order[i - 1];
 
 		order[i - 1] = order[j];
 		order[j] = tmp;
@@ -603,7 +361,7 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 		double ms = 0, host = 0;
 
 		worker_progress(t->dir, p->id);
-		if (take_sample(t, p, p->reps, &ms, &host, 1)) {
+		if (timing_sample(t, p, p->reps, &ms, &host, 1, NULL)) {
 			if (t->lost)
 				return 0;
 			/* whatever else it damaged must not be blamed on the next program */
@@ -611,9 +369,10 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 			continue;
 		}
 		add_sample(p, ms, host, round);
-		verify_outputs(t, p, p->nsamples);
+		timing_verify_outputs(t, p, p->nsamples, 0);
 		if (!p->failed)
-			verify_memory(t, p, p->nsamples, p->nsamples == 1 || timing_done(t, p));
+			timing_verify_memory(t, p, p->nsamples,
+					     p->nsamples == 1 || timing_done(t, p));
 		else
 			world_paint_guards(&t->w, t->msg, sizeof(t->msg));
 		if (!p->failed && timing_done(t, p))
@@ -731,6 +490,8 @@ int worker_time_at(const char *work, const uint64_t *tseeds, long shape)
 		order = xcalloc(t.nprogs + 1, sizeof(*order));
 		while (run_round(&t, rounds, order))
 			rounds++;
+		if (!t.lost)
+			audit_programs(&t);
 	}
 	if (!rc && t.lost) {
 		/* The progress record names the culprit; the note says what failed. */

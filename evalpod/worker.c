@@ -5,10 +5,12 @@
 #include "log.h"
 #include "pool.h"
 #include "sandbox.h"
+#include "sbuf.h"
 #include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -41,6 +43,15 @@ void worker_draw_seeds(const struct batch *b, uint64_t *seeds)
 		} while (seed_taken(b, seeds, k, s));
 		seeds[k] = s;
 	}
+}
+
+char *worker_seeds_text(const uint64_t *seeds)
+{
+	struct sbuf t = SBUF_INIT;
+
+	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++)
+		sbuf_addf(&t, "%s%" PRIu64, k ? "," : "", seeds[k]);
+	return sbuf_detach(&t, NULL);
 }
 
 int worker_parse_seeds(const char *text, uint64_t *seeds)

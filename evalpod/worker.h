@@ -66,17 +66,25 @@
 #define WORKER_EXIT_DEVICE_LOST 5
 
 /*
- * Timing rotates through WORKER_TIMING_SETS input sets, so a kernel that
- * remembers an earlier answer instead of computing is caught.  Their seeds
- * are drawn afresh for every run by the parent (worker_draw_seeds) and
- * given only to the reference and timing workers, on their command line.
+ * The timing seeds: WORKER_TIMING_SETS input sets at every timed shape, each
+ * with the reference's outputs.  A program's samples rotate through the
+ * first WORKER_ROTATING_SETS, so a kernel that remembers an earlier answer
+ * instead of computing is caught; the others are audit sets, which no
+ * program meets before its audit (timing.c): one of its runs on inputs it
+ * has never seen is verified.  Their seeds are drawn afresh for every run
+ * by the parent (worker_draw_seeds) and given only to the reference and
+ * timing workers, on their command line.
  */
-#define WORKER_TIMING_SETS 3
+#define WORKER_TIMING_SETS   5
+#define WORKER_ROTATING_SETS 3
 
 /* Draws WORKER_TIMING_SETS random seeds, none a correctness seed and no two alike. */
 void worker_draw_seeds(const struct batch *b, uint64_t *seeds);
 
-/* Parses "S0,S1,S2" into seeds; returns 0 or -1. */
+/* "S0,S1,...": the WORKER_TIMING_SETS seeds as text; malloc'd. */
+char *worker_seeds_text(const uint64_t *seeds);
+
+/* Parses "S0,S1,...", WORKER_TIMING_SETS seeds, into seeds; returns 0 or -1. */
 int worker_parse_seeds(const char *text, uint64_t *seeds);
 
 /* WORK/w/NAME for a worker ("reference", "time") or a program ("p-ID"); malloc'd. */

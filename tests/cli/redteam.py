@@ -19,7 +19,10 @@ kernel's header says what it tries and what must happen):
 - crashes only while timed, three of them in one batch;
 - writes far outside a buffer, before and after it;
 - a race between work-groups that in-order execution hides;
-- a preprocessor bomb.
+- a preprocessor bomb;
+- in a batch of its own with work worth skipping, answers replayed for inputs
+  met before, from local memory that PoCL keeps between launches (the audit
+  on new inputs must catch it, and pass the honest programs).
 
 Each must get its status and fault kind; no bad kernel may be ok; the control
 and the baseline must stay ok with performance figures; nothing may be an
@@ -158,6 +161,59 @@ def make_batch(data, secret_path, only=None):
                                seeds=SEEDS)
 
 
+def memo_batch(data):
+    """The memo attack needs work worth skipping: heavy.cl (y = 2x + 1 after a
+    loop) is the reference, the baseline and the honest control, and
+    memo_local.cl skips the loop for inputs it has met before."""
+    heavy = read(data, "heavy.cl")
+    variants = [{"id": "memo_local", "source": read(data, "memo_local.cl")},
+                {"id": "heavy_good", "source": heavy.replace("honest control",
+                                                             "honest control, again")}]
+    batch = checks.affine_batch("redteam-memo", heavy, variants, LIMITS,
+                                baseline={"id": "baseline",
+                                          "source": heavy.replace("honest control",
+                                                                  "baseline")},
+                                seeds=SEEDS)
+    batch["shapes"] = [{"name": "big", "values": {"n": 32768}},
+                       {"name": "odd", "values": {"n": 1000}}]
+    return batch
+
+
+def check_memo(evalpod, data, tmp, env):
+    """A kernel that replays answers for inputs it has met is caught by the
+    audit on new inputs; the honest programs audited beside it pass theirs."""
+    out, rc, _, _ = run(evalpod, memo_batch(data), tmp, "memo", env, 600)
+    check(rc == 0, f"memo batch: evalpod exits 0 (got {rc})")
+    memo = load(out, "memo_local")
+    if memo is not None:
+        fault = memo.get("fault") or {}
+        got = (memo.get("status"), fault.get("kind"))
+        check(got == ("invalid", "slower_on_new_inputs"),
+              f"memo_local: invalid / slower_on_new_inputs (got {got}: "
+              f"{fault.get('message', '')[:300]})")
+        check((memo.get("correctness") or {}).get("passed") is True,
+              "memo_local: passed the checks (every answer it gives is right)")
+        check(fault.get("origin") == "candidate", "memo_local: blamed on the candidate")
+    audited = 0
+    for pid in ("heavy_good", "baseline"):
+        res = load(out, pid)
+        if res is None:
+            continue
+        check(res.get("status") == "ok", f"memo batch: {pid} ok (got {res.get('status')}: "
+              f"{(res.get('fault') or {}).get('message', '')[:200]})")
+        audit = (res.get("performance") or {}).get("audit")
+        if audit is None:
+            continue
+        audited += 1
+        check(audit.get("passed") is True and len(audit.get("new_inputs_ms", [])) >= 3
+              and len(audit.get("timing_sets_ms", [])) >= 3,
+              f"{pid}: its audit passed, with samples on new inputs and on the timing sets "
+              f"side by side (got {audit})")
+    check(audited == 2, f"memo batch: the two fastest honest programs were audited "
+          f"after the cheat failed its audit (got {audited})")
+    check_seeds(load_summary(out, "memo batch"), "memo batch")
+
+
 def run(evalpod, batch, tmp, name, env, timeout, extra=()):
     path = os.path.join(tmp, name + ".json")
     out = os.path.join(tmp, name)
@@ -218,9 +274,10 @@ def timing_seeds(summary):
 
 def check_seeds(summary, what):
     seeds = timing_seeds(summary)
-    good = (isinstance(seeds, list) and len(seeds) == 3
+    good = (isinstance(seeds, list) and len(seeds) == 5 and len(set(seeds)) == 5
             and all(isinstance(s, int) and not isinstance(s, bool) for s in seeds))
-    check(good, f"{what}: the summary records timing_seeds, 3 integers (got {seeds})")
+    check(good, f"{what}: the summary records timing_seeds, 5 distinct integers "
+          f"(3 rotating sets, 2 audit sets; got {seeds})")
     if not good:
         return None
     check(not set(seeds) & set(SEEDS),
@@ -380,6 +437,9 @@ def main():
         if seeds1 is not None and seeds2 is not None:
             check(seeds1 != seeds2,
                   f"the timing seeds differ between two runs of a batch ({seeds1} vs {seeds2})")
+
+        # ---- answers replayed for inputs met before: the audit on new inputs ----
+        check_memo(evalpod, data, tmp, env)
 
         # ---- a session's reference cache: cold, then warm; the cheats still fail ----
         cache = os.path.join(tmp, "session", "evalpod-cache")

@@ -233,12 +233,13 @@ def main():
         cold = os.path.join(tmp, "cold")
         run(evalpod, batch_path, cold, cache)
         check(cached(cold) is False, "cold cache: the reference worker computes the outputs")
-        # 2 shapes x 3 seeds + 3 timing seeds at the timed shape, one output each, + the binary
-        check(len(entries(cache)) == 2 * 3 + 3,
+        # 2 shapes x 3 seeds + 5 timing seeds (3 rotating, 2 audit) at the timed shape,
+        # one output each
+        check(len(entries(cache)) == 2 * 3 + 5,
               f"cold cache: one entry per (shape, seed) output (got {len(entries(cache))})")
         check(len(anchors(cache)) == 1,
               f"cold cache: one anchor, the one program timed (got {len(anchors(cache))})")
-        check(len(glob.glob(os.path.join(cache, "*.bin"))) == 2 * 3 + 3 + 2 + 1,
+        check(len(glob.glob(os.path.join(cache, "*.bin"))) == 2 * 3 + 5 + 2 + 1,
               "cold cache: and one each for the reference's and the cache flush's binaries")
         mode = os.stat(cache).st_mode & 0o777
         check(mode == 0o700, f"the cache folder is private (mode {oct(mode)})")

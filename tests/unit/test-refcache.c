@@ -52,7 +52,8 @@ static void fake_outputs(const struct batch *b, const uint64_t *tseeds, const ch
 	dir_make(ref, msg, sizeof(msg));
 	free(ref);
 	for (size_t s = 0; s < b->nshapes; s++) {
-		size_t n = s == 0 ? 64 : 10, nseeds = b->correct.nseeds + (s == 0 ? 3 : 0);
+		size_t n = s == 0 ? 64 : 10;
+		size_t nseeds = b->correct.nseeds + (s == 0 ? WORKER_TIMING_SETS : 0);
 
 		for (size_t k = 0; k < nseeds; k++) {
 			uint64_t seed = k < b->correct.nseeds ? b->correct.seeds[k]
@@ -162,7 +163,7 @@ TEST(store_restore_and_damage)
 {
 	struct batch b;
 	struct refcache c;
-	uint64_t tseeds[3] = { 11, 12, 13 };
+	uint64_t tseeds[WORKER_TIMING_SETS] = { 11, 12, 13, 14, 15 };
 	char msg[512], *cache = xasprintf("%s/cache", root), *src = xasprintf("%s/src", root);
 	char *dst = xasprintf("%s/dst", root), *a = NULL, *bb = NULL;
 	struct stat st;
@@ -184,11 +185,11 @@ TEST(store_restore_and_damage)
 	}
 	CHECK(refcache_restore(&c, &b, tseeds, dst) == 1);
 	CHECK(c.rejected == 0);
-	/* Every output restored byte for byte: shape 0 seeds 1-3 and 11-13; shape 1 seeds 1-3. */
+	/* Every output restored byte for byte: shape 0 seeds 1-3 and 11-15; shape 1 seeds 1-3. */
 	for (size_t s = 0; s < 2; s++) {
-		uint64_t seeds[6] = { 1, 2, 3, 11, 12, 13 };
+		uint64_t seeds[3 + WORKER_TIMING_SETS] = { 1, 2, 3, 11, 12, 13, 14, 15 };
 
-		for (size_t k = 0; k < (s ? 3u : 6u); k++) {
+		for (size_t k = 0; k < (s ? 3u : 3u + WORKER_TIMING_SETS); k++) {
 			a = worker_ref_path(src, s, seeds[k], 1);
 			bb = worker_ref_path(dst, s, seeds[k], 1);
 			CHECK(same_file(a, bb));
@@ -229,7 +230,7 @@ TEST(session_seeds)
 {
 	struct batch b;
 	struct refcache c;
-	uint64_t s1[3], s2[3];
+	uint64_t s1[WORKER_TIMING_SETS], s2[WORKER_TIMING_SETS];
 	char msg[512], *cache = xasprintf("%s/seeds", root), *path;
 
 	load(&b, "k");
@@ -237,14 +238,14 @@ TEST(session_seeds)
 	refcache_seeds(&c, &b, s1);
 	refcache_seeds(&c, &b, s2);
 	CHECK(!memcmp(s1, s2, sizeof(s1)));
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < WORKER_TIMING_SETS; k++)
 		CHECK(s1[k] != 1 && s1[k] != 2 && s1[k] != 3);
 	/* A file naming a correctness seed (or garbage) is replaced by fresh seeds. */
 	path = xasprintf("%s/timing-seeds", cache);
-	CHECK(file_write_atomic(path, "1,5,6", 5, msg, sizeof(msg)) == 0);
+	CHECK(file_write_atomic(path, "1,5,6,8,9", 9, msg, sizeof(msg)) == 0);
 	refcache_seeds(&c, &b, s2);
 	CHECK(s2[0] != 1 && memcmp(s1, s2, sizeof(s1)));
-	CHECK(file_write_atomic(path, "7,7,8", 5, msg, sizeof(msg)) == 0);
+	CHECK(file_write_atomic(path, "7,7,8,9,10", 10, msg, sizeof(msg)) == 0);
 	refcache_seeds(&c, &b, s2);
 	CHECK(!(s2[0] == 7 && s2[1] == 7));
 	CHECK(file_write_atomic(path, "x", 1, msg, sizeof(msg)) == 0);
