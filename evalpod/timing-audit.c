@@ -22,9 +22,9 @@
  * The audit (audit_programs): the fastest programs timed again on inputs
  * they have never met.  AUDIT_PASSES of them must pass it, fastest first,
  * AUDIT_MAX audited at most; AUDIT_SAMPLES samples an attempt, up to
- * AUDIT_ATTEMPTS attempts.  Its new input sets take at most
- * AUDIT_FRESH_BYTES of host memory (fewer runs a sample when they would
- * take more).
+ * AUDIT_ATTEMPTS attempts.  A sample's new input sets take at most
+ * AUDIT_FRESH_BYTES of host memory, or one set when a set is larger (the
+ * audit's samples then have fewer runs than the rounds', both kinds alike).
  */
 #define AUDIT_PASSES      2
 #define AUDIT_MAX         6
@@ -35,11 +35,11 @@
 #define AUDIT_FRESH_BYTES ((size_t)256 << 20)
 
 /*
- * New inputs for p's audit: n sets (each every initialised buffer, one
- * after another) generated from seeds no program in this process met, the
- * session's secret timing seeds in the mix, so that the batch alone does
- * not tell them.  They are made before the audit's first sample, so that no
- * generating runs between its samples.
+ * New inputs for one audit sample: n sets (each every initialised buffer,
+ * one after another) generated from seeds no program in this process met,
+ * the session's secret timing seeds in the mix, so that the batch alone
+ * does not tell them.  They are made before the sample starts, so that no
+ * generating runs beside a timed run.
  */
 static char **audit_fresh(struct timer *t, size_t n, size_t bytes)
 {
@@ -109,32 +109,33 @@ static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 {
 	json_t *fresh = json_array(), *met = json_array();
 	double best_new = INFINITY, best_met = INFINITY, ms = 0, host = 0;
-	size_t n = 0, bytes = 0, nsets;
-	int attempt = 0, passed = 0, reps = p->reps;
+	size_t n = 0, bytes = 0;
+	int attempt = 0, passed = 0, reps = p->reps, rc;
 	char msg[640], **sets;
 
 	for (size_t i = 0; i < t->b.nbuffers; i++)
 		bytes += t->w.bufs[i].init ? t->w.bufs[i].bytes : 0;
-	nsets = (size_t)AUDIT_ATTEMPTS * AUDIT_SAMPLES;
-	if (bytes && (size_t)reps * nsets > AUDIT_FRESH_BYTES / bytes)
-		reps = AUDIT_FRESH_BYTES / bytes / nsets > 1
-			       ? (int)(AUDIT_FRESH_BYTES / bytes / nsets)
-			       : 1;
-	nsets *= (size_t)reps;
-	sets = audit_fresh(t, nsets, bytes);
+	if (bytes && (size_t)reps > AUDIT_FRESH_BYTES / bytes)
+		reps = AUDIT_FRESH_BYTES / bytes > 1 ? (int)(AUDIT_FRESH_BYTES / bytes) : 1;
 	while (attempt < AUDIT_ATTEMPTS && !p->failed && !passed) {
 		size_t judged = (size_t)(timing_rand(t) % AUDIT_SAMPLES);
 
 		for (size_t i = 0; i < AUDIT_SAMPLES && !p->failed; i++) {
 			unsigned set = attempt == 0 && i == judged ? vset : WORKER_TIMING_SETS;
 
-			if (timing_sample(t, p, p->reps, &ms, &host, 0, NULL))
+			if (timing_sample(t, p, reps, &ms, &host, 0, NULL))
 				break;
 			timing_verify_outputs(t, p, p->nsamples + ++n, 0);
 			json_array_append_new(met, json_real(ms));
 			best_met = ms < best_met ? ms : best_met;
-			if (p->failed ||
-			    audit_sample(t, p, sets + (n - 1) * (size_t)reps, reps, set, n, &ms))
+			if (p->failed)
+				break;
+			sets = audit_fresh(t, (size_t)reps, bytes);
+			rc = audit_sample(t, p, sets, reps, set, n, &ms);
+			for (int k = 0; k < reps; k++)
+				free(sets[k]);
+			free(sets);
+			if (rc)
 				break;
 			json_array_append_new(fresh, json_real(ms));
 			best_new = ms < best_new ? ms : best_new;
@@ -142,9 +143,6 @@ static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 		passed = best_new <= AUDIT_RATIO * best_met + AUDIT_FLOOR_MS;
 		attempt++;
 	}
-	for (size_t k = 0; k < nsets; k++)
-		free(sets[k]);
-	free(sets);
 	json_object_set_new(p->doc, "audit",
 			    json_pack("{s:o, s:o, s:i, s:b, s:b}", "new_inputs_ms", fresh,
 				      "timing_sets_ms", met, "attempts", attempt, "judged_run",
