@@ -209,8 +209,8 @@ def check_memo(evalpod, data, tmp, env):
               and len(audit.get("timing_sets_ms", [])) >= 3,
               f"{pid}: its audit passed, with samples on new inputs and on the timing sets "
               f"side by side (got {audit})")
-    check(audited == 2, f"memo batch: the two fastest honest programs were audited "
-          f"after the cheat failed its audit (got {audited})")
+    check(audited == 1, f"memo batch: after the cheat failed its audit, the next fastest "
+          f"program was audited, and no more once it passed (got {audited})")
     check_seeds(load_summary(out, "memo batch"), "memo batch")
 
 
