@@ -173,6 +173,7 @@ int confirm_propose(struct session *s, int round, const char *why, char *msg, si
 struct duel {
 	struct pair_verdict pooled; /* a over b from every pass that timed both */
 	int faster;                 /* a is faster than b by more than 1%, for sure */
+	int each_faster;            /* two passes or more, each showing a faster on its own */
 	int equal;                  /* a and b are within 1% of each other, for sure */
 };
 
@@ -194,15 +195,14 @@ struct confirmation {
 
 /*
  * One process can be off by more than 1% (pairs.h), so "for sure" takes two
- * passes or more that each show it on their own: faster, each pass's 95%
- * interval above 1.01 and the t-interval of their medians too; equal, each
- * pass's interval within 1%.
+ * passes or more that each show it on their own: faster, as
+ * pairs_faster_across() says; equal, each pass's interval within 1%.
  */
 static struct duel duel_of(struct confirmation *cf, size_t a, size_t b)
 {
 	struct pairs all = { 0 };
-	struct duel d = { .faster = 1, .equal = 1 };
-	double sum = 0, sum2 = 0;
+	struct pair_verdict *each = xcalloc((size_t)cf->npass + 1, sizeof(*each));
+	struct duel d = { .equal = 1, .each_faster = 1 };
 	int timed = 0;
 
 	for (int k = 0; k < cf->npass; k++) {
@@ -219,23 +219,16 @@ static struct duel duel_of(struct confirmation *cf, size_t a, size_t b)
 		pairs_release(&p);
 		if (!v.n)
 			continue;
-		timed++;
-		d.faster &= pairs_faster(v);
+		each[timed++] = v;
 		d.equal &= pairs_equal(v);
-		sum += log(v.median);
-		sum2 += log(v.median) * log(v.median);
+		d.each_faster &= pairs_faster(v);
 	}
 	d.pooled = pairs_verdict(&all);
 	pairs_release(&all);
 	d.equal &= timed >= 2;
-	d.faster &= timed >= 2;
-	if (d.faster) {
-		double mean = sum / timed,
-		       sd = sqrt(fmax(0, (sum2 - timed * mean * mean) / (timed - 1)));
-
-		d.faster =
-			mean - pairs_t975(timed - 1) * sd / sqrt(timed) > log(1 + PAIRS_MIN_GAIN);
-	}
+	d.each_faster &= timed >= 2;
+	d.faster = pairs_faster_across(each, timed);
+	free(each);
 	return d;
 }
 
@@ -494,6 +487,14 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 			sbuf_addf(&verdict,
 				  "was compared with %s in one evalpod run only, which a "
 				  "second must confirm: ",
+				  cf.c[runner].id);
+			pairs_describe(&verdict, rv);
+		} else if (duel(&cf, w, runner)->each_faster) {
+			/* each pass shows it, by amounts one process's bias could explain */
+			sbuf_addf(&verdict,
+				  "was faster than %s in every pass on its own, but by amounts "
+				  "the passes do not agree on closely enough to settle it; all "
+				  "passes' pairs together: ",
 				  cf.c[runner].id);
 			pairs_describe(&verdict, rv);
 		} else {

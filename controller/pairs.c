@@ -149,3 +149,24 @@ double pairs_t975(int df)
 
 	return df < 1 ? INFINITY : df <= 10 ? t[df] : 1.96 + 2.5 / df;
 }
+
+int pairs_faster_across(const struct pair_verdict *v, int n)
+{
+	double sum = 0, sum2 = 0, mean, sd;
+	int alone = 1;
+
+	if (n < 2)
+		return 0;
+	for (int k = 0; k < n; k++) {
+		if (!pairs_faster(v[k]))
+			return 0;
+		alone &= pairs_faster_alone(v[k]);
+		sum += log(v[k].median);
+		sum2 += log(v[k].median) * log(v[k].median);
+	}
+	if (alone)
+		return 1;
+	mean = sum / n;
+	sd = sqrt(fmax(0, (sum2 - n * mean * mean) / (n - 1)));
+	return mean - pairs_t975(n - 1) * sd / sqrt(n) > log(1 + PAIRS_MIN_GAIN);
+}

@@ -92,4 +92,16 @@ static inline int pairs_faster_alone(struct pair_verdict v)
 /* The 97.5% quantile of Student's t with df degrees of freedom (df >= 1). */
 double pairs_t975(int df);
 
+/*
+ * Whether the verdicts of n evalpod processes (passes), each of the same
+ * two programs, show for sure that the second is faster: at least two
+ * passes, each faster on its own (pairs_faster), and either the t-interval
+ * of their log medians above 1 + PAIRS_MIN_GAIN, or every pass beyond a
+ * process's own bias (pairs_faster_alone).  The t-interval is what settles
+ * a gain of a few percent, which one process can fake; with two passes it
+ * is wide (t = 12.7), and passes that each show +60% and +250% would fail
+ * it although no process bias explains either.
+ */
+int pairs_faster_across(const struct pair_verdict *v, int n);
+
 #endif

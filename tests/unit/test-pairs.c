@@ -87,10 +87,50 @@ TEST(verdicts)
 	CHECK(pairs_t975(1) > 12 && fabs(pairs_t975(2) - 4.303) < 1e-9 && pairs_t975(0) > 1e9);
 }
 
+/* A pass's verdict: median m, interval [lo, hi], 40 pairs. */
+static struct pair_verdict pass(double m, double lo, double hi)
+{
+	return (struct pair_verdict){ .n = 40, .median = m, .lo = lo, .hi = hi };
+}
+
+TEST(faster_across_passes)
+{
+	struct pair_verdict v[3];
+
+	/* every pass beyond one process's bias: faster, however far apart the
+	 * passes are (the t-interval of +60% and +250% spans 1 with t = 12.7) */
+	v[0] = pass(1.60, 1.52, 1.66);
+	v[1] = pass(3.50, 3.06, 3.60);
+	CHECK(pairs_faster_across(v, 2));
+	/* one pass is never enough, whatever it shows */
+	CHECK(!pairs_faster_across(v, 1));
+	/* a few percent, which one process can fake: only passes that agree */
+	v[0] = pass(1.050, 1.03, 1.07);
+	v[1] = pass(1.052, 1.03, 1.07);
+	CHECK(pairs_faster_across(v, 2));
+	v[1] = pass(1.20, 1.16, 1.25);
+	CHECK(!pairs_faster_across(v, 2));
+	/* a third pass that agrees with the second settles it */
+	v[0] = pass(1.19, 1.16, 1.22);
+	v[2] = pass(1.21, 1.17, 1.24);
+	CHECK(pairs_faster_across(v, 3));
+	/* a pass that does not show it on its own, or has too few pairs */
+	v[0] = pass(1.60, 1.52, 1.66);
+	v[1] = pass(1.30, 0.99, 1.70);
+	CHECK(!pairs_faster_across(v, 2));
+	v[1] = pass(3.0, NAN, NAN);
+	CHECK(!pairs_faster_across(v, 2));
+	/* the other way round */
+	v[0] = pass(1 / 1.6, 1 / 1.66, 1 / 1.52);
+	v[1] = pass(1 / 3.5, 1 / 3.6, 1 / 3.06);
+	CHECK(!pairs_faster_across(v, 2));
+}
+
 int main(void)
 {
 	RUN(ci_index_matches_the_binomial_tables);
 	RUN(pairs_only_same_round_and_same_process);
 	RUN(verdicts);
+	RUN(faster_across_passes);
 	return test_summary();
 }
