@@ -482,28 +482,25 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 				  "and %s run equally fast within %.0f%%: ", cf.c[runner].id,
 				  TIE * 100);
 			pairs_describe(&verdict, rv);
-		} else if (cf.npass < 2) {
-			/* one process can be off by more than this shows (pairs.h) */
-			sbuf_addf(&verdict,
-				  "was compared with %s in one evalpod run only, which a "
-				  "second must confirm: ",
-				  cf.c[runner].id);
-			pairs_describe(&verdict, rv);
-		} else if (duel(&cf, w, runner)->each_faster) {
-			/* each pass shows it, by amounts one process's bias could explain */
-			sbuf_addf(&verdict,
-				  "was faster than %s in every pass on its own, but by amounts "
-				  "the passes do not agree on closely enough to settle it; all "
-				  "passes' pairs together: ",
-				  cf.c[runner].id);
-			pairs_describe(&verdict, rv);
 		} else {
-			/* the pooled interval can exclude 1 where the passes disagree */
-			sbuf_addf(&verdict,
-				  "could not be separated from %s within the noise, not every "
-				  "pass showing a difference on its own; all passes' pairs "
-				  "together: ",
-				  cf.c[runner].id);
+			/* Why not: one pass, where one process can be off by more than
+			 * it shows (pairs.h); passes that each show it by amounts too
+			 * far apart; passes that do not each show it, while the pooled
+			 * interval can still exclude 1. */
+			const char *pre = "could not be separated from",
+				   *post = "within the noise, not every pass showing a difference "
+					   "on its own; all passes' pairs together: ";
+
+			if (cf.npass < 2) {
+				pre = "was compared with";
+				post = "in one evalpod run only, which a second must confirm: ";
+			} else if (duel(&cf, w, runner)->each_faster) {
+				pre = "was faster than";
+				post = "in every pass on its own, but by amounts the passes do not "
+				       "agree on closely enough to settle it; all passes' pairs "
+				       "together: ";
+			}
+			sbuf_addf(&verdict, "%s %s %s", pre, cf.c[runner].id, post);
 			pairs_describe(&verdict, rv);
 		}
 		sbuf_addf(&verdict, "; %zu candidates, %d pass%s, robust CV %.1f%% to %.1f%%", nok,
