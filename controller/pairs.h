@@ -93,9 +93,9 @@ static inline int pairs_faster_alone(struct pair_verdict v)
 double pairs_t975(int df);
 
 /*
- * Whether the verdicts of n evalpod processes (passes), each of the same
- * two programs, show for sure that the second is faster: at least two
- * passes, each faster on its own (pairs_faster), and either the t-interval
+ * Whether n verdicts of the same comparison, one per evalpod process (a
+ * confirmation's passes), show its speedup for sure: at least two passes,
+ * each faster on its own (pairs_faster), and either the t-interval
  * of their log medians above 1 + PAIRS_MIN_GAIN, or every pass beyond a
  * process's own bias (pairs_faster_alone).  The t-interval is what settles
  * a gain of a few percent, which one process can fake; with two passes it
