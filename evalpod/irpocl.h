@@ -26,9 +26,11 @@
  *   *ir_text  malloc'd LLVM IR text (NULL if unavailable), *ir_len
  *   *asm_text malloc'd objdump -d output of the kernel's .so (NULL if
  *             unavailable), *asm_len
- * Each text is cut at max_bytes.  Each runs in a forked child (tools
- * through exec, with no shell) with a 30 s limit.  Returns 0 when at least one text was found,
- * KERR_NOTFOUND otherwise (msg says what was looked for and where).
+ * Each text is cut at max_bytes.  Each comes from a child with a 30 s
+ * limit: the in-process print from a fork, a tool from posix_spawnp (no
+ * shell; a fork would copy the page tables of this large process).
+ * Returns 0 when at least one text was found, KERR_NOTFOUND otherwise (msg
+ * says what was looked for and where).
  */
 int irpocl_collect(const char *cache_dir, const char *kernel, size_t max_bytes, char **ir_text,
 		   size_t *ir_len, char **asm_text, size_t *asm_len, char *msg, size_t n);

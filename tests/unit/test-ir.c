@@ -26,6 +26,7 @@
 #include <CL/cl.h>
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,6 +376,67 @@ out:
 	free(dir);
 }
 
+/*
+ * The disassembler starts as tool_child set it up: stdin /dev/null (a read
+ * ends at once), its own process group (what a timeout kills), SIGPIPE at
+ * its default even when the caller ignores it.  A script named objdump on
+ * PATH reports what it was given; its output is the asm text.
+ */
+TEST(collect_tool_setup)
+{
+	char *dir = make_temp_dir(), *p = NULL, *ir = NULL, *as = NULL, *old_path = NULL;
+	char msg[512] = "";
+	size_t il = 0, al = 0;
+	void (*old_pipe)(int);
+	const char *script = "#!/bin/sh\n"
+			     "if read x; then echo \"stdin not empty\"; fi\n"
+			     "set -- $(cat /proc/$$/stat)\n"
+			     "echo \"pid $1 pgrp $5\"\n"
+			     "grep '^SigIgn:' /proc/$$/status\n";
+
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+	p = xasprintf("%s/AB/CDEF/kk/64-1-1-goffs0-smallgrid", dir);
+	CHECK(dir_make(p, msg, sizeof(msg)) == 0);
+	free(p);
+	p = xasprintf("%s/AB/CDEF/kk/64-1-1-goffs0-smallgrid/kk.so", dir);
+	CHECK(write_file(p, "x", 1) == 0);
+	free(p);
+	p = xasprintf("%s/objdump", dir);
+	CHECK(write_file(p, script, strlen(script)) == 0 && chmod(p, 0755) == 0);
+	old_path = xstrdup(getenv("PATH") ? getenv("PATH") : "");
+	free(p);
+	p = xasprintf("%s:%s", dir, old_path);
+	setenv("PATH", p, 1);
+	old_pipe = signal(SIGPIPE, SIG_IGN);
+	CHECK(irpocl_collect(dir, "kk", 4096, &ir, &il, &as, &al, msg, sizeof(msg)) == 0);
+	signal(SIGPIPE, old_pipe);
+	setenv("PATH", old_path, 1);
+	CHECK(as != NULL);
+	if (as) {
+		int pid = -1, pgrp = -2;
+		const char *line = strstr(as, "pid ");
+
+		CHECK(strstr(as, "stdin not empty") == NULL);
+		CHECK(line && sscanf(line, "pid %d pgrp %d", &pid, &pgrp) == 2 && pid == pgrp);
+		/* the ignored signals, a hex mask: signal s is bit s - 1 */
+		line = strstr(as, "SigIgn:");
+		CHECK(line != NULL);
+		if (line) {
+			unsigned long long ign = strtoull(line + strlen("SigIgn:"), NULL, 16);
+
+			CHECK((ign & (1ull << (SIGPIPE - 1))) == 0);
+		}
+	}
+	dir_remove_tree(dir);
+	free(old_path);
+	free(as);
+	free(ir);
+	free(p);
+	free(dir);
+}
+
 /* ---- live: a real kernel on PoCL ----------------------------------------- */
 
 #define LIVE_KERNEL "irtest_fma"
@@ -609,6 +671,7 @@ int main(int argc, char **argv)
 		RUN(fields_per_kind);
 		RUN(ptx_function_names);
 		RUN(collect_not_found);
+		RUN(collect_tool_setup);
 		RUN(collect_picks_specific_build);
 	}
 	if (live)
