@@ -164,12 +164,13 @@ static long long now_ms(void)
 }
 
 /*
- * Child side: never returns.  Only async-signal-safe calls after fork (but
- * see llvm_print_child).  Its own process group lets a timeout kill
- * whatever the tool started too.  If exec fails, errno goes back through
- * report (closed on a successful exec, or before an in-process print).
+ * The in-process print's child (the tools are spawned: tool_spawn): never
+ * returns.  Only async-signal-safe calls after fork (but see
+ * llvm_print_child).  Its own process group lets a timeout kill it.  If
+ * its set-up fails, errno goes back through report (closed before the
+ * print).
  */
-static void tool_child(const struct tool *t, int in, int out, int err, int report)
+static void print_child(const struct tool *t, int in, int out, int err, int report)
 {
 	int e;
 	ssize_t w;
@@ -178,11 +179,8 @@ static void tool_child(const struct tool *t, int in, int out, int err, int repor
 	signal(SIGPIPE, SIG_DFL);
 	if (dup2(in, STDIN_FILENO) >= 0 && dup2(out, STDOUT_FILENO) >= 0 &&
 	    dup2(err, STDERR_FILENO) >= 0) {
-		if (t->print) {
-			close(report);
-			llvm_print_child(t->print, t->bc);
-		}
-		execvp(t->argv[0], t->argv);
+		close(report);
+		llvm_print_child(t->print, t->bc);
 	}
 	e = errno;
 	w = write(report, &e, sizeof(e));
@@ -337,16 +335,12 @@ static void close_pair(int fd[2])
 }
 
 /*
- * Starts argv with stdin from /dev/null and its stdout and stderr into
- * io->fd.  Returns 0 with *pid set, KERR_NOTFOUND when argv[0] is not on
- * PATH, KERR_CHILD when it cannot be executed, or KERR_IO.
- */
-/*
- * An exec'd tool starts through posix_spawnp (a vfork on Linux): a fork
- * would copy the page tables of a process that holds PoCL, LLVM and the
- * program's buffers, about 15 ms per objdump in a check worker.  The same
- * set-up as tool_child: stdin /dev/null, its own process group, SIGPIPE at
- * its default.  Returns 0 or the error number of the failed start.
+ * A tool starts through posix_spawnp (a vfork on Linux): a fork would copy
+ * the page tables of a process that holds PoCL, LLVM and the program's
+ * buffers, about 15 ms per objdump in a check worker.  The same set-up as
+ * print_child: stdin /dev/null, its own process group, SIGPIPE at its
+ * default.  Returns 0, or the error number of the failed start (glibc has
+ * then reaped the child).
  */
 static int tool_spawn(const struct tool *t, int in, int out, int err, pid_t *pid)
 {
@@ -375,12 +369,17 @@ static int tool_spawn(const struct tool *t, int in, int out, int err, pid_t *pid
 	return rc;
 }
 
+/*
+ * Starts t (a tool, or the in-process print) with stdin from /dev/null
+ * and its stdout and stderr into io->fd.  Returns 0 with *pid set,
+ * KERR_NOTFOUND when argv[0] is not on PATH, KERR_CHILD when it cannot be
+ * executed, or KERR_IO.
+ */
 static int tool_start(const struct tool *t, struct tool_io *io, pid_t *pid, char *msg, size_t n)
 {
 	char *const *argv = t->argv;
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, execp[2] = { -1, -1 };
 	int null_fd, rc = 0, child_errno = 0;
-	ssize_t got = 0;
 
 	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null_fd < 0 || pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) ||
@@ -391,9 +390,9 @@ static int tool_start(const struct tool *t, struct tool_io *io, pid_t *pid, char
 	}
 	if (!t->print) {
 		child_errno = tool_spawn(t, null_fd, outp[1], errp[1], pid);
-		if (child_errno)
-			*pid = 0;
 	} else {
+		ssize_t got;
+
 		*pid = fork();
 		if (*pid < 0) {
 			rc = kerr_set(msg, n, KERR_IO, "cannot start '%s': %s", argv[0],
@@ -401,16 +400,19 @@ static int tool_start(const struct tool *t, struct tool_io *io, pid_t *pid, char
 			goto out;
 		}
 		if (*pid == 0)
-			tool_child(t, null_fd, outp[1], errp[1], execp[1]);
+			print_child(t, null_fd, outp[1], errp[1], execp[1]);
 		close(execp[1]);
 		execp[1] = -1;
 		while ((got = read(execp[0], &child_errno, sizeof(child_errno))) < 0 &&
 		       errno == EINTR)
 			;
+		if (got != (ssize_t)sizeof(child_errno))
+			child_errno = 0;
+		else
+			while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+				;
 	}
-	if (!t->print ? child_errno != 0 : got == (ssize_t)sizeof(child_errno)) {
-		while (*pid > 0 && waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	if (child_errno) {
 		*pid = -1;
 		rc = child_errno == ENOENT
 			     ? kerr_set(msg, n, KERR_NOTFOUND, "'%s' is not on PATH", argv[0])

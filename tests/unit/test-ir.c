@@ -377,7 +377,7 @@ out:
 }
 
 /*
- * The disassembler starts as tool_child set it up: stdin /dev/null (a read
+ * The disassembler starts as print_child sets up the print's child: stdin /dev/null (a read
  * ends at once), its own process group (what a timeout kills), SIGPIPE at
  * its default even when the caller ignores it.  A script named objdump on
  * PATH reports what it was given; its output is the asm text.
