@@ -31,6 +31,7 @@
 #define AUDIT_SAMPLES     3
 #define AUDIT_ATTEMPTS    3
 #define AUDIT_RATIO       1.5
+#define AUDIT_FASTEST     2.5
 #define AUDIT_FLOOR_MS    0.05
 #define AUDIT_FRESH_BYTES ((size_t)256 << 20)
 
@@ -66,51 +67,109 @@ static char **audit_fresh(struct timer *t, size_t n, size_t bytes)
 /*
  * One audit sample of p (audit_program): reps runs on new inputs fresh[0..
  * reps), one set a run; with vset < WORKER_TIMING_SETS one run, picked at
- * random, on audit set vset instead, its outputs verified.  Returns 0, or
- * -1 when the plan failed (p is marked failed).
+ * random, on audit set vset instead, its outputs verified.  A failed plan
+ * marks p failed.
  */
-static int audit_sample(struct timer *t, struct tprog *p, char **fresh, int reps, unsigned vset,
-			size_t sample, double *ms)
+static void audit_sample(struct timer *t, struct tprog *p, char **fresh, int reps, unsigned vset,
+			 size_t sample, double *ms)
 {
 	struct audit_inputs a = { fresh, -1, vset };
 	double host = 0;
-	int rc;
 
 	if (vset < WORKER_TIMING_SETS)
 		a.vrun = (int)(timing_rand(t) % (uint64_t)reps);
-	rc = timing_sample(t, p, reps, ms, &host, 0, &a);
-	if (!rc && a.vrun >= 0)
+	if (!timing_sample(t, p, reps, ms, &host, 0, &a) && a.vrun >= 0)
 		timing_verify_outputs(t, p, sample, 1);
 	if (!p->failed)
 		timing_verify_memory(t, p, sample, 0);
 	else
 		world_paint_guards(&t->w, t->msg, sizeof(t->msg));
-	return p->failed ? -1 : 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The mean of x[0..n) without its slowest n/4 (one when n is 3), n > 0. */
+static double trimmed_mean(const double *x, size_t n)
+{
+	double *s = xcalloc(n, sizeof(*s)), sum = 0;
+	size_t keep = n - (n >= 4 ? n / 4 : n == 3);
+
+	memcpy(s, x, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), by_value);
+	for (size_t i = 0; i < keep; i++)
+		sum += s[i];
+	free(s);
+	return sum / (double)keep;
+}
+
+int audit_verdict(const double *met, const double *fresh, size_t n, double *ratio, double *fastest)
+{
+	double m, f, fm = INFINITY, ff = INFINITY;
+
+	*ratio = *fastest = INFINITY;
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		fm = met[i] < fm ? met[i] : fm;
+		ff = fresh[i] < ff ? fresh[i] : ff;
+	}
+	m = trimmed_mean(met, n);
+	f = trimmed_mean(fresh, n) - AUDIT_FLOOR_MS;
+	*ratio = m > 0 ? f / m : f > 0 ? INFINITY : 0.0;
+	ff -= AUDIT_FLOOR_MS;
+	*fastest = fm > 0 ? ff / fm : ff > 0 ? INFINITY : 0.0;
+	return *ratio <= AUDIT_RATIO && *fastest <= AUDIT_FASTEST;
 }
 
 /*
- * Audits p on inputs new to it: AUDIT_SAMPLES pairs of samples, first one
- * on the timing sets, as in the rounds, then one on inputs it has never
- * met, one run of the first attempt's new inputs on audit set vset
- * (>= WORKER_TIMING_SETS: none) judged against the reference.  It passes
- * when its fastest sample on new inputs is within AUDIT_RATIO x its fastest
- * on the timing sets + AUDIT_FLOOR_MS; else another attempt, up to
- * AUDIT_ATTEMPTS.  The samples of both kinds are taken side by side, so a
- * machine that slows down slows both, and the first is taken before p has
- * met any new input, so p cannot tell it from the rounds' samples.  A
- * kernel that recognises inputs it has met (a memo in the local memory
- * PoCL keeps from launch to launch, or anywhere else) and replays its
- * answers is fast on the timing sets only: on new inputs it is as slow as
- * its work, and it is invalid (slower_on_new_inputs).  One that answers
- * inputs it has not met with anything but the work is caught by the judged
- * run, which it cannot tell from the others.
+ * Audits p on inputs new to it: AUDIT_SAMPLES pairs of samples an attempt,
+ * one on the timing sets, as in the rounds, and one on inputs it has never
+ * met, back to back (their new inputs are generated before the pair), one
+ * run of the first attempt's new inputs on audit set vset
+ * (>= WORKER_TIMING_SETS: none) judged against the reference.  The first
+ * pair starts on the timing sets, so that p meets no new input before a
+ * sample it cannot tell from the rounds'; the others start with either
+ * kind at random.  It passes when, over every sample so far, its mean on
+ * new inputs (less AUDIT_FLOOR_MS) is within AUDIT_RATIO x its mean on the
+ * timing sets, each mean without its kind's slowest quarter, and its
+ * fastest sample on new inputs (less AUDIT_FLOOR_MS) within AUDIT_FASTEST x
+ * its fastest on the timing sets (audit_verdict); else another attempt, up
+ * to AUDIT_ATTEMPTS.  A kernel that recognises
+ * inputs it has met (a memo in the local memory PoCL keeps from launch to
+ * launch, or anywhere else) and replays its answers is fast on the timing
+ * sets only: on new inputs it is as slow as its work, and it is invalid
+ * (slower_on_new_inputs).  One that answers inputs it has not met with
+ * anything but the work is caught by the judged run, which it cannot tell
+ * from the others.
+ *
+ * Means, not the fastest sample of each kind: on a busy machine a sample
+ * runs at full speed or, when a core is taken from the device's threads,
+ * at about half of it, and which one it gets is a toss, sample after
+ * sample.  Measured (2026-12-01, the 2-vCPU AVX-512 host, a chunk_gla
+ * variant at 2.7 ms), the audit samples of both kinds fell at 2.6-3.3 ms or
+ * at 4.5-5.4 ms, and in two audits of nine the only fast sample was on the
+ * timing sets, none of nine on new inputs: the fastest of each kind then
+ * differed by 1.8 x, and the honest program was failed.  A mean takes a
+ * share of both speeds from each kind; leaving out the slowest quarter
+ * keeps a lone stall (a page-fault storm, a preemption) from deciding.  But
+ * a mean can be padded: a kernel that replays most of its runs and stalls
+ * on the rest keeps a fast median, which is what it is ranked by, and a
+ * slow mean.  Its fastest samples still tell, hence the second condition,
+ * at AUDIT_FASTEST: above the 2 x that losing one of two cores costs.
+ * bench/audit_rule.py simulates the rules on such a machine.
  */
 static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 {
-	json_t *fresh = json_array(), *met = json_array();
-	double best_new = INFINITY, best_met = INFINITY, ms = 0, host = 0;
+	json_t *fresh = json_array(), *met = json_array(), *doc;
+	double ms[2] = { 0, 0 }, host = 0, ratio = INFINITY, fastest = INFINITY;
+	double met_ms[AUDIT_SAMPLES * AUDIT_ATTEMPTS], new_ms[AUDIT_SAMPLES * AUDIT_ATTEMPTS];
 	size_t n = 0, bytes = 0;
-	int attempt = 0, passed = 0, reps = p->reps, rc;
+	int attempt = 0, passed = 0, reps = p->reps;
 	char msg[640], **sets;
 
 	for (size_t i = 0; i < t->b.nbuffers; i++)
@@ -122,38 +181,50 @@ static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 
 		for (size_t i = 0; i < AUDIT_SAMPLES && !p->failed; i++) {
 			unsigned set = attempt == 0 && i == judged ? vset : WORKER_TIMING_SETS;
+			int new_first = n > 0 && (timing_rand(t) & 1);
 
-			if (timing_sample(t, p, reps, &ms, &host, 0, NULL))
-				break;
-			timing_verify_outputs(t, p, p->nsamples + ++n, 0);
-			json_array_append_new(met, json_real(ms));
-			best_met = ms < best_met ? ms : best_met;
-			if (p->failed)
-				break;
 			sets = audit_fresh(t, (size_t)reps, bytes);
-			rc = audit_sample(t, p, sets, reps, set, n, &ms);
+			for (int k = 0; k < 2 && !p->failed; k++)
+				if (k == new_first)
+					audit_sample(t, p, sets, reps, set, n + 1, &ms[1]);
+				else if (!timing_sample(t, p, reps, &ms[0], &host, 0, NULL))
+					timing_verify_outputs(t, p, p->nsamples + n + 1, 0);
 			for (int k = 0; k < reps; k++)
 				free(sets[k]);
 			free(sets);
-			if (rc)
+			if (p->failed)
 				break;
-			json_array_append_new(fresh, json_real(ms));
-			best_new = ms < best_new ? ms : best_new;
+			met_ms[n] = ms[0];
+			new_ms[n++] = ms[1];
+			json_array_append_new(met, json_real(ms[0]));
+			json_array_append_new(fresh, json_real(ms[1]));
 		}
-		passed = best_new <= AUDIT_RATIO * best_met + AUDIT_FLOOR_MS;
+		passed = !p->failed && audit_verdict(met_ms, new_ms, n, &ratio, &fastest);
 		attempt++;
 	}
-	json_object_set_new(p->doc, "audit",
-			    json_pack("{s:o, s:o, s:i, s:b, s:b}", "new_inputs_ms", fresh,
-				      "timing_sets_ms", met, "attempts", attempt, "judged_run",
-				      vset < WORKER_TIMING_SETS, "passed", passed && !p->failed));
+	doc = json_pack("{s:o, s:o, s:i, s:b, s:b}", "new_inputs_ms", fresh, "timing_sets_ms", met,
+			"attempts", attempt, "judged_run", vset < WORKER_TIMING_SETS, "passed",
+			passed && !p->failed);
+	json_object_set_new(doc, "ratio", isfinite(ratio) ? json_real(ratio) : json_null());
+	json_object_set_new(doc, "fastest_ratio",
+			    isfinite(fastest) ? json_real(fastest) : json_null());
+	json_object_set_new(p->doc, "audit", doc);
 	if (p->failed || passed)
 		return;
-	snprintf(msg, sizeof(msg),
-		 "on inputs it had never met it took %.4g ms at the fastest of %zu samples, "
-		 "against %.4g ms on the timing sets it met again and again, side by side "
-		 "(allowed: %.2f x + %.2f ms): its speed came from recognising its inputs",
-		 best_new, n, best_met, AUDIT_RATIO, AUDIT_FLOOR_MS);
+	if (ratio > AUDIT_RATIO)
+		snprintf(msg, sizeof(msg),
+			 "on inputs it had never met it took %.3g x its time on the timing sets "
+			 "it met again and again (means of %zu samples of each kind taken side by "
+			 "side, the slowest quarter left out; allowed: %.2f x + %.2f ms): its "
+			 "speed came from recognising its inputs",
+			 ratio, n, AUDIT_RATIO, AUDIT_FLOOR_MS);
+	else
+		snprintf(msg, sizeof(msg),
+			 "on inputs it had never met its fastest sample took %.3g x its fastest "
+			 "on the timing sets it met again and again (%zu samples of each kind "
+			 "taken side by side; allowed: %.2f x + %.2f ms): its speed came from "
+			 "recognising its inputs",
+			 fastest, n, AUDIT_FASTEST, AUDIT_FLOOR_MS);
 	timing_fail(p, "invalid", "candidate", "slower_on_new_inputs", msg);
 }
 

@@ -113,6 +113,16 @@ void timing_verify_memory(struct timer *t, struct tprog *p, size_t sample, int i
 void audit_programs(struct timer *t);
 
 /*
+ * The audit's verdict on n pairs of samples taken side by side, met[i] on
+ * the timing sets and fresh[i] on new inputs: *ratio is the mean of fresh
+ * less the floor over the mean of met, each without its slowest quarter
+ * (one of three), *fastest the fastest of fresh less the floor over the
+ * fastest of met; the program passes (1) when both are within their limits
+ * (timing-audit.c has the figures).  n == 0 fails.
+ */
+int audit_verdict(const double *met, const double *fresh, size_t n, double *ratio, double *fastest);
+
+/*
  * Whether p has been sampled enough: at max_samples or max_time_ms, or once
  * outclassed (its figure is then known less well, which no ranking
  * decision needs); else, past min_samples, once the timed time reaches
