@@ -5,8 +5,8 @@ a core taken from the device's threads, at about half of it.
 
 The audit (evalpod/timing-audit.c) takes up to 3 attempts of 3 pairs of
 samples, one on the timing sets and one on new inputs, and stops at the
-first attempt that passes.  Two rules are simulated over every sample so
-far:
+first attempt that passes.  Three rules are simulated over every sample
+so far:
 
   fastest   the fastest new-input sample within 1.5 x the fastest timing-set
             sample + 0.05 ms (evalpod's rule until 2026-12-01)
@@ -26,7 +26,7 @@ it is ranked by) fast and its mean slow.
 import random
 import sys
 
-RATIO, FLOOR_MS, ATTEMPTS, PAIRS = 1.5, 0.05, 3, 3
+RATIO, FASTEST, FLOOR_MS, ATTEMPTS, PAIRS = 1.5, 2.5, 0.05, 3, 3
 
 
 def sample(fast, ms, rng):
@@ -50,7 +50,7 @@ def means(met, new):
 
 
 def both(met, new):
-    return means(met, new) and min(new) - FLOOR_MS <= 2.5 * min(met)
+    return means(met, new) and min(new) - FLOOR_MS <= FASTEST * min(met)
 
 
 def audit(rule, fast, speedup, rng, pad=0.0, ms=3.0):

@@ -51,6 +51,18 @@ void stats_compute(const double *x, size_t n, struct stats *s)
 	free(sorted);
 }
 
+double stats_low_mean(const double *x, size_t n, size_t drop)
+{
+	double *sorted = xmalloc(n * sizeof(*sorted)), sum = 0;
+
+	memcpy(sorted, x, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_double);
+	for (size_t i = 0; i < n - drop; i++)
+		sum += sorted[i];
+	free(sorted);
+	return sum / (double)(n - drop);
+}
+
 double stats_median_ci_rel(const double *x, size_t n)
 {
 	double *sorted, half, med, w;

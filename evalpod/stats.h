@@ -34,6 +34,12 @@ double stats_quantile(const double *sorted, size_t n, double q);
  */
 double stats_median_ci_rel(const double *x, size_t n);
 
+/*
+ * The mean of x[0..n) (not modified) without its drop largest values;
+ * drop < n.
+ */
+double stats_low_mean(const double *x, size_t n, size_t drop);
+
 /* New JSON object {"n","min","max","mean","stdev","p25","median","p75","iqr","cv"}. */
 json_t *stats_json(const struct stats *s);
 

@@ -7,10 +7,12 @@
  * timing sets only.
  *
  * May use: timing-internal.h (the timer, its sampling and verification),
- * world, splitmix, worker and common/.  timing.c calls audit_programs().
+ * world, splitmix, stats, worker and common/.  timing.c calls
+ * audit_programs().
  */
 #include "timing-internal.h"
 #include "splitmix.h"
+#include "stats.h"
 #include "worker.h"
 #include "xalloc.h"
 
@@ -86,25 +88,10 @@ static void audit_sample(struct timer *t, struct tprog *p, char **fresh, int rep
 		world_paint_guards(&t->w, t->msg, sizeof(t->msg));
 }
 
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The mean of x[0..n) without its slowest n/4 (one when n is 3), n > 0. */
+/* The mean of x[0..n) without its slowest quarter (one of three), n > 0. */
 static double trimmed_mean(const double *x, size_t n)
 {
-	double *s = xcalloc(n, sizeof(*s)), sum = 0;
-	size_t keep = n - (n >= 4 ? n / 4 : n == 3);
-
-	memcpy(s, x, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), by_value);
-	for (size_t i = 0; i < keep; i++)
-		sum += s[i];
-	free(s);
-	return sum / (double)keep;
+	return stats_low_mean(x, n, n >= 4 ? n / 4 : n == 3);
 }
 
 int audit_verdict(const double *met, const double *fresh, size_t n, double *ratio, double *fastest)

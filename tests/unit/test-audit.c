@@ -101,8 +101,8 @@ TEST(edges)
 
 	CHECK(audit_verdict(zero, slow, 0, &r, &f) == 0); /* no samples: no pass */
 	CHECK(isinf(r));
-	CHECK(audit_verdict(zero, slow, 3, &r, &f) ==
-	      0); /* nothing on the timing sets, work on new */
+	/* Nothing on the timing sets, work on new inputs. */
+	CHECK(audit_verdict(zero, slow, 3, &r, &f) == 0);
 	CHECK(isinf(r));
 	/* Both within the floor (0.05 ms): too short to tell, passes. */
 	CHECK(audit_verdict(zero, tiny, 3, &r, &f) == 1);

@@ -87,11 +87,22 @@ TEST(median_ci)
 	CHECK(isinf(stats_median_ci_rel((double[]){ 0, 0, 0, 0, 0, 0 }, 6)));
 }
 
+TEST(low_mean)
+{
+	double x[] = { 4, 100, 1, 3, 2 };
+
+	CHECK(near(stats_low_mean(x, 5, 0), 22));
+	CHECK(near(stats_low_mean(x, 5, 1), 2.5)); /* 100 left out */
+	CHECK(near(stats_low_mean(x, 5, 4), 1));
+	CHECK(x[0] == 4 && x[1] == 100 && x[4] == 2); /* input untouched */
+}
+
 int main(void)
 {
 	RUN(table);
 	RUN(empty_and_input_untouched);
 	RUN(json);
 	RUN(median_ci);
+	RUN(low_mean);
 	return test_summary();
 }
