@@ -18,7 +18,10 @@
 // does nothing and each work-group of gmm decodes its own TM rows into local
 // memory, 128 columns at a time, sharing them among its WX work-items; the
 // decoded lhs is 4 bytes an element, so this saves writing and re-reading
-// four times the FP8 data).
+// four times the FP8 data), or by each work-item of gmm for itself (FUSE=1:
+// a work-item owns TM rows and every column, decodes its rows once into
+// private memory, which stays in L1, and walks every column panel with
+// them; no barriers, and the decoded lhs never reaches global memory).
 //
 // The tunables are #ifndef-guarded (the spec renders them as -D options) and
 // the launch geometry in gmm_fp8_blockwise.yaml reads the same names.
@@ -103,6 +106,15 @@ int group_start(__global const int *group_sizes, int G, int M, int g)
 #endif
 #ifndef ALOCAL
 #define ALOCAL 0        // 1: gmm decodes lhs itself, per work-group, into local memory
+#endif
+#ifndef FUSE
+#define FUSE 0          // 1: each work-item of gmm decodes its own rows of lhs, for every column
+#endif
+#ifndef KBF
+#define KBF 512         // FUSE=1: columns of lhs a work-item holds decoded at a time
+#endif
+#if FUSE && (ALOCAL || APACK || KBF % 128 != 0)
+#error "FUSE=1 needs ALOCAL=0, APACK=0 and KBF a multiple of 128"
 #endif
 #if ALOCAL && (APACK || WY != 1)
 #error "ALOCAL=1 needs APACK=0 and WY=1 (one row block per work-group)"
@@ -195,7 +207,7 @@ __kernel void gmm_decode(__global const uint *src, __global const float *scale,
 {
 	int c = get_global_id(0) * 16, r = get_global_id(1), z = get_global_id(2);
 
-#if ALOCAL
+#if ALOCAL || FUSE
 	return; // gmm decodes lhs itself
 #endif
 #if APACK
@@ -311,7 +323,9 @@ inline void store_part(floatV v, __global float *p, int n)
 
 // Element k of row i of the work-item's block of A (the column's address
 // once per step, the rows at constant offsets from it).
-#if ALOCAL
+#if FUSE
+#define AT(i, k) (la + (k))[(i) * KBF]
+#elif ALOCAL
 #define AT(i, k) (la + ((k) - k0))[(i) * KBL]
 #elif APACK
 #define AT(i, k) (ap + (size_t)(k) * TM)[i]
@@ -359,6 +373,121 @@ inline void store_part(floatV v, __global float *p, int n)
 #define RANGE() RANGE_(0, K)
 #endif
 
+#if FUSE
+// FUSE=1: columns k0 .. k0+kn-1 (kn <= KBF) of rows row .. row+TM-1 of lhs,
+// decoded and scaled as gmm_decode does, into la (row i at la + i*KBF;
+// rows past M are zero).  A whole run of 128 (one scale block) that starts
+// on a uint is decoded with eight vload4s and one scale; the rest, at the
+// matrix's edges, through gmm_decode_at.
+inline void decode_rows(__global const uint *lhs, __global const float *lhs_scale, float *la,
+			int M, int K, int row, int k0, int kn)
+{
+	for (int i = 0; i < TM; i++) {
+		const int r = row + i;
+		float *lr = la + i * KBF;
+
+		for (int c0 = 0; c0 < kn; c0 += 128) {
+			const size_t i0 = (size_t)r * K + k0 + c0;
+
+			if (r < M && c0 + 128 <= kn && (i0 & 3) == 0) {
+				__global const uint *src = lhs + (i0 >> 2); // 4-byte aligned only
+				const float sc = lhs_scale[(size_t)(r / 128) * ((K + 127) / 128) +
+							   (k0 + c0) / 128];
+
+				_Pragma("unroll") for (int c = 0; c < 8; c++)
+					vstore16(e4m3_decode16(convert_uint16(as_uchar16(vload4(c, src)))) *
+							 sc,
+						 c, lr + c0);
+			} else {
+				for (int c = c0; c < min(c0 + 128, kn); c += 16)
+					vstore16(r < M ? gmm_decode_at(lhs, lhs_scale, M, K, r, k0 + c, 0)
+						       : (float16)(0.0f),
+						 0, lr + c);
+			}
+		}
+	}
+}
+
+// Kernel 2, FUSE=1: every work-item owns TM rows of out and all N columns.
+// For each chunk of KBF columns of lhs (one chunk when K <= KBF) it decodes
+// its rows into la, private memory that stays in L1, then walks every
+// column panel of rhs_f with them, register-blocked as below; each lhs
+// element is decoded once, and the decoded lhs never goes through global
+// memory (measured against FUSE=0 in docs/benchmarks.md).  With K > KBF a
+// later chunk adds its products to out, which the first chunk stored.  Rows
+// that straddle a group boundary are done once per group they meet, as below.
+// Global [1, round_up(ceil_div(M, TM), WY)], local [1, WY].
+__kernel __attribute__((reqd_work_group_size(1, WY, 1)))
+void gmm(__global const uint *restrict lhs, __global const float *restrict lhs_scale,
+	 __global const float *restrict A, __global const float *restrict B,
+	 __global const int *restrict group_sizes, __global float *restrict out, int M, int K,
+	 int N, int G)
+{
+	const int row = get_global_id(1) * TM;
+	const int np = (N + CN - 1) / CN;
+	float la[TM * KBF];
+
+	(void)A;
+	if (row >= M)
+		return;
+	const int rend = min(row + TM, M);
+	int g = 0, start = 0, end = G == 1 ? M : min(max(group_sizes[0], 0), M);
+
+	while (g < G - 1 && end <= row) {
+		g++;
+		start = end;
+		end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
+	}
+	for (;;) {
+		const int lo = max(start, row), hi = min(end, rend);
+
+		for (int k0 = 0; k0 < K; k0 += KBF) {
+			const int kn = min(KBF, K - k0);
+
+			decode_rows(lhs, lhs_scale, la, M, K, row, k0, kn);
+			for (int p = 0; p < np; p++) {
+				__global const float *bp = B + (((size_t)g * np + p) * K + k0) * CN;
+				floatV acc[TM][TN];
+
+				_Pragma("unroll") for (int i = 0; i < TM; i++)
+					_Pragma("unroll") for (int t = 0; t < TN; t++)
+						acc[i][t] = (floatV)(0.0f);
+				RANGE_(0, kn);
+				_Pragma("unroll") for (int i = 0; i < TM; i++) {
+					if (row + i < lo || row + i >= hi)
+						continue;
+					__global float *orow = out + (size_t)(row + i) * N;
+
+					_Pragma("unroll") for (int t = 0; t < TN; t++) {
+						const int c = p * CN + t * VN;
+						floatV v = acc[i][t];
+
+						if (c + VN <= N) {
+							if (k0 > 0)
+								v += LOADV(orow + c);
+							STOREV(v, orow + c);
+						} else if (c < N) {
+							float part[VN];
+
+							STOREV(v, part);
+							for (int e = 0; e < N - c; e++)
+								orow[c + e] = k0 > 0 ? orow[c + e] + part[e]
+										     : part[e];
+						}
+					}
+				}
+			}
+		}
+		if (end >= rend || g == G - 1)
+			break;
+		do { // the next group that is not empty
+			g++;
+			start = end;
+			end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
+		} while (end == start && g < G - 1);
+	}
+}
+#else
 // Kernel 2: the grouped float matmul on the decoded, scaled inputs. Every
 // work-item holds a TM x (TN*VN) block of out in float-vector registers
 // (the register blocking that makes examples/matmul fast on PoCL: one B
@@ -445,4 +574,5 @@ void gmm(__global const uint *restrict lhs, __global const float *restrict lhs_s
 		} while (end == start && g < G - 1);
 	}
 }
+#endif // FUSE
 // EVOLVE-BLOCK-END

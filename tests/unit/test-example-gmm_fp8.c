@@ -532,12 +532,12 @@ static int enqueue(cl_program p, const char *kname, const struct karg *a, cl_uin
 }
 
 /* The template's launch plan (examples/gmm_fp8_blockwise.yaml) at t = TM, VN,
- * TN, WX, WY, KU, APACK, ALOCAL: gmm_decode on lhs (rows, or panels of TM
- * rows with APACK; nothing with ALOCAL, where gmm decodes lhs itself) and
- * gmm_decode_panels on rhs into float scratch (lhs_f: round_up(M, 48) * K
- * floats, rhs_f: G * K * round_up(N, 64)), then gmm.  Returns out, or NULL
- * on failure. */
-static float *run_template(cl_program p, const struct inputs *in, const long t[8])
+ * TN, WX, WY, KU, APACK, ALOCAL, FUSE, KBF: gmm_decode on lhs (rows, or
+ * panels of TM rows with APACK; nothing with ALOCAL or FUSE, where gmm
+ * decodes lhs itself) and gmm_decode_panels on rhs into float scratch
+ * (lhs_f: round_up(M, 48) * K floats, rhs_f: G * K * round_up(N, 64)), then
+ * gmm (with FUSE one work-item across N).  Returns out, or NULL on failure. */
+static float *run_template(cl_program p, const struct inputs *in, const long t[10])
 {
 	const struct shape *s = in->s;
 	size_t nout = (size_t)s->M * s->N;
@@ -565,16 +565,16 @@ static float *run_template(cl_program p, const struct inputs *in, const long t[8
 				       { b[7], 0 },    { b[4], 0 },    { b[5], 0 },
 				       { NULL, s->M }, { NULL, s->K }, { NULL, s->N },
 				       { NULL, s->G } };
-		size_t gl[3] = { t[7] ? 1 : ((size_t)s->K + 15) / 16,
-				 t[7]   ? 1
-				 : t[6] ? ((size_t)s->M + t[0] - 1) / t[0]
-					: (size_t)s->M,
+		size_t gl[3] = { t[7] || t[8] ? 1 : ((size_t)s->K + 15) / 16,
+				 t[7] || t[8] ? 1
+				 : t[6]       ? ((size_t)s->M + t[0] - 1) / t[0]
+					      : (size_t)s->M,
 				 1 };
 		size_t cn = (size_t)(t[1] * t[2]);
 		size_t gr[3] = { (round_up((size_t)s->N, cn) + 15) / 16, (size_t)s->K,
 				 (size_t)s->G };
-		size_t local[2] = { (size_t)t[3], (size_t)t[4] };
-		size_t global[2] = { round_up(((size_t)s->N + cn - 1) / cn, local[0]),
+		size_t local[2] = { t[8] ? 1 : (size_t)t[3], (size_t)t[4] };
+		size_t global[2] = { t[8] ? 1 : round_up(((size_t)s->N + cn - 1) / cn, local[0]),
 				     round_up(((size_t)s->M + t[0] - 1) / t[0], local[1]) };
 
 		/* Poison the output and the scratch so a forgotten element shows. */
@@ -600,10 +600,10 @@ static float *run_template(cl_program p, const struct inputs *in, const long t[8
 	return out;
 }
 
-/* Runs the template at t = TM, VN, TN, WX, WY, KU, APACK, ALOCAL
+/* Runs the template at t = TM, VN, TN, WX, WY, KU, APACK, ALOCAL, FUSE, KBF
  * (use_options: as -D options; else t holds the defaults and the build has
  * no options) on every shape against the host reference. */
-static void check_template(const long t[8], int use_options)
+static void check_template(const long t[10], int use_options)
 {
 	char opts[256] = "";
 	cl_program p;
@@ -611,8 +611,8 @@ static void check_template(const long t[8], int use_options)
 	if (use_options)
 		snprintf(opts, sizeof(opts),
 			 "-DTM=%ld -DVN=%ld -DTN=%ld -DWX=%ld -DWY=%ld -DKU=%ld -DAPACK=%ld "
-			 "-DALOCAL=%ld",
-			 t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
+			 "-DALOCAL=%ld -DFUSE=%ld -DKBF=%ld",
+			 t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9]);
 	p = build(tmpl_src, NULL, opts);
 	CHECK(p != NULL);
 	if (!p)
@@ -633,13 +633,15 @@ static void check_template(const long t[8], int use_options)
 
 TEST(cl_template_defaults)
 {
-	long t[8] = { template_default("TM"),    template_default("VN"),    template_default("TN"),
-		      template_default("WX"),    template_default("WY"),    template_default("KU"),
-		      template_default("APACK"), template_default("ALOCAL") };
+	long t[10] = { template_default("TM"),    template_default("VN"),
+		       template_default("TN"),    template_default("WX"),
+		       template_default("WY"),    template_default("KU"),
+		       template_default("APACK"), template_default("ALOCAL"),
+		       template_default("FUSE"),  template_default("KBF") };
 	int ok = 1;
 
-	for (int i = 0; i < 8; i++)
-		ok = ok && t[i] >= (i >= 6 ? 0 : 1);
+	for (int i = 0; i < 10; i++)
+		ok = ok && t[i] >= (i >= 6 && i <= 8 ? 0 : 1);
 	CHECK(ok);
 	if (ok)
 		check_template(t, 0);
@@ -647,24 +649,32 @@ TEST(cl_template_defaults)
 
 TEST(cl_template_points)
 {
-	static const long pts[][8] = {
-		{ 12, 16, 1, 8, 2, 2, 0, 0 }, /* TM, VN, TN, WX, WY, KU, APACK, ALOCAL */
-		{ 1, 1, 1, 16, 2, 1, 0, 0 },
-		{ 2, 4, 2, 2, 8, 8, 0, 0 },
-		{ 3, 2, 4, 8, 1, 2, 0, 0 }, /* odd rows, K tails of the unrolled loop */
-		{ 1, 8, 1, 1, 8, 1, 0, 0 }, /* WX == 1: PoCL once miscompiled a group loop here */
-		{ 4, 8, 2, 4, 1, 4, 0, 0 },
-		{ 4, 16, 4, 4, 1, 2, 0, 0 }, /* 4 x 64 blocks: one panel is all of N = 64 */
+	static const long pts[][10] = {
+		{ 12, 16, 1, 8, 2, 2, 0, 0, 0, 512 }, /* TM .. ALOCAL, FUSE, KBF */
+		{ 1, 1, 1, 16, 2, 1, 0, 0, 0, 512 },
+		{ 2, 4, 2, 2, 8, 8, 0, 0, 0, 512 },
+		{ 3, 2, 4, 8, 1, 2, 0, 0, 0, 512 }, /* odd rows, K tails of the unrolled loop */
+		/* WX == 1: PoCL once miscompiled a group loop here */
+		{ 1, 8, 1, 1, 8, 1, 0, 0, 0, 512 },
+		{ 4, 8, 2, 4, 1, 4, 0, 0, 0, 512 },
+		{ 4, 16, 4, 4, 1, 2, 0, 0, 0, 512 }, /* 4 x 64 blocks: one panel is all of N = 64 */
 		/* lhs in panels of TM rows: row and K tails, panels past M */
-		{ 8, 16, 2, 4, 1, 2, 1, 0 },
-		{ 3, 2, 4, 8, 1, 2, 1, 0 },
-		{ 12, 8, 1, 2, 2, 1, 1, 0 },
-		{ 6, 16, 1, 8, 1, 1, 1, 0 },
+		{ 8, 16, 2, 4, 1, 2, 1, 0, 0, 512 },
+		{ 3, 2, 4, 8, 1, 2, 1, 0, 0, 512 },
+		{ 12, 8, 1, 2, 2, 1, 1, 0, 0, 512 },
+		{ 6, 16, 1, 8, 1, 1, 1, 0, 0, 512 },
 		/* lhs decoded by gmm's work-groups: K blocks with tails, columns past N */
-		{ 8, 16, 2, 4, 1, 2, 0, 1 },
-		{ 3, 2, 4, 8, 1, 2, 0, 1 },
-		{ 12, 16, 1, 8, 1, 1, 0, 1 },
-		{ 5, 4, 1, 1, 1, 4, 0, 1 },
+		{ 8, 16, 2, 4, 1, 2, 0, 1, 0, 512 },
+		{ 3, 2, 4, 8, 1, 2, 0, 1, 0, 512 },
+		{ 12, 16, 1, 8, 1, 1, 0, 1, 0, 512 },
+		{ 5, 4, 1, 1, 1, 4, 0, 1, 0, 512 },
+		/* each work-item decodes its rows: whole and partial K chunks (K > KBF
+		 * adds to out), row and column tails, blocks across group bounds */
+		{ 8, 16, 2, 2, 1, 2, 0, 0, 1, 512 },
+		{ 8, 16, 2, 2, 1, 2, 0, 0, 1, 128 },
+		{ 3, 2, 4, 2, 2, 1, 0, 0, 1, 128 },
+		{ 12, 8, 1, 2, 2, 4, 0, 0, 1, 256 },
+		{ 5, 4, 1, 2, 1, 1, 0, 0, 1, 128 },
 	};
 
 	for (size_t i = 0; i < sizeof(pts) / sizeof(pts[0]); i++)
