@@ -373,6 +373,34 @@ inline void store_part(floatV v, __global float *p, int n)
 #define RANGE() RANGE_(0, K)
 #endif
 
+// The groups gmm walks (the bounds of group_start, one step at a time):
+// group_first sets g, start and end (the group's index and its rows
+// start .. end-1) to the first group that owns one of the rows from row on,
+// the first that ends past row; group_next to the next group after g that
+// is not empty (the last group when none).
+inline void group_first(__global const int *group_sizes, int G, int M, int row, int *g,
+			int *start, int *end)
+{
+	*g = 0;
+	*start = 0;
+	*end = G == 1 ? M : min(max(group_sizes[0], 0), M);
+	while (*g < G - 1 && *end <= row) {
+		++*g;
+		*start = *end;
+		*end = *g == G - 1 ? M : min(*start + max(group_sizes[*g], 0), M);
+	}
+}
+
+inline void group_next(__global const int *group_sizes, int G, int M, int *g, int *start,
+		       int *end)
+{
+	do {
+		++*g;
+		*start = *end;
+		*end = *g == G - 1 ? M : min(*start + max(group_sizes[*g], 0), M);
+	} while (*end == *start && *g < G - 1);
+}
+
 #if FUSE
 // FUSE=1: columns k0 .. k0+kn-1 (kn <= KBF) of rows row .. row+TM-1 of lhs,
 // decoded and scaled as gmm_decode does, into la (row i at la + i*KBF;
@@ -431,13 +459,9 @@ void gmm(__global const uint *restrict lhs, __global const float *restrict lhs_s
 	if (row >= M)
 		return;
 	const int rend = min(row + TM, M);
-	int g = 0, start = 0, end = G == 1 ? M : min(max(group_sizes[0], 0), M);
+	int g, start, end;
 
-	while (g < G - 1 && end <= row) {
-		g++;
-		start = end;
-		end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
-	}
+	group_first(group_sizes, G, M, row, &g, &start, &end);
 	for (;;) {
 		const int lo = max(start, row), hi = min(end, rend);
 
@@ -480,11 +504,7 @@ void gmm(__global const uint *restrict lhs, __global const float *restrict lhs_s
 		}
 		if (end >= rend || g == G - 1)
 			break;
-		do { // the next group that is not empty
-			g++;
-			start = end;
-			end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
-		} while (end == start && g < G - 1);
+		group_next(group_sizes, G, M, &g, &start, &end);
 	}
 }
 #else
@@ -525,19 +545,14 @@ void gmm(__global const uint *restrict lhs, __global const float *restrict lhs_s
 		return;
 #endif
 	const int rend = min(row + TM, M);
-	int g = 0, start = 0, end = G == 1 ? M : min(max(group_sizes[0], 0), M);
+	int g, start, end;
 #if APACK
 	__global const float *ap = A + (size_t)(row / TM) * TM * K; // row is a multiple of TM
 #else
 	__global const float *arow[TM];
 #endif
 
-	// The first group that owns one of the rows: the first that ends past row.
-	while (g < G - 1 && end <= row) {
-		g++;
-		start = end;
-		end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
-	}
+	group_first(group_sizes, G, M, row, &g, &start, &end);
 #if !APACK
 	_Pragma("unroll") for (int i = 0; i < TM; i++)
 		arow[i] = A + (size_t)min(row + i, M - 1) * K;
@@ -567,11 +582,7 @@ void gmm(__global const uint *restrict lhs, __global const float *restrict lhs_s
 		}
 		if (end >= rend || g == G - 1)
 			break;
-		do { // the next group that is not empty
-			g++;
-			start = end;
-			end = g == G - 1 ? M : min(start + max(group_sizes[g], 0), M);
-		} while (end == start && g < G - 1);
+		group_next(group_sizes, G, M, &g, &start, &end);
 	}
 }
 #endif // FUSE
