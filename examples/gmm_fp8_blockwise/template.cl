@@ -442,8 +442,9 @@ inline void decode_rows(__global const uint *lhs, __global const float *lhs_scal
 // column panel of rhs_f with them, register-blocked as below; each lhs
 // element is decoded once, and the decoded lhs never goes through global
 // memory (measured against FUSE=0 in docs/benchmarks.md).  With K > KBF a
-// later chunk adds its products to out, which the first chunk stored.  Rows
-// that straddle a group boundary are done once per group they meet, as below.
+// later chunk adds its products to out, which the first chunk stored.  A
+// block whose rows straddle a group boundary is multiplied once per group it
+// meets, as below, from rows decoded once per chunk.
 // Global [1, round_up(ceil_div(M, TM), WY)], local [1, WY].
 __kernel __attribute__((reqd_work_group_size(1, WY, 1)))
 void gmm(__global const uint *restrict lhs, __global const float *restrict lhs_scale,
@@ -459,16 +460,17 @@ void gmm(__global const uint *restrict lhs, __global const float *restrict lhs_s
 	if (row >= M)
 		return;
 	const int rend = min(row + TM, M);
-	int g, start, end;
+	int g0, start0, end0;
 
-	group_first(group_sizes, G, M, row, &g, &start, &end);
-	for (;;) {
-		const int lo = max(start, row), hi = min(end, rend);
+	group_first(group_sizes, G, M, row, &g0, &start0, &end0);
+	for (int k0 = 0; k0 < K; k0 += KBF) {
+		const int kn = min(KBF, K - k0);
+		int g = g0, start = start0, end = end0;
 
-		for (int k0 = 0; k0 < K; k0 += KBF) {
-			const int kn = min(KBF, K - k0);
+		decode_rows(lhs, lhs_scale, la, M, K, row, k0, kn);
+		for (;;) { // every group the rows meet, with the same decoded rows
+			const int lo = max(start, row), hi = min(end, rend);
 
-			decode_rows(lhs, lhs_scale, la, M, K, row, k0, kn);
 			for (int p = 0; p < np; p++) {
 				__global const float *bp = B + (((size_t)g * np + p) * K + k0) * CN;
 				floatV acc[TM][TN];
@@ -501,10 +503,10 @@ void gmm(__global const uint *restrict lhs, __global const float *restrict lhs_s
 					}
 				}
 			}
+			if (end >= rend || g == G - 1)
+				break;
+			group_next(group_sizes, G, M, &g, &start, &end);
 		}
-		if (end >= rend || g == G - 1)
-			break;
-		group_next(group_sizes, G, M, &g, &start, &end);
 	}
 }
 #else
