@@ -165,6 +165,15 @@ static void launch_text(json_t *steps, struct sbuf *b)
 	json_t *st, *x;
 
 	json_array_foreach (steps, i, st) {
+		int empty = 0;
+
+		json_array_foreach (json_object_get(st, "global"), j, x)
+			empty |= json_integer_value(x) == 0;
+		if (empty) { /* evalpod skips it (docs/spec.md, launch) */
+			sbuf_addf(b, "%s%s not run (a global size of 0)", i ? "; " : "",
+				  text(st, "kernel", "?"));
+			continue;
+		}
 		sbuf_addf(b, "%s%s global [", i ? "; " : "", text(st, "kernel", "?"));
 		json_array_foreach (json_object_get(st, "global"), j, x)
 			sbuf_addf(b, "%s%lld", j ? ", " : "", (long long)json_integer_value(x));

@@ -41,7 +41,7 @@ enum {
 	FOR_VARIANT = 1 << 2,   /* the template and its variants */
 };
 
-enum need { NEED_ANY, NEED_POSITIVE, NEED_INT };
+enum need { NEED_ANY, NEED_POSITIVE, NEED_NONNEG, NEED_INT };
 
 /* The values evalpod accepts (world.c). */
 static const struct need_range {
@@ -50,6 +50,7 @@ static const struct need_range {
 } need_ranges[] = {
 	[NEED_ANY] = { INT64_MIN, INT64_MAX, "" },
 	[NEED_POSITIVE] = { 1, INT64_MAX, "is not positive" },
+	[NEED_NONNEG] = { 0, INT64_MAX, "is negative" }, /* a global size: 0 skips the step */
 	[NEED_INT] = { INT32_MIN, INT32_MAX, "does not fit in int" },
 };
 
@@ -109,7 +110,7 @@ static void pexprs_plan(struct pexprs *l, const json_t *p, const char *key, int 
 			yamlx_path_key(kp, sp, dims[d]);
 			json_array_foreach (json_object_get(step, dims[d]), j, x) {
 				yamlx_path_idx(ip, kp, j);
-				pexprs_add(l, ip, x, scope, NEED_POSITIVE);
+				pexprs_add(l, ip, x, scope, d ? NEED_POSITIVE : NEED_NONNEG);
 			}
 		}
 	}
@@ -376,7 +377,9 @@ static int step_dims(const json_t *step, const char *path, const char *key, cons
 
 	*out = arr ? json_array() : json_null();
 	json_array_foreach (arr, d, x) {
-		rc = pexpr_eval(json_string_value(x), NEED_POSITIVE, vars, &v, why, sizeof(why));
+		rc = pexpr_eval(json_string_value(x),
+				strcmp(key, "global") ? NEED_POSITIVE : NEED_NONNEG, vars, &v, why,
+				sizeof(why));
 		if (rc == KERR_NOTFOUND)
 			known_names(vars, known, sizeof(known));
 		if (rc)

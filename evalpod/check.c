@@ -33,49 +33,9 @@ struct ck {
 	int reorder;            /* the second run launches the work-groups in reverse order */
 	const uint64_t *tseeds; /* the reference worker: this run's timing seeds */
 	json_t *doc;            /* DIR/doc.json */
+	json_t *ran;            /* names of the kernels launched at some shape: true */
 	char msg[2048];
 };
-
-/*
- * Enqueues every step with its work-groups in reverse order: the range of
- * dimension 0 is cut into chunks of whole work-groups, launched last chunk
- * first with the matching global offset, so a kernel that relies on
- * work-group g running before g + 1 (a race between work-groups that one
- * device's schedule happens to hide) computes something else.  Only used
- * for plans whose kernels do not ask for their group ids, group counts or
- * global size (reorder_ok), which chunking would change.
- */
-static cl_int enqueue_reversed(struct plan *p, cl_command_queue q, cl_event *ev)
-{
-	for (size_t i = 0; i < p->nsteps; i++) {
-		struct pstep *st = &p->steps[i];
-		size_t groups = st->global[0] / st->local[0], per = (groups + 63) / 64;
-		size_t chunks = (groups + per - 1) / per;
-		cl_int err = CL_SUCCESS;
-
-		for (size_t c = chunks; c-- > 0 && err == CL_SUCCESS;) {
-			size_t off[3] = { c * per * st->local[0], 0, 0 }, glob[3];
-
-			memcpy(glob, st->global, sizeof(glob));
-			glob[0] = (c + 1 == chunks ? groups - c * per : per) * st->local[0];
-			err = clEnqueueNDRangeKernel(q, st->kernel, st->dims, off, glob, st->local,
-						     0, NULL,
-						     c == 0 && i + 1 == p->nsteps ? ev : NULL);
-		}
-		if (err != CL_SUCCESS)
-			return err;
-	}
-	return CL_SUCCESS;
-}
-
-/* Whether the plan can run reversed: explicit local sizes that divide the range. */
-static int reorder_ok(const struct plan *p)
-{
-	for (size_t i = 0; i < p->nsteps; i++)
-		if (!p->steps[i].has_local || p->steps[i].global[0] % p->steps[i].local[0])
-			return 0;
-	return p->nsteps > 0;
-}
 
 /* src without comments, string and character literals (a copy to search for names). */
 static char *code_only(const char *src)
@@ -135,7 +95,7 @@ static int run_once(struct clrt *rt, struct plan *p, int reversed, double *span_
 	int rc = 0;
 
 	if (reversed) {
-		err = enqueue_reversed(p, rt->queue, &ev[p->nsteps - 1]);
+		err = plan_enqueue_reversed(p, rt->queue, &ev[p->nsteps - 1]);
 		if (err == CL_SUCCESS)
 			err = clFinish(rt->queue);
 		*host_ms = clrt_now_ms() - t0;
@@ -160,8 +120,8 @@ static int run_once(struct clrt *rt, struct plan *p, int reversed, double *span_
 		clGetEventInfo(ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
 			       NULL);
 		if (status < 0)
-			rc = kerr_set(msg, n, KERR_OPENCL, "launch[%zu] kernel '%s' failed: %s", i,
-				      p->steps[i].name, clrt_errstr(status));
+			rc = kerr_set(msg, n, KERR_OPENCL, "launch[%zu] kernel '%s' failed: %s",
+				      p->steps[i].index, p->steps[i].name, clrt_errstr(status));
 	}
 	if (!rc && err != CL_SUCCESS)
 		rc = kerr_set(msg, n, KERR_OPENCL, "waiting for the kernels: %s", clrt_errstr(err));
@@ -320,7 +280,9 @@ static int check_shape(struct ck *c, struct prog *pg, size_t s, json_t *shapes,
 				   rc == KERR_INVALID ? "bad_geometry" : "launch_setup");
 		goto out;
 	}
-	c->reorder = reorder_ok(&p) && source_reorderable(c->src->source);
+	for (size_t i = 0; i < p.nsteps; i++)
+		json_object_set_new(c->ran, p.steps[i].name, json_true());
+	c->reorder = plan_reorder_ok(&p) && source_reorderable(c->src->source);
 	for (size_t i = 0; i < c->b.correct.nseeds && verdict == CK_PASS; i++) {
 		json_t *jseed = json_object();
 
@@ -381,6 +343,13 @@ static void stage_ir(struct ck *c, struct prog *pg)
 				 c->rt.info.platform,
 				 strstr(c->rt.info.platform, "NVIDIA") ? ": see ir.ptx" : "");
 			json_object_set_new(entry, "note", json_string(msg));
+			continue;
+		}
+		if (!json_object_get(c->ran, k)) {
+			json_object_set_new(
+				entry, "note",
+				json_string("not launched at any checked shape (its "
+					    "global size is 0 there), so never compiled"));
 			continue;
 		}
 		if (irpocl_collect(cache, k, 8u << 20, &irt, &irl, &asmt, &asml, msg,
@@ -606,6 +575,7 @@ static int ck_open(struct ck *c, const char *work, const char *id)
 	c->id = id;
 	c->dir = strcmp(id, "reference") ? worker_prog_dir(work, id) : worker_dir(work, id);
 	c->doc = json_pack("{s:s, s:s}", "id", id, "status", "running");
+	c->ran = json_object();
 	/* Before the device is opened, so that the driver's threads are confined too. */
 	rc = worker_confine(c->dir, (const char *const *)reads, 0, &report, c->msg, sizeof(c->msg));
 	free(reads[0]);
@@ -637,6 +607,7 @@ static void ck_close(struct ck *c)
 	clrt_close(&c->rt);
 	batch_release(&c->b);
 	json_decref(c->doc);
+	json_decref(c->ran);
 	worker_judge_close(&c->jc);
 	free(c->dir);
 }

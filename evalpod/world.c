@@ -524,19 +524,20 @@ static int bind_arg(struct world *w, struct pstep *st, size_t si, size_t ai,
 	return 0;
 }
 
+/* A global size may be 0 (the step does not run); a local size may not. */
 static int eval_dim(const char *text, const struct expr_vars *vars, size_t si, const char *kind,
 		    unsigned d, size_t *out, char *msg, size_t n)
 {
+	const int64_t least = strcmp(kind, "global") ? 1 : 0;
 	char why[256];
 	int64_t v = 0;
 
 	if (expr_eval(text, expr_vars_lookup, (void *)vars, &v, why, sizeof(why)))
 		return kerr_set(msg, n, KERR_INVALID, "launch[%zu] %s[%u] '%s': %s", si, kind, d,
 				text, why);
-	if (v <= 0)
-		return kerr_set(msg, n, KERR_INVALID,
-				"launch[%zu] %s[%u] '%s' = %lld is not positive", si, kind, d, text,
-				(long long)v);
+	if (v < least)
+		return kerr_set(msg, n, KERR_INVALID, "launch[%zu] %s[%u] '%s' = %lld is %s", si,
+				kind, d, text, (long long)v, least ? "not positive" : "negative");
 	*out = (size_t)v;
 	return 0;
 }
@@ -572,6 +573,7 @@ static int bind_step(struct world *w, struct pstep *st, size_t si, cl_program pr
 	int rc;
 
 	st->name = l->kernel;
+	st->index = si;
 	st->dims = l->dims;
 	st->kernel = clCreateKernel(prog, l->kernel, &err);
 	if (err != CL_SUCCESS)
@@ -598,15 +600,38 @@ static int bind_step(struct world *w, struct pstep *st, size_t si, cl_program pr
 	return step_fits(w, st, si, msg, n);
 }
 
+/* Whether the step's range is empty (some global size 0): it does not run. */
+static int step_empty(const struct pstep *st)
+{
+	for (unsigned d = 0; d < st->dims; d++)
+		if (!st->global[d])
+			return 1;
+	return 0;
+}
+
 int plan_bind(struct plan *p, struct world *w, cl_program prog, const struct launch_spec *launch,
 	      size_t nlaunch, const struct expr_vars *vars, char *msg, size_t n)
 {
 	int rc = 0;
 
 	p->steps = xcalloc(nlaunch ? nlaunch : 1, sizeof(*p->steps));
-	p->nsteps = nlaunch;
-	for (size_t i = 0; i < nlaunch && !rc; i++)
-		rc = bind_step(w, &p->steps[i], i, prog, &launch[i], vars, msg, n);
+	p->nsteps = 0;
+	for (size_t i = 0; i < nlaunch && !rc; i++) {
+		struct pstep *st = &p->steps[p->nsteps];
+
+		rc = bind_step(w, st, i, prog, &launch[i], vars, msg, n);
+		if (st->kernel)
+			p->nsteps++;
+		if (!rc && step_empty(st)) {
+			clReleaseKernel(st->kernel);
+			memset(st, 0, sizeof(*st));
+			p->nsteps--;
+		}
+	}
+	if (!rc && !p->nsteps)
+		rc = kerr_set(msg, n, KERR_INVALID,
+			      "the launch plan runs no kernel at this shape: every step has a "
+			      "global size of 0");
 	return rc;
 }
 
@@ -634,12 +659,45 @@ cl_int plan_enqueue(struct plan *p, cl_command_queue q, cl_event *events, char *
 			kerr_set(msg, n, KERR_OPENCL,
 				 "launch[%zu] kernel '%s' (global %zux%zux%zu, local "
 				 "%s%zux%zux%zu): %s",
-				 i, st->name, st->global[0], st->dims > 1 ? st->global[1] : 1,
-				 st->dims > 2 ? st->global[2] : 1, st->has_local ? "" : "auto ",
-				 st->local[0], st->dims > 1 ? st->local[1] : 1,
-				 st->dims > 2 ? st->local[2] : 1, clrt_errstr(err));
+				 st->index, st->name, st->global[0],
+				 st->dims > 1 ? st->global[1] : 1, st->dims > 2 ? st->global[2] : 1,
+				 st->has_local ? "" : "auto ", st->local[0],
+				 st->dims > 1 ? st->local[1] : 1, st->dims > 2 ? st->local[2] : 1,
+				 clrt_errstr(err));
 			return err;
 		}
 	}
 	return CL_SUCCESS;
+}
+
+/* Dimension 0's range in at most 64 chunks of whole work-groups, last first. */
+cl_int plan_enqueue_reversed(struct plan *p, cl_command_queue q, cl_event *ev)
+{
+	for (size_t i = 0; i < p->nsteps; i++) {
+		struct pstep *st = &p->steps[i];
+		size_t groups = st->global[0] / st->local[0], per = (groups + 63) / 64;
+		size_t chunks = (groups + per - 1) / per;
+		cl_int err = CL_SUCCESS;
+
+		for (size_t c = chunks; c-- > 0 && err == CL_SUCCESS;) {
+			size_t off[3] = { c * per * st->local[0], 0, 0 }, glob[3];
+
+			memcpy(glob, st->global, sizeof(glob));
+			glob[0] = (c + 1 == chunks ? groups - c * per : per) * st->local[0];
+			err = clEnqueueNDRangeKernel(q, st->kernel, st->dims, off, glob, st->local,
+						     0, NULL,
+						     c == 0 && i + 1 == p->nsteps ? ev : NULL);
+		}
+		if (err != CL_SUCCESS)
+			return err;
+	}
+	return CL_SUCCESS;
+}
+
+int plan_reorder_ok(const struct plan *p)
+{
+	for (size_t i = 0; i < p->nsteps; i++)
+		if (!p->steps[i].has_local || p->steps[i].global[0] % p->steps[i].local[0])
+			return 0;
+	return p->nsteps > 0;
 }

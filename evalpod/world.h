@@ -168,6 +168,7 @@ int world_check_inputs(struct world *w, char *msg, size_t n);
 struct pstep {
 	cl_kernel kernel;
 	const char *name;
+	size_t index; /* its place in the problem's launch list, for messages */
 	cl_uint dims;
 	size_t global[3], local[3];
 	int has_local;
@@ -181,9 +182,14 @@ struct plan {
 /*
  * Creates the kernels of launch from prog, sets their arguments from w and
  * resolves the geometry with vars (shape values plus the program's
- * #defines).  Returns 0; KERR_INVALID for a geometry expression that does
- * not evaluate or is not positive, KERR_OPENCL for a missing kernel or an
- * argument the kernel rejects (msg names launch step and argument).
+ * #defines).  A step whose global size is 0 in some dimension is checked
+ * (its kernel and arguments) and then left out of the plan: it does not run
+ * for these values (OpenCL 2.1's rule for an empty range), so the driver
+ * never compiles it for them.  Returns 0; KERR_INVALID for a geometry
+ * expression that does not evaluate, a global size below 0, a local size
+ * below 1, or a plan left with no step, KERR_OPENCL for a missing kernel or
+ * an argument the kernel rejects (msg names launch step and argument).
+ * p->steps[i].index is step i's place in launch.
  */
 int plan_bind(struct plan *p, struct world *w, cl_program prog, const struct launch_spec *launch,
 	      size_t nlaunch, const struct expr_vars *vars, char *msg, size_t n);
@@ -195,6 +201,22 @@ void plan_release(struct plan *p);
  * with msg naming the step.
  */
 cl_int plan_enqueue(struct plan *p, cl_command_queue q, cl_event *events, char *msg, size_t n);
+
+/*
+ * Enqueues every step with its work-groups in reverse order: the range of
+ * dimension 0 is cut into chunks of whole work-groups, launched last chunk
+ * first with the matching global offset, so a kernel that relies on
+ * work-group g running before g + 1 (a race between work-groups that one
+ * device's schedule happens to hide) computes something else.  ev, when
+ * not NULL, receives the last command's event.  Only for a plan that
+ * plan_reorder_ok() accepts and whose kernels do not ask for their group
+ * ids, group counts or global size, which chunking would change (check.c
+ * looks at the source).
+ */
+cl_int plan_enqueue_reversed(struct plan *p, cl_command_queue q, cl_event *ev);
+
+/* Whether every step has an explicit local size that divides its range (and there is one). */
+int plan_reorder_ok(const struct plan *p);
 
 /* Element-wise comparison of one buffer against its reference. */
 struct cmp_stats {

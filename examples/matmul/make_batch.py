@@ -125,12 +125,12 @@ def main():
             ],
             "launch": [{
                 "kernel": "pack_a", "args": ["A", "Ap", "M", "K"],
-                "global": ["PACK == 1 ? round_up(ceil_div(K, 16), 8) : 1",
+                "global": ["PACK == 1 ? round_up(ceil_div(K, 16), 8) : 0",
                            "PACK == 1 ? round_up(ceil_div(M, TM), 8) : 1"],
                 "local": ["PACK == 1 ? 8 : 1", "PACK == 1 ? 8 : 1"],
             }, {
                 "kernel": "pack_b", "args": ["B", "Bp", "N", "K"],
-                "global": ["PACK ? round_up(ceil_div(N, VN), 64) : 1",
+                "global": ["PACK ? round_up(ceil_div(N, VN), 64) : 0",
                            "PACK ? round_up(K, 16) : 1"],
                 "local": ["PACK ? 64 : 1", "PACK ? 16 : 1"],
             }, {

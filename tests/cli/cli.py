@@ -322,6 +322,54 @@ def local_memory_over_the_device_is_bad_geometry(ctx):
 
 
 @test
+def a_step_with_global_size_zero_does_not_run(ctx):
+    # After affine, a step that would overwrite y with garbage: with its
+    # global size 0 (P=0) it must not run and the program passes, the kernel
+    # named as never launched; with P=1 it runs and the program fails its
+    # checks (so the test can fail); a negative size, or a plan with every
+    # step at 0, is runtime_error/bad_geometry, named.
+    src = ("__kernel void affine(__global const float *x, __global float *y, int n)\n"
+           "{\n\tint i = get_global_id(0);\n\n"
+           "\tif (i < n)\n\t\ty[i] = fma(x[i], 2.0f, 1.0f);\n}\n\n"
+           "__kernel void garbage(__global float *y, int n)\n"
+           "{\n\tint i = get_global_id(0);\n\n"
+           "\tif (i < n)\n\t\ty[i] = 12345.0f;\n}\n")
+    batch = make_batch()
+    problem = batch["problem"]
+    problem["reference_launch"] = [dict(problem["launch"][0])]
+    problem["launch"] = [
+        {"kernel": "affine", "args": ["x", "y", "n"], "global": ["A * round_up(n, 64)"],
+         "local": [64]},
+        {"kernel": "garbage", "args": ["y", "n"], "global": ["P * round_up(n, 64)"],
+         "local": [64]}]
+    cases = {"skipped": "-DA=1 -DP=0", "runs": "-DA=1 -DP=1", "negative": "-DA=1 -DP=-1",
+             "none": "-DA=0 -DP=0"}
+    batch["variants"] = [{"id": k, "source": src, "build_options": v}
+                         for k, v in cases.items()]
+    d = ctx.fresh_dir("global0")
+    path = write_batch(ctx, d, batch)
+    rc, out, err = ctx.evalpod_run(["run", path, "--out", os.path.join(d, "out"), "--quiet"])
+    expect_status(ctx, rc, 0, err)
+    res = {k: load_json(os.path.join(d, "out", k + ".json")) or {} for k in cases}
+    ok = res["skipped"]
+    ctx.expect(ok.get("status") == "ok", "skipped: ok (got %r)" % ok.get("status"))
+    launch = (ok.get("performance") or {}).get("launch") or []
+    ctx.expect([st.get("kernel") for st in launch] == ["affine"],
+               "skipped: only affine timed (got %r)" % [st.get("kernel") for st in launch])
+    note = (((ok.get("ir") or {}).get("kernels") or {}).get("garbage") or {}).get("note", "")
+    ctx.expect("not launched" in note, "skipped: stage 5 says garbage never ran (got %r)" % note)
+    ctx.expect(res["runs"].get("status") == "incorrect",
+               "runs: incorrect (got %r)" % res["runs"].get("status"))
+    for k, want in (("negative", "= -4096 is negative"), ("none", "runs no kernel")):
+        fault = res[k].get("fault") or {}
+        ctx.expect(res[k].get("status") == "runtime_error" and fault.get("kind") == "bad_geometry"
+                   and want in fault.get("message", ""),
+                   "%s: runtime_error/bad_geometry saying %r (got %r/%r: %r)"
+                   % (k, want, res[k].get("status"), fault.get("kind"),
+                      fault.get("message", "")[:200]))
+
+
+@test
 def jobs_zero_is_a_usage_error(ctx):
     d = ctx.fresh_dir("jobs0")
     path = write_batch(ctx, d, make_batch())

@@ -603,9 +603,15 @@ def confirm_and_export(kctl, evalpod, data):
         # group (262,144 groups) makes it slower than every point by far.
         slow = sc.read(sc.tmp, "affine.cl").replace("#define LS 64\n", "#define LS 1\n")
         sc.write("affine_slow.cl", slow)
+        # A second step whose global size is 0 never runs (evalpod skips it):
+        # the export lists it with its 0, best.cl's header says it is not run.
         spec = sc.derive("noconf.yaml", [("confirm_passes: 2\n", "confirm_passes: 0\n"),
                                          ("template: affine.cl\n",
-                                          "template: affine_slow.cl\n")])
+                                          "template: affine_slow.cl\n"),
+                                         ("      local: [LS]\n",
+                                          "      local: [LS]\n"
+                                          "    - {kernel: affine, args: [x, y, n], "
+                                          "global: [\"0 * n\"], local: [LS]}\n")])
         res = sc.run(["start", spec])
         sid = first_line(res.stdout)
         st = sc.status(sid) or {}
@@ -645,12 +651,16 @@ def confirm_and_export(kctl, evalpod, data):
             for shape, n in (("big", 262144), ("odd", 1000)):
                 per = -(-n // params["U"])
                 want[shape] = [{"kernel": "affine", "global": [-(-per // params["LS"]) * params["LS"]],
-                                "local": [params["LS"]]}]
+                                "local": [params["LS"]]},
+                               {"kernel": "affine", "global": [0], "local": [params["LS"]]}]
         check(ok and launch == want,
               f"status exports the launch geometry of the winner at both shapes "
               f"(got {launch}, want {want})")
         best_cl = sc.read(sc.session_dir(sid), "best.cl") or ""
-        body = best_cl.split("*/", 1)[-1]
+        head, body = best_cl.split("*/", 1) if "*/" in best_cl else ("", best_cl)
+        check(head.count("; affine not run (a global size of 0)") == 2,
+              f"best.cl's header says the step with a global size of 0 is not run, at both "
+              f"shapes (header {head[:600]!r})")
         check(ok and f"#define LS {params['LS']}\n" in body and f"#define U {params['U']}\n" in body
               and "-DLS" not in (best.get("best_cl_build_options") or "")
               and f"-DLS={params['LS']}" in (best.get("build_options") or ""),

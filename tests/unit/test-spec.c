@@ -937,6 +937,14 @@ static const struct expr_case {
 	  "15:15: problem.launch[0].local[0]",
 	  KERR_RANGE,
 	  "'LS - 64' = 0 is not positive at shape 'big'" },
+	/* a global size of 0 skips the step (U is 1); below 0 it is an error */
+	{ { "ceil_div(n, U), LS)" }, { "ceil_div(n, U), LS) * (U - 1)" }, NULL, 0, NULL },
+	{ { "ceil_div(n, U), LS)" },
+	  { "ceil_div(n, U), LS) * (U - 2)" },
+	  "14:16: problem.launch[0].global[0]",
+	  KERR_RANGE,
+	  "= -4096 is negative at shape 'big'" },
+	{ { "global: [n]}" }, { "global: [\"n * 0\"]}" }, NULL, 0, NULL },
 	/* ... but not when only another setting makes it fail */
 	{ { "local: [LS]" }, { "local: [\"LS / (U != 2)\"]" }, NULL, 0, NULL },
 	{ { "local: [LS]" }, { "local: [\"LS - 32\"]" }, NULL, 0, NULL },
