@@ -565,6 +565,15 @@ static int step_fits(struct world *w, struct pstep *st, size_t si, char *msg, si
 	return 0;
 }
 
+/* Whether the step's range is empty (some global size 0): it does not run. */
+static int step_empty(const struct pstep *st)
+{
+	for (unsigned d = 0; d < st->dims; d++)
+		if (!st->global[d])
+			return 1;
+	return 0;
+}
+
 static int bind_step(struct world *w, struct pstep *st, size_t si, cl_program prog,
 		     const struct launch_spec *l, const struct expr_vars *vars, char *msg, size_t n)
 {
@@ -597,16 +606,7 @@ static int bind_step(struct world *w, struct pstep *st, size_t si, cl_program pr
 		    (rc = eval_dim(l->local[d], vars, si, "local", d, &st->local[d], msg, n)))
 			return rc;
 	}
-	return step_fits(w, st, si, msg, n);
-}
-
-/* Whether the step's range is empty (some global size 0): it does not run. */
-static int step_empty(const struct pstep *st)
-{
-	for (unsigned d = 0; d < st->dims; d++)
-		if (!st->global[d])
-			return 1;
-	return 0;
+	return step_empty(st) ? 0 : step_fits(w, st, si, msg, n);
 }
 
 int plan_bind(struct plan *p, struct world *w, cl_program prog, const struct launch_spec *launch,

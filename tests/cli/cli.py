@@ -327,23 +327,29 @@ def a_step_with_global_size_zero_does_not_run(ctx):
     # global size 0 (P=0) it must not run and the program passes, the kernel
     # named as never launched; with P=1 it runs and the program fails its
     # checks (so the test can fail); a negative size, or a plan with every
-    # step at 0, is runtime_error/bad_geometry, named.
+    # step at 0, is runtime_error/bad_geometry, named.  A skipped step's
+    # local memory is not held against the device (it never launches).
+    rc, out, err = ctx.evalpod_run(["devices", "-o", "json"])
+    expect_status(ctx, rc, 0, err)
+    lmem = json.loads(out)[0]["devices"][0]["local_mem_bytes"]
     src = ("__kernel void affine(__global const float *x, __global float *y, int n)\n"
            "{\n\tint i = get_global_id(0);\n\n"
            "\tif (i < n)\n\t\ty[i] = fma(x[i], 2.0f, 1.0f);\n}\n\n"
-           "__kernel void garbage(__global float *y, int n)\n"
+           "__kernel void garbage(__global float *y, int n, __local float *s)\n"
            "{\n\tint i = get_global_id(0);\n\n"
-           "\tif (i < n)\n\t\ty[i] = 12345.0f;\n}\n")
+           "\ts[get_local_id(0)] = 12345.0f;\n"
+           "\tif (i < n)\n\t\ty[i] = s[get_local_id(0)];\n}\n")
     batch = make_batch()
     problem = batch["problem"]
     problem["reference_launch"] = [dict(problem["launch"][0])]
     problem["launch"] = [
         {"kernel": "affine", "args": ["x", "y", "n"], "global": ["A * round_up(n, 64)"],
          "local": [64]},
-        {"kernel": "garbage", "args": ["y", "n"], "global": ["P * round_up(n, 64)"],
-         "local": [64]}]
-    cases = {"skipped": "-DA=1 -DP=0", "runs": "-DA=1 -DP=1", "negative": "-DA=1 -DP=-1",
-             "none": "-DA=0 -DP=0"}
+        {"kernel": "garbage", "args": ["y", "n", {"local": "L"}],
+         "global": ["P * round_up(n, 64)"], "local": [64]}]
+    cases = {"skipped": "-DA=1 -DP=0 -DL=256", "runs": "-DA=1 -DP=1 -DL=256",
+             "negative": "-DA=1 -DP=-1 -DL=256", "none": "-DA=0 -DP=0 -DL=256",
+             "skipped-big": "-DA=1 -DP=0 -DL=%d" % (2 * lmem)}
     batch["variants"] = [{"id": k, "source": src, "build_options": v}
                          for k, v in cases.items()]
     d = ctx.fresh_dir("global0")
@@ -353,6 +359,9 @@ def a_step_with_global_size_zero_does_not_run(ctx):
     res = {k: load_json(os.path.join(d, "out", k + ".json")) or {} for k in cases}
     ok = res["skipped"]
     ctx.expect(ok.get("status") == "ok", "skipped: ok (got %r)" % ok.get("status"))
+    ctx.expect(res["skipped-big"].get("status") == "ok",
+               "skipped with twice the device's local memory: ok (got %r: %r)"
+               % (res["skipped-big"].get("status"), res["skipped-big"].get("fault")))
     launch = (ok.get("performance") or {}).get("launch") or []
     ctx.expect([st.get("kernel") for st in launch] == ["affine"],
                "skipped: only affine timed (got %r)" % [st.get("kernel") for st in launch])
