@@ -283,15 +283,30 @@ def unknown_command_is_named(ctx):
     ctx.expect("'bogus'" in err, "stderr names 'bogus' (got %r)" % err[:300])
 
 
+def device_local_mem(ctx):
+    """The first device's local memory in bytes, as evalpod devices reports it."""
+    rc, out, err = ctx.evalpod_run(["devices", "-o", "json"])
+    expect_status(ctx, rc, 0, err)
+    return json.loads(out)[0]["devices"][0]["local_mem_bytes"]
+
+
+def run_programs(ctx, name, batch):
+    """Runs batch in a fresh directory; {program id: its result (or {})}."""
+    d = ctx.fresh_dir(name)
+    path = write_batch(ctx, d, batch)
+    rc, out, err = ctx.evalpod_run(["run", path, "--out", os.path.join(d, "out"), "--quiet"])
+    expect_status(ctx, rc, 0, err)
+    return {v["id"]: load_json(os.path.join(d, "out", v["id"] + ".json")) or {}
+            for v in batch["variants"]}
+
+
 @test
 def local_memory_over_the_device_is_bad_geometry(ctx):
     # A step whose __local argument is twice the device's local memory is
     # refused before its launch, with both figures named (a GPU answers the
     # launch itself with a bare CL_OUT_OF_RESOURCES); the same kernel with a
     # small one passes.
-    rc, out, err = ctx.evalpod_run(["devices", "-o", "json"])
-    expect_status(ctx, rc, 0, err)
-    lmem = json.loads(out)[0]["devices"][0]["local_mem_bytes"]
+    lmem = device_local_mem(ctx)
     src = ("__kernel void affine(__global const float *x, __global float *y, int n,\n"
            "                     __local float *scratch)\n"
            "{\n\tint i = get_global_id(0);\n\n"
@@ -304,12 +319,8 @@ def local_memory_over_the_device_is_bad_geometry(ctx):
     batch["variants"] = [
         {"id": "small", "source": src, "build_options": "-DLB=256"},
         {"id": "big", "source": src, "build_options": "-DLB=%d" % (2 * lmem)}]
-    d = ctx.fresh_dir("lmem")
-    path = write_batch(ctx, d, batch)
-    rc, out, err = ctx.evalpod_run(["run", path, "--out", os.path.join(d, "out"), "--quiet"])
-    expect_status(ctx, rc, 0, err)
-    small = load_json(os.path.join(d, "out", "small.json")) or {}
-    big = load_json(os.path.join(d, "out", "big.json")) or {}
+    res = run_programs(ctx, "lmem", batch)
+    small, big = res["small"], res["big"]
     ctx.expect(small.get("status") == "ok", "small: ok (got %r)" % small.get("status"))
     fault = big.get("fault") or {}
     ctx.expect(big.get("status") == "runtime_error" and fault.get("kind") == "bad_geometry",
@@ -329,9 +340,7 @@ def a_step_with_global_size_zero_does_not_run(ctx):
     # checks (so the test can fail); a negative size, or a plan with every
     # step at 0, is runtime_error/bad_geometry, named.  A skipped step's
     # local memory is not held against the device (it never launches).
-    rc, out, err = ctx.evalpod_run(["devices", "-o", "json"])
-    expect_status(ctx, rc, 0, err)
-    lmem = json.loads(out)[0]["devices"][0]["local_mem_bytes"]
+    lmem = device_local_mem(ctx)
     src = ("__kernel void affine(__global const float *x, __global float *y, int n)\n"
            "{\n\tint i = get_global_id(0);\n\n"
            "\tif (i < n)\n\t\ty[i] = fma(x[i], 2.0f, 1.0f);\n}\n\n"
@@ -352,11 +361,7 @@ def a_step_with_global_size_zero_does_not_run(ctx):
              "skipped-big": "-DA=1 -DP=0 -DL=%d" % (2 * lmem)}
     batch["variants"] = [{"id": k, "source": src, "build_options": v}
                          for k, v in cases.items()]
-    d = ctx.fresh_dir("global0")
-    path = write_batch(ctx, d, batch)
-    rc, out, err = ctx.evalpod_run(["run", path, "--out", os.path.join(d, "out"), "--quiet"])
-    expect_status(ctx, rc, 0, err)
-    res = {k: load_json(os.path.join(d, "out", k + ".json")) or {} for k in cases}
+    res = run_programs(ctx, "global0", batch)
     ok = res["skipped"]
     ctx.expect(ok.get("status") == "ok", "skipped: ok (got %r)" % ok.get("status"))
     ctx.expect(res["skipped-big"].get("status") == "ok",
