@@ -43,6 +43,12 @@ enum {
 
 enum need { NEED_ANY, NEED_POSITIVE, NEED_NONNEG, NEED_INT };
 
+/* What a launch step's "global" or "local" size must be: a global size of 0 skips the step. */
+static enum need dim_need(const char *key)
+{
+	return strcmp(key, "global") ? NEED_POSITIVE : NEED_NONNEG;
+}
+
 /* The values evalpod accepts (world.c). */
 static const struct need_range {
 	int64_t lo, hi;
@@ -110,7 +116,7 @@ static void pexprs_plan(struct pexprs *l, const json_t *p, const char *key, int 
 			yamlx_path_key(kp, sp, dims[d]);
 			json_array_foreach (json_object_get(step, dims[d]), j, x) {
 				yamlx_path_idx(ip, kp, j);
-				pexprs_add(l, ip, x, scope, d ? NEED_POSITIVE : NEED_NONNEG);
+				pexprs_add(l, ip, x, scope, dim_need(dims[d]));
 			}
 		}
 	}
@@ -377,9 +383,7 @@ static int step_dims(const json_t *step, const char *path, const char *key, cons
 
 	*out = arr ? json_array() : json_null();
 	json_array_foreach (arr, d, x) {
-		rc = pexpr_eval(json_string_value(x),
-				strcmp(key, "global") ? NEED_POSITIVE : NEED_NONNEG, vars, &v, why,
-				sizeof(why));
+		rc = pexpr_eval(json_string_value(x), dim_need(key), vars, &v, why, sizeof(why));
 		if (rc == KERR_NOTFOUND)
 			known_names(vars, known, sizeof(known));
 		if (rc)

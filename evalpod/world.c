@@ -620,12 +620,11 @@ int plan_bind(struct plan *p, struct world *w, cl_program prog, const struct lau
 		struct pstep *st = &p->steps[p->nsteps];
 
 		rc = bind_step(w, st, i, prog, &launch[i], vars, msg, n);
-		if (st->kernel)
-			p->nsteps++;
 		if (!rc && step_empty(st)) {
 			clReleaseKernel(st->kernel);
 			memset(st, 0, sizeof(*st));
-			p->nsteps--;
+		} else if (st->kernel) {
+			p->nsteps++; /* counted once it holds a kernel to release */
 		}
 	}
 	if (!rc && !p->nsteps)
