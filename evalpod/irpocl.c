@@ -2,9 +2,9 @@
  * irpocl.c - fetches a kernel's compiled code from PoCL's kernel cache (see
  * irpocl.h): finds the kernel's newest build in the cache tree, then prints
  * its parallel.bc as text with the LLVM library PoCL has loaded into this
- * process (else llvm-dis) and disassembles its .so with objdump, each in a
- * child (forked for the print, spawned for the tools, with no shell) under
- * a time limit and an output limit.
+ * process (small bitcode; else llvm-dis) and disassembles its .so with
+ * objdump.  The tools run in children (spawned, with no shell) under a
+ * time limit and an output limit.
  */
 #include "irpocl.h"
 #include "err.h"
@@ -51,6 +51,10 @@ struct llvm_c {
 	int (*buffer_from_file)(const char *path, void **buf, char **err);
 	int (*parse)(void *ctx, void *buf, void **mod);
 	char *(*print)(void *mod);
+	void (*dispose_message)(char *msg);
+	void (*dispose_module)(void *mod);
+	void (*dispose_buffer)(void *buf);
+	void (*dispose_context)(void *ctx);
 };
 
 /* dl_iterate_phdr's callback: the path of a loaded libLLVM* into *(char **)data. */
@@ -94,65 +98,81 @@ static const struct llvm_c *loaded_llvm(void)
 	if (!lib || LLVM_SYM(lib, "LLVMContextCreate", api.context_create) ||
 	    LLVM_SYM(lib, "LLVMCreateMemoryBufferWithContentsOfFile", api.buffer_from_file) ||
 	    LLVM_SYM(lib, "LLVMParseBitcodeInContext2", api.parse) ||
-	    LLVM_SYM(lib, "LLVMPrintModuleToString", api.print)) {
+	    LLVM_SYM(lib, "LLVMPrintModuleToString", api.print) ||
+	    LLVM_SYM(lib, "LLVMDisposeMessage", api.dispose_message) ||
+	    LLVM_SYM(lib, "LLVMDisposeModule", api.dispose_module) ||
+	    LLVM_SYM(lib, "LLVMDisposeMemoryBuffer", api.dispose_buffer) ||
+	    LLVM_SYM(lib, "LLVMContextDispose", api.dispose_context)) {
 		memset(&api, 0, sizeof(api));
 		return NULL;
 	}
 	return &api; /* lib stays open: PoCL holds it for the process's life anyway */
 }
 
-static void write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			_exit(1);
-		p += w;
-		len -= (size_t)w;
-	}
-}
-
 /*
- * Child side of an in-process print: the module as text on stdout, an
- * error on stderr.  Runs in a fork of a process with other threads, so
- * strictly only async-signal-safe calls are allowed; LLVM allocates.
- * glibc's malloc is safe across fork, PoCL's threads hold no LLVM lock
- * once its builds are done, and the parent's time limit ends the child
- * if either is ever wrong.  Exits without freeing: the process ends.
+ * Bitcode up to 1/IRPOCL_HERE_RATIO of the text limit is printed in this
+ * process: PoCL wrote it with this very library moments ago, and its text
+ * is some 10 to 20 times its size, so the print is short and its text
+ * within reach of the limit.  Larger bitcode goes to llvm-dis, a child
+ * that the time and output limits stop.  (A print in a fork of this
+ * process, as before, cost 35 ms per matmul kernel against 8 here, and
+ * a fork of a process with PoCL's threads may only make async-signal-safe
+ * calls, which LLVM's are not: docs/benchmarks.md.)
  */
-static void llvm_print_child(const struct llvm_c *api, const char *bc)
+#define IRPOCL_HERE_RATIO 32
+
+/* Prints bc as text into *text (at most max bytes, cut at a line end). */
+static int llvm_print_here(const struct llvm_c *api, const char *bc, size_t max, char **text,
+			   size_t *len, char *why, size_t n)
 {
 	void *ctx = api->context_create(), *buf = NULL, *mod = NULL;
-	char *err = NULL, *text;
+	char *err = NULL, *out = NULL;
+	int rc = KERR_CHILD;
+	size_t l;
 
+	if (!ctx)
+		return kerr_set(why, n, KERR_NOMEM, "libLLVM (in process): no context");
 	if (api->buffer_from_file(bc, &buf, &err)) {
-		const char *why = err ? err : "cannot read it";
-
-		write_all(STDERR_FILENO, why, strlen(why));
-		_exit(1);
+		kerr_set(why, n, KERR_CHILD, "libLLVM (in process): %s",
+			 err ? err : "cannot read the bitcode");
+		goto out;
 	}
 	if (api->parse(ctx, buf, &mod) || !mod) {
-		static const char bad[] = "not LLVM bitcode this LLVM can read\n";
-
-		write_all(STDERR_FILENO, bad, sizeof(bad) - 1);
-		_exit(1);
+		kerr_set(why, n, KERR_CHILD,
+			 "libLLVM (in process): not LLVM bitcode this LLVM can read");
+		goto out;
 	}
-	text = api->print(mod);
-	if (text)
-		write_all(STDOUT_FILENO, text, strlen(text));
-	_exit(text ? 0 : 1);
+	if (!(out = api->print(mod))) {
+		kerr_set(why, n, KERR_CHILD, "libLLVM (in process): the print failed");
+		goto out;
+	}
+	l = strlen(out);
+	if (l > max) {
+		const char *nl = memrchr(out, '\n', max);
+
+		l = nl ? (size_t)(nl - out) + 1 : 0;
+	}
+	*text = xstrndup(out, l);
+	*len = l;
+	rc = 0;
+out:
+	if (err)
+		api->dispose_message(err);
+	if (out)
+		api->dispose_message(out);
+	if (mod)
+		api->dispose_module(mod);
+	if (buf)
+		api->dispose_buffer(buf);
+	api->dispose_context(ctx);
+	return rc;
 }
 
 /* ---- running a disassembler ------------------------------------------ */
 
-/* What a child runs: argv through PATH, or print (the in-process LLVM) on bc. */
+/* What a child runs: argv through PATH (argv[0] names the tool in messages). */
 struct tool {
-	char *const *argv; /* argv[0] names the tool in messages */
-	const struct llvm_c *print;
-	const char *bc;
+	char *const *argv;
 };
 
 static long long now_ms(void)
@@ -161,31 +181,6 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * The in-process print's child (the tools are spawned: tool_spawn): never
- * returns.  Only async-signal-safe calls after fork (but see
- * llvm_print_child).  Its own process group lets a timeout kill it.  If
- * its set-up fails, errno goes back through report (closed before the
- * print).
- */
-static void print_child(const struct tool *t, int in, int out, int err, int report)
-{
-	int e;
-	ssize_t w;
-
-	setpgid(0, 0);
-	signal(SIGPIPE, SIG_DFL);
-	if (dup2(in, STDIN_FILENO) >= 0 && dup2(out, STDOUT_FILENO) >= 0 &&
-	    dup2(err, STDERR_FILENO) >= 0) {
-		close(report);
-		llvm_print_child(t->print, t->bc);
-	}
-	e = errno;
-	w = write(report, &e, sizeof(e));
-	(void)w;
-	_exit(127);
 }
 
 /* Parent side of one tool run: its two pipes and what came out of them. */
@@ -337,10 +332,10 @@ static void close_pair(int fd[2])
 /*
  * A tool starts through posix_spawnp (a vfork on Linux): a fork would copy
  * the page tables of a process that holds PoCL, LLVM and the program's
- * buffers, about 15 ms per objdump in a check worker.  The same set-up as
- * print_child: stdin /dev/null, its own process group, SIGPIPE at its
- * default.  Returns 0, or the error number of the failed start (glibc has
- * then reaped the child).
+ * buffers, about 15 ms per objdump in a check worker.  Stdin /dev/null,
+ * its own process group (what a timeout kills), SIGPIPE at its default.
+ * Returns 0, or the error number of the failed start (glibc has then
+ * reaped the child).
  */
 static int tool_spawn(const struct tool *t, int in, int out, int err, pid_t *pid)
 {
@@ -370,48 +365,23 @@ static int tool_spawn(const struct tool *t, int in, int out, int err, pid_t *pid
 }
 
 /*
- * Starts t (a tool, or the in-process print) with stdin from /dev/null
- * and its stdout and stderr into io->fd.  Returns 0 with *pid set,
- * KERR_NOTFOUND when argv[0] is not on PATH, KERR_CHILD when it cannot be
- * executed, or KERR_IO.
+ * Starts t with stdin from /dev/null and its stdout and stderr into
+ * io->fd.  Returns 0 with *pid set, KERR_NOTFOUND when argv[0] is not on
+ * PATH, KERR_CHILD when it cannot be executed, or KERR_IO.
  */
 static int tool_start(const struct tool *t, struct tool_io *io, pid_t *pid, char *msg, size_t n)
 {
 	char *const *argv = t->argv;
-	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, execp[2] = { -1, -1 };
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	int null_fd, rc = 0, child_errno = 0;
 
 	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) ||
-	    pipe2(execp, O_CLOEXEC)) {
+	if (null_fd < 0 || pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
 		rc = kerr_set(msg, n, KERR_IO, "cannot set up pipes for '%s': %s", argv[0],
 			      strerror(errno));
 		goto out;
 	}
-	if (!t->print) {
-		child_errno = tool_spawn(t, null_fd, outp[1], errp[1], pid);
-	} else {
-		ssize_t got;
-
-		*pid = fork();
-		if (*pid < 0) {
-			rc = kerr_set(msg, n, KERR_IO, "cannot start '%s': %s", argv[0],
-				      strerror(errno));
-			goto out;
-		}
-		if (*pid == 0)
-			print_child(t, null_fd, outp[1], errp[1], execp[1]);
-		close(execp[1]);
-		execp[1] = -1;
-		while ((got = read(execp[0], &child_errno, sizeof(child_errno))) < 0 &&
-		       errno == EINTR)
-			;
-		if (got != (ssize_t)sizeof(child_errno))
-			child_errno = 0;
-		else
-			while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
-				;
-	}
+	child_errno = tool_spawn(t, null_fd, outp[1], errp[1], pid);
 	if (child_errno) {
 		*pid = -1;
 		rc = child_errno == ENOENT
@@ -428,7 +398,6 @@ out:
 		close(null_fd);
 	close_pair(outp);
 	close_pair(errp);
-	close_pair(execp);
 	return rc;
 }
 
@@ -443,7 +412,7 @@ static void cut_to_line(struct sbuf *b)
 }
 
 /*
- * Runs t (argv with no shell, PATH searched, or the in-process print) with
+ * Runs t (argv with no shell, PATH searched) with
  * stdin from /dev/null and returns its stdout in *out (malloc'd,
  * NUL-terminated, caller frees), at most max bytes; output cut there ends
  * at its last whole line.  Returns 0, KERR_NOTFOUND (not on PATH),
@@ -589,18 +558,16 @@ static int valid_kernel_name(const char *kernel)
 /* Disassemblers for PoCL's bitcode, tried in order: PoCL 3.1 uses LLVM 15. */
 static const char *const irpocl_disassemblers[] = { "llvm-dis-15", "llvm-dis" };
 
-static int collect_ir(const char *bc, size_t max, char **text, size_t *len, char *why, size_t n)
+static int collect_ir(const char *bc, size_t bc_size, size_t max, char **text, size_t *len,
+		      char *why, size_t n)
 {
 	const struct llvm_c *llvm = loaded_llvm();
 	int rc = KERR_NOTFOUND;
 	size_t i;
 
 	why[0] = '\0';
-	if (llvm) {
-		char *argv[] = { "libLLVM (in process)", NULL };
-		struct tool t = { .argv = argv, .print = llvm, .bc = bc };
-
-		rc = tool_capture(&t, max, text, len, why, n);
+	if (llvm && bc_size <= max / IRPOCL_HERE_RATIO) {
+		rc = llvm_print_here(llvm, bc, max, text, len, why, n);
 		if (!rc)
 			return 0;
 	}
@@ -633,6 +600,7 @@ int irpocl_collect(const char *cache_dir, const char *kernel, size_t max_bytes, 
 	struct irpocl_pick pick = { .budget = IRPOCL_MAX_DIRENTS };
 	char *bc = NULL, *so = NULL;
 	char ir_why[512] = "no parallel.bc", asm_why[512] = "no .so";
+	struct stat st;
 	int rc = 0;
 
 	*ir_text = *asm_text = NULL;
@@ -655,8 +623,9 @@ int irpocl_collect(const char *cache_dir, const char *kernel, size_t max_bytes, 
 	}
 	bc = xasprintf("%s/parallel.bc", pick.dir);
 	so = xasprintf("%s/%s.so", pick.dir, kernel);
-	if (is_kind(bc, S_IFREG, NULL))
-		collect_ir(bc, max_bytes, ir_text, ir_len, ir_why, sizeof(ir_why));
+	if (is_kind(bc, S_IFREG, &st))
+		collect_ir(bc, (size_t)st.st_size, max_bytes, ir_text, ir_len, ir_why,
+			   sizeof(ir_why));
 	if (is_kind(so, S_IFREG, NULL))
 		collect_asm(so, max_bytes, asm_text, asm_len, asm_why, sizeof(asm_why));
 	if (!*ir_text && !*asm_text)

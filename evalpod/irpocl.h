@@ -21,14 +21,16 @@
  * Looks in a PoCL cache directory for the artifacts of kernel (the most
  * recently modified geometry directory of that kernel whose name does not
  * start with "0-0-0", else any), prints the IR with the loaded LLVM
- * library or else the first of llvm-dis-15, llvm-dis found on PATH,
+ * library or else the first of llvm-dis-15, llvm-dis that works,
  * disassembles the code with objdump, and returns:
  *   *ir_text  malloc'd LLVM IR text (NULL if unavailable), *ir_len
  *   *asm_text malloc'd objdump -d output of the kernel's .so (NULL if
  *             unavailable), *asm_len
- * Each text is cut at max_bytes.  Each comes from a child with a 30 s
- * limit: the in-process print from a fork, a tool from posix_spawnp (no
- * shell; a fork would copy the page tables of this large process).
+ * Each text is cut at max_bytes, at its last whole line.  The loaded
+ * library prints bitcode of at most max_bytes / 32 in this process; larger
+ * bitcode goes to llvm-dis.  A tool runs from posix_spawnp (no shell; a
+ * fork would copy the page tables of this large process) with a 30 s
+ * limit.
  * Returns 0 when at least one text was found, KERR_NOTFOUND otherwise (msg
  * says what was looked for and where).
  */
