@@ -55,6 +55,8 @@ struct llvm_c {
 	void (*dispose_module)(void *mod);
 	void (*dispose_buffer)(void *buf);
 	void (*dispose_context)(void *ctx);
+	void (*set_diagnostic_handler)(void *ctx, void (*handler)(void *info, void *opaque),
+				       void *opaque);
 };
 
 /* dl_iterate_phdr's callback: the path of a loaded libLLVM* into *(char **)data. */
@@ -102,7 +104,8 @@ static const struct llvm_c *loaded_llvm(void)
 	    LLVM_SYM(lib, "LLVMDisposeMessage", api.dispose_message) ||
 	    LLVM_SYM(lib, "LLVMDisposeModule", api.dispose_module) ||
 	    LLVM_SYM(lib, "LLVMDisposeMemoryBuffer", api.dispose_buffer) ||
-	    LLVM_SYM(lib, "LLVMContextDispose", api.dispose_context)) {
+	    LLVM_SYM(lib, "LLVMContextDispose", api.dispose_context) ||
+	    LLVM_SYM(lib, "LLVMContextSetDiagnosticHandler", api.set_diagnostic_handler)) {
 		memset(&api, 0, sizeof(api));
 		return NULL;
 	}
@@ -121,23 +124,35 @@ static const struct llvm_c *loaded_llvm(void)
  */
 #define IRPOCL_HERE_RATIO 32
 
+/*
+ * LLVM's diagnostics on the print's context: without a handler, LLVM
+ * reports an error (bitcode it cannot read) by printing it and calling
+ * exit(1), which would end the worker.  Noted; the parse then fails.
+ */
+static void llvm_diagnostic(void *info, void *opaque)
+{
+	(void)info;
+	*(int *)opaque = 1;
+}
+
 /* Prints bc as text into *text (at most max bytes, cut at a line end). */
 static int llvm_print_here(const struct llvm_c *api, const char *bc, size_t max, char **text,
 			   size_t *len, char *why, size_t n)
 {
 	void *ctx = api->context_create(), *buf = NULL, *mod = NULL;
 	char *err = NULL, *out = NULL;
-	int rc = KERR_CHILD;
+	int rc = KERR_CHILD, diagnosed = 0;
 	size_t l;
 
 	if (!ctx)
 		return kerr_set(why, n, KERR_NOMEM, "libLLVM (in process): no context");
+	api->set_diagnostic_handler(ctx, llvm_diagnostic, &diagnosed);
 	if (api->buffer_from_file(bc, &buf, &err)) {
 		kerr_set(why, n, KERR_CHILD, "libLLVM (in process): %s",
 			 err ? err : "cannot read the bitcode");
 		goto out;
 	}
-	if (api->parse(ctx, buf, &mod) || !mod) {
+	if (api->parse(ctx, buf, &mod) || !mod || diagnosed) {
 		kerr_set(why, n, KERR_CHILD,
 			 "libLLVM (in process): not LLVM bitcode this LLVM can read");
 		goto out;

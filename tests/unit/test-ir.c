@@ -602,6 +602,40 @@ static void live_in_process(const char *dir, const char *ir, size_t il)
 }
 
 /*
+ * Damaged bitcode (a candidate's code runs in the worker and can write to
+ * its PoCL cache) printed in process: LLVM's error must come back as a
+ * failed print, not end the process (its default on an error is exit(1)).
+ * Called last: it overwrites the one parallel.bc under dir.
+ */
+static void live_damaged_bitcode(const char *dir)
+{
+	static const char junk[] = "BC\xc0\xde\x35\x14\x00\x00\x05\x00\x00\x00\x62\x0c"
+				   "not the rest of a module";
+	char *old_path = xstrdup(getenv("PATH") ? getenv("PATH") : "");
+	char *ir = NULL, *as = NULL, msg[1024] = "";
+	size_t il = 0, al = 0;
+
+	found_bc = NULL;
+	nftw(dir, find_bc, 16, FTW_PHYS);
+	CHECK(found_bc != NULL);
+	if (!found_bc)
+		goto out;
+	CHECK(write_file(found_bc, junk, sizeof(junk) - 1) == 0);
+	setenv("PATH", dir, 1);
+	CHECK(irpocl_collect(dir, LIVE_KERNEL, 16u << 20, &ir, &il, &as, &al, msg, sizeof(msg)) ==
+	      KERR_NOTFOUND);
+	setenv("PATH", old_path, 1);
+	CHECK(ir == NULL);
+	CHECK_CONTAINS(msg, "not LLVM bitcode this LLVM can read");
+out:
+	free(found_bc);
+	found_bc = NULL;
+	free(ir);
+	free(as);
+	free(old_path);
+}
+
+/*
  * PoCL reads its environment when the platform is first loaded, so the
  * cache variables are set before any OpenCL call.  PoCL keeps parallel.bc
  * only with POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES=1.
@@ -648,6 +682,7 @@ TEST(live_pocl)
 		CHECK(field(x86, "instructions") > 0);
 	}
 	live_in_process(dir, ir, il);
+	live_damaged_bitcode(dir);
 out:
 	json_decref(ll);
 	json_decref(x86);
