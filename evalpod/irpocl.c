@@ -124,15 +124,26 @@ static const struct llvm_c *loaded_llvm(void)
  */
 #define IRPOCL_HERE_RATIO 32
 
+/* Output cut at the size limit ends at its last whole line. */
+static void cut_to_line(struct sbuf *b)
+{
+	const char *nl = b->len ? memrchr(b->buf, '\n', b->len) : NULL;
+
+	b->len = nl ? (size_t)(nl - b->buf) + 1 : 0;
+	if (b->buf)
+		b->buf[b->len] = '\0';
+}
+
 /*
  * LLVM's diagnostics on the print's context: without a handler, LLVM
  * reports an error (bitcode it cannot read) by printing it and calling
- * exit(1), which would end the worker.  Noted; the parse then fails.
+ * exit(1), which would end the worker.  Dropped: the parse then fails
+ * and says so itself, and a warning must not fail the print.
  */
 static void llvm_diagnostic(void *info, void *opaque)
 {
 	(void)info;
-	*(int *)opaque = 1;
+	(void)opaque;
 }
 
 /* Prints bc as text into *text (at most max bytes, cut at a line end). */
@@ -141,18 +152,19 @@ static int llvm_print_here(const struct llvm_c *api, const char *bc, size_t max,
 {
 	void *ctx = api->context_create(), *buf = NULL, *mod = NULL;
 	char *err = NULL, *out = NULL;
-	int rc = KERR_CHILD, diagnosed = 0;
+	struct sbuf b = SBUF_INIT;
+	int rc = KERR_CHILD;
 	size_t l;
 
 	if (!ctx)
 		return kerr_set(why, n, KERR_NOMEM, "libLLVM (in process): no context");
-	api->set_diagnostic_handler(ctx, llvm_diagnostic, &diagnosed);
+	api->set_diagnostic_handler(ctx, llvm_diagnostic, NULL);
 	if (api->buffer_from_file(bc, &buf, &err)) {
 		kerr_set(why, n, KERR_CHILD, "libLLVM (in process): %s",
 			 err ? err : "cannot read the bitcode");
 		goto out;
 	}
-	if (api->parse(ctx, buf, &mod) || !mod || diagnosed) {
+	if (api->parse(ctx, buf, &mod) || !mod) {
 		kerr_set(why, n, KERR_CHILD,
 			 "libLLVM (in process): not LLVM bitcode this LLVM can read");
 		goto out;
@@ -162,13 +174,10 @@ static int llvm_print_here(const struct llvm_c *api, const char *bc, size_t max,
 		goto out;
 	}
 	l = strlen(out);
-	if (l > max) {
-		const char *nl = memrchr(out, '\n', max);
-
-		l = nl ? (size_t)(nl - out) + 1 : 0;
-	}
-	*text = xstrndup(out, l);
-	*len = l;
+	sbuf_add(&b, out, l < max ? l : max);
+	if (l > max)
+		cut_to_line(&b);
+	*text = sbuf_detach(&b, len);
 	rc = 0;
 out:
 	if (err)
@@ -184,11 +193,6 @@ out:
 }
 
 /* ---- running a disassembler ------------------------------------------ */
-
-/* What a child runs: argv through PATH (argv[0] names the tool in messages). */
-struct tool {
-	char *const *argv;
-};
 
 static long long now_ms(void)
 {
@@ -352,7 +356,7 @@ static void close_pair(int fd[2])
  * Returns 0, or the error number of the failed start (glibc has then
  * reaped the child).
  */
-static int tool_spawn(const struct tool *t, int in, int out, int err, pid_t *pid)
+static int tool_spawn(char *const *argv, int in, int out, int err, pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -373,20 +377,19 @@ static int tool_spawn(const struct tool *t, int in, int out, int err, pid_t *pid
 	    !(rc = posix_spawnattr_setpgroup(&attr, 0)) &&
 	    !(rc = posix_spawnattr_setsigdefault(&attr, &def)) &&
 	    !(rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF)))
-		rc = posix_spawnp(pid, t->argv[0], &fa, &attr, t->argv, environ);
+		rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	return rc;
 }
 
 /*
- * Starts t with stdin from /dev/null and its stdout and stderr into
+ * Starts argv with stdin from /dev/null and its stdout and stderr into
  * io->fd.  Returns 0 with *pid set, KERR_NOTFOUND when argv[0] is not on
  * PATH, KERR_CHILD when it cannot be executed, or KERR_IO.
  */
-static int tool_start(const struct tool *t, struct tool_io *io, pid_t *pid, char *msg, size_t n)
+static int tool_start(char *const *argv, struct tool_io *io, pid_t *pid, char *msg, size_t n)
 {
-	char *const *argv = t->argv;
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	int null_fd, rc = 0, child_errno = 0;
 
@@ -396,7 +399,7 @@ static int tool_start(const struct tool *t, struct tool_io *io, pid_t *pid, char
 			      strerror(errno));
 		goto out;
 	}
-	child_errno = tool_spawn(t, null_fd, outp[1], errp[1], pid);
+	child_errno = tool_spawn(argv, null_fd, outp[1], errp[1], pid);
 	if (child_errno) {
 		*pid = -1;
 		rc = child_errno == ENOENT
@@ -416,27 +419,15 @@ out:
 	return rc;
 }
 
-/* Output cut at the size limit ends at its last whole line. */
-static void cut_to_line(struct sbuf *b)
-{
-	const char *nl = b->len ? memrchr(b->buf, '\n', b->len) : NULL;
-
-	b->len = nl ? (size_t)(nl - b->buf) + 1 : 0;
-	if (b->buf)
-		b->buf[b->len] = '\0';
-}
-
 /*
- * Runs t (argv with no shell, PATH searched) with
+ * Runs argv (no shell, PATH searched; argv[0] names the tool in messages) with
  * stdin from /dev/null and returns its stdout in *out (malloc'd,
  * NUL-terminated, caller frees), at most max bytes; output cut there ends
  * at its last whole line.  Returns 0, KERR_NOTFOUND (not on PATH),
  * KERR_CHILD (failed), KERR_TIMEOUT (IRPOCL_TOOL_SECONDS) or KERR_IO.
  */
-static int tool_capture(const struct tool *t, size_t max, char **out, size_t *len, char *msg,
-			size_t n)
+static int tool_capture(char *const *argv, size_t max, char **out, size_t *len, char *msg, size_t n)
 {
-	char *const *argv = t->argv;
 	struct sbuf b = SBUF_INIT;
 	struct tool_io io = { .fd = { -1, -1 }, .out = &b, .max = max };
 	pid_t pid = -1;
@@ -444,7 +435,7 @@ static int tool_capture(const struct tool *t, size_t max, char **out, size_t *le
 
 	*out = NULL;
 	*len = 0;
-	rc = tool_start(t, &io, &pid, msg, n);
+	rc = tool_start(argv, &io, &pid, msg, n);
 	if (rc)
 		goto out;
 	io.deadline = now_ms() + IRPOCL_TOOL_SECONDS * 1000LL;
@@ -588,12 +579,11 @@ static int collect_ir(const char *bc, size_t bc_size, size_t max, char **text, s
 	}
 	for (i = 0; i < ARRAY_SIZE(irpocl_disassemblers); i++) {
 		char *argv[] = { (char *)irpocl_disassemblers[i], "-o", "-", (char *)bc, NULL };
-		struct tool t = { .argv = argv };
 		char one[256];
 
 		if (why[0])
 			strlcat(why, "; ", n);
-		rc = tool_capture(&t, max, text, len, one, sizeof(one));
+		rc = tool_capture(argv, max, text, len, one, sizeof(one));
 		if (!rc)
 			break;
 		strlcat(why, one, n);
@@ -604,9 +594,7 @@ static int collect_ir(const char *bc, size_t bc_size, size_t max, char **text, s
 static int collect_asm(const char *so, size_t max, char **text, size_t *len, char *why, size_t n)
 {
 	char *argv[] = { "objdump", "-d", "--no-show-raw-insn", (char *)so, NULL };
-	struct tool t = { .argv = argv };
-
-	return tool_capture(&t, max, text, len, why, n);
+	return tool_capture(argv, max, text, len, why, n);
 }
 
 int irpocl_collect(const char *cache_dir, const char *kernel, size_t max_bytes, char **ir_text,
