@@ -104,13 +104,61 @@ def start_hang(evalpod, data, tmp, run_timeout_s):
     return proc, pids
 
 
-def cleanup(proc, pids):
+def started_in(tmp):
+    """Pids of live processes whose TMPDIR is tmp or below it: the evalpod
+    run there and everything it started (its workers get TMPDIR in their
+    own folder below it, and the compiler, linker and tools they start
+    inherit it)."""
+    want = os.fsencode(tmp)
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        for var in env:
+            if var.startswith(b"TMPDIR="):
+                val = var[len(b"TMPDIR="):]
+                if (val == want or val.startswith(want + b"/")) and alive(int(entry)):
+                    found.append(int(entry))
+                break
+    return found
+
+
+def describe(pids):
+    out = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().replace(b"\0", b" ").decode(errors="replace")
+            out.append(f"{pid} {argv}")
+        except OSError:
+            out.append(str(pid))
+    return "; ".join(out) or "none"
+
+
+def cleanup(proc, pids, tmp):
+    """Ends the run; returns the processes it started that were still there
+    GONE_WITHIN_S after it (killed then, so the folder can go)."""
     if proc.poll() is None:
         proc.kill()
         proc.wait()
     for pid in pids:
         if alive(pid):
             os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not started_in(tmp), GONE_WITHIN_S)
+    left = started_in(tmp)
+    text = describe(left)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    wait_for(lambda: not started_in(tmp), GONE_WITHIN_S)
+    return left, text
 
 
 def parent_killed(evalpod, data):
@@ -128,7 +176,13 @@ def parent_killed(evalpod, data):
                         f"evalpod's SIGKILL")
         finally:
             if proc:
-                cleanup(proc, pids)
+                left, text = cleanup(proc, pids, tmp)
+        if pids:
+            # Not only the worker: the other workers, and what they started
+            # (PoCL's linker, stage 5's tools), which get no signal of
+            # their own and must end by themselves.
+            check(not left, f"nothing the killed evalpod started is left {GONE_WITHIN_S} s "
+                            f"later (left: {text})")
 
 
 def parent_stopped(evalpod, data):
@@ -147,7 +201,7 @@ def parent_stopped(evalpod, data):
             proc.send_signal(signal.SIGCONT)
         finally:
             if proc:
-                cleanup(proc, pids)
+                cleanup(proc, pids, tmp)
 
 
 def main():
