@@ -190,12 +190,12 @@ static void frontend_finished(void *ctx, struct job *j)
 
 /*
  * The front-end worker's job (frontend.c): it builds the programs the
- * screen lets through, in the order their checks start, as listed in
- * WORK/w/frontend/p/.ids, where their check workers read that they are to
- * wait for it.  Returns 1 when there is one (fe set up, beside the
- * others), else 0.
+ * screen lets through, in the order their checks start, but the first
+ * `leave` of them, as listed in WORK/w/frontend/p/.ids, where their check
+ * workers read that they are to wait for it.  Returns 1 when there is one
+ * (fe set up, beside the others), else 0.
  */
-static int frontend_job(struct run *r, struct job *fe)
+static int frontend_job(struct run *r, struct job *fe, size_t leave)
 {
 	struct sbuf ids = SBUF_INIT;
 	char why[1024], *path;
@@ -203,9 +203,15 @@ static int frontend_job(struct run *r, struct job *fe)
 
 	if (getenv("EVALPOD_NO_FRONTEND"))
 		return 0;
-	for (size_t i = 0; i < r->nprogs; i++)
-		if (!screen_refuses(r->progs[i].src, why, sizeof(why)))
-			sbuf_addf(&ids, "%s\n", r->progs[i].src->id);
+	for (size_t i = 0; i < r->nprogs; i++) {
+		if (screen_refuses(r->progs[i].src, why, sizeof(why)))
+			continue;
+		if (leave) {
+			leave--;
+			continue;
+		}
+		sbuf_addf(&ids, "%s\n", r->progs[i].src->id);
+	}
 	if (!ids.len) {
 		sbuf_release(&ids);
 		return 0;
@@ -238,7 +244,7 @@ static int run_reference(struct run *r)
 	 * time they start.  It outlives this pool; run_checks takes it over.
 	 */
 	job_init(fe);
-	with_fe = frontend_job(r, fe);
+	with_fe = frontend_job(r, fe, 0);
 	fe->outlive = 1;
 	run_job_setup(r, j, "reference", worker_dir(r->work, "reference"), seeds, check_timeout(r));
 	free(seeds);
@@ -428,7 +434,14 @@ static int run_checks(struct run *r)
 		r->fe = NULL;
 		fe = 1;
 	} else if (!rc && njobs > 1) {
-		fe = frontend_job(r, &all[0]);
+		/*
+		 * Started with the checks: its first build reads PoCL's kernel
+		 * library, and the first checks would wait for it with a core
+		 * idle.  With two or more at a time the first check compiles
+		 * for itself on that core, and the front end starts with the
+		 * second program.
+		 */
+		fe = frontend_job(r, &all[0], r->jobs > 1);
 	}
 	run_progress(r, "checking %zu programs, %d at a time", njobs, r->jobs);
 	if (!rc)
