@@ -181,8 +181,8 @@ def parent_killed(evalpod, data):
             # Not only the worker: the other workers, and what they started
             # (PoCL's linker, stage 5's tools), which get no signal of
             # their own and must end by themselves.
-            check(not left, f"nothing the killed evalpod started is left {GONE_WITHIN_S} s "
-                            f"later (left: {text})")
+            check(not left, f"nothing the killed evalpod started is still running after "
+                            f"its worker went and up to {GONE_WITHIN_S} s more (left: {text})")
 
 
 def parent_stopped(evalpod, data):
