@@ -280,6 +280,9 @@ def main():
     ap.add_argument("--twins", default="",
                     help="NAME,...: also record every valid point that differs from a drawn "
                          "one in one of these tunables only")
+    ap.add_argument("--fix", default="",
+                    help="NAME=VALUE,...: sample only the valid points with these values "
+                         "(a neighbourhood recorded whole when --count covers it)")
     ap.add_argument("--dry-run", action="store_true", help="print the sample's size and stop")
     args = ap.parse_args()
     if args.size < 1 or args.count < 1 or not 1 <= args.batch <= 4096:
@@ -296,12 +299,23 @@ def main():
     valid = make_valid(params, constraints, shapes + check_shapes)
     space = [dict(zip(names, v)) for v in itertools.product(*params.values())]
     space = [p for p in space if valid(p)]
+    fixed = {}
+    for item in (x for x in args.fix.split(",") if x):
+        name, _, value = item.partition("=")
+        if name not in params or not re.fullmatch(r"-?[0-9]+", value):
+            die(f"--fix: '{item}' is not NAME=VALUE with NAME a tunable of {args.spec_rel}")
+        fixed[name] = int(value)
+    if fixed:
+        space = [p for p in space if all(p[k] == v for k, v in fixed.items())]
+        if not space:
+            die(f"--fix: no valid point has {args.fix}")
     tmpl = os.path.join(os.path.dirname(spec), "matmul/matmul.cl")
     defaults = template_defaults(tmpl, names)
     if not valid(defaults):
         die(f"the template's defaults {defaults} break the spec's constraints")
     rng = random.Random(args.seed)
-    sample = [defaults] + [p for p in rng.sample(space, min(args.count, len(space))) if p != defaults]
+    start = [] if fixed else [defaults]
+    sample = start + [p for p in rng.sample(space, min(args.count, len(space))) if p != defaults]
     sample = sample[:args.count]
     ndrawn = len(sample)
     twins = [t for t in args.twins.split(",") if t]
@@ -356,11 +370,14 @@ def main():
             "cv": "performance.robust_cv",
             "speedup": "performance.speedup_vs_reference.ratio_of_medians",
             "gflops": "2*M*N*K / (median_ms * 1e6)",
-            "sample": f"uniform over the {len(space)} valid points, seed {args.seed}, "
-                      "plus the template's defaults"
+            "sample": f"uniform over the {len(space)} valid points"
+                      + (f" with {args.fix}" if fixed else "")
+                      + f", seed {args.seed}"
+                      + ("" if fixed else ", plus the template's defaults")
                       + (f", then every valid twin of those {ndrawn} in {', '.join(twins)} "
                          "(one of them changed)" if twins else ""),
-        }, **({"twins": {"drawn": ndrawn, "tunables": twins}} if twins else {})),
+        }, **({"twins": {"drawn": ndrawn, "tunables": twins}} if twins else {}),
+           **({"fixed": fixed, "whole": len(sample) == len(space)} if fixed else {})),
     }
     for i in range(0, len(todo), args.batch):
         chunk = todo[i:i + args.batch]

@@ -10,6 +10,7 @@ status is ok and agree with each other.  A space recorded with --twins also
 has every valid twin of its drawn points and nothing else.  Prints one line per check and
 "N passed, M failed"; exits 1 when anything failed.
 """
+import itertools
 import json
 import os
 import sys
@@ -60,11 +61,26 @@ def main():
           "every point is valid by examples/matmul/make_batch.py's constraints too")
     keys = [json.dumps(p["params"], sort_keys=True) for p in pts]
     check(len(set(keys)) == len(keys), f"points are distinct ({len(keys) - len(set(keys))} repeats)")
-    tmpl = os.path.join(os.path.dirname(spec), "matmul/matmul.cl")
-    check(bool(pts) and pts[0]["params"] == rs.template_defaults(tmpl, names),
-          "the first point is the template's defaults")
-    check(any(p["params"].get("PACK") == 1 for p in pts)
-          and any(p["params"].get("PACK") == 0 for p in pts), "both PACK values are sampled")
+    fixed = doc["measurement"].get("fixed")
+    if fixed:
+        # a neighbourhood (record_space.py --fix): every point has the fixed
+        # values, and "whole" says every valid point with them is recorded
+        check(isinstance(fixed, dict) and fixed and set(fixed) <= set(names),
+              f"measurement.fixed names tunables of the spec (got {fixed})")
+        off = [p["params"] for p in pts if any(p["params"][k] != v for k, v in fixed.items())]
+        check(not off, f"every point has the fixed values {fixed} (not: {off[:2]})")
+        if doc["measurement"].get("whole"):
+            every = [dict(zip(names, v)) for v in itertools.product(*params.values())]
+            every = {json.dumps(q, sort_keys=True) for q in every
+                     if all(q[k] == v for k, v in fixed.items()) and valid(q)}
+            check(every == set(keys), f"the points are every valid point with {fixed} "
+                                      f"({len(every)} valid, {len(set(keys))} recorded)")
+    else:
+        tmpl = os.path.join(os.path.dirname(spec), "matmul/matmul.cl")
+        check(bool(pts) and pts[0]["params"] == rs.template_defaults(tmpl, names),
+              "the first point is the template's defaults")
+        check(any(p["params"].get("PACK") == 1 for p in pts)
+              and any(p["params"].get("PACK") == 0 for p in pts), "both PACK values are sampled")
 
     twins = doc["measurement"].get("twins")
     if twins:
