@@ -28,9 +28,13 @@ Python 3 standard library only.
 import argparse
 import json
 import math
+import os
 import random
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from record_space import parse_assignments  # noqa: E402 (the script's folder first)
 
 
 def die(msg):
@@ -69,16 +73,6 @@ def spearman(x, y):
     return num / den if den else float("nan")
 
 
-def parse_mark(text, names):
-    out = {}
-    for item in text.split(","):
-        name, _, value = item.partition("=")
-        if name not in names or not value.lstrip("-").isdigit():
-            die(f"--mark: '{item}' is not NAME=VALUE with NAME one of {', '.join(names)}")
-        out[name] = int(value)
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("recordings", nargs="+")
@@ -96,11 +90,11 @@ def main():
     names, figs = None, []
     for path in args.recordings:
         doc, pts = load(path)
-        n = [k for k in pts[0]["params"]]
+        these = list(pts[0]["params"])
         if names is None:
-            names = n
-        elif n != names:
-            die(f"{path}: tunables {n} differ from {names}")
+            names = these
+        elif these != names:
+            die(f"{path}: tunables {these} differ from {names}")
         med = statistics.median(p["gflops"] for p in pts)
         figs.append({key(p["params"], names): p["gflops"] / med for p in pts})
         print(f"{path}: {len(pts)} ok points, device {doc.get('device')}, "
@@ -109,7 +103,7 @@ def main():
     common = sorted(set.intersection(*(set(f) for f in figs)))
     if len(common) < 8:
         die(f"only {len(common)} points are in every recording")
-    varying = [i for i, n in enumerate(names) if len({k[i] for k in common}) > 1]
+    varying = [i for i in range(len(names)) if len({k[i] for k in common}) > 1]
 
     def label(k):
         return " ".join(f"{names[i]}={k[i]}" for i in varying)
@@ -124,22 +118,22 @@ def main():
         logs = [math.log(f[k]) for f in figs]
         m = statistics.fmean(logs)
         devs.extend(x - m for x in logs)
-    n = len(figs)
-    sigma = math.sqrt(sum(d * d for d in devs) / (len(common) * (n - 1)))
+    nrec = len(figs)
+    sigma = math.sqrt(sum(d * d for d in devs) / (len(common) * (nrec - 1)))
     print(f"one measurement's noise (sd of log figure, recordings pooled): "
           f"sigma = {100 * sigma:.1f} %")
 
     truth = {k: statistics.fmean(f[k] for f in figs) for k in common}
     order = sorted(common, key=lambda k: -truth[k])
     best = truth[order[0]]
-    print(f"by the mean of the {n} recordings (best = 1): worst {truth[order[-1]] / best:.3f}; "
+    print(f"by the mean of the {nrec} recordings (best = 1): worst {truth[order[-1]] / best:.3f}; "
           + ", ".join(f"within {p} %: {sum(truth[k] >= best * (1 - p / 100) for k in common)}"
                       for p in (1, 2, 3, 5)))
     for i, k in enumerate(order[:8]):
         print(f"  {i + 1:3d}. {label(k):28s} {truth[k] / best:.3f}  ("
               + ", ".join(f"{f[k] / best:.3f}" for f in figs) + ")")
     for text in args.mark:
-        want = parse_mark(text, names)
+        want = parse_assignments(text, names, "--mark")
         for i, k in enumerate(order):
             if all(k[names.index(nm)] == v for nm, v in want.items()):
                 print(f"  --mark {text}: rank {i + 1} of {len(order)}, {label(k)}, "

@@ -172,6 +172,23 @@ def template_defaults(path, names):
     return out
 
 
+def parse_assignments(text, names, what):
+    """'NAME=VALUE,...' with each NAME one of names and each VALUE an integer."""
+    out = {}
+    for item in (x for x in text.split(",") if x):
+        name, _, value = item.partition("=")
+        if name not in names or not re.fullmatch(r"-?[0-9]+", value):
+            die(f"{what}: '{item}' is not NAME=VALUE with NAME one of {', '.join(names)}")
+        out[name] = int(value)
+    return out
+
+
+def every_point(params, fixed):
+    """Every point of the tunables' lists, those named in fixed held at their value."""
+    lists = [[fixed[k]] if k in fixed else vals for k, vals in params.items()]
+    return (dict(zip(params, v)) for v in itertools.product(*lists))
+
+
 # ---- evalpod ----
 
 
@@ -297,25 +314,23 @@ def main():
     check_shapes = [s for s in shapes if not s["timed"]]
     check_shapes.append({"timed": True, "values": {"M": args.size, "N": args.size, "K": args.size}})
     valid = make_valid(params, constraints, shapes + check_shapes)
-    space = [dict(zip(names, v)) for v in itertools.product(*params.values())]
-    space = [p for p in space if valid(p)]
-    fixed = {}
-    for item in (x for x in args.fix.split(",") if x):
-        name, _, value = item.partition("=")
-        if name not in params or not re.fullmatch(r"-?[0-9]+", value):
-            die(f"--fix: '{item}' is not NAME=VALUE with NAME a tunable of {args.spec_rel}")
-        fixed[name] = int(value)
-    if fixed:
-        space = [p for p in space if all(p[k] == v for k, v in fixed.items())]
-        if not space:
-            die(f"--fix: no valid point has {args.fix}")
+    fixed = parse_assignments(args.fix, names, "--fix")
+    for k, v in fixed.items():
+        if v not in params[k]:
+            die(f"--fix: {k}={v} is not one of {k}'s values {params[k]}")
+    space = [p for p in every_point(params, fixed) if valid(p)]
+    if fixed and not space:
+        die(f"--fix: no valid point has {args.fix}")
     tmpl = os.path.join(os.path.dirname(spec), "matmul/matmul.cl")
     defaults = template_defaults(tmpl, names)
     if not valid(defaults):
         die(f"the template's defaults {defaults} break the spec's constraints")
     rng = random.Random(args.seed)
-    start = [] if fixed else [defaults]
-    sample = start + [p for p in rng.sample(space, min(args.count, len(space))) if p != defaults]
+    if fixed:
+        sample = rng.sample(space, min(args.count, len(space)))
+    else:
+        sample = [defaults] + [p for p in rng.sample(space, min(args.count, len(space)))
+                               if p != defaults]
     sample = sample[:args.count]
     ndrawn = len(sample)
     twins = [t for t in args.twins.split(",") if t]

@@ -10,7 +10,6 @@ status is ok and agree with each other.  A space recorded with --twins also
 has every valid twin of its drawn points and nothing else.  Prints one line per check and
 "N passed, M failed"; exits 1 when anything failed.
 """
-import itertools
 import json
 import os
 import sys
@@ -70,9 +69,8 @@ def main():
         off = [p["params"] for p in pts if any(p["params"][k] != v for k, v in fixed.items())]
         check(not off, f"every point has the fixed values {fixed} (not: {off[:2]})")
         if doc["measurement"].get("whole"):
-            every = [dict(zip(names, v)) for v in itertools.product(*params.values())]
-            every = {json.dumps(q, sort_keys=True) for q in every
-                     if all(q[k] == v for k, v in fixed.items()) and valid(q)}
+            every = {json.dumps(q, sort_keys=True) for q in rs.every_point(params, fixed)
+                     if valid(q)}
             check(every == set(keys), f"the points are every valid point with {fixed} "
                                       f"({len(every)} valid, {len(set(keys))} recorded)")
     else:
