@@ -21,6 +21,7 @@
 #     compile times were taken under the batch's own contention, two check
 #     workers and the front end on two cores: 0.73-0.77 s for a later
 #     round, against kt_loop's 0.54-0.58 s measured within the hour.)
+#     Then the median check worker's time by stage (stages_ms in the results).
 #  2. One variant timed in ten separate evalpod runs: the spread (CV) of its
 #     median across runs, next to the spread of its speedup over the
 #     reference measured side by side in each run.
@@ -110,6 +111,19 @@ def report(out, wall_s, what):
     print(f"  one tuning process (kt_loop)   {kt_each_s:8.2f} s per configuration "
           f"(measured {kt_runs[0]:.3f} before, {kt_runs[1]:.3f} after)")
     print(f"  evalpod / tuning process       {wall_s / evaluated / kt_each_s:8.2f}  (goal <= 1.5)")
+    # Where a check worker's time goes (stages_ms, docs/result.md): the
+    # median of each stage over the programs checked to the end, and what
+    # is left of check_wall_ms (the process's start and exit).
+    full = [r for r in results if set(r.get("stages_ms") or {}) >= {"open", "ir"}]
+    if full:
+        parts = {k: statistics.median(r["stages_ms"][k] for r in full)
+                 for k in ("open", "compile", "correctness", "ir")}
+        parts["start and exit"] = statistics.median(
+            r["check_wall_ms"] - sum(r["stages_ms"].values()) for r in full)
+        print(f"  a check worker, median ms      " + ", ".join(
+            f"{k} {v:.0f}" for k, v in parts.items()) +
+            f" (of {statistics.median(r['check_wall_ms'] for r in full):.0f}; "
+            f"{len(full)} programs)")
     return wall_s
 
 

@@ -612,18 +612,40 @@ static void ck_close(struct ck *c)
 	free(c->dir);
 }
 
+/*
+ * Records that the stage `name` took from *t until now, in the document's
+ * stages_ms (docs/result.md), and moves *t on.
+ */
+static void stage_time(struct ck *c, const char *name, double *t)
+{
+	json_t *st = json_object_get(c->doc, "stages_ms");
+	double now = clrt_now_ms();
+
+	if (!st) {
+		st = json_object();
+		json_object_set_new(c->doc, "stages_ms", st);
+	}
+	json_object_set_new(st, name, json_real(now - *t));
+	*t = now;
+}
+
 int worker_check(const char *work, const char *id)
 {
 	struct ck c;
 	struct prog pg;
 	json_t *corr, *shapes;
-	double first_launch = 0;
+	double first_launch = 0, t = clrt_now_ms();
 	int verdict;
 
 	memset(&pg, 0, sizeof(pg));
 	verdict = ck_open(&c, work, id);
-	if (verdict == CK_PASS)
+	stage_time(&c, "open", &t);
+	if (verdict == CK_PASS) {
 		verdict = stage_compile(&c, &pg);
+		stage_time(&c, "compile", &t);
+		if (verdict == CK_PASS)
+			ck_save(&c); /* kept if a kernel ends the process in stage 2 */
+	}
 	if (verdict == CK_PASS) {
 		shapes = json_array();
 		corr = json_pack("{s:o, s:f, s:f}", "shapes", shapes, "atol", c.b.correct.atol,
@@ -634,11 +656,15 @@ int worker_check(const char *work, const char *id)
 		json_object_set_new(corr, "passed", json_boolean(verdict == CK_PASS));
 		json_object_set_new(json_object_get(c.doc, "compile"), "first_launch_ms",
 				    json_real(first_launch));
-		ck_save(&c); /* a failure was saved before these two were known */
+		stage_time(&c, "correctness", &t);
+		ck_save(&c); /* a failure was saved before these three were known */
+	} else {
+		ck_save(&c); /* with the stages' times, after the failure's own save */
 	}
 	if (verdict == CK_PASS) {
 		worker_progress(c.dir, "ir");
 		stage_ir(&c, &pg);
+		stage_time(&c, "ir", &t);
 		/*
 		 * Not on PoCL: there a binary costs one more compile of every
 		 * kernel (for no particular local size), and the timing worker

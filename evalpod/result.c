@@ -177,7 +177,9 @@ json_t *result_build(const struct batch *b, const struct outcome *o, const struc
 {
 	json_t *r = json_object(), *v;
 	const char *status = json_string_value(json_object_get(o->check, "status"));
-	static const char *const copy[] = { "compile", "correctness", "ir", "sandbox", NULL };
+	/* What the check worker recorded, as it recorded it. */
+	static const char *const copy[] = { "compile", "correctness", "ir", "sandbox",
+					    "stages_ms" };
 
 	json_object_set_new(r, "schema", json_string(RESULT_SCHEMA));
 	json_object_set_new(r, "version", json_integer(RESULT_VERSION));
@@ -191,7 +193,7 @@ json_t *result_build(const struct batch *b, const struct outcome *o, const struc
 			    o->src->rationale ? json_string(o->src->rationale) : json_null());
 	if (tdoc && (v = json_object_get(tdoc, "device")))
 		json_object_set(r, "device", v);
-	for (size_t i = 0; copy[i]; i++)
+	for (size_t i = 0; i < sizeof(copy) / sizeof(copy[0]); i++)
 		if ((v = json_object_get(o->check, copy[i])))
 			json_object_set(r, copy[i], v);
 	if ((v = json_object_get(o->check, "fault")))

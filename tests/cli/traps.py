@@ -57,6 +57,36 @@ check = checks.check
 read = checks.read
 
 
+# docs/result.md, stages_ms: the parts of its check a worker finished, by
+# how the check ended.  A worker killed or crashed in stage 2 leaves what
+# it saved before that stage.  A program the screen refuses gets no worker.
+STAGES = {
+    "ok": {"open", "compile", "correctness", "ir"},
+    "incorrect": {"open", "compile", "correctness"},
+    "runtime_error": {"open", "compile", "correctness"},
+    "compile_error": {"open", "compile"},
+    "crash": {"open", "compile"},
+    "timeout": {"open", "compile"},
+}
+
+
+def check_stages(vid, res):
+    stages = res.get("stages_ms") or {}
+    if (res.get("fault") or {}).get("kind") == "refused":
+        check("stages_ms" not in res and res.get("check_wall_ms") == 0,
+              f"{vid}: refused before any worker: no stages_ms (got {stages}, "
+              f"check_wall_ms {res.get('check_wall_ms')})")
+        return
+    want = STAGES.get(res.get("status"))
+    check(want is not None and set(stages) == want,
+          f"{vid}: stages_ms holds {sorted(want or ())} (got {sorted(stages)})")
+    check(all(isinstance(v, (int, float)) and v >= 0 for v in stages.values()),
+          f"{vid}: every stage took a time (got {stages})")
+    wall = res.get("check_wall_ms")
+    check(isinstance(wall, (int, float)) and sum(stages.values()) <= wall,
+          f"{vid}: the stages fit in the worker's wall time {wall} (got {stages})")
+
+
 def make_batch(data):
     variants = []
     for vid in EXPECT:
@@ -145,6 +175,7 @@ def main():
                 check(fault.get("origin") == "candidate", f"{vid}: blamed on the candidate")
             check(res.get("schema") == "evalpod.result" and res.get("version") == 1,
                   f"{vid}: versioned result document")
+            check_stages(vid, res)
         with open(os.path.join(out, "good.json"), encoding="utf-8") as f:
             good = json.load(f)
         perf = good.get("performance", {})
