@@ -139,6 +139,8 @@ static int job_start(struct job *j, char *msg, size_t n)
 
 	if (pipe2(fds, O_CLOEXEC))
 		return kerr_set(msg, n, KERR_IO, "pipe: %s", strerror(errno));
+	/* Before the fork: the child may run for a while before the parent does. */
+	j->start_ms = clrt_now_ms();
 	j->pid = fork();
 	if (j->pid < 0) {
 		close(fds[0]);
@@ -159,7 +161,6 @@ static int job_start(struct job *j, char *msg, size_t n)
 	j->ctl_child = j->shm_child = -1;
 	j->fd = fds[0];
 	j->started = 1;
-	j->start_ms = clrt_now_ms();
 	j->tail_len = 0;
 	j->tail[0] = '\0';
 	return 0;
