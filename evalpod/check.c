@@ -558,8 +558,7 @@ static int stage_compile(struct ck *c, struct prog *pg)
 	for (size_t i = 0; i < c->b.nlaunch; i++)
 		json_array_append_new(kernels, prog_kernel_info(pg, &c->rt, c->b.launch[i].kernel));
 	json_object_set_new(comp, "kernels", kernels);
-	ck_save(c);
-	return CK_PASS;
+	return CK_PASS; /* saved by worker_check, with the stage's time */
 }
 
 static int ck_open(struct ck *c, const char *work, const char *id)
@@ -644,7 +643,7 @@ int worker_check(const char *work, const char *id)
 		verdict = stage_compile(&c, &pg);
 		stage_time(&c, "compile", &t);
 		if (verdict == CK_PASS)
-			ck_save(&c); /* kept if a kernel ends the process in stage 2 */
+			ck_save(&c); /* stage 1's outcome, kept if a kernel ends the process */
 	}
 	if (verdict == CK_PASS) {
 		shapes = json_array();
