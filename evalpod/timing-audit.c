@@ -32,7 +32,7 @@
 #define AUDIT_PASSES      1
 #define AUDIT_MAX         6
 #define AUDIT_SAMPLES     3
-#define AUDIT_FIRST       3
+#define AUDIT_FIRST       2
 #define AUDIT_ATTEMPTS    12
 #define AUDIT_RATIO       1.5
 #define AUDIT_FASTEST     2.5
@@ -152,14 +152,16 @@ int audit_verdict(const double *met, const double *fresh, size_t n, double *rati
  * slow mean.  Its fastest samples still tell, hence the second condition,
  * at AUDIT_FASTEST: above the 2 x that losing one of two cores costs.
  *
- * Why 9 pairs before the first verdict and up to 36: with the verdict after
- * every 3 pairs, an honest program on a machine loaded by other work (CI's,
- * samples 1-6 x its unloaded time, median 2.9 x: measured 2026-12-02) was
- * failed in 1.5 % of audits, the verdict on 3 pairs being a toss; and a
- * replayer got a chance to pass on each of those early tosses.  Judged
- * first on 9 pairs, then on more and more, an honest program's two means
- * come together and a replayer's stay apart.  bench/audit_rule.py
- * simulates the rules on such machines.
+ * Why 6 pairs before the first verdict and up to 36: with a verdict after
+ * each of 3 attempts, an honest program on a machine loaded by other work
+ * (samples 1-8.9 x its fastest, median 2.9 x, beside CI's ASan build:
+ * measured 2026-12-02) was failed in 1.8 % of audits, a verdict on 3 pairs
+ * being a toss; and a replayer got a chance to pass on each of those early
+ * tosses.  Judged first on 6 pairs, then on more and more, an honest
+ * program's two means come together and a replayer's stay apart.  A first
+ * verdict on 9 pairs failed honest programs as rarely (both about 1 in
+ * 25,000 there) and caught replayers a little more often, for 3 more
+ * pairs in every audit.  bench/audit_rule.py simulates the schedules.
  */
 static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 {

@@ -298,18 +298,17 @@ void world_generate(struct world *w, uint64_t seed)
 
 int world_fill(struct world *w, uint64_t seed, enum poison p, char *msg, size_t n)
 {
-	int rc;
+	world_generate(w, seed);
+	return world_refill(w, p, msg, n);
+}
+
+int world_refill(struct world *w, enum poison p, char *msg, size_t n)
+{
+	int rc = world_paint_guards(w, msg, n);
 	cl_int err;
 
-	for (size_t i = 0; i < w->b->nbuffers; i++) {
-		if (w->bufs[i].init)
-			gen_init(&w->bufs[i], seed, i);
-		err = paint_guards(w, &w->bufs[i]);
-		if (err != CL_SUCCESS)
-			return kerr_set(msg, n, KERR_OPENCL, "painting guards of '%s': %s",
-					w->bufs[i].spec->name, clrt_errstr(err));
-	}
-	rc = world_restore_inputs(w, msg, n);
+	if (!rc)
+		rc = world_restore_inputs(w, msg, n);
 	if (!rc)
 		rc = world_poison(w, p, msg, n);
 	if (!rc && (err = clFinish(w->rt->queue)) != CL_SUCCESS)

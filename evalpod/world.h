@@ -134,6 +134,14 @@ int world_fault_note_read(const char *note_path, char *out, size_t n);
 int world_fill(struct world *w, uint64_t seed, enum poison p, char *msg, size_t n);
 
 /*
+ * world_fill without generating: uploads the inputs the host copies hold
+ * (those of the last world_fill or world_generate), zeroes scratch,
+ * poisons outputs with p and paints the guards.  For a second run on the
+ * same seed.  Blocks until done.  Returns 0 or KERR_OPENCL.
+ */
+int world_refill(struct world *w, enum poison p, char *msg, size_t n);
+
+/*
  * Generates the initial contents for seed into the host copies only (no
  * upload), as world_fill does.  Then world_restore_inputs uploads them.
  */
