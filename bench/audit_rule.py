@@ -9,7 +9,7 @@ verdict that passes.  Its verdict, over every sample so far: the mean of
 the new-input samples less 0.05 ms within 1.5 x the mean of the timing-set
 samples, each mean without its kind's slowest quarter (one of three), and
 the fastest new-input sample less 0.05 ms within 2.5 x the fastest
-timing-set sample.  Three schedules are simulated:
+timing-set sample.  Four schedules are simulated:
 
   3 of 3    a verdict after each of up to 3 attempts (evalpod until
             2026-12-02)
@@ -54,7 +54,7 @@ def sample(machine, ms, rng):
     if machine == "loaded":
         q = rng.random() * (len(LOADED) - 1)
         i = int(q)
-        return ms * (LOADED[i] + (q - i) * (LOADED[min(i + 1, len(LOADED) - 1)] - LOADED[i]))
+        return ms * (LOADED[i] + (q - i) * (LOADED[i + 1] - LOADED[i]))
     x = ms * (rng.uniform(0.95, 1.15) if rng.random() < machine else rng.uniform(1.7, 2.0))
     return x * 10 if rng.random() < 0.02 else x
 

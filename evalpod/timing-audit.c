@@ -154,8 +154,9 @@ int audit_verdict(const double *met, const double *fresh, size_t n, double *rati
  *
  * Why 6 pairs before the first verdict and up to 36: with a verdict after
  * each of 3 attempts, an honest program on a machine loaded by other work
- * (samples 1-8.9 x its fastest, median 2.9 x, beside CI's ASan build:
- * measured 2026-12-02) was failed in 1.8 % of audits, a verdict on 3 pairs
+ * (the ASan build beside three busy loops: samples 1-8.9 x its fastest,
+ * median 2.9 x, measured 2026-12-02) was failed in 1.8 % of audits, in
+ * simulation (bench/audit_rule.py), a verdict on 3 pairs
  * being a toss; and a replayer got a chance to pass on each of those early
  * tosses.  Judged first on 6 pairs, then on more and more, an honest
  * program's two means come together and a replayer's stay apart.  A first
