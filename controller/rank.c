@@ -10,7 +10,8 @@
  * their speedup over the reference, which each round measures side by side
  * as well (beside the reference, or beside the incumbent whose own speedup
  * over it an earlier round measured: evalpod's anchors), with the same
- * margin.  Ties never replace.
+ * margin.  Ties never replace.  What is recorded as a success needs more:
+ * side-by-side intervals (update_incumbent, lineage_shown).
  *
  * With several shape buckets (bucket.h) every speedup ranked here is the
  * geometric mean of the per-bucket speedups, each measured side by side.
@@ -275,11 +276,82 @@ static int update_incumbent(struct session *s, int round, json_t *rv, struct sbu
 	return rc;
 }
 
-/* A quartile of a result's paired speedup over the reference; NAN when absent. */
-static double iqr_of(json_t *res, const char *key)
+/* The speedup of b over a from their per-round pairs (one process's). */
+static struct pair_verdict speedup_over(json_t *a, json_t *b)
 {
-	return num(json_object_get(json_object_get(res, "performance"), "speedup_vs_reference"),
-		   key);
+	struct pairs p = { 0 };
+	struct pair_verdict v;
+
+	pairs_add(&p, a, b);
+	v = pairs_verdict(&p);
+	pairs_release(&p);
+	return v;
+}
+
+/* "1.12x (95% CI 1.05-1.20, 8 pairs)" or "1.12x (3 pairs: too few for an interval)" */
+static void describe_over(struct sbuf *b, struct pair_verdict v)
+{
+	sbuf_addf(b, "%.2fx", v.median);
+	if (isfinite(v.lo))
+		sbuf_addf(b, " (95%% CI %.2f-%.2f, %zu pairs)", v.lo, v.hi, v.n);
+	else
+		sbuf_addf(b, " (%zu pairs: too few for an interval)", v.n);
+}
+
+/*
+ * Whether a measurement shows that child (this round) is faster than old
+ * (the lineage's best, from an earlier round), with what it shows in ev.
+ * Their speedups over the reference came from different processes, through
+ * a reference or an anchor unlike either kernel, from however few samples
+ * the round took: on a loaded machine two equally fast variants measured
+ * 0.67x and 3.20x that way.  So only side-by-side figures count, both
+ * against base, the program this round timed as its baseline:
+ *   - old is base: one comparison in one process, which shows a gain only
+ *     when its 95% interval lies above 1 + PAIRS_PROCESS_BIAS (as a new
+ *     incumbent's);
+ *   - old was timed beside base in its own round: two comparisons in two
+ *     processes, each of which can be off by PAIRS_PROCESS_BIAS, so the
+ *     child's interval over base must lie above old's by both allowances;
+ *   - otherwise nothing compares them side by side, and nothing is shown.
+ * Fewer than 6 pairs give no interval and show nothing.
+ */
+static int lineage_shown(struct session *s, int round, const char *base, json_t *child, json_t *old,
+			 struct sbuf *ev)
+{
+	const char *cid = json_string_value(json_object_get(child, "id"));
+	const char *oid = json_string_value(json_object_get(old, "id"));
+	int oround = (int)json_integer_value(json_object_get(old, "round"));
+	json_t *xr = base ? session_round_result(s, round, base) : NULL;
+	json_t *cr = session_round_result(s, round, cid), *xo = NULL, *orr = NULL;
+	double allow = 1 + PAIRS_PROCESS_BIAS;
+	struct pair_verdict vc, vo;
+	int shown = 0;
+
+	if (!xr || !cr) {
+		sbuf_adds(ev, "not timed beside this round's incumbent");
+	} else if (!strcmp(oid, base)) {
+		vc = speedup_over(xr, cr);
+		shown = pairs_faster_alone(vc);
+		sbuf_addf(ev, "side by side in round %d: ", round);
+		pairs_describe(ev, vc);
+	} else if (!(xo = session_round_result(s, oround, base)) ||
+		   !(orr = session_round_result(s, oround, oid))) {
+		sbuf_addf(ev, "%s was not timed beside %s in round %d", oid, base, oround);
+	} else {
+		vc = speedup_over(xr, cr);
+		vo = speedup_over(xo, orr);
+		shown = vc.lo == vc.lo && vo.hi == vo.hi && vc.lo > vo.hi * allow * allow;
+		sbuf_addf(ev, "over %s, each timed beside it: ", base);
+		describe_over(ev, vo);
+		sbuf_addf(ev, " in round %d, ", oround);
+		describe_over(ev, vc);
+		sbuf_addf(ev, " in round %d", round);
+	}
+	json_decref(xr);
+	json_decref(cr);
+	json_decref(xo);
+	json_decref(orr);
+	return shown;
 }
 
 static int lineage_max(json_t *lins)
@@ -327,9 +399,12 @@ static int found_lineages(struct session *s, int round, char *msg, size_t n)
 	return rc;
 }
 
-/* Advances lineage l by round r's best child in it, or counts stagnation. */
-static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, struct vcache *vc,
-			struct sbuf *note, char *msg, size_t n)
+/*
+ * Advances lineage l by round r's best child in it, or counts stagnation.
+ * base is the program the round timed as its baseline (NULL if none).
+ */
+static int step_lineage(struct session *s, int round, const char *base, json_t *l, json_t *rv,
+			struct vcache *vc, struct sbuf *note, char *msg, size_t n)
 {
 	int num_l = (int)json_integer_value(json_object_get(l, "lineage"));
 	int stag = (int)json_integer_value(json_object_get(l, "stagnation"));
@@ -348,36 +423,30 @@ static int step_lineage(struct session *s, int round, json_t *l, json_t *rv, str
 		double m = rank_margin(cres, bres), c = num(child, "speedup_ref");
 		double b = num(best, "speedup_ref");
 
+		json_decref(cres);
+		json_decref(bres);
 		if (c > b * (1 + m)) {
-			/* Measured in different rounds: a success only when the
-			 * quartiles of the two speedups stay apart by more than
-			 * what one process can be off by. */
-			double c25 = iqr_of(cres, "paired_p25"), b75 = iqr_of(bres, "paired_p75");
-			int shown = isfinite(c25) && isfinite(b75) &&
-				    c25 > b75 * (1 + PAIRS_PROCESS_BIAS);
-			int rc = store_lineage_put(s->st, s->id, num_l, cid, 0, 1, round, msg, n);
+			/* The lineage moves on its speedups over the reference; a
+			 * success needs what lineage_shown asks for. */
 			struct sbuf ev = SBUF_INIT;
+			int rc = store_lineage_put(s->st, s->id, num_l, cid, 0, 1, round, msg, n);
+			int shown;
 
 			sbuf_addf(&ev,
-				  "%.2fx -> %.2fx vs reference, measured in rounds %lld and %d "
-				  "(quartiles %.2f-%.2f and %.2f-%.2f)",
+				  "%.2fx -> %.2fx vs reference, measured in rounds %lld and %d; ",
 				  b, c,
 				  (long long)json_integer_value(json_object_get(best, "round")),
-				  round, iqr_of(bres, "paired_p25"), b75, c25,
-				  iqr_of(cres, "paired_p75"));
+				  round);
+			shown = lineage_shown(s, round, base, child, best, &ev);
 			sbuf_addf(note, "lineage %d: %s improves on %s (%s)%s. ", num_l, cid,
 				  best_id, ev.buf,
-				  shown ? "" : ": within the noise, not a success");
+				  shown ? "" : ": not shown side by side, not a success");
 			if (!rc && shown)
 				rc = learn_success(s, child, best, "improved lineage of", ev.buf,
 						   round, msg, n);
 			sbuf_release(&ev);
-			json_decref(cres);
-			json_decref(bres);
 			return rc;
 		}
-		json_decref(cres);
-		json_decref(bres);
 	}
 	return store_lineage_put(s->st, s->id, num_l, best_id, stag + 1, 1, round, msg, n);
 }
@@ -604,9 +673,14 @@ static int rank_steps(struct session *s, int round, json_t *rv, struct vcache *v
 		      struct sbuf *note, char *msg, size_t n)
 {
 	json_t *lins = store_lineages(s->st, s->id), *l, *v;
+	/* the round's baseline: the incumbent until this ranking moves it */
+	json_t *inc = round > 0 ? session_incumbent(s) : NULL;
+	const char *iid = json_string_value(json_object_get(inc, "id"));
+	char *base = iid ? xstrdup(iid) : NULL;
 	size_t i;
 	int rc = 0, have = 0;
 
+	json_decref(inc);
 	json_array_foreach (rv, i, v)
 		if (!rc)
 			rc = learn_failure(s, v, round, msg, n);
@@ -622,7 +696,7 @@ static int rank_steps(struct session *s, int round, json_t *rv, struct vcache *v
 			    json_integer_value(json_object_get(l, "lineage")) == INCUMBENT_LINE ||
 			    !json_is_true(json_object_get(l, "active")))
 				continue;
-			rc = step_lineage(s, round, l, rv, vc, note, msg, n);
+			rc = step_lineage(s, round, base, l, rv, vc, note, msg, n);
 		}
 		if (!rc)
 			rc = adopt_explorer(s, round, rv, vc, lins, msg, n);
@@ -630,6 +704,7 @@ static int rank_steps(struct session *s, int round, json_t *rv, struct vcache *v
 	if (!rc)
 		rc = prune(s, round, vc, note, msg, n);
 	json_decref(lins);
+	free(base);
 	return rc;
 }
 

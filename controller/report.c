@@ -77,9 +77,10 @@ int learnings_write(struct session *s, char *msg, size_t n)
 			sbuf_adds(&b, "None yet: no variant has passed its checks.\n");
 		json_decref(w);
 	}
-	sbuf_adds(&b, "\n## Successes\n\nOnly improvements a measurement shows: side by side "
-		      "with a 95% interval above 1, or, between rounds, quartiles that do not "
-		      "overlap.\n\n");
+	sbuf_adds(&b, "\n## Successes\n\nOnly improvements measured side by side: a 95% "
+		      "interval above 1.15 in one evalpod process, the confirmation's passes "
+		      "agreeing, or, between rounds, intervals against one program timed in "
+		      "both that stay apart by more than 1.15 x 1.15.\n\n");
 	json_array_foreach (ls, i, l)
 		if (!strcmp(json_string_value(json_object_get(l, "kind")), "S"))
 			sbuf_addf(&b, "- [S%03lld] %s\n",

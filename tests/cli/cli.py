@@ -658,6 +658,28 @@ def a_program_far_slower_than_another_stops_sampling_as_outclassed(ctx):
     off = runs["off"]["slow"]
     ctx.expect(off.get("stopped_by") != "outclassed" and off.get("stats", {}).get("n", 0) >= 8,
                "outclass 0: the slow variant takes min_samples (%r)" % got["off"])
+    # The reference is the unit, not a contender: with no fast variant
+    # beside it, the slow one is the batch's best and is never outclassed,
+    # however much faster the (few-us) reference is.
+    batch = make_batch()
+    batch["baseline"] = {"id": "base", "source": SLOW_AFFINE, "build_options": "-DLOOP=800"}
+    batch["variants"] = [{"id": "slow", "source": SLOW_AFFINE, "build_options": "-DLOOP=300"}]
+    batch["measurement"].update({"min_samples": 8, "max_samples": 20, "min_time_ms": 1,
+                                 "max_time_ms": 5000, "precision": 0})
+    out_dir = os.path.join(d, "alone")
+    rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
+    expect_status(ctx, rc, 0, err)
+    alone = (load_json(os.path.join(out_dir, "slow.json")) or {}).get("performance") or {}
+    ref = ((load_json(os.path.join(out_dir, "summary.json")) or {}).get("reference")
+           or {}).get("performance") or {}
+    ref_median = (ref.get("stats") or {}).get("median", 0)
+    ctx.expect(0 < ref_median and (alone.get("stats") or {}).get("min", 0) > 2 * ref_median + 0.05
+               and alone.get("stopped_by") != "outclassed"
+               and (alone.get("stats") or {}).get("n", 0) >= 8,
+               "a variant over 2x slower than the reference, but the fastest of the rest, is "
+               "not outclassed by it (reference median %r ms; %r after %r samples, fastest %r)"
+               % (ref_median, alone.get("stopped_by"), (alone.get("stats") or {}).get("n"),
+                  (alone.get("stats") or {}).get("min")))
 
 
 @test
