@@ -202,6 +202,18 @@ static int learn_success(struct session *s, json_t *better, json_t *old, const c
 	return rc < 0 ? rc : 0;
 }
 
+/* The speedup of b over a from their per-round pairs (one process's). */
+static struct pair_verdict speedup_over(json_t *a, json_t *b)
+{
+	struct pairs p = { 0 };
+	struct pair_verdict v;
+
+	pairs_add(&p, a, b);
+	v = pairs_verdict(&p);
+	pairs_release(&p);
+	return v;
+}
+
 /*
  * The incumbent after round r: the round's fastest candidate against the
  * re-timed incumbent, if it beats it by more than the margin.  With no
@@ -232,13 +244,9 @@ static int update_incumbent(struct session *s, int round, json_t *rv, struct sbu
 
 		if (best_ratio > 1 + m) {
 			/* a success only where the side-by-side interval shows it */
-			struct pairs p = { 0 };
-			struct pair_verdict pv;
+			struct pair_verdict pv = speedup_over(ires, cres);
 			struct sbuf ev = SBUF_INIT, iv = SBUF_INIT;
 
-			pairs_add(&p, ires, cres);
-			pv = pairs_verdict(&p);
-			pairs_release(&p);
 			pairs_describe(&iv, pv);
 			sbuf_addf(&ev, "faster side by side in round %d by %s", round, iv.buf);
 			sbuf_addf(note, "%s beats the incumbent %s by %.1f%% (margin %.1f%%)", bid,
@@ -276,18 +284,6 @@ static int update_incumbent(struct session *s, int round, json_t *rv, struct sbu
 	return rc;
 }
 
-/* The speedup of b over a from their per-round pairs (one process's). */
-static struct pair_verdict speedup_over(json_t *a, json_t *b)
-{
-	struct pairs p = { 0 };
-	struct pair_verdict v;
-
-	pairs_add(&p, a, b);
-	v = pairs_verdict(&p);
-	pairs_release(&p);
-	return v;
-}
-
 /* "1.12x (95% CI 1.05-1.20, 8 pairs)" or "1.12x (3 pairs: too few for an interval)" */
 static void describe_over(struct sbuf *b, struct pair_verdict v)
 {
@@ -299,8 +295,9 @@ static void describe_over(struct sbuf *b, struct pair_verdict v)
 }
 
 /*
- * Whether a measurement shows that child (this round) is faster than old
- * (the lineage's best, from an earlier round), with what it shows in ev.
+ * Whether a measurement shows that child (this round; cres its result) is
+ * faster than old (the lineage's best, from an earlier round; ores its
+ * result), with what it shows in ev.
  * Their speedups over the reference came from different processes, through
  * a reference or an anchor unlike either kernel, from however few samples
  * the round took: on a loaded machine two equally fast variants measured
@@ -315,31 +312,26 @@ static void describe_over(struct sbuf *b, struct pair_verdict v)
  *   - otherwise nothing compares them side by side, and nothing is shown.
  * Fewer than 6 pairs give no interval and show nothing.
  */
-static int lineage_shown(struct session *s, int round, const char *base, json_t *child, json_t *old,
-			 struct sbuf *ev)
+static int lineage_shown(struct session *s, int round, const char *base, json_t *old, json_t *cres,
+			 json_t *ores, struct sbuf *ev)
 {
-	const char *cid = json_string_value(json_object_get(child, "id"));
 	const char *oid = json_string_value(json_object_get(old, "id"));
 	int oround = (int)json_integer_value(json_object_get(old, "round"));
-	json_t *xr = base ? session_round_result(s, round, base) : NULL;
-	json_t *cr = session_round_result(s, round, cid), *xo = NULL, *orr = NULL;
+	json_t *xr = base ? session_round_result(s, round, base) : NULL, *xo = NULL;
 	double allow = 1 + PAIRS_PROCESS_BIAS;
-	struct pair_verdict vc, vo;
+	struct pair_verdict vc = speedup_over(xr, cres), vo;
 	int shown = 0;
 
-	if (!xr || !cr) {
+	if (!xr) {
 		sbuf_adds(ev, "not timed beside this round's incumbent");
 	} else if (!strcmp(oid, base)) {
-		vc = speedup_over(xr, cr);
 		shown = pairs_faster_alone(vc);
 		sbuf_addf(ev, "side by side in round %d: ", round);
 		pairs_describe(ev, vc);
-	} else if (!(xo = session_round_result(s, oround, base)) ||
-		   !(orr = session_round_result(s, oround, oid))) {
+	} else if (!(xo = session_round_result(s, oround, base))) {
 		sbuf_addf(ev, "%s was not timed beside %s in round %d", oid, base, oround);
 	} else {
-		vc = speedup_over(xr, cr);
-		vo = speedup_over(xo, orr);
+		vo = speedup_over(xo, ores);
 		shown = vc.lo == vc.lo && vo.hi == vo.hi && vc.lo > vo.hi * allow * allow;
 		sbuf_addf(ev, "over %s, each timed beside it: ", base);
 		describe_over(ev, vo);
@@ -348,9 +340,7 @@ static int lineage_shown(struct session *s, int round, const char *base, json_t 
 		sbuf_addf(ev, " in round %d", round);
 	}
 	json_decref(xr);
-	json_decref(cr);
 	json_decref(xo);
-	json_decref(orr);
 	return shown;
 }
 
@@ -423,8 +413,6 @@ static int step_lineage(struct session *s, int round, const char *base, json_t *
 		double m = rank_margin(cres, bres), c = num(child, "speedup_ref");
 		double b = num(best, "speedup_ref");
 
-		json_decref(cres);
-		json_decref(bres);
 		if (c > b * (1 + m)) {
 			/* The lineage moves on its speedups over the reference; a
 			 * success needs what lineage_shown asks for. */
@@ -437,7 +425,9 @@ static int step_lineage(struct session *s, int round, const char *base, json_t *
 				  b, c,
 				  (long long)json_integer_value(json_object_get(best, "round")),
 				  round);
-			shown = lineage_shown(s, round, base, child, best, &ev);
+			shown = lineage_shown(s, round, base, best, cres, bres, &ev);
+			json_decref(cres);
+			json_decref(bres);
 			sbuf_addf(note, "lineage %d: %s improves on %s (%s)%s. ", num_l, cid,
 				  best_id, ev.buf,
 				  shown ? "" : ": not shown side by side, not a success");
@@ -447,6 +437,8 @@ static int step_lineage(struct session *s, int round, const char *base, json_t *
 			sbuf_release(&ev);
 			return rc;
 		}
+		json_decref(cres);
+		json_decref(bres);
 	}
 	return store_lineage_put(s->st, s->id, num_l, best_id, stag + 1, 1, round, msg, n);
 }
