@@ -6,7 +6,9 @@ summary() prints "N passed, M failed" and gives the exit status; need_env()
 gives 77 (ctest's skip) when a peer's variables are missing.
 affine_batch() is the EvalBatch of the trap and red-team suites.
 make_certs() writes a throwaway CA and a certificate for the TLS doubles.
+load_json() reads a JSON file, or gives None when it is missing or not JSON.
 """
+import json
 import os
 import subprocess
 import time
@@ -41,6 +43,14 @@ def make_certs(d):
 def read(folder, name):
     with open(os.path.join(folder, name), encoding="utf-8") as f:
         return f.read()
+
+
+def load_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
 
 
 def check(cond, what):

@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 
 import redteam  # evalpod's input generator, to recognise the check inputs
-from checks import affine_problem
+from checks import affine_problem, load_json
 
 RUN_TIMEOUT = 120  # the first run measures the device peaks
 SECRET = "supersecret"
@@ -125,14 +125,6 @@ def write_batch(ctx, dirname, batch):
     with open(path, "w", encoding="utf-8") as f:
         json.dump(batch, f)
     return path
-
-
-def load_json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 # -- peers -------------------------------------------------------------------

@@ -18,7 +18,6 @@ success, is tests/cli/kctl.py's noise scenario.
 usage: kctl_lineage.py KCTL EVALPOD DATA_DIR
 """
 import glob
-import json
 import math
 import os
 import re
@@ -29,7 +28,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import check, run, session_id, summary  # noqa: E402
+from checks import check, load_json, run, session_id, summary  # noqa: E402
 
 BIAS = 0.15  # controller/pairs.h, PAIRS_PROCESS_BIAS
 
@@ -46,14 +45,6 @@ def ci_index(n):
             break
         k = j
     return k
-
-
-def load(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def speedup_over(base, prog):
@@ -83,18 +74,18 @@ def judge(folder, rnd, child, old):
     rdir = os.path.join(folder, "rounds", f"r{rnd:03d}", "results")
     base = None
     for path in glob.glob(os.path.join(rdir, "*.json")):
-        doc = load(path)
+        doc = load_json(path)
         if doc and doc.get("role") == "baseline":
             base = doc
     if base is None:
         return False, "no baseline in round %d" % rnd
-    cres = load(os.path.join(rdir, child + ".json"))
+    cres = load_json(os.path.join(rdir, child + ".json"))
     clo, _, cn = speedup_over(base, cres)
     if base.get("id") == old:
         return clo is not None and clo > 1 + BIAS, f"beside {old}: lo {clo} ({cn} pairs)"
     odir = os.path.join(folder, "rounds", f"r{round_of(old):03d}", "results")
-    _, ohi, on = speedup_over(load(os.path.join(odir, base.get("id") + ".json")),
-                              load(os.path.join(odir, old + ".json")))
+    _, ohi, on = speedup_over(load_json(os.path.join(odir, base.get("id") + ".json")),
+                              load_json(os.path.join(odir, old + ".json")))
     shown = clo is not None and ohi is not None and clo > ohi * (1 + BIAS) ** 2
     return shown, f"over {base.get('id')}: child lo {clo} ({cn} pairs), old hi {ohi} ({on} pairs)"
 
