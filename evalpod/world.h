@@ -246,6 +246,15 @@ struct cmp_stats {
 void world_compare(const struct wbuf *wb, const void *got, const void *ref, double atol,
 		   double rtol, int poison_check, enum poison p, struct cmp_stats *s);
 
+/*
+ * A quick look for a judge that needs only the verdict: how many elements
+ * world_compare might count as mismatched or unwritten (same arguments).
+ * 0 means it would find none; otherwise world_compare says which are.
+ * Several times faster than world_compare on floats.
+ */
+size_t world_suspects(const struct wbuf *wb, const void *got, const void *ref, double atol,
+		      double rtol, int poison_check, enum poison p);
+
 /* Number of elements whose bits differ between a and b; *first gets the first. */
 size_t world_bitdiff(const struct wbuf *wb, const void *a, const void *b, size_t *first);
 
