@@ -37,16 +37,9 @@ static double elem(const void *base, enum elem_type t, size_t i)
 
 static int poisoned(const void *base, size_t esize, size_t i, enum poison p)
 {
-	if (esize == 8) {
-		uint64_t v;
+	const void *pattern = esize == 8 ? (const void *)&poison64[p] : (const void *)&poison32[p];
 
-		memcpy(&v, (const char *)base + i * 8, 8);
-		return v == poison64[p];
-	}
-	uint32_t v;
-
-	memcpy(&v, (const char *)base + i * 4, 4);
-	return v == poison32[p];
+	return !memcmp((const char *)base + i * esize, pattern, esize);
 }
 
 /*
@@ -134,7 +127,8 @@ static void fill(enum elem_type t, size_t esize, size_t n, void *got, void *ref,
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t x = splitmix_next(rng);
-		double r = fl ? (double)(int64_t)(x % 2000001) / 997.0 - 1000.0 : (double)(x % 100000);
+		double r =
+			fl ? (double)(int64_t)(x % 2000001) / 997.0 - 1000.0 : (double)(x % 100000);
 		double tol = ATOL + RTOL * fabs(r), g = r;
 		int what = mix ? (int)((x >> 32) % 40) : fl ? (int)((x >> 32) % 3) : 0;
 
@@ -192,7 +186,8 @@ TEST(matches_the_contract)
 					for (int p = 0; p < 2; p++) {
 						world_compare(&wb, got, ref, ATOL, RTOL, pc, p, &a);
 						oracle(&wb, got, ref, pc, p, &b, &bad);
-						sus = world_suspects(&wb, got, ref, ATOL, RTOL, pc, p);
+						sus = world_suspects(&wb, got, ref, ATOL, RTOL, pc,
+								     p);
 						cases++;
 						CHECK(a.count == b.count);
 						CHECK(a.mismatches == b.mismatches);
@@ -283,7 +278,9 @@ TEST(poison_equal_to_reference)
 
 	for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
 		struct buf_spec spec = { .name = "out", .type = types[ti], .role = ROLE_OUTPUT };
-		struct wbuf wb = { .spec = &spec, .count = 300, .esize = elem_type_size(types[ti]) };
+		struct wbuf wb = { .spec = &spec,
+				   .count = 300,
+				   .esize = elem_type_size(types[ti]) };
 		unsigned char got[300 * 8], ref[300 * 8];
 		struct cmp_stats s;
 
