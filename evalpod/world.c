@@ -491,8 +491,7 @@ void world_compare(const struct wbuf *wb, const void *got, const void *ref, doub
 		}
 		for (size_t j = 0; j < m; j++) {
 			double g = gb[j], r = rb[j];
-			double d = fabs(g - r), tol = atol + rtol * fabs(r);
-			double div = tol > 0 ? tol : 1e-300;
+			double d = fabs(g - r), tol = atol + rtol * fabs(r), div;
 
 			if (!isfinite(g) && isfinite(r)) {
 				nonfinite++;
@@ -502,6 +501,7 @@ void world_compare(const struct wbuf *wb, const void *got, const void *ref, doub
 				d = (isnan(r) ? isnan(g) : g == r) ? 0.0 : INFINITY;
 				tol = atol;
 			}
+			div = tol > 0 ? tol : 1e-300;
 			mismatches += (size_t) !(d <= tol);
 			/*
 			 * The score d / div, divided only where it can beat the

@@ -242,6 +242,12 @@ TEST(infinite_reference)
 
 	world_compare(&wb, got, ref, ATOL, RTOL, 1, POISON_A, &s);
 	CHECK(s.mismatches == 0 && s.nonfinite == 0);
+	/* every error 0: the worst is the first element, whatever its reference */
+	CHECK(s.worst == 0 && s.worst_got == INFINITY && s.worst_ref == INFINITY);
+	ref[0] = got[0] = NAN;
+	world_compare(&wb, got, ref, ATOL, RTOL, 1, POISON_A, &s);
+	CHECK(s.mismatches == 0 && s.worst == 0 && isnan(s.worst_got) && isnan(s.worst_ref));
+	ref[0] = got[0] = INFINITY;
 	/* a finite value where the reference is infinite: atol + rtol * inf let it pass once */
 	got[0] = 1e30f;
 	got[2] = 0.0f;
