@@ -34,19 +34,37 @@ static char *asan_options(void)
 }
 
 /*
+ * The worker's GLIBC_TUNABLES: malloc asks for transparent huge pages for
+ * the memory it maps (glibc 2.35 on; older ones ignore the name).  A check
+ * worker's compile grows the heap by tens of MiB, and on a host where page
+ * faults are costly (the CI VM: about 10 us each) one batch of 17 matmul
+ * programs took 742,000 of them, about a fifth of its CPU time; with this,
+ * 358,000 (docs/benchmarks.md).  Tunables of evalpod's own environment
+ * come after ours, so a user's setting wins.
+ */
+static char *malloc_tunables(void)
+{
+	const char *cur = getenv("GLIBC_TUNABLES");
+
+	return xasprintf("GLIBC_TUNABLES=glibc.malloc.hugetlb=1%s%s", cur && *cur ? ":" : "",
+			 cur ? cur : "");
+}
+
+/*
  * Sets up the job of a worker whose directory is dir (taken): a clean
  * environment (sandbox_worker_env) with PoCL's cache and TMPDIR in the
- * worker's own directory, and the batch's memory limit.
+ * worker's own directory, malloc's huge pages, and the batch's memory limit.
  */
 void run_job_setup(struct run *r, struct job *j, const char *mode, char *dir, const char *arg,
 		   double timeout_s)
 {
-	char *extra[6] = {
+	char *extra[7] = {
 		xasprintf("POCL_CACHE_DIR=%s/pocl", dir),
 		xstrdup("POCL_KERNEL_CACHE=1"),
 		/* Keeps parallel.bc (the vectorised work-group function) for stage 5. */
 		xstrdup("POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES=1"),
 		xasprintf("TMPDIR=%s/tmp", dir),
+		malloc_tunables(),
 		asan_options(),
 		NULL,
 	};
@@ -60,7 +78,7 @@ void run_job_setup(struct run *r, struct job *j, const char *mode, char *dir, co
 	j->envp = sandbox_worker_env(environ, (const char *const *)extra);
 	j->timeout_s = timeout_s;
 	j->mem_limit = (unsigned long long)r->b.limits.memory_mb << 20;
-	for (size_t i = 0; i < 5; i++)
+	for (size_t i = 0; i < 6; i++)
 		free(extra[i]);
 	free(dir);
 }

@@ -82,6 +82,26 @@ static void fault_slot_drop(const void *map)
 }
 
 /*
+ * Every page of a buffer is written before its first run (inputs, poison,
+ * guards), so they are all made present now, in one call, rather than one
+ * page fault at a time: where a page fault is costly (a virtual machine
+ * whose hypervisor handles the guest's page tables, like the 2-core CI
+ * host: about 10 us each) this halves the cost of a buffer's first fill.
+ * Huge pages are allowed first, for the 2 MiB extents a large buffer holds.
+ * Both are hints: a kernel without them (MADV_POPULATE_WRITE is Linux 5.14)
+ * faults the pages in as before.
+ */
+static void populate(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, len, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+	(void)madvise(p, len, MADV_POPULATE_WRITE);
+#endif
+}
+
+/*
  * Reserves [far][pages holding guard + buffer + guard][far] and opens the
  * middle pages.  The guards are the widest multiple of the alignment that
  * fits, so what is left over (the slack) is below two alignments; the
@@ -115,6 +135,7 @@ static int host_map(struct world *w, struct wbuf *wb, unsigned char **host, char
 	if (mprotect((void *)lo, mid, PROT_READ | PROT_WRITE))
 		return kerr_set(msg, n, KERR_NOMEM, "cannot map buffer '%s' (%zu bytes): %s",
 				wb->spec->name, wb->bytes, strerror(errno));
+	populate((void *)lo, mid);
 	*host = (unsigned char *)(lo + slack);
 	fault_slot_add(wb, lo + slack + wb->guard);
 	return 0;
