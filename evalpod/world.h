@@ -147,6 +147,13 @@ int world_refill(struct world *w, enum poison p, char *msg, size_t n);
  */
 void world_generate(struct world *w, uint64_t seed);
 
+/*
+ * The count elements buffer `index` of a batch (spec) holds before a run
+ * on seed: its init drawn with splitmix64, or zeros for a scratch buffer
+ * (docs/evalpod.md, fresh inputs).  What world_generate writes.
+ */
+void world_gen(const struct buf_spec *spec, uint64_t seed, size_t index, void *out, size_t count);
+
 /* Repaints every guard (after damage was found); blocks.  Returns 0 or KERR_OPENCL. */
 int world_paint_guards(struct world *w, char *msg, size_t n);
 
