@@ -40,17 +40,35 @@ static double value(const struct init_spec *in, uint64_t *s, size_t i)
 	return 0;
 }
 
+/*
+ * Element i stored as the type: floats rounded, integers the floor of the
+ * value, unsigned ones 0 below 0 (written byte-wise, as the buffer's bytes).
+ */
 static void put(void *base, enum elem_type t, size_t i, double v)
 {
-	switch (t) {
-	case ELEM_FLOAT: ((float *)base)[i] = (float)v; break;
-	case ELEM_DOUBLE: ((double *)base)[i] = v; break;
-	case ELEM_INT: ((int32_t *)base)[i] = (int32_t)floor(v); break;
-	case ELEM_UINT: ((uint32_t *)base)[i] = (uint32_t)(v < 0 ? 0 : floor(v)); break;
-	case ELEM_LONG: ((int64_t *)base)[i] = (int64_t)floor(v); break;
-	case ELEM_ULONG: ((uint64_t *)base)[i] = (uint64_t)(v < 0 ? 0 : floor(v)); break;
-	default: break;
-	}
+	const double whole = floor(v), unsig = v < 0 ? 0 : whole;
+	union {
+		float f;
+		double d;
+		int32_t i32;
+		uint32_t u32;
+		int64_t i64;
+		uint64_t u64;
+	} x = { 0 };
+
+	if (t == ELEM_FLOAT)
+		x.f = (float)v;
+	else if (t == ELEM_DOUBLE)
+		x.d = v;
+	else if (t == ELEM_INT)
+		x.i32 = (int32_t)whole;
+	else if (t == ELEM_UINT)
+		x.u32 = (uint32_t)unsig;
+	else if (t == ELEM_LONG)
+		x.i64 = (int64_t)whole;
+	else if (t == ELEM_ULONG)
+		x.u64 = (uint64_t)unsig;
+	memcpy((unsigned char *)base + i * elem_type_size(t), &x, elem_type_size(t));
 }
 
 /* The recipe, one element at a time. */
