@@ -165,11 +165,6 @@ void world_close(struct world *w)
 	memset(w, 0, sizeof(*w));
 }
 
-static void gen_init(struct wbuf *wb, uint64_t seed, size_t index)
-{
-	world_gen(wb->spec, seed, index, wb->init, wb->count);
-}
-
 static cl_int paint_guards(struct world *w, struct wbuf *wb)
 {
 	unsigned char byte = GUARD_BYTE;
@@ -237,7 +232,7 @@ void world_generate(struct world *w, uint64_t seed)
 {
 	for (size_t i = 0; i < w->b->nbuffers; i++)
 		if (w->bufs[i].init)
-			gen_init(&w->bufs[i], seed, i);
+			world_gen(w->bufs[i].spec, seed, i, w->bufs[i].init, w->bufs[i].count);
 }
 
 int world_fill(struct world *w, uint64_t seed, enum poison p, char *msg, size_t n)

@@ -1,5 +1,5 @@
 /*
- * world_gen (evalpod/world.c): a buffer's inputs for a seed, against the
+ * world_gen (evalpod/world-gen.c): a buffer's inputs for a seed, against the
  * recipe docs/evalpod.md gives (splitmix64 from seed x 0x100000001b3 ^
  * (index + 1) x 0xcbf29ce484222325, one draw per element, two for normal),
  * written here one element at a time, for every distribution and element
