@@ -88,12 +88,14 @@ if not best:
 # summarised after it (they spread with the machine's load).
 # The last of them is the figure best.cl states: a confirmation round's,
 # the longest measurement, when the session confirmed its winner.
-res, again, last = None, [], None
+res, again, last, sbs = None, [], None, []
 own = "r%03d" % int(best["variant"][1:3]) if best["variant"][1:3].isdigit() else None
 for p in sorted(glob.glob(os.path.join(st["output_dir"], "rounds", "r*", "results",
                                        best["variant"] + ".json"))):
     r = json.load(open(p))
     rnd = os.path.basename(os.path.dirname(os.path.dirname(p)))
+    if (r.get("roofline") or {}).get("peak_gflops_side_by_side"):
+        sbs.append(r["roofline"])
     if rnd == own:
         res = r
     elif (r.get("roofline") or {}).get("gflops"):
@@ -138,6 +140,17 @@ if pf and pb and ai:
     print(f"   roofline bound min({pf:.1f}, {ai:.2f} x {pb:.1f}) = {bound:.1f} GFLOP/s: "
           f"fraction {gf / bound:.2f}" + (f" (goal >= {goal})" if goal else "")
           + (f"; median of all measurements {med / bound:.2f}" if again else ""))
+    # measurement.peak_probe (the examples' specs turn it on): the FMA peak
+    # sampled in the same rounds as the program, so the fraction is a ratio
+    # of runs made side by side (docs/evalpod.md, the peak probe).
+    if roof.get("peak_gflops_side_by_side"):
+        pf2 = roof["peak_gflops_side_by_side"]
+        bound2 = min(pf2, ai * pb)
+        fr = [x["fraction_of_peak_flops_side_by_side"] * x["peak_gflops_side_by_side"]
+              / min(x["peak_gflops_side_by_side"], ai * pb) for x in sbs]
+        print(f"   side by side with the FMA probe: {pf2:.1f} GFLOP/s in its rounds, bound "
+              f"{bound2:.1f}: fraction {roof['fraction_of_peak_flops_side_by_side'] * pf2 / bound2:.2f}"
+              + (f"; median of all {len(fr)} measurements {sorted(fr)[len(fr) // 2]:.2f}" if len(fr) > 1 else ""))
     # OpenBLAS runs on the same cores: a measured FMA peak below what it
     # reaches is a probe that fails this machine (every fraction above is then
     # too high, and honest programs near the peak are gated above_peak).

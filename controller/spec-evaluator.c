@@ -84,6 +84,7 @@ static const struct field measure_fields[] = {
 	FBOOL("flush"),
 	FINT("flush_bytes", 0, 1LL << 40),
 	FINT("order_seed", 0, 9000000000000000000LL),
+	FBOOL("peak_probe"),
 };
 
 /* min_key must not exceed max_key, either given or at its EvalBatch default. */

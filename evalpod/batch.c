@@ -224,6 +224,7 @@ static const struct field measure_fields[] = {
 	MF("flush", FK_BOOL, flush, 0, 1),
 	MF("flush_bytes", FK_I64, flush_bytes, 0, 1099511627776.0),
 	MF("order_seed", FK_U64, order_seed, 0, 9e18),
+	MF("peak_probe", FK_BOOL, peak_probe, 0, 1),
 };
 
 static int parse_measure(struct batch *b, json_t *root, char *msg, size_t n)

@@ -121,6 +121,7 @@ struct measure_spec {
 	int flush;            /* flush caches between samples (default 1) */
 	int64_t flush_bytes;  /* 0: 2 x the device's global cache size */
 	uint64_t order_seed;  /* seeds the interleaving order (default 1) */
+	int peak_probe; /* sample the FMA peak in every round beside the programs (default 0) */
 };
 
 struct correct_spec {

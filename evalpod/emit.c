@@ -261,6 +261,9 @@ static json_t *summary_new(struct run *r)
 		if (json_is_string(json_object_get(r->tdoc, "flush_built_from")))
 			json_object_set(timing, "flush_built_from",
 					json_object_get(r->tdoc, "flush_built_from"));
+		if (json_is_object(json_object_get(r->tdoc, "peak_probe")))
+			json_object_set(timing, "peak_probe",
+					json_object_get(r->tdoc, "peak_probe"));
 		json_object_set_new(s, "timing", timing);
 	}
 	json_object_set_new(s, "reference",

@@ -76,6 +76,19 @@ static size_t fma_kernel_source(char *b, size_t n, const struct fma_form *f)
 	return len;
 }
 
+/* Builds the peak kernels, every FMA form among them, into pg. */
+static int build_peak_kernels(struct clrt *rt, struct prog *pg, char *msg, size_t n)
+{
+	char src[16384];
+
+	snprintf(src, sizeof(src), "%s", peak_source);
+	for (size_t i = 0; i < N_FMA_FORMS; i++)
+		if (fma_kernel_source(src, sizeof(src), &fma_forms[i]) >= sizeof(src))
+			return kerr_set(msg, n, KERR_INVALID, "peak kernels: source over %zu bytes",
+					sizeof(src));
+	return prog_build_source(pg, rt, src, "", 8192, msg, n);
+}
+
 /* Runs k over global work-items PEAK_RUNS times; returns the best span in ms. */
 static int best_span(struct clrt *rt, cl_kernel k, size_t global, size_t runs, double *best,
 		     double *median, char *msg, size_t n)
@@ -147,44 +160,124 @@ out:
 	return rc;
 }
 
+/* Work-items of an FMA run: every form does FMA_ITERS x 8 chains x 16 lanes each. */
+static size_t fma_global(const struct clrt *rt)
+{
+	return (size_t)rt->info.compute_units * 1024;
+}
+
+/*
+ * Form f's kernel in p with its arguments set (out holds a float per
+ * work-item); *gflop is what one run over fma_global work-items does.
+ */
+static int fma_form_kernel(cl_program p, const struct fma_form *f, cl_mem out, size_t global,
+			   cl_kernel *k, double *gflop, char *msg, size_t n)
+{
+	int iters = FMA_ITERS * 8 * 16 / (f->width * f->chains);
+	float mul = 0.999f, add = 0.001f;
+	char name[32];
+	cl_int err;
+
+	snprintf(name, sizeof(name), "peak_fma_%d_%d", f->width, f->chains);
+	*k = clCreateKernel(p, name, &err);
+	if (err != CL_SUCCESS)
+		return kerr_set(msg, n, KERR_OPENCL, "peak kernel %s: %s", name, clrt_errstr(err));
+	clSetKernelArg(*k, 0, sizeof(out), &out);
+	clSetKernelArg(*k, 1, sizeof(mul), &mul);
+	clSetKernelArg(*k, 2, sizeof(add), &add);
+	clSetKernelArg(*k, 3, sizeof(iters), &iters);
+	*gflop = (double)global * iters * f->chains * f->width * 2 / 1e9;
+	return 0;
+}
+
+/*
+ * Times every FMA form (runs each) and returns the fastest's index in
+ * *form and its GFLOP/s in *gflops.
+ */
+static int fastest_form(struct clrt *rt, cl_program p, cl_mem out, size_t runs, size_t *form,
+			double *gflops, char *msg, size_t n)
+{
+	size_t global = fma_global(rt);
+	int rc = 0;
+
+	*gflops = 0;
+	*form = 0;
+	for (size_t i = 0; i < N_FMA_FORMS && !rc; i++) {
+		cl_kernel k;
+		double best = 0, gflop = 0, gf;
+
+		rc = fma_form_kernel(p, &fma_forms[i], out, global, &k, &gflop, msg, n);
+		if (rc)
+			break;
+		rc = best_span(rt, k, global, runs, &best, NULL, msg, n);
+		gf = best > 0 ? gflop * 1e3 / best : 0;
+		if (!rc && gf > *gflops) {
+			*gflops = gf;
+			*form = i;
+		}
+		clReleaseKernel(k);
+	}
+	return rc;
+}
+
 static int measure_fma(struct clrt *rt, cl_program p, struct peaks *pk, char *msg, size_t n)
 {
-	size_t global = (size_t)rt->info.compute_units * 1024;
-	float mul = 0.999f, add = 0.001f;
+	size_t form;
 	cl_int err;
-	cl_mem out = clCreateBuffer(rt->ctx, CL_MEM_WRITE_ONLY, global * 4, NULL, &err);
-	int rc = 0;
+	cl_mem out = clCreateBuffer(rt->ctx, CL_MEM_WRITE_ONLY, fma_global(rt) * 4, NULL, &err);
+	int rc;
 
 	if (err != CL_SUCCESS)
 		return kerr_set(msg, n, KERR_NOMEM, "fma buffer: %s", clrt_errstr(err));
-	pk->gflops = 0;
-	for (size_t i = 0; i < N_FMA_FORMS && !rc; i++) {
-		const struct fma_form *f = &fma_forms[i];
-		int iters = FMA_ITERS * 8 * 16 / (f->width * f->chains);
-		char name[32];
-		cl_kernel k;
-		double best = 0, gf;
-
-		snprintf(name, sizeof(name), "peak_fma_%d_%d", f->width, f->chains);
-		k = clCreateKernel(p, name, &err);
-		if (err != CL_SUCCESS) {
-			rc = kerr_set(msg, n, KERR_OPENCL, "peak kernel %s: %s", name,
-				      clrt_errstr(err));
-			break;
-		}
-		clSetKernelArg(k, 0, sizeof(out), &out);
-		clSetKernelArg(k, 1, sizeof(mul), &mul);
-		clSetKernelArg(k, 2, sizeof(add), &add);
-		clSetKernelArg(k, 3, sizeof(iters), &iters);
-		rc = best_span(rt, k, global, PEAK_RUNS, &best, NULL, msg, n);
-		gf = best > 0 ? (double)global * iters * f->chains * f->width * 2 / (best * 1e6)
-			      : 0;
-		if (!rc && gf > pk->gflops)
-			pk->gflops = gf;
-		clReleaseKernel(k);
-	}
+	rc = fastest_form(rt, p, out, PEAK_RUNS, &form, &pk->gflops, msg, n);
 	clReleaseMemObject(out);
 	return rc;
+}
+
+/* Runs of each form when the probe picks its form. */
+#define PROBE_PICK_RUNS 3
+
+int fma_probe_open(struct clrt *rt, struct fma_probe *fp, char *msg, size_t n)
+{
+	size_t form = 0;
+	double gf = 0;
+	cl_int err;
+	int rc;
+
+	memset(fp, 0, sizeof(*fp));
+	fp->global = fma_global(rt);
+	rc = build_peak_kernels(rt, &fp->pg, msg, n);
+	if (rc)
+		return rc;
+	fp->out = clCreateBuffer(rt->ctx, CL_MEM_WRITE_ONLY, fp->global * 4, NULL, &err);
+	if (err != CL_SUCCESS)
+		return kerr_set(msg, n, KERR_NOMEM, "fma buffer: %s", clrt_errstr(err));
+	rc = fastest_form(rt, fp->pg.program, fp->out, PROBE_PICK_RUNS, &form, &gf, msg, n);
+	if (!rc)
+		rc = fma_form_kernel(fp->pg.program, &fma_forms[form], fp->out, fp->global, &fp->k,
+				     &fp->gflop, msg, n);
+	fp->width = fma_forms[form].width;
+	fp->chains = fma_forms[form].chains;
+	return rc;
+}
+
+int fma_probe_run(struct clrt *rt, struct fma_probe *fp, double *gflops, char *msg, size_t n)
+{
+	double ms = 0;
+	int rc = best_span(rt, fp->k, fp->global, 1, &ms, NULL, msg, n);
+
+	*gflops = !rc && ms > 0 ? fp->gflop * 1e3 / ms : 0;
+	return rc;
+}
+
+void fma_probe_close(struct fma_probe *fp)
+{
+	if (fp->k)
+		clReleaseKernel(fp->k);
+	if (fp->out)
+		clReleaseMemObject(fp->out);
+	prog_release(&fp->pg);
+	memset(fp, 0, sizeof(*fp));
 }
 
 static int measure_launch(struct clrt *rt, cl_program p, struct peaks *pk, char *msg, size_t n)
@@ -205,17 +298,11 @@ static int measure_launch(struct clrt *rt, cl_program p, struct peaks *pk, char 
 
 int peaks_measure(struct clrt *rt, struct peaks *pk, char *msg, size_t n)
 {
-	char src[16384];
 	struct prog pg;
 	int rc;
 
 	memset(pk, 0, sizeof(*pk));
-	snprintf(src, sizeof(src), "%s", peak_source);
-	for (size_t i = 0; i < N_FMA_FORMS; i++)
-		if (fma_kernel_source(src, sizeof(src), &fma_forms[i]) >= sizeof(src))
-			return kerr_set(msg, n, KERR_INVALID, "peak kernels: source over %zu bytes",
-					sizeof(src));
-	rc = prog_build_source(&pg, rt, src, "", 8192, msg, n);
+	rc = build_peak_kernels(rt, &pg, msg, n);
 	if (!rc)
 		rc = measure_launch(rt, pg.program, pk, msg, n);
 	if (!rc)

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "clrt.h"
+#include "prog.h"
 
 /* 2: the FMA peak is the best of several forms (1 had only float16 x 8) */
 #define PEAKS_VERSION 2
@@ -70,5 +71,30 @@ const char *peaks_cache_dir(char *buf, size_t n);
 int peaks_read_cache(const struct devinfo *info, const char *cache_dir, struct peaks *pk);
 
 json_t *peaks_json(const struct peaks *pk);
+
+/*
+ * The FMA peak sampled beside other programs (measurement.peak_probe: the
+ * timing worker takes one run of it in every round, so that a program's
+ * fraction of the peak is a ratio of runs made side by side, not of its
+ * runs over a peak measured minutes before, or the best ever seen, on a
+ * machine whose speed moves).  The form is the fastest of the forms the
+ * peak is measured with, chosen when the probe is opened.
+ */
+struct fma_probe {
+	struct prog pg;
+	cl_kernel k;
+	cl_mem out;
+	size_t global;
+	double gflop; /* per run */
+	int width, chains;
+};
+
+/* Builds the FMA forms and keeps the fastest.  Returns 0 or KERR_* with msg. */
+int fma_probe_open(struct clrt *rt, struct fma_probe *fp, char *msg, size_t n);
+
+/* One run of the probe: its GFLOP/s by the run's profiling event. */
+int fma_probe_run(struct clrt *rt, struct fma_probe *fp, double *gflops, char *msg, size_t n);
+
+void fma_probe_close(struct fma_probe *fp);
 
 #endif

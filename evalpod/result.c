@@ -305,6 +305,45 @@ static const char *classify(json_t *rf, json_t *ev, double ms, double launch_us,
 	return "compute";
 }
 
+/*
+ * measurement.peak_probe: the program's fraction of the FMA peak taken
+ * sample by sample against the probe's run in the same round (the median
+ * of those ratios), and the probe's median over those rounds.  Nothing is
+ * set without the probe or without a flops figure.
+ */
+static void side_by_side(json_t *rf, json_t *perf, json_t *tdoc, double flops)
+{
+	json_t *probe = json_object_get(json_object_get(tdoc, "peak_probe"), "gflops");
+	json_t *samples = json_object_get(perf, "samples_ms");
+	json_t *rounds = json_object_get(perf, "rounds");
+	size_t n = json_array_size(samples), got = 0;
+	double *ratio, *peak;
+	struct stats rs, ps;
+
+	if (!json_is_array(probe) || !isfinite(flops) || !n || json_array_size(rounds) != n)
+		return;
+	ratio = xcalloc(2 * n, sizeof(*ratio));
+	peak = ratio + n;
+	for (size_t k = 0; k < n; k++) {
+		json_int_t rd = json_integer_value(json_array_get(rounds, k));
+		double ms = json_number_value(json_array_get(samples, k));
+		double pg = rd >= 0 ? json_number_value(json_array_get(probe, (size_t)rd)) : 0;
+
+		if (ms > 0 && pg > 0) {
+			ratio[got] = flops / (ms * 1e6) / pg;
+			peak[got++] = pg;
+		}
+	}
+	if (got) {
+		stats_compute(ratio, got, &rs);
+		stats_compute(peak, got, &ps);
+		jx_set_real(rf, "peak_gflops_side_by_side", ps.median);
+		jx_set_real(rf, "fraction_of_peak_flops_side_by_side", rs.median);
+		json_object_set_new(rf, "side_by_side_samples", json_integer((json_int_t)got));
+	}
+	free(ratio);
+}
+
 void result_roofline(const struct batch *b, json_t *r, json_t *tdoc)
 {
 	json_t *perf = json_object_get(r, "performance"), *rf = json_object(), *ev = json_array();
@@ -341,6 +380,7 @@ void result_roofline(const struct batch *b, json_t *r, json_t *tdoc)
 	jx_set_real(rf, "fraction_of_peak_bw", gb / pb);
 	jx_set_real(rf, "arithmetic_intensity", ai);
 	jx_set_real(rf, "ridge_point", ridge);
+	side_by_side(rf, perf, tdoc, flops);
 	launch_size(perf, &items, &groups, &kernel);
 	json_object_set_new(rf, "bottleneck",
 			    json_string(classify(rf, ev, ms, jnum(pk, "launch_us"), items, groups,

@@ -65,6 +65,9 @@ struct timer {
 	unsigned cur_set;                /* the set on the device now */
 	unsigned sample_set;             /* the set the last sample ran on */
 	uint64_t rng;
+	struct fma_probe probe; /* measurement.peak_probe: open when probe.k is set */
+	double *probe_gf;       /* per round: the probe's GFLOP/s, 0 where it failed */
+	size_t nprobe;
 	char msg[2048];
 };
 

@@ -123,6 +123,16 @@ int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, doubl
 				    json_string(t->flush_from_binary ? "binary" : "source"));
 	if (t->sandbox)
 		json_object_set(doc, "sandbox", t->sandbox);
+	if (t->probe.k) {
+		json_t *gf = json_array();
+
+		for (size_t r = 0; r < t->nprobe; r++)
+			json_array_append_new(gf, json_real(t->probe_gf[r]));
+		json_object_set_new(doc, "peak_probe",
+				    json_pack("{s:i, s:i, s:f, s:o}", "width", t->probe.width,
+					      "chains", t->probe.chains, "build_ms",
+					      t->probe.pg.build_ms, "gflops", gf));
+	}
 	for (size_t i = 0; i < t->nprogs; i++) {
 		finish_prog(t, &t->progs[i]);
 		/* A program's trace is of the primary shape's samples (the others are in their docs). */

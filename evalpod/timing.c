@@ -342,10 +342,31 @@ static void add_sample(struct tprog *p, double ms, double host, size_t round)
 	p->fastest = st.min;
 }
 
-/* Visits the active programs in a shuffled order; returns how many remain. */
+/*
+ * measurement.peak_probe: one run of the FMA probe in this round, as
+ * t->probe_gf[round] (0 when it failed: a round without a figure).
+ */
+static void probe_round(struct timer *t, size_t round)
+{
+	double gf = 0;
+	char msg[512];
+
+	if (fma_probe_run(&t->rt, &t->probe, &gf, msg, sizeof(msg)))
+		log_warn("the FMA probe in round %zu: %s", round, msg);
+	t->probe_gf = xreallocarray(t->probe_gf, round + 1, sizeof(*t->probe_gf));
+	for (size_t r = t->nprobe; r < round; r++)
+		t->probe_gf[r] = 0;
+	t->probe_gf[round] = gf;
+	t->nprobe = round + 1;
+}
+
+/*
+ * Visits the active programs in a shuffled order, the FMA probe at a random
+ * place among them when it is open; returns how many programs remain.
+ */
 static size_t run_round(struct timer *t, size_t round, size_t *order)
 {
-	size_t active = 0;
+	size_t active = 0, probe_at;
 
 	for (size_t i = 0; i < t->nprogs; i++)
 		if (t->progs[i].active)
@@ -356,9 +377,16 @@ static size_t run_round(struct timer *t, size_t round, size_t *order)
 		order[i - 1] = order[j];
 		order[j] = tmp;
 	}
-	for (size_t k = 0; k < active; k++) {
-		struct tprog *p = &t->progs[order[k]];
+	probe_at = t->probe.k ? (size_t)(timing_rand(t) % (active + 1)) : SIZE_MAX;
+	for (size_t k = 0; k <= active; k++) {
+		struct tprog *p;
 		double ms = 0, host = 0;
+
+		if (k == probe_at)
+			probe_round(t, round);
+		if (k == active)
+			break;
+		p = &t->progs[order[k]];
 
 		worker_progress(t->dir, p->id);
 		if (timing_sample(t, p, p->reps, &ms, &host, 1, NULL)) {
@@ -441,6 +469,8 @@ static void timer_close(struct timer *t)
 	}
 	free(t->progs);
 	free(t->seen);
+	fma_probe_close(&t->probe);
+	free(t->probe_gf);
 	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++) {
 		for (size_t i = 0; t->sets[k] && i < t->b.nbuffers; i++)
 			free(t->sets[k][i]);
@@ -484,6 +514,15 @@ int worker_time_at(const char *work, const uint64_t *tseeds, long shape)
 			prepare_prog(&t, &t.progs[i]);
 		if (!t.progs[i].failed)
 			warm_up(&t, &t.progs[i]);
+	}
+	if (!rc && !t.lost && t.b.measure.peak_probe) {
+		char msg[512];
+
+		worker_progress(t.dir, "peak probe");
+		if (fma_probe_open(&t.rt, &t.probe, msg, sizeof(msg))) {
+			log_warn("no FMA probe beside the programs: %s", msg);
+			fma_probe_close(&t.probe);
+		}
 	}
 	if (!rc && !t.lost) {
 		share_reps(&t);

@@ -19,6 +19,7 @@ import re
 import shutil
 import signal
 import ssl
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -672,6 +673,59 @@ def a_program_far_slower_than_another_stops_sampling_as_outclassed(ctx):
                "not outclassed by it (reference median %r ms; %r after %r samples, fastest %r)"
                % (ref_median, alone.get("stopped_by"), (alone.get("stats") or {}).get("n"),
                   (alone.get("stats") or {}).get("min")))
+
+
+@test
+def the_fma_probe_runs_beside_the_programs_when_asked(ctx):
+    # docs/evalpod.md, measurement.peak_probe: the timing worker runs the
+    # FMA probe once a round among the programs, and each program's roofline
+    # gets its fraction of the peak as the median, over its samples, of its
+    # GFLOP/s over the probe's in the same round.  Without it, neither.
+    d = ctx.fresh_dir("probe")
+    got = {}
+    for name, on in (("on", True), ("off", False)):
+        batch = make_batch()
+        batch["variants"].append({"id": "slow", "source": SLOW_AFFINE,
+                                  "build_options": "-DLOOP=40"})
+        batch["measurement"].update({"min_samples": 5, "precision": 0})
+        if on:
+            batch["measurement"]["peak_probe"] = True
+        out_dir = os.path.join(d, name)
+        rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
+        expect_status(ctx, rc, 0, err)
+        got[name] = {v: load_json(os.path.join(out_dir, v + ".json")) or {}
+                     for v in ("good", "slow", "summary")}
+    timing = got["on"]["summary"].get("timing") or {}
+    probe = (timing.get("peak_probe") or {}).get("gflops") or []
+    peak = (got["on"]["summary"].get("peaks") or {}).get("gflops", 0)
+    ctx.expect(len(probe) == timing.get("rounds") and all(0 < g < 1.5 * peak for g in probe),
+               "one probe run a round, each under 1.5 x the peak of %r GFLOP/s (%r rounds: %r)"
+               % (peak, timing.get("rounds"), probe[:8]))
+    flops = 2 * 4096
+    for v in ("good", "slow"):
+        perf, roof = got["on"][v].get("performance") or {}, got["on"][v].get("roofline") or {}
+        ratios = sorted(flops / (ms * 1e6) / probe[r]
+                        for ms, r in zip(perf.get("samples_ms") or [], perf.get("rounds") or [])
+                        if r < len(probe) and probe[r] > 0)
+        want = statistics.median(ratios) if ratios else None
+        have = roof.get("fraction_of_peak_flops_side_by_side")
+        ctx.expect(want is not None and have is not None and abs(have - want) <= 1e-6 * want
+                   and roof.get("side_by_side_samples") == len(perf.get("samples_ms") or []),
+                   "%s: the side-by-side fraction is the median of its samples over the "
+                   "probe of their rounds (want %r, got %r, %r samples)"
+                   % (v, want, have, roof.get("side_by_side_samples")))
+    slow, good = (got["on"][v].get("roofline") or {} for v in ("slow", "good"))
+    ctx.expect(0 < (slow.get("fraction_of_peak_flops_side_by_side") or 0)
+               < (good.get("fraction_of_peak_flops_side_by_side") or 0),
+               "the slow variant does the same flops in more time: a smaller fraction "
+               "(%r against %r)" % (slow.get("fraction_of_peak_flops_side_by_side"),
+                                    good.get("fraction_of_peak_flops_side_by_side")))
+    off = got["off"]
+    ctx.expect("peak_probe" not in (off["summary"].get("timing") or {})
+               and not any("side_by_side" in k for v in ("good", "slow")
+                           for k in off[v].get("roofline") or {}),
+               "without peak_probe no probe and no side-by-side figures (got %r)"
+               % (off["good"].get("roofline") or {}).keys())
 
 
 @test
