@@ -192,7 +192,9 @@ static int fma_form_kernel(cl_program p, const struct fma_form *f, cl_mem out, s
 
 /*
  * Times every FMA form, runs times each, and returns the fastest's index in
- * *form and its best GFLOP/s in *gflops.  The runs go round the forms (one
+ * *form and its best GFLOP/s in *gflops; with keep, the fastest's kernel,
+ * its arguments set, is handed over in *keep (the caller releases it) and
+ * what one run of it does in *gflop_run.  The runs go round the forms (one
  * run of each, then the next), so that a moment of load slows every form
  * alike instead of all the runs of one: a probe that picked a 256-bit form
  * on an AVX-512 machine would measure half of it in every round (seen once,
@@ -200,7 +202,7 @@ static int fma_form_kernel(cl_program p, const struct fma_form *f, cl_mem out, s
  * against 440).
  */
 static int fastest_form(struct clrt *rt, cl_program p, cl_mem out, size_t runs, size_t *form,
-			double *gflops, char *msg, size_t n)
+			double *gflops, cl_kernel *keep, double *gflop_run, char *msg, size_t n)
 {
 	size_t global = fma_global(rt);
 	cl_kernel k[N_FMA_FORMS] = { NULL };
@@ -220,14 +222,20 @@ static int fastest_form(struct clrt *rt, cl_program p, cl_mem out, size_t runs, 
 				best[i] = gflop[i] * 1e3 / ms;
 		}
 	}
-	for (size_t i = 0; i < N_FMA_FORMS; i++) {
-		if (!rc && best[i] > *gflops) {
+	for (size_t i = 0; i < N_FMA_FORMS && !rc; i++) {
+		if (best[i] > *gflops) {
 			*gflops = best[i];
 			*form = i;
 		}
+	}
+	if (!rc && keep) {
+		*keep = k[*form];
+		*gflop_run = gflop[*form];
+		k[*form] = NULL;
+	}
+	for (size_t i = 0; i < N_FMA_FORMS; i++)
 		if (k[i])
 			clReleaseKernel(k[i]);
-	}
 	return rc;
 }
 
@@ -240,13 +248,10 @@ static int measure_fma(struct clrt *rt, cl_program p, struct peaks *pk, char *ms
 
 	if (err != CL_SUCCESS)
 		return kerr_set(msg, n, KERR_NOMEM, "fma buffer: %s", clrt_errstr(err));
-	rc = fastest_form(rt, p, out, PEAK_RUNS, &form, &pk->gflops, msg, n);
+	rc = fastest_form(rt, p, out, PEAK_RUNS, &form, &pk->gflops, NULL, NULL, msg, n);
 	clReleaseMemObject(out);
 	return rc;
 }
-
-/* Runs of each form when the probe picks its form: as many as the peak takes. */
-#define PROBE_PICK_RUNS PEAK_RUNS
 
 int fma_probe_open(struct clrt *rt, struct fma_probe *fp, char *msg, size_t n)
 {
@@ -263,10 +268,9 @@ int fma_probe_open(struct clrt *rt, struct fma_probe *fp, char *msg, size_t n)
 	fp->out = clCreateBuffer(rt->ctx, CL_MEM_WRITE_ONLY, fp->global * 4, NULL, &err);
 	if (err != CL_SUCCESS)
 		return kerr_set(msg, n, KERR_NOMEM, "fma buffer: %s", clrt_errstr(err));
-	rc = fastest_form(rt, fp->pg.program, fp->out, PROBE_PICK_RUNS, &form, &gf, msg, n);
-	if (!rc)
-		rc = fma_form_kernel(fp->pg.program, &fma_forms[form], fp->out, fp->global, &fp->k,
-				     &fp->gflop, msg, n);
+	/* The form is picked by as many runs of each as the peak takes. */
+	rc = fastest_form(rt, fp->pg.program, fp->out, PEAK_RUNS, &form, &gf, &fp->k, &fp->gflop,
+			  msg, n);
 	fp->width = fma_forms[form].width;
 	fp->chains = fma_forms[form].chains;
 	return rc;
