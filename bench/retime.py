@@ -195,7 +195,6 @@ def main():
                         "parent": None, "rationale": f"winner of {os.path.basename(folder)}"})
     batch["baseline"] = {k: v for k, v in entries[0].items() if k in ("id", "source", "build_options")}
     batch["variants"] = entries[1:]
-    batch["batch_id"] = "retime"
     batch.pop("outputs", None)
     meas = batch.setdefault("measurement", {})
     meas["min_samples"] = max(a.samples, int(meas.get("min_samples", 0)))
@@ -203,23 +202,13 @@ def main():
         return across_passes(a.evalpod, batch, entries, a.passes)
 
     with tempfile.TemporaryDirectory(prefix="kctl-retime.") as tmp:
-        path = os.path.join(tmp, "batch.json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(batch, f)
-        out = os.path.join(tmp, "out")
-        res = subprocess.run([a.evalpod, "run", path, "--out", out, "--quiet"],
-                             capture_output=True, text=True)
-        if res.returncode != 0:
-            sys.exit(f"retime: evalpod exited {res.returncode}: {res.stderr[-2000:]}")
-        rows = []
-        for e in entries:
-            r = json.load(open(os.path.join(out, e["id"] + ".json"), encoding="utf-8"))
-            if r.get("status") != "ok":
-                sys.exit(f"retime: {e['id']} is {r.get('status')}: {r.get('fault')}")
-            p = r["performance"]
-            vb = p.get("speedup_vs_baseline") or {}
-            rows.append((e["id"], p["median_ms"], (r.get("roofline") or {}).get("gflops"),
-                         p.get("robust_cv", 0.0), vb))
+        docs = run_pass(a.evalpod, batch, entries, tmp, 0)
+    rows = []
+    for e, r in zip(entries, docs):
+        p = r["performance"]
+        vb = p.get("speedup_vs_baseline") or {}
+        rows.append((e["id"], p["median_ms"], (r.get("roofline") or {}).get("gflops"),
+                     p.get("robust_cv", 0.0), vb))
 
     print(f"{len(rows)} winners timed side by side in one evalpod run, "
           f"at least {meas['min_samples']} samples each")
