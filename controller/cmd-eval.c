@@ -1,12 +1,13 @@
 /*
  * kctl eval SPEC [--kernel FILE]... [--baseline FILE] [--backend local|kubernetes]
- *                [--threshold PCT] [-o text|json] [--out DIR] [--no-cache] [--state FILE] [-v]
+ *                [--threshold PCT] [--passes N] [-o text|json] [--out DIR] [--no-cache]
+ *                [--state FILE] [-v]
  *
  * One evaluation without a search: the kernel files and a baseline timed
  * side by side in one batch on the spec's backend (a session of one round,
- * loop.h's session_eval), then a verdict a CI check can act on.  The forms
- * it is reported in are eval-out.c's; docs/kctl.md, "kctl eval", is the
- * manual.
+ * loop.h's session_eval), or in N batches, each its own evalpod process
+ * (--passes), then a verdict a CI check can act on.  The forms it is
+ * reported in are eval-out.c's; docs/kctl.md, "kctl eval", is the manual.
  */
 #include "cmds.h"
 #include "eval-out.h"
@@ -33,8 +34,8 @@
 
 static const char usage[] =
 	"usage: kctl eval SPEC [--kernel FILE]... [--baseline FILE] [--backend local|kubernetes]\n"
-	"                 [--threshold PCT] [-o text|json] [--out DIR] [--no-cache] [--state FILE] "
-	"[-v]\n";
+	"                 [--threshold PCT] [--passes N] [-o text|json] [--out DIR] [--no-cache]\n"
+	"                 [--state FILE] [-v]\n";
 
 struct eval_opts {
 	const char *kernels[EVAL_MAX_KERNELS];
@@ -42,6 +43,7 @@ struct eval_opts {
 	const char *baseline, *out, *state;
 	int backend; /* -1: the spec's, else an enum spec_backend */
 	double threshold;
+	int passes; /* --passes: evalpod runs, 1 to EVAL_MAX_PASSES */
 	int json;
 	int no_cache; /* --no-cache: its results are not put in the result cache */
 };
@@ -53,6 +55,7 @@ static int parse(int argc, char **argv, struct eval_opts *o)
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "threshold", required_argument, NULL, 't' },
+		{ "passes", required_argument, NULL, 'p' },
 		{ "out", required_argument, NULL, 'O' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "state", required_argument, NULL, 'S' },
@@ -65,6 +68,7 @@ static int parse(int argc, char **argv, struct eval_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->backend = -1;
 	o->threshold = 0.05;
+	o->passes = 1;
 	o->out = "kctl-eval";
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:v", opts, NULL)) != -1) {
@@ -101,6 +105,17 @@ static int parse(int argc, char **argv, struct eval_opts *o)
 			}
 			o->threshold /= 100;
 			break;
+		case 'p': {
+			long v = strtol(optarg, &end, 10);
+
+			if (end == optarg || *end || v < 1 || v > EVAL_MAX_PASSES) {
+				log_error("--passes wants a whole number from 1 to %d, not '%s'",
+					  EVAL_MAX_PASSES, optarg);
+				return -1;
+			}
+			o->passes = (int)v;
+			break;
+		}
 		case 'o':
 			if (cmd_output_format(optarg, &o->json)) {
 				fputs(usage, stderr);
@@ -169,41 +184,98 @@ static int is_ok(json_t *res)
 	return st && !strcmp(st, "ok");
 }
 
-/* Kernel k against the baseline's result base (both ok). */
-static void compare(struct eval_kernel *k, json_t *base, double threshold)
+/*
+ * What the passes' comparisons say together, by the rule of a session's
+ * confirmation (pairs.h): "faster" or "slower" by more than 1% for sure,
+ * "equal" within 1% in every pass, else "not separated".
+ */
+static const char *across(const struct pair_verdict *v, int n)
 {
-	struct pairs p = { 0 };
-	struct pair_verdict v;
-	double noise;
+	struct pair_verdict inv[EVAL_MAX_PASSES];
+	int equal = 1;
+
+	for (int p = 0; p < n; p++) {
+		inv[p] = (struct pair_verdict){ v[p].n, 1 / v[p].median, 1 / v[p].hi, 1 / v[p].lo };
+		equal &= pairs_equal(v[p]);
+	}
+	if (pairs_faster_across(v, n))
+		return "faster";
+	if (pairs_faster_across(inv, n))
+		return "slower";
+	return equal ? "equal" : "not separated";
+}
+
+/*
+ * Kernel k against the baseline, both ok in every pass (base and res by
+ * pass).  The speedup and its interval pool every pass's per-round ratios;
+ * the noise allowed is the larger of the interval's half-width and half
+ * the spread of the passes' own medians, since one evalpod process can be
+ * off by more than its interval shows (pairs.h).
+ */
+static void compare(struct eval_kernel *k, json_t *const *base, json_t *const *res, int npass,
+		    double threshold)
+{
+	struct pairs all = { 0 };
+	struct pair_verdict v, pv[EVAL_MAX_PASSES];
+	double noise, least = INFINITY, most = -INFINITY;
 
 	k->allowed = threshold;
 	if (k->same_as_base) {
 		k->speedup = 1;
 		return;
 	}
-	pairs_add(&p, base, k->res);
-	v = pairs_verdict(&p);
-	pairs_release(&p);
+	for (int p = 0; p < npass; p++) {
+		struct pairs one = { 0 };
+
+		pairs_add(&one, base[p], res[p]);
+		for (size_t i = 0; i < one.n; i++)
+			pairs_add_ratio(&all, one.ratio[i]);
+		pv[p] = pairs_verdict(&one);
+		pairs_release(&one);
+		k->pass[p] = (struct eval_pass){ pv[p].median, pv[p].lo, pv[p].hi, pv[p].n };
+		if (pv[p].n) {
+			least = fmin(least, pv[p].median);
+			most = fmax(most, pv[p].median);
+		}
+	}
+	v = pairs_verdict(&all);
+	pairs_release(&all);
 	if (v.n) {
 		k->speedup = v.median;
 		k->lo = v.lo;
 		k->hi = v.hi;
 		k->pairs = v.n;
 	} else { /* timed in different evalpod runs (a retry): their medians */
-		k->speedup = perf_num(base, "median_ms") / perf_num(k->res, "median_ms");
+		k->speedup = perf_num(base[0], "median_ms") / perf_num(res[0], "median_ms");
 	}
 	if (!isnan(k->lo)) {
 		noise = (k->hi - k->lo) / 2;
 	} else {
-		double a = perf_num(base, "robust_cv"), b = perf_num(k->res, "robust_cv");
+		double a = perf_num(base[0], "robust_cv"), b = perf_num(res[0], "robust_cv");
 
 		noise = fmax(isnan(a) ? 0 : a, isnan(b) ? 0 : b);
 	}
+	if (npass > 1 && most >= least)
+		noise = fmax(noise, (most - least) / 2);
 	k->allowed = fmax(threshold, noise);
 	k->regression = !isnan(k->speedup) && k->speedup < 1 - k->allowed;
+	if (npass > 1)
+		k->across = across(pv, npass);
 }
 
-static void judge(struct eval_report *r)
+/* The result to report of a program timed in npass runs: the first run's
+ * unless a later one failed (or has none), then that one's. */
+static json_t *reported(json_t *const *res, int npass)
+{
+	for (int p = 0; p < npass; p++)
+		if (!res[p] || !is_ok(res[p]))
+			return res[p];
+	return res[0];
+}
+
+/* Judges the kernels; base and res are the result documents by pass (the
+ * baseline's, and each kernel's in the order of r->k). */
+static void judge(struct eval_report *r, json_t *const *base, json_t *(*res)[EVAL_MAX_PASSES])
 {
 	const char *bst = json_string_value(json_object_get(r->base_res, "status"));
 	int infra = !bst || !strcmp(bst, "infra_error"), failed = 0, slower = 0;
@@ -219,7 +291,7 @@ static void judge(struct eval_report *r)
 		else if (strcmp(st, "ok"))
 			failed = 1;
 		else if (is_ok(r->base_res))
-			compare(k, r->base_res, r->threshold);
+			compare(k, base, res[i], r->npass, r->threshold);
 		slower |= k->regression;
 	}
 	r->verdict = infra    ? EVAL_INFRA
@@ -274,6 +346,9 @@ struct eval_run {
 	char *ids[EVAL_MAX_KERNELS + 1];
 	size_t nprogs;
 	struct eval_kernel k[EVAL_MAX_KERNELS];
+	/* the result documents, by pass: the baseline's and each kernel's */
+	json_t *base_res[EVAL_MAX_PASSES];
+	json_t *res[EVAL_MAX_KERNELS][EVAL_MAX_PASSES];
 };
 
 /* The programs: the baseline, then each distinct kernel source once. */
@@ -312,8 +387,11 @@ static void run_release(struct eval_run *e)
 		free(e->src[i]);
 	for (size_t i = 0; i < e->nprogs; i++)
 		free(e->ids[i]);
-	for (int i = 0; i < EVAL_MAX_KERNELS; i++)
-		json_decref(e->k[i].res);
+	for (int p = 0; p < EVAL_MAX_PASSES; p++) {
+		json_decref(e->base_res[p]);
+		for (int i = 0; i < EVAL_MAX_KERNELS; i++)
+			json_decref(e->res[i][p]);
+	}
 }
 
 /* Evaluates and reports; the session is open.  Returns kctl eval's exit status. */
@@ -325,10 +403,19 @@ static int evaluate(struct eval_run *e, struct session *s, const char *spec)
 	int rc, nk = e->o.nk ? e->o.nk : 1;
 
 	plan(e, s);
-	rc = session_eval(s, e->progs, e->nprogs, msg, sizeof(msg));
+	rc = session_eval(s, e->progs, e->nprogs, e->o.passes, msg, sizeof(msg));
 	if (rc) {
 		log_error("session %s: %s", s->id, msg);
 		return rc == 130 ? 130 : EVAL_EXIT_INFRA;
+	}
+	for (int p = 0; p < e->o.passes; p++) {
+		char *pdir = session_round_dir(s, p), *pres = xasprintf("%s/results", pdir);
+
+		e->base_res[p] = load_result(pres, "baseline");
+		for (int i = 0; i < nk; i++)
+			e->res[i][p] = load_result(pres, e->k[i].id);
+		free(pres);
+		free(pdir);
 	}
 	dir = session_round_dir(s, 0);
 	results = xasprintf("%s/results", dir);
@@ -338,13 +425,14 @@ static int evaluate(struct eval_run *e, struct session *s, const char *spec)
 	r.results = results;
 	r.baseline = e->o.baseline;
 	r.template_path = s->spec.template_path;
-	r.base_res = load_result(results, "baseline");
+	r.base_res = reported(e->base_res, e->o.passes);
 	r.k = e->k;
 	r.nk = (size_t)nk;
 	r.threshold = e->o.threshold;
+	r.npass = e->o.passes;
 	for (int i = 0; i < nk; i++)
-		e->k[i].res = load_result(results, e->k[i].id);
-	judge(&r);
+		e->k[i].res = reported(e->res[i], e->o.passes);
+	judge(&r, e->base_res, e->res);
 	{
 		struct sbuf why = SBUF_INIT;
 
@@ -369,7 +457,6 @@ static int evaluate(struct eval_run *e, struct session *s, const char *spec)
 		eval_print_table(stdout, &r);
 	}
 	json_decref(doc);
-	json_decref(r.base_res);
 	free(results);
 	free(dir);
 	return rc;

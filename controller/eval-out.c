@@ -84,6 +84,12 @@ static void kernel_verdict(struct sbuf *b, const struct eval_kernel *k)
 		sbuf_adds(b, "ok");
 	else
 		sbuf_adds(b, "ok (baseline not timed)");
+	if (k->across && !strcmp(k->status, "ok"))
+		sbuf_addf(b, "; over the runs: %s",
+			  !strcmp(k->across, "faster")   ? "faster"
+			  : !strcmp(k->across, "slower") ? "slower"
+			  : !strcmp(k->across, "equal")  ? "equal within 1%"
+							 : "not separated");
 }
 
 static void speedup_text(struct sbuf *b, const struct eval_kernel *k)
@@ -165,9 +171,21 @@ void eval_print_table(FILE *f, const struct eval_report *r)
 		fprintf(f, "baseline (%s): %s: %s\n", r->baseline ? r->baseline : "the template",
 			json_string_value(json_object_get(r->base_res, "status")),
 			fault_message(r->base_res));
+	for (size_t i = 0; i < r->nk && r->npass > 1; i++) {
+		const struct eval_kernel *k = &r->k[i];
+
+		if (!k->across)
+			continue;
+		fprintf(f, "%s by run:", k->file);
+		for (int p = 0; p < r->npass; p++)
+			fprintf(f, isnan(k->pass[p].lo) ? " %.3fx" : " %.3fx [%.3f, %.3f]",
+				k->pass[p].median, k->pass[p].lo, k->pass[p].hi);
+		fprintf(f, "\n");
+	}
 	sbuf_reset(&b);
 	eval_verdict_text(&b, r);
-	fprintf(f, "verdict: %s\nresults: %s\n", b.buf, r->results);
+	fprintf(f, "verdict: %s\nresults: %s%s\n", b.buf, r->results,
+		r->npass > 1 ? " (the first run's; the others in the rounds after it)" : "");
 	sbuf_release(&b);
 }
 
@@ -222,6 +240,7 @@ json_t *eval_json(const struct eval_report *r)
 	json_object_set_new(doc, "verdict", json_string(eval_verdict_name(r->verdict)));
 	json_object_set_new(doc, "exit_status", json_integer(eval_exit_status(r->verdict)));
 	json_object_set_new(doc, "threshold", json_real(r->threshold));
+	json_object_set_new(doc, "passes", json_integer(r->npass > 1 ? r->npass : 1));
 	json_object_set_new(doc, "device",
 			    json_is_object(dev)
 				    ? json_pack("{s:s?, s:s?}", "name",
@@ -246,6 +265,19 @@ json_t *eval_json(const struct eval_report *r)
 		json_object_set_new(o, "allowed_slowdown", num_or_null(k->allowed));
 		json_object_set_new(o, "regression", json_boolean(k->regression));
 		json_object_set_new(o, "same_as_baseline", json_boolean(k->same_as_base));
+		if (k->across) {
+			json_t *by = json_array();
+
+			for (int p = 0; p < r->npass; p++)
+				json_array_append_new(
+					by, json_pack("{s:o, s:o, s:o, s:I}", "median",
+						      num_or_null(k->pass[p].median), "lo",
+						      num_or_null(k->pass[p].lo), "hi",
+						      num_or_null(k->pass[p].hi), "pairs",
+						      (json_int_t)k->pass[p].pairs));
+			json_object_set_new(o, "speedup_by_pass", by);
+			json_object_set_new(o, "across_passes", json_string(k->across));
+		}
 		json_array_append_new(ks, o);
 	}
 	json_object_set_new(doc, "kernels", ks);
@@ -303,6 +335,8 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 	}
 	sbuf_adds(b, ", session ");
 	sbuf_add_md(b, r->session, 200);
+	if (r->npass > 1)
+		sbuf_addf(b, ", %d evalpod runs (the speedups pool them)", r->npass);
 	sbuf_adds(b,
 		  ".\n\n| kernel | status | vs baseline [95% CI] | GFLOP/s | of peak | "
 		  "vs reference | bottleneck | verdict |\n|---|---|---|---:|---:|---:|---|---|\n");

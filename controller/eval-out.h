@@ -27,6 +27,15 @@ enum {
 	EVAL_EXIT_USAGE = 64,
 };
 
+/* kctl eval --passes: at most this many evalpod runs. */
+#define EVAL_MAX_PASSES 10
+
+/* A kernel against the baseline in one evalpod run (kctl eval --passes). */
+struct eval_pass {
+	double median, lo, hi; /* paired speedup and its 95% interval; NAN when none */
+	size_t pairs;
+};
+
 /* One kernel file and what became of it. */
 struct eval_kernel {
 	const char *file;   /* as given on the command line */
@@ -39,6 +48,11 @@ struct eval_kernel {
 	double allowed;   /* the slowdown allowed: the threshold or the noise, the larger */
 	int regression;   /* slower than the baseline by more than allowed */
 	int same_as_base; /* the baseline's very source and options */
+	/* With several passes: each run's comparison, and what they say together
+	 * by a confirmation's rule: "faster", "slower", "equal" (within 1% in
+	 * every run) or "not separated"; NULL with one pass. */
+	struct eval_pass pass[EVAL_MAX_PASSES];
+	const char *across;
 };
 
 struct eval_report {
@@ -51,6 +65,7 @@ struct eval_report {
 	struct eval_kernel *k;
 	size_t nk;
 	double threshold; /* --threshold, as a fraction */
+	int npass;        /* evalpod runs (--passes); the speedups pool them all */
 	enum eval_verdict verdict;
 };
 

@@ -463,62 +463,82 @@ static int with_lock(struct session *s, int (*fn)(struct session *, void *, char
 struct eval_job {
 	const struct eval_program *progs;
 	size_t n;
+	int passes;
 };
 
-/* The programs as round 0's variants, and the round that times them (PROPOSED). */
-static int eval_propose(struct session *s, const struct eval_job *job, char *msg, size_t n)
+/*
+ * Pass pass (from 0) of kctl eval: round pass, which times the programs
+ * (PROPOSED).  Round 0 records them as its variants; every round times them
+ * all, the first as its baseline, with the same measurement settings.
+ */
+static int eval_propose(struct session *s, const struct eval_job *job, int pass, char *msg,
+			size_t n)
 {
 	json_t *ids = json_array(), *conf;
 	int rc = store_begin(s->st, msg, n);
 
 	if (!rc)
-		rc = store_round_create(s->st, s->id, 0, SESSION_EVAL_MODE, msg, n);
+		rc = store_round_create(s->st, s->id, pass, SESSION_EVAL_MODE, msg, n);
 	for (size_t i = 0; i < job->n && !rc; i++) {
 		const struct eval_program *p = &job->progs[i];
-		char hash[65], *why = xasprintf("kctl eval: %s", p->file);
+		char hash[65], *why;
 		json_t *v;
 
+		json_array_append_new(ids, json_string(p->id));
+		if (pass)
+			continue;
+		why = xasprintf("kctl eval: %s", p->file);
 		variant_hash(p->source, p->options, hash);
 		v = json_pack("{s:s, s:s, s:i, s:i, s:s, s:s, s:s, s:s}", "id", p->id, "hash", hash,
 			      "round", 0, "lineage", -1, "source", p->source, "options", p->options,
 			      "rationale", why, "origin", SESSION_EVAL_MODE);
 		rc = store_variant_add(s->st, s->id, v, msg, n);
-		json_array_append_new(ids, json_string(p->id));
 		json_decref(v);
 		free(why);
 	}
-	conf = json_pack("{s:i, s:i, s:O, s:o, s:s, s:s}", "pass", 1, "passes", 1, "programs", ids,
-			 "measurement", confirm_measurement(&s->spec, 1, 0), "then", "stop", "why",
-			 "kctl eval");
+	conf = json_pack("{s:i, s:i, s:O, s:o, s:s, s:s}", "pass", pass + 1, "passes", job->passes,
+			 "programs", ids, "measurement", confirm_measurement(&s->spec, 1, pass),
+			 "then", "stop", "why", "kctl eval");
 	if (!rc)
-		rc = store_round_set_confirm(s->st, s->id, 0, conf, msg, n);
+		rc = store_round_set_confirm(s->st, s->id, pass, conf, msg, n);
 	json_decref(conf);
 	json_decref(ids);
-	return round_step_end(s, 0, ROUND_PROPOSED, "proposed", rc, msg, n);
+	return round_step_end(s, pass, ROUND_PROPOSED, "proposed", rc, msg, n);
 }
 
 static int eval_locked(struct session *s, void *arg, char *msg, size_t n)
 {
 	const struct eval_job *job = arg;
-	int rc;
+	int rc = 0;
 
 	set_state(s, "running", NULL, msg, n);
-	rc = eval_propose(s, job, msg, n);
-	if (!rc)
-		rc = round_evaluate(s, 0, msg, n);
-	if (!rc)
-		rc = round_collect(s, 0, msg, n);
+	for (int pass = 0; pass < job->passes && !rc; pass++) {
+		rc = eval_propose(s, job, pass, msg, n);
+		if (!rc)
+			rc = round_evaluate(s, pass, msg, n);
+		if (!rc)
+			rc = round_collect(s, pass, msg, n);
+	}
 	return rc ? stopped(s, rc, msg, n) : KCTL_EXIT_OK;
 }
 
+/* Every round of the evaluation DONE with the verdict, then the session. */
 static int eval_end_locked(struct session *s, void *arg, char *msg, size_t n)
 {
 	const char *verdict = arg;
-	int rc = store_begin(s->st, msg, n);
+	int rc = 0;
 
-	if (!rc)
-		rc = store_round_set_decision(s->st, s->id, 0, "stop", verdict, msg, n);
-	rc = round_step_end(s, 0, ROUND_DONE, "ranked", rc, msg, n);
+	for (int r = 0; !rc; r++) {
+		json_t *row = store_round_get(s->st, s->id, r);
+
+		if (!row)
+			break;
+		json_decref(row);
+		rc = store_begin(s->st, msg, n);
+		if (!rc)
+			rc = store_round_set_decision(s->st, s->id, r, "stop", verdict, msg, n);
+		rc = round_step_end(s, r, ROUND_DONE, "ranked", rc, msg, n);
+	}
 	if (!rc)
 		rc = set_state(s, "done", verdict, msg, n);
 	if (!rc)
@@ -528,10 +548,10 @@ static int eval_end_locked(struct session *s, void *arg, char *msg, size_t n)
 	return rc ? KCTL_EXIT_FAIL : KCTL_EXIT_OK;
 }
 
-int session_eval(struct session *s, const struct eval_program *progs, size_t nprogs, char *msg,
-		 size_t n)
+int session_eval(struct session *s, const struct eval_program *progs, size_t nprogs, int passes,
+		 char *msg, size_t n)
 {
-	struct eval_job job = { progs, nprogs };
+	struct eval_job job = { progs, nprogs, passes > 1 ? passes : 1 };
 
 	return with_lock(s, eval_locked, &job, msg, n);
 }

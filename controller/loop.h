@@ -66,18 +66,20 @@ struct eval_program {
 
 /*
  * kctl eval: records progs (the baseline first, then the kernels; no two
- * with the same source and options) as the variants of the session's only
- * round, of mode SESSION_EVAL_MODE, and has the session's backend time
- * them side by side in one batch with the first as the batch's baseline
- * (as a confirmation's pass does, with its measurement settings), under
- * the session's lock.  The results are recorded (the round COLLECTED) and
- * stay under the round's results/.  Returns a KCTL_EXIT_* status with msg
- * on failure (130: interrupted), the session then failed (or paused).
+ * with the same source and options) as the variants of the session's
+ * first round, of mode SESSION_EVAL_MODE, and has the session's backend
+ * time them side by side in one batch with the first as the batch's
+ * baseline (as a confirmation's pass does, with its measurement settings),
+ * under the session's lock.  With passes > 1 that is done passes times,
+ * rounds 0 to passes - 1, each its own batch and evalpod process.  The
+ * results are recorded (each round COLLECTED) and stay under the rounds'
+ * results/.  Returns a KCTL_EXIT_* status with msg on failure (130:
+ * interrupted), the session then failed (or paused).
  */
-int session_eval(struct session *s, const struct eval_program *progs, size_t nprogs, char *msg,
-		 size_t n);
+int session_eval(struct session *s, const struct eval_program *progs, size_t nprogs, int passes,
+		 char *msg, size_t n);
 
-/* Ends an evaluated session with the verdict as its reason (and its round's): the round
+/* Ends an evaluated session with the verdict as its reason (and its rounds'): the rounds
  * DONE, the session done, its report written.  Returns a KCTL_EXIT_* status. */
 int session_eval_end(struct session *s, const char *verdict, char *msg, size_t n);
 

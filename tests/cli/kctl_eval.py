@@ -186,6 +186,63 @@ def regression(kctl, evalpod, data, goldens):
               "the summary of a regression matches its golden")
 
 
+def per_round(doc):
+    """{timing round: sample ms} of a result document."""
+    perf = doc.get("performance") or {}
+    return dict(zip(perf.get("rounds") or [], perf.get("samples_ms") or []))
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def several_passes(kctl, evalpod, data, goldens):
+    with Scenario(kctl, evalpod, data) as sc:
+        for bad in ("0", "11", "two"):
+            res = sc.run(["--passes", bad])
+            check(res.returncode == 64 and "--passes" in res.stderr,
+                  f"--passes {bad}: exit 64, named ({res.returncode})")
+        slow = sc.kernel("slow.cl", *SLOW)
+        res = sc.run(["--kernel", slow, "--passes", "2", "-o", "json"])
+        check(res.returncode == 2, f"a kernel 100x slower over 2 runs: exit 2 "
+              f"(got {res.returncode}: {res.stderr.strip()[-200:]})")
+        try:
+            doc = json.loads(res.stdout)
+        except ValueError:
+            doc = {}
+        k = (doc.get("kernels") or [{}])[0]
+        sb, by = k.get("speedup_vs_baseline") or {}, k.get("speedup_by_pass") or []
+        check(doc.get("passes") == 2 and len(by) == 2 and k.get("across_passes") == "slower"
+              and all(0 < b.get("median", 1) < 0.2 and b.get("hi", 1) < 0.2 for b in by),
+              f"-o json: 2 passes, each run's speedup far below 1, slower over the runs "
+              f"({doc.get('passes')}, {by}, {k.get('across_passes')})")
+        # the pooled speedup is the median of both runs' per-round ratios,
+        # each run's ratios taken within that run only
+        ratios, own = [], []
+        for r in (0, 1):
+            got = {}
+            for name in ("baseline", "kernel-1"):
+                for path in glob.glob(os.path.join(sc.tmp, "kctl-eval", "*", "rounds",
+                                                   f"r{r:03d}", "results", name + ".json")):
+                    with open(path, encoding="utf-8") as f:
+                        got[name] = per_round(json.load(f))
+            b, c = got.get("baseline", {}), got.get("kernel-1", {})
+            mine = [b[x] / c[x] for x in sorted(b.keys() & c.keys())]
+            own.append(median(mine) if mine else None)
+            ratios += mine
+        check(ratios and abs(median(ratios) - sb.get("median", 0)) < 1e-9
+              and sb.get("pairs") == len(ratios)
+              and all(o is not None and abs(o - b.get("median", 0)) < 1e-9
+                      for o, b in zip(own, by)),
+              f"the pooled median ({sb.get('median')}) and each run's ({by}) recomputed from "
+              f"the two rounds' result documents ({len(ratios)} pairs)")
+        summary = sc.read("kctl-eval/summary.md") or ""
+        check("2 evalpod runs" in summary and "over the runs: slower" in summary,
+              "the summary says how many runs and what they say together")
+
+
 def passing(kctl, evalpod, data, goldens):
     with Scenario(kctl, evalpod, data) as sc:
         # the same code, written differently: as fast within any sane noise
@@ -256,7 +313,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     kctl, evalpod, data, goldens = (os.path.abspath(a) for a in sys.argv[1:])
-    for fn in (usage_and_infra, failing_kernels, regression, passing):
+    for fn in (usage_and_infra, failing_kernels, regression, passing, several_passes):
         try:
             fn(kctl, evalpod, data, goldens)
         except Exception as e:  # a scenario that breaks is a failure, not a crash
