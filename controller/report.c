@@ -471,7 +471,7 @@ static void report_rounds(struct session *s, struct sbuf *b)
 	}
 }
 
-/* Whether s is a kctl eval session: one round, of its own mode. */
+/* Whether s is a kctl eval session: its rounds (one per --passes run) are of its own mode. */
 static int is_eval(struct session *s)
 {
 	json_t *row = store_round_get(s->st, s->id, 0);

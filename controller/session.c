@@ -160,7 +160,7 @@ static int reopen(struct session *s, struct store *st, const char *id, int confi
 		  size_t n);
 static int apply_settings(struct session *s, char *msg, size_t n);
 
-/* A session of kctl eval has one round, of its own mode: it has nothing to go on with. */
+/* A session of kctl eval (its rounds of their own mode) has nothing to go on with. */
 static int refuse_eval(struct store *st, const char *id, const char *what, char *msg, size_t n)
 {
 	json_t *row = store_round_get(st, id, 0);
