@@ -29,7 +29,9 @@ its own (the sign-test interval of its per-round ratios), and either the
 t-interval of the passes' log medians lies above 1 % or every pass shows
 more than the process bias.  The winners are within noise of each other
 when no pair is so separated; the script prints, per pair, each pass's
-paired median with its interval and the verdict.
+paired median with its interval and the verdict.  For kernel files rather
+than sessions, `kctl eval --passes P` judges each against a baseline the
+same way.
 """
 import argparse
 import glob
