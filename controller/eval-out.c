@@ -86,10 +86,7 @@ static void kernel_verdict(struct sbuf *b, const struct eval_kernel *k)
 		sbuf_adds(b, "ok (baseline not timed)");
 	if (k->across && !strcmp(k->status, "ok"))
 		sbuf_addf(b, "; over the runs: %s",
-			  !strcmp(k->across, "faster")   ? "faster"
-			  : !strcmp(k->across, "slower") ? "slower"
-			  : !strcmp(k->across, "equal")  ? "equal within 1%"
-							 : "not separated");
+			  strcmp(k->across, "equal") ? k->across : "equal within 1%");
 }
 
 static void speedup_text(struct sbuf *b, const struct eval_kernel *k)

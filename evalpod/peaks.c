@@ -191,7 +191,7 @@ static int fma_form_kernel(cl_program p, const struct fma_form *f, cl_mem out, s
 }
 
 /*
- * Times every FMA form, runs times each, and returns the fastest's index in
+ * Times every FMA form, PEAK_RUNS times each, and returns the fastest's index in
  * *form and its best GFLOP/s in *gflops; with keep, the fastest's kernel,
  * its arguments set, is handed over in *keep (the caller releases it) and
  * what one run of it does in *gflop_run.  The runs go round the forms (one
@@ -201,8 +201,8 @@ static int fma_form_kernel(cl_program p, const struct fma_form *f, cl_mem out, s
  * with 3 runs of each form taken one form after the other: 229 GFLOP/s
  * against 440).
  */
-static int fastest_form(struct clrt *rt, cl_program p, cl_mem out, size_t runs, size_t *form,
-			double *gflops, cl_kernel *keep, double *gflop_run, char *msg, size_t n)
+static int fastest_form(struct clrt *rt, cl_program p, cl_mem out, size_t *form, double *gflops,
+			cl_kernel *keep, double *gflop_run, char *msg, size_t n)
 {
 	size_t global = fma_global(rt);
 	cl_kernel k[N_FMA_FORMS] = { NULL };
@@ -213,7 +213,7 @@ static int fastest_form(struct clrt *rt, cl_program p, cl_mem out, size_t runs, 
 	*form = 0;
 	for (size_t i = 0; i < N_FMA_FORMS && !rc; i++)
 		rc = fma_form_kernel(p, &fma_forms[i], out, global, &k[i], &gflop[i], msg, n);
-	for (size_t r = 0; r < runs && !rc; r++) {
+	for (size_t r = 0; r < PEAK_RUNS && !rc; r++) {
 		for (size_t i = 0; i < N_FMA_FORMS && !rc; i++) {
 			double ms = 0;
 
@@ -248,7 +248,7 @@ static int measure_fma(struct clrt *rt, cl_program p, struct peaks *pk, char *ms
 
 	if (err != CL_SUCCESS)
 		return kerr_set(msg, n, KERR_NOMEM, "fma buffer: %s", clrt_errstr(err));
-	rc = fastest_form(rt, p, out, PEAK_RUNS, &form, &pk->gflops, NULL, NULL, msg, n);
+	rc = fastest_form(rt, p, out, &form, &pk->gflops, NULL, NULL, msg, n);
 	clReleaseMemObject(out);
 	return rc;
 }
@@ -268,9 +268,8 @@ int fma_probe_open(struct clrt *rt, struct fma_probe *fp, char *msg, size_t n)
 	fp->out = clCreateBuffer(rt->ctx, CL_MEM_WRITE_ONLY, fp->global * 4, NULL, &err);
 	if (err != CL_SUCCESS)
 		return kerr_set(msg, n, KERR_NOMEM, "fma buffer: %s", clrt_errstr(err));
-	/* The form is picked by as many runs of each as the peak takes. */
-	rc = fastest_form(rt, fp->pg.program, fp->out, PEAK_RUNS, &form, &gf, &fp->k, &fp->gflop,
-			  msg, n);
+	/* The form is picked as the peak picks it. */
+	rc = fastest_form(rt, fp->pg.program, fp->out, &form, &gf, &fp->k, &fp->gflop, msg, n);
 	fp->width = fma_forms[form].width;
 	fp->chains = fma_forms[form].chains;
 	return rc;
