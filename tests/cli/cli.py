@@ -698,8 +698,12 @@ def the_fma_probe_runs_beside_the_programs_when_asked(ctx):
     timing = got["on"]["summary"].get("timing") or {}
     probe = (timing.get("peak_probe") or {}).get("gflops") or []
     peak = (got["on"]["summary"].get("peaks") or {}).get("gflops", 0)
-    ctx.expect(len(probe) == timing.get("rounds") and all(0 < g < 1.5 * peak for g in probe),
-               "one probe run a round, each under 1.5 x the peak of %r GFLOP/s (%r rounds: %r)"
+    # The peak may have been measured at a busier moment than the probe runs
+    # (CI once cached 240 GFLOP/s and the probe then read 160-382), so the
+    # bound is loose: it catches a figure off by orders of magnitude (a unit
+    # or a flop count gone wrong), not the machine's load.
+    ctx.expect(len(probe) == timing.get("rounds") and all(0 < g < 10 * peak for g in probe),
+               "one probe run a round, each under 10 x the peak of %r GFLOP/s (%r rounds: %r)"
                % (peak, timing.get("rounds"), probe[:8]))
     flops = 2 * 4096
     for v in ("good", "slow"):
