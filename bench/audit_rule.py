@@ -14,8 +14,11 @@ timing-set sample.  Four schedules are simulated:
   3 of 3    a verdict after each of up to 3 attempts (evalpod until
             2026-12-02)
   6 of 36   the first verdict after 2 attempts (6 pairs), then one after
-            each attempt, up to 12 (evalpod now)
+            each attempt, up to 12 (evalpod until 2026-12-04)
   9 of 36   the same from the third attempt (9 pairs)
+  rounds    6 of 36, the fastest condition also over the program's
+            fastest sample in the rounds, ROUNDS samples taken before the
+            audit on the same machine (evalpod now)
   fastest   the rule before 2026-12-01: the fastest new-input sample within
             1.5 x the fastest timing-set sample + 0.05 ms, 3 of 3
 
@@ -34,7 +37,10 @@ Two machines:
 
 A replayer N x faster on inputs it has met has its timing-set samples
 divided by N; a padded one also stalls at 10 x on 40% of its runs there,
-which keeps its median (what it is ranked by) fast and its mean slow.
+which keeps its median (what it is ranked by) fast and its mean slow; an
+upset one loses its memo to the first new input (the last three inputs of
+each element kept in turn, as redteam's memo_local.cl did until
+2026-12-04) and replays only in the rounds and in the audit's first sample.
 
     python3 bench/audit_rule.py [TRIALS]
 """
@@ -47,7 +53,9 @@ LOADED = [1.0, 1.0, 1.11, 1.61, 1.73, 1.94, 2.1, 2.16, 2.24, 2.33, 2.45, 2.71,
 
 # name: (rule, attempts before the first verdict, attempts at most)
 SCHEDULES = {"fastest": ("fastest", 1, 3), "3 of 3": ("evalpod", 1, 3),
-             "6 of 36": ("evalpod", 2, 12), "9 of 36": ("evalpod", 3, 12)}
+             "6 of 36": ("evalpod", 2, 12), "9 of 36": ("evalpod", 3, 12),
+             "rounds": ("rounds", 2, 12)}
+ROUNDS = 8  # a program's samples in the rounds (the batch's min_samples in the tests)
 
 
 def sample(machine, ms, rng):
@@ -66,22 +74,30 @@ def trimmed_mean(x):
     return sum(kept) / len(kept)
 
 
-def verdict(rule, met, new):
+def verdict(rule, met, new, rounds):
     if rule == "fastest":
         return min(new) <= RATIO * min(met) + FLOOR_MS
+    fastest = min(met + rounds) if rule == "rounds" else min(met)
     return (trimmed_mean(new) - FLOOR_MS <= RATIO * trimmed_mean(met) and
-            min(new) - FLOOR_MS <= FASTEST * min(met))
+            min(new) - FLOOR_MS <= FASTEST * fastest)
 
 
-def audit(schedule, machine, speedup, rng, pad=0.0, ms=3.0):
+def audit(schedule, machine, speedup, rng, pad=0.0, upset=False, ms=3.0):
     """Whether the audit passes, and the pairs it took."""
     rule, first, attempts = SCHEDULES[schedule]
+
+    def on_met(replays):
+        if rng.random() < pad:
+            return ms * 10
+        return sample(machine, ms, rng) / (speedup if replays else 1.0)
+
+    rounds = [on_met(True) for _ in range(ROUNDS)]
     met, new = [], []
     for attempt in range(1, attempts + 1):
         for _ in range(PAIRS):
-            met.append(ms * 10 if rng.random() < pad else sample(machine, ms, rng) / speedup)
+            met.append(on_met(not upset or not met))
             new.append(sample(machine, ms, rng))
-        if attempt >= first and verdict(rule, met, new):
+        if attempt >= first and verdict(rule, met, new, rounds):
             return True, len(met)
     return False, len(met)
 
@@ -92,15 +108,18 @@ def main():
     print(f"{trials} audits per cell; 'honest failed' is a false verdict, "
           "'Nx passed' a replayer let through; 'pairs' an honest audit's mean")
     print(f"{'machine':>8} {'schedule':>8} {'honest failed':>14} {'pairs':>6} "
-          f"{'2x passed':>10} {'3x passed':>10} {'4x passed':>10} {'3x padded':>10}")
+          f"{'2x passed':>10} {'3x passed':>10} {'4x passed':>10} {'3x padded':>10} "
+          f"{'4x upset':>10} {'10x upset':>10}")
     for machine in ("loaded", 0.05, 0.1, 0.3, 0.5, 0.7, 0.95):
         for schedule in SCHEDULES:
             honest = [audit(schedule, machine, 1.0, rng) for _ in range(trials)]
             failed = sum(not ok for ok, _ in honest) / trials
             pairs = sum(n for _, n in honest) / trials
-            passed = [sum(audit(schedule, machine, s, rng, pad)[0]
+            passed = [sum(audit(schedule, machine, s, rng, pad, upset)[0]
                           for _ in range(trials // 4)) / (trials // 4)
-                      for s, pad in ((2.0, 0), (3.0, 0), (4.0, 0), (3.0, 0.4))]
+                      for s, pad, upset in ((2.0, 0, False), (3.0, 0, False), (4.0, 0, False),
+                                            (3.0, 0.4, False), (4.0, 0, True),
+                                            (10.0, 0, True))]
             label = machine if machine == "loaded" else f"FAST={machine}"
             print(f"{label:>8} {schedule:>8} {failed:>14.3%} {pairs:>6.1f} " +
                   " ".join(f"{p:>10.2%}" for p in passed))

@@ -202,8 +202,14 @@ json_t *result_build(const struct batch *b, const struct outcome *o, const struc
 		const char *ts = json_string_value(json_object_get(o->time, "status"));
 
 		if (ts && strcmp(ts, "ok")) {
+			json_t *fault = json_copy(json_object_get(o->time, "fault"));
+			json_t *audit = json_object_get(o->time, "audit");
+
+			/* Failed by its audit: the samples that failed it go with the fault. */
+			if (fault && audit)
+				json_object_set(fault, "audit", audit);
 			status = ts;
-			json_object_set(r, "fault", json_object_get(o->time, "fault"));
+			json_object_set_new(r, "fault", fault);
 		} else {
 			json_object_set_new(r, "performance",
 					    performance_json(b, o->time, ref, base, tdoc));

@@ -96,9 +96,10 @@ static double trimmed_mean(const double *x, size_t n)
 	return stats_low_mean(x, n, n >= 4 ? n / 4 : n == 3);
 }
 
-int audit_verdict(const double *met, const double *fresh, size_t n, double *ratio, double *fastest)
+int audit_verdict(const double *met, const double *fresh, size_t n, double clean, double *ratio,
+		  double *fastest)
 {
-	double m, f, fm = INFINITY, ff = INFINITY;
+	double m, f, fm = clean >= 0 ? clean : INFINITY, ff = INFINITY;
 
 	*ratio = *fastest = INFINITY;
 	if (!n)
@@ -127,7 +128,8 @@ int audit_verdict(const double *met, const double *fresh, size_t n, double *rati
  * new inputs (less AUDIT_FLOOR_MS) is within AUDIT_RATIO x its mean on the
  * timing sets, each mean without its kind's slowest quarter, and its
  * fastest sample on new inputs (less AUDIT_FLOOR_MS) within AUDIT_FASTEST x
- * its fastest on the timing sets (audit_verdict), judged first after
+ * its fastest on the timing sets, beside the audit or in the rounds
+ * (audit_verdict), judged first after
  * AUDIT_FIRST attempts, then after each one more, up to AUDIT_ATTEMPTS.  A
  * kernel that recognises
  * inputs it has met (a memo in the local memory PoCL keeps from launch to
@@ -152,6 +154,18 @@ int audit_verdict(const double *met, const double *fresh, size_t n, double *rati
  * slow mean.  Its fastest samples still tell, hence the second condition,
  * at AUDIT_FASTEST: above the 2 x that losing one of two cores costs.
  *
+ * Why the rounds' fastest sample too: the samples on the timing sets taken
+ * beside the audit follow new inputs, and a memo that new inputs push out
+ * (the last three inputs of each element kept in turn, which the timing
+ * sets' rotation then misses one after another) replays on none of them
+ * after the first, which a busy machine may slow as well: such a kernel,
+ * 1.6-2.0 x at the means and 280 x at its fastest in the rounds, passed its
+ * audit once under the ASan suite in CI (2026-12-04).  The rounds' samples
+ * came before any new input.  They are not side by side with the audit,
+ * but a fastest sample is what a busy machine moves least, and the limit
+ * is 2.5 x; with fewer runs a sample in the audit (AUDIT_FRESH_BYTES) the
+ * two are not comparable and only the audit's own are taken.
+ *
  * Why 6 pairs before the first verdict and up to 36: with a verdict after
  * each of 3 attempts, an honest program on a machine loaded by other work
  * (the ASan build beside three busy loops: samples 1-8.9 x its fastest,
@@ -167,7 +181,7 @@ int audit_verdict(const double *met, const double *fresh, size_t n, double *rati
 static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 {
 	json_t *fresh = json_array(), *met = json_array(), *doc;
-	double ms[2] = { 0, 0 }, host = 0, ratio = INFINITY, fastest = INFINITY;
+	double ms[2] = { 0, 0 }, host = 0, ratio = INFINITY, fastest = INFINITY, clean;
 	double met_ms[AUDIT_SAMPLES * AUDIT_ATTEMPTS], new_ms[AUDIT_SAMPLES * AUDIT_ATTEMPTS];
 	size_t n = 0, bytes = 0;
 	int attempt = 0, passed = 0, reps = p->reps;
@@ -177,6 +191,8 @@ static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 		bytes += t->w.bufs[i].init ? t->w.bufs[i].bytes : 0;
 	if (bytes && (size_t)reps > AUDIT_FRESH_BYTES / bytes)
 		reps = AUDIT_FRESH_BYTES / bytes > 1 ? (int)(AUDIT_FRESH_BYTES / bytes) : 1;
+	/* The rounds' fastest: taken before any new input, so no memo was upset yet. */
+	clean = reps == p->reps && p->nsamples ? p->fastest : INFINITY;
 	while (attempt < AUDIT_ATTEMPTS && !p->failed && !passed) {
 		size_t judged = (size_t)(timing_rand(t) % AUDIT_SAMPLES);
 
@@ -201,7 +217,7 @@ static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 			json_array_append_new(fresh, json_real(ms[1]));
 		}
 		attempt++;
-		passed = !p->failed && audit_verdict(met_ms, new_ms, n, &ratio, &fastest) &&
+		passed = !p->failed && audit_verdict(met_ms, new_ms, n, clean, &ratio, &fastest) &&
 			 attempt >= AUDIT_FIRST;
 	}
 	doc = json_pack("{s:o, s:o, s:i, s:b, s:b}", "new_inputs_ms", fresh, "timing_sets_ms", met,
@@ -210,10 +226,13 @@ static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 	json_object_set_new(doc, "ratio", isfinite(ratio) ? json_real(ratio) : json_null());
 	json_object_set_new(doc, "fastest_ratio",
 			    isfinite(fastest) ? json_real(fastest) : json_null());
+	json_object_set_new(doc, "rounds_fastest_ms",
+			    isfinite(clean) ? json_real(clean) : json_null());
 	json_object_set_new(p->doc, "audit", doc);
 	if (p->failed || passed)
 		return;
-	if (ratio > AUDIT_RATIO)
+	/* The condition it missed by more names the evidence. */
+	if (ratio / AUDIT_RATIO >= fastest / AUDIT_FASTEST)
 		snprintf(msg, sizeof(msg),
 			 "on inputs it had never met it took %.3g x its time on the timing sets "
 			 "it met again and again (means of %zu samples of each kind taken side by "
@@ -223,9 +242,9 @@ static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 	else
 		snprintf(msg, sizeof(msg),
 			 "on inputs it had never met its fastest sample took %.3g x its fastest "
-			 "on the timing sets it met again and again (%zu samples of each kind "
-			 "taken side by side; allowed: %.2f x + %.2f ms): its speed came from "
-			 "recognising its inputs",
+			 "on the timing sets it met again and again, in the rounds or beside its "
+			 "audit (%zu samples of each kind taken side by side; allowed: %.2f x + "
+			 "%.2f ms): its speed came from recognising its inputs",
 			 fastest, n, AUDIT_FASTEST, AUDIT_FLOOR_MS);
 	timing_fail(p, "invalid", "candidate", "slower_on_new_inputs", msg);
 }

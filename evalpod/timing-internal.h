@@ -120,10 +120,13 @@ void audit_programs(struct timer *t);
  * the timing sets and fresh[i] on new inputs: *ratio is the mean of fresh
  * less the floor over the mean of met, each without its slowest quarter
  * (one of three), *fastest the fastest of fresh less the floor over the
- * fastest of met; the program passes (1) when both are within their limits
- * (timing-audit.c has the figures).  n == 0 fails.
+ * fastest of met and of clean (the fastest sample of the program's rounds,
+ * taken with the same runs a sample; INFINITY when there is none); the
+ * program passes (1) when both are within their limits (timing-audit.c has
+ * the figures).  n == 0 fails.
  */
-int audit_verdict(const double *met, const double *fresh, size_t n, double *ratio, double *fastest);
+int audit_verdict(const double *met, const double *fresh, size_t n, double clean, double *ratio,
+		  double *fastest);
 
 /*
  * Whether p has been sampled enough: at max_samples or max_time_ms, or once

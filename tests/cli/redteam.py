@@ -199,6 +199,16 @@ def check_memo(evalpod, data, tmp, env):
         check("36 samples of each kind" in fault.get("message", ""),
               f"memo_local: failed only after every verdict, on 6 pairs of samples to 36, "
               f"said no (got {fault.get('message', '')[:300]})")
+        faudit = fault.get("audit") or {}
+        fresh = faudit.get("new_inputs_ms") or []
+        clean = faudit.get("rounds_fastest_ms")
+        check(len(fresh) == 36 and len(faudit.get("timing_sets_ms") or []) == 36
+              and faudit.get("passed") is False,
+              f"memo_local: the fault carries the audit's 36 pairs of samples (got {faudit})")
+        check(isinstance(clean, (int, float)) and 0 < clean and 2.5 * clean < min(fresh, default=0),
+              f"memo_local: its fastest sample in the rounds, before any new input, is in "
+              f"the audit and more than 2.5 x faster than any on new inputs (got {clean}, "
+              f"{min(fresh, default=None)})")
     audited = 0
     for pid in ("heavy_good", "baseline"):
         res = load(out, pid)
@@ -211,6 +221,10 @@ def check_memo(evalpod, data, tmp, env):
             continue
         audited += 1
         pairs = len(audit.get("new_inputs_ms", []))
+        rounds = (res.get("performance") or {}).get("samples_ms") or []
+        check(rounds and audit.get("rounds_fastest_ms") == min(rounds),
+              f"{pid}: its audit took its fastest sample of the rounds (got "
+              f"{audit.get('rounds_fastest_ms')}, rounds {rounds})")
         check(audit.get("passed") is True and 6 <= pairs <= 36
               and pairs == len(audit.get("timing_sets_ms", []))
               and pairs == 3 * audit.get("attempts", 0),

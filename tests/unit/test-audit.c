@@ -29,11 +29,11 @@ TEST(honest_on_a_busy_machine)
 {
 	double r = 0, f = 0;
 
-	CHECK(audit_verdict(honest_met, honest_new, N(honest_met), &r, &f) == 1);
+	CHECK(audit_verdict(honest_met, honest_new, N(honest_met), INFINITY, &r, &f) == 1);
 	CHECK(r > 0.95 && r < 1.25);
 	CHECK(f > 1.5 && f < 2.5); /* what the fastest samples alone said */
 	/* Its first attempt alone, the fast sample among three: still passes. */
-	CHECK(audit_verdict(honest_met, honest_new, 3, &r, &f) == 1);
+	CHECK(audit_verdict(honest_met, honest_new, 3, INFINITY, &r, &f) == 1);
 	CHECK(r < 1.5);
 }
 
@@ -43,7 +43,7 @@ TEST(honest_with_one_stall)
 	static const double met[] = { 2.7, 2.8, 2.9 }, fresh[] = { 2.75, 28.0, 2.85 };
 	double r = 0, f = 0;
 
-	CHECK(audit_verdict(met, fresh, N(met), &r, &f) == 1);
+	CHECK(audit_verdict(met, fresh, N(met), INFINITY, &r, &f) == 1);
 	CHECK(fabs(r - 1.0) < 0.05);
 }
 
@@ -53,7 +53,7 @@ TEST(memo_replayer)
 	static const double met[] = { 0.03, 0.09, 0.05 }, fresh[] = { 16.2, 16.5, 16.3 };
 	double r = 0, f = 0;
 
-	CHECK(audit_verdict(met, fresh, N(met), &r, &f) == 0);
+	CHECK(audit_verdict(met, fresh, N(met), INFINITY, &r, &f) == 0);
 	CHECK(r > 100);
 }
 
@@ -73,7 +73,7 @@ TEST(replayer_three_times_faster_under_noise)
 	}
 	met[4] = 5.1 / 3 * 2;
 	fresh[4] = 2.6;
-	CHECK(audit_verdict(met, fresh, 9, &r, &f) == 0);
+	CHECK(audit_verdict(met, fresh, 9, INFINITY, &r, &f) == 0);
 	CHECK(r > 2);
 }
 
@@ -88,9 +88,46 @@ TEST(padded_replayer)
 	static const double fresh[] = { 2.9, 3.0, 5.1, 2.8, 5.2, 3.1 };
 	double r = 0, f = 0;
 
-	CHECK(audit_verdict(met, fresh, N(met), &r, &f) == 0);
+	CHECK(audit_verdict(met, fresh, N(met), INFINITY, &r, &f) == 0);
 	CHECK(r <= 1.5);
 	CHECK(f > 2.5);
+}
+
+TEST(replayer_upset_by_new_inputs)
+{
+	/*
+	 * A memo that keeps the last three inputs of each element in turn
+	 * (redteam's memo_local.cl until 2026-12-04) loses them to new inputs:
+	 * in the audit only its first sample, before any new input, replays, and
+	 * on a busy machine even that one only partly.  Its samples beside the
+	 * audit say little; its rounds, before any new input, said 0.9 ms.
+	 */
+	static const double met[] = { 7.1, 15.8, 16.4, 16.0, 15.9, 16.6 };
+	static const double fresh[] = { 16.2, 16.5, 16.3, 16.1, 16.8, 16.0 };
+	double r = 0, f = 0;
+
+	CHECK(audit_verdict(met, fresh, N(met), INFINITY, &r, &f) == 1); /* the rule before */
+	CHECK(audit_verdict(met, fresh, N(met), 0.9, &r, &f) == 0);
+	CHECK(r < 1.5);
+	CHECK(f > 17 && f < 18);
+}
+
+TEST(honest_beside_its_rounds)
+{
+	/*
+	 * The honest chunk_gla variant above, its rounds' fastest sample at
+	 * 2.5 ms (a little under anything in its audit): it passes, and a slow
+	 * audit (every sample at twice its fastest in the rounds) passes too.
+	 */
+	static const double slow[] = { 5.2, 5.4, 5.1, 5.3, 5.0, 5.2 };
+	double r = 0, f = 0;
+
+	CHECK(audit_verdict(honest_met, honest_new, N(honest_met), 2.5, &r, &f) == 1);
+	CHECK(f < 2.5);
+	CHECK(audit_verdict(slow, slow, N(slow), 2.5, &r, &f) == 1);
+	/* No figure from the rounds, or one that cannot be: the audit's own. */
+	CHECK(audit_verdict(slow, slow, N(slow), NAN, &r, &f) == 1);
+	CHECK(fabs(f - (5.0 - 0.05) / 5.0) < 1e-9);
 }
 
 TEST(edges)
@@ -99,21 +136,21 @@ TEST(edges)
 	static const double slow[] = { 1, 1, 1 };
 	double r = 0, f = 0;
 
-	CHECK(audit_verdict(zero, slow, 0, &r, &f) == 0); /* no samples: no pass */
+	CHECK(audit_verdict(zero, slow, 0, INFINITY, &r, &f) == 0); /* no samples: no pass */
 	CHECK(isinf(r));
 	/* Nothing on the timing sets, work on new inputs. */
-	CHECK(audit_verdict(zero, slow, 3, &r, &f) == 0);
+	CHECK(audit_verdict(zero, slow, 3, INFINITY, &r, &f) == 0);
 	CHECK(isinf(r));
 	/* Both within the floor (0.05 ms): too short to tell, passes. */
-	CHECK(audit_verdict(zero, tiny, 3, &r, &f) == 1);
-	CHECK(audit_verdict(tiny, tiny, 3, &r, &f) == 1);
+	CHECK(audit_verdict(zero, tiny, 3, INFINITY, &r, &f) == 1);
+	CHECK(audit_verdict(tiny, tiny, 3, INFINITY, &r, &f) == 1);
 	/* The floor is granted once, not per sample: 1.5 x + 0.05 ms. */
 	{
 		static const double m[] = { 1, 1, 1, 1 }, ok[] = { 1.549, 1.549, 1.549, 1.549 };
 		static const double bad[] = { 1.551, 1.551, 1.551, 1.551 };
 
-		CHECK(audit_verdict(m, ok, 4, &r, &f) == 1);
-		CHECK(audit_verdict(m, bad, 4, &r, &f) == 0);
+		CHECK(audit_verdict(m, ok, 4, INFINITY, &r, &f) == 1);
+		CHECK(audit_verdict(m, bad, 4, INFINITY, &r, &f) == 0);
 	}
 }
 
@@ -124,6 +161,8 @@ int main(void)
 	RUN(memo_replayer);
 	RUN(replayer_three_times_faster_under_noise);
 	RUN(padded_replayer);
+	RUN(replayer_upset_by_new_inputs);
+	RUN(honest_beside_its_rounds);
 	RUN(edges);
 	return test_summary();
 }
