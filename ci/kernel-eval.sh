@@ -4,7 +4,7 @@
 # and .github/actions/kctl-eval run; works the same in any git clone.
 #
 #   ci/kernel-eval.sh --list [--base REF] [FILE...]
-#   ci/kernel-eval.sh [--base REF] [--backend B] [--threshold PCT] [--out DIR] [FILE...]
+#   ci/kernel-eval.sh [--base REF] [--backend B] [--threshold PCT] [--passes N] [--out DIR] [FILE...]
 #   ci/kernel-eval.sh --spec SPEC [--kernel FILE] [--base REF] [...]
 #
 # Change detection: the changed files are FILE... when given, else
@@ -44,7 +44,7 @@ usage() {
 	exit 64
 }
 
-base="" spec="" kernel="" backend="" threshold="" out="kctl-eval" list=0
+base="" spec="" kernel="" backend="" threshold="" passes="" out="kctl-eval" list=0
 files=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -53,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--kernel) [ $# -ge 2 ] || usage; kernel="$2"; shift 2 ;;
 	--backend) [ $# -ge 2 ] || usage; backend="$2"; shift 2 ;;
 	--threshold) [ $# -ge 2 ] || usage; threshold="$2"; shift 2 ;;
+	--passes) [ $# -ge 2 ] || usage; passes="$2"; shift 2 ;;
 	--out) [ $# -ge 2 ] || usage; out="$2"; shift 2 ;;
 	--list) list=1; shift ;;
 	--) shift; files+=("$@"); break ;;
@@ -205,6 +206,7 @@ for e in "${evals[@]}"; do
 	fi
 	[ -n "$backend" ] && args+=(--backend "$backend")
 	[ -n "$threshold" ] && args+=(--threshold "$threshold")
+	[ -n "$passes" ] && args+=(--passes "$passes")
 	args+=(--out "$dir")
 	if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
 		printf '\n## %s\n\n' "$s" >>"$GITHUB_STEP_SUMMARY"

@@ -422,8 +422,8 @@ def test_change_detection(repo_root):
               f"given files: a flow-style spec and a template path with ./ and .. are matched "
               f"({r.stdout.strip()})")
 
-        r = sh("--base", "main", "--backend", "local", "--threshold", "3", "--out", "res",
-               STUB_EXIT="a=2")
+        r = sh("--base", "main", "--backend", "local", "--threshold", "3", "--passes", "2",
+               "--out", "res", STUB_EXIT="a=2")
         got = calls()
         out = os.path.join(repo, "res")
         check(r.returncode == 2, f"the script exits as kctl eval did (2, a regression): "
@@ -439,10 +439,12 @@ def test_change_detection(repo_root):
                   a["argv"][4:6] == ["--baseline", "res/a/baseline/k.cl"],
                   f"the baseline is the base ref's version of the kernel, in the evaluation's "
                   f"folder ({a['argv'][4:6]} {a.get('baseline')!r})")
-            check(a["argv"][6:] == ["--backend", "local", "--threshold", "3", "--out", "res/a"],
-                  f"backend, threshold and out are passed on ({a['argv'][6:]})")
+            check(a["argv"][6:] == ["--backend", "local", "--threshold", "3", "--passes", "2",
+                                    "--out", "res/a"],
+                  f"backend, threshold, passes and out are passed on ({a['argv'][6:]})")
             check("--baseline" not in n["argv"] and
-                  n["argv"][4:] == ["--backend", "local", "--threshold", "3", "--out", "res/n"],
+                  n["argv"][4:] == ["--backend", "local", "--threshold", "3", "--passes", "2",
+                                    "--out", "res/n"],
                   f"a kernel new on the branch runs without --baseline ({n['argv']})")
             check(os.path.realpath(a["cwd"]) == os.path.realpath(repo),
                   "kctl runs in the repository's top folder")
