@@ -263,14 +263,31 @@ static void compare(struct eval_kernel *k, json_t *const *base, json_t *const *r
 		k->across = across(pv, npass);
 }
 
-/* The result to report of a program timed in npass runs: the first run's
- * unless a later one failed (or has none), then that one's. */
+/*
+ * The result to report of a program timed in npass runs: the first that
+ * failed (or has none), else the middle run by its median time (of an even
+ * count, the faster of the two middle ones), so that its figures are no
+ * run's outlier.
+ */
 static json_t *reported(json_t *const *res, int npass)
 {
+	int order[EVAL_MAX_PASSES], n = 0;
+
 	for (int p = 0; p < npass; p++)
 		if (!res[p] || !is_ok(res[p]))
 			return res[p];
-	return res[0];
+	for (int p = 0; p < npass; p++) {
+		double ms = perf_num(res[p], "median_ms");
+		int i = n++;
+
+		/* Insertion by median time; a run without one sorts last. */
+		for (; i > 0 && (isnan(perf_num(res[order[i - 1]], "median_ms")) ||
+				 perf_num(res[order[i - 1]], "median_ms") > ms);
+		     i--)
+			order[i] = order[i - 1];
+		order[i] = p;
+	}
+	return res[order[(n - 1) / 2]];
 }
 
 /* Judges the kernels; base and res are the result documents by pass (the

@@ -220,14 +220,16 @@ def several_passes(kctl, evalpod, data, goldens):
               f"({doc.get('passes')}, {by}, {k.get('across_passes')})")
         # the pooled speedup is the median of both runs' per-round ratios,
         # each run's ratios taken within that run only
-        ratios, own = [], []
+        ratios, own, run_ms = [], [], {"baseline": [], "kernel-1": []}
         for r in (0, 1):
             got = {}
             for name in ("baseline", "kernel-1"):
                 for path in glob.glob(os.path.join(sc.tmp, "kctl-eval", "*", "rounds",
                                                    f"r{r:03d}", "results", name + ".json")):
                     with open(path, encoding="utf-8") as f:
-                        got[name] = per_round(json.load(f))
+                        rdoc = json.load(f)
+                    got[name] = per_round(rdoc)
+                    run_ms[name].append((rdoc.get("performance") or {}).get("median_ms"))
             b, c = got.get("baseline", {}), got.get("kernel-1", {})
             mine = [b[x] / c[x] for x in sorted(b.keys() & c.keys())]
             own.append(median(mine) if mine else None)
@@ -238,6 +240,11 @@ def several_passes(kctl, evalpod, data, goldens):
                       for o, b in zip(own, by)),
               f"the pooled median ({sb.get('median')}) and each run's ({by}) recomputed from "
               f"the two rounds' result documents ({len(ratios)} pairs)")
+        # each program's figures are its faster run's (the lower middle of two)
+        for name, prog in (("baseline", doc.get("baseline") or {}), ("kernel-1", k)):
+            ms = run_ms[name]
+            check(len(ms) == 2 and None not in ms and prog.get("median_ms") == min(ms),
+                  f"{name}: median_ms is its faster run's ({prog.get('median_ms')}, runs {ms})")
         summary = sc.read("kctl-eval/summary.md") or ""
         check("2 evalpod runs" in summary and "over the runs: slower" in summary,
               "the summary says how many runs and what they say together")
