@@ -115,18 +115,23 @@ void timing_verify_memory(struct timer *t, struct tprog *p, size_t sample, int i
  */
 void audit_programs(struct timer *t);
 
+/* What the audit's verdict weighs (audit_verdict). */
+struct audit_figures {
+	double ratio;   /* mean on new inputs (less the floor) over mean on the timing sets */
+	double fastest; /* fastest on new inputs (less the floor) over fastest on the timing sets */
+	double rounds;  /* the same over the rounds' fastest sample; NAN when not taken */
+};
+
 /*
- * The audit's verdict on n pairs of samples taken side by side, met[i] on
- * the timing sets and fresh[i] on new inputs: *ratio is the mean of fresh
- * less the floor over the mean of met, each without its slowest quarter
- * (one of three), *fastest the fastest of fresh less the floor over the
- * fastest of met and of clean (the fastest sample of the program's rounds,
- * taken with the same runs a sample; INFINITY when there is none); the
- * program passes (1) when both are within their limits (timing-audit.c has
- * the figures).  n == 0 fails.
+ * The audit's verdict on n pairs of samples, met[i] on the timing sets and
+ * fresh[i] on new inputs, each mean without its slowest quarter (one of
+ * three); rounds_fastest is the fastest sample of the program's rounds,
+ * taken with as many runs a sample (NAN when there is none to compare).
+ * The program passes (1) when the figures in *a are within their limits
+ * (timing-audit.c has them).  n == 0 fails.
  */
-int audit_verdict(const double *met, const double *fresh, size_t n, double clean, double *ratio,
-		  double *fastest);
+int audit_verdict(const double *met, const double *fresh, size_t n, double rounds_fastest,
+		  struct audit_figures *a);
 
 /*
  * Whether p has been sampled enough: at max_samples or max_time_ms, or once
