@@ -196,6 +196,18 @@ static void audit_met(struct timer *t, struct tprog *p, int reps, size_t sample,
  * they bound only a gain of AUDIT_ROUNDS; the first attempt's three are
  * side by side, and count with the others at AUDIT_FASTEST.
  * bench/audit_rule.py simulates both.
+ *
+ * Why 6 pairs before the first verdict and up to 36: with a verdict after
+ * each of 3 attempts, an honest program on a machine loaded by other work
+ * (the ASan build beside three busy loops: samples 1-8.9 x its fastest,
+ * median 2.9 x, measured 2026-12-02) was failed in 1.8 % of audits, in
+ * simulation (bench/audit_rule.py), a verdict on 3 pairs
+ * being a toss; and a replayer got a chance to pass on each of those early
+ * tosses.  Judged first on 6 pairs, then on more and more, an honest
+ * program's two means come together and a replayer's stay apart.  A first
+ * verdict on 9 pairs failed honest programs as rarely (both about 1 in
+ * 25,000 there) and caught replayers a little more often, for 3 more
+ * pairs in every audit.  bench/audit_rule.py simulates the schedules.
  */
 static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 {
