@@ -271,23 +271,22 @@ static void compare(struct eval_kernel *k, json_t *const *base, json_t *const *r
  */
 static json_t *reported(json_t *const *res, int npass)
 {
-	int order[EVAL_MAX_PASSES], n = 0;
+	double ms[EVAL_MAX_PASSES];
+	int order[EVAL_MAX_PASSES];
 
 	for (int p = 0; p < npass; p++)
 		if (!res[p] || !is_ok(res[p]))
 			return res[p];
 	for (int p = 0; p < npass; p++) {
-		double ms = perf_num(res[p], "median_ms");
-		int i = n++;
+		int i = p;
 
 		/* Insertion by median time; a run without one sorts last. */
-		for (; i > 0 && (isnan(perf_num(res[order[i - 1]], "median_ms")) ||
-				 perf_num(res[order[i - 1]], "median_ms") > ms);
-		     i--)
+		ms[p] = perf_num(res[p], "median_ms");
+		for (; i > 0 && (isnan(ms[order[i - 1]]) || ms[order[i - 1]] > ms[p]); i--)
 			order[i] = order[i - 1];
 		order[i] = p;
 	}
-	return res[order[(n - 1) / 2]];
+	return res[order[(npass - 1) / 2]];
 }
 
 /* Judges the kernels; base and res are the result documents by pass (the

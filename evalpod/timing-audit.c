@@ -239,16 +239,14 @@ static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 			n = p->failed ? 0 : AUDIT_SAMPLES;
 		}
 		for (i = 0; attempt > 0 && i < AUDIT_SAMPLES && !p->failed; i++) {
-			if (timing_rand(t) & 1) {
-				audit_new(t, p, reps, bytes, WORKER_TIMING_SETS, n + 1, &new_ms[n]);
-				if (!p->failed)
+			int new_first = (int)(timing_rand(t) & 1);
+
+			for (int k = 0; k < 2 && !p->failed; k++)
+				if (k == new_first)
 					audit_met(t, p, reps, n + 1, &met_ms[n]);
-			} else {
-				audit_met(t, p, reps, n + 1, &met_ms[n]);
-				if (!p->failed)
+				else
 					audit_new(t, p, reps, bytes, WORKER_TIMING_SETS, n + 1,
 						  &new_ms[n]);
-			}
 			n += !p->failed;
 		}
 		attempt++;
@@ -273,27 +271,25 @@ static void audit_program(struct timer *t, struct tprog *p, unsigned vset)
 	if (p->failed || passed)
 		return;
 	/* The condition it missed by the most names the evidence. */
-	if (a.ratio / AUDIT_RATIO >= fmax(a.fastest / AUDIT_FASTEST, a.rounds / AUDIT_ROUNDS))
+	if (a.ratio / AUDIT_RATIO >= fmax(a.fastest / AUDIT_FASTEST, a.rounds / AUDIT_ROUNDS)) {
 		snprintf(msg, sizeof(msg),
 			 "on inputs it had never met it took %.3g x its time on the timing sets "
 			 "it met again and again (means of %zu samples of each kind taken side by "
 			 "side, the slowest quarter left out; allowed: %.2f x + %.2f ms): its "
 			 "speed came from recognising its inputs",
 			 a.ratio, n, AUDIT_RATIO, AUDIT_FLOOR_MS);
-	else if (a.fastest / AUDIT_FASTEST >= a.rounds / AUDIT_ROUNDS || isnan(a.rounds))
+	} else {
+		int rounds = a.rounds / AUDIT_ROUNDS > a.fastest / AUDIT_FASTEST;
+
 		snprintf(msg, sizeof(msg),
 			 "on inputs it had never met its fastest sample took %.3g x its fastest "
-			 "on the timing sets it met again and again (%zu samples of each kind "
-			 "taken side by side; allowed: %.2f x + %.2f ms): its speed came from "
-			 "recognising its inputs",
-			 a.fastest, n, AUDIT_FASTEST, AUDIT_FLOOR_MS);
-	else
-		snprintf(msg, sizeof(msg),
-			 "on inputs it had never met its fastest sample took %.3g x its fastest "
-			 "sample of the rounds, taken before it met any new input (%zu samples on "
-			 "new inputs; allowed: %.2f x + %.2f ms): its speed came from recognising "
-			 "its inputs",
-			 a.rounds, n, AUDIT_ROUNDS, AUDIT_FLOOR_MS);
+			 "%s (%zu samples of each kind; allowed: %.2f x + %.2f ms): its speed "
+			 "came from recognising its inputs",
+			 rounds ? a.rounds : a.fastest,
+			 rounds ? "sample of the rounds, taken before it met any new input"
+				: "on the timing sets it met again and again, taken side by side",
+			 n, rounds ? AUDIT_ROUNDS : AUDIT_FASTEST, AUDIT_FLOOR_MS);
+	}
 	timing_fail(p, "invalid", "candidate", "slower_on_new_inputs", msg);
 }
 
