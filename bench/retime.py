@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/retime.py - times the winners of several kctl sessions side by side.
 
-    python3 bench/retime.py [--evalpod PATH] [--samples N] [--passes P] SESSION_DIR...
+    python3 bench/retime.py [--evalpod PATH] [--samples N] SESSION_DIR...
+    python3 bench/retime.py --passes P --spec SPEC [--kctl PATH] SESSION_DIR...
 
 Each SESSION_DIR is a session's output folder (runs/<name>/<session>/, the
 one holding best.cl) of the same spec.  The winner's id is read from
@@ -20,32 +21,29 @@ robust CV.  Exits 0 when they are, 1 when they are not, 2 on a usage error.
 
 One evalpod process can time a program a few percent off the others it
 times, with a narrow interval (controller/pairs.h, PAIRS_PROCESS_BIAS), so
-one run cannot tell 2 % apart from that.  With --passes P (P >= 2) the
-batch runs in P evalpod processes, one after the other, and every pair of
-winners is judged as a session's confirmation judges its candidates
-(controller/confirm.c, pairs_faster_across): one is faster than the other
-when it is faster by more than 1 % with 95 % confidence in every pass on
-its own (the sign-test interval of its per-round ratios), and either the
-t-interval of the passes' log medians lies above 1 % or every pass shows
-more than the process bias.  The winners are within noise of each other
-when no pair is so separated; the script prints, per pair, each pass's
-paired median with its interval and the verdict.  For kernel files rather
-than sessions, `kctl eval --passes P` judges each against a baseline the
-same way.
+one run cannot tell 2 % apart from that.  With --passes P (P >= 2) and
+--spec SPEC (the sessions' spec), the winners' best.cl files (each holding
+its parameters as #defines) go to `kctl eval SPEC --passes P --no-cache`,
+the first as the baseline: P evalpod runs, one after the other, at the
+spec's own samples, and kctl eval judges every two of them as a session's
+confirmation judges its candidates (controller/pairs.h,
+pairs_faster_across): one is faster than the other when it is faster by
+more than 1 % with 95 % confidence in every run on its own (the sign-test
+interval of its per-round ratios), and either the t-interval of the runs'
+log medians lies above 1 % or every run shows more than the process bias.
+The winners are within noise of each other when no pair is so separated;
+the script prints, per pair, each run's paired median with its interval
+and the verdict.
 """
 import argparse
 import glob
 import json
-import math
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
-# controller/pairs.h: a tie, and what one evalpod process can be off by.
-MIN_GAIN = 0.01
-PROCESS_BIAS = 0.15
 
 
 def winner_of(folder):
@@ -62,58 +60,6 @@ def winner_of(folder):
             if v.get("id") == vid:
                 return vid, v["source"], v.get("build_options", "")
     sys.exit(f"retime: {folder}: variant {vid} is in no round's batch.json")
-
-
-def ci_index(n):
-    """pairs_ci_index: the largest j with 2 P(Binomial(n, 1/2) <= j) <= 5 %, or -1."""
-    k, cdf = -1, 0.0
-    for j in range(n // 2 if n >= 6 else 0):
-        cdf += math.exp(math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1)
-                        + n * math.log(0.5))
-        if 2 * cdf > 0.05:
-            break
-        k = j
-    return k
-
-
-def verdict(ratios):
-    """pairs_verdict: (median, lo, hi) of the ratios; lo and hi None under 6 pairs."""
-    r = sorted(ratios)
-    n = len(r)
-    if not n:
-        return None, None, None
-    med = r[n // 2] if n % 2 else (r[n // 2 - 1] + r[n // 2]) / 2
-    k = ci_index(n)
-    return (med, r[k], r[n - 1 - k]) if k >= 0 else (med, None, None)
-
-
-def paired(a, b):
-    """pairs_add: a's time over b's, per timing round holding a sample of both."""
-    def by_round(res):
-        p = res["performance"]
-        return {r: t for r, t in zip(p.get("rounds") or [], p.get("samples_ms") or [])
-                if isinstance(r, int) and t and t > 0}
-    ta, tb = by_round(a), by_round(b)
-    return [ta[r] / tb[r] for r in sorted(ta.keys() & tb.keys())]
-
-
-def faster(v):
-    return v[1] is not None and v[1] > 1 + MIN_GAIN
-
-
-def faster_across(vs):
-    """pairs_faster_across over one verdict per pass."""
-    if len(vs) < 2 or not all(faster(v) for v in vs):
-        return False
-    if all(v[1] > 1 + PROCESS_BIAS for v in vs):
-        return True
-    logs = [math.log(v[0]) for v in vs]
-    n = len(logs)
-    mean = sum(logs) / n
-    sd = math.sqrt(max(0.0, sum((x - mean) ** 2 for x in logs) / (n - 1)))
-    t = [0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
-    t975 = t[n - 1] if n - 1 <= 10 else 1.96 + 2.5 / (n - 1)
-    return mean - t975 * sd / math.sqrt(n) > math.log(1 + MIN_GAIN)
 
 
 def run_pass(evalpod, batch, entries, tmp, k):
@@ -137,36 +83,50 @@ def run_pass(evalpod, batch, entries, tmp, k):
 
 
 def fmt(v):
-    if v[1] is None:
-        return f"{v[0]:.3f} (too few pairs)"
-    return f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
+    if v.get("lo") is None:
+        return f"{v['median']:.3f} (too few pairs)"
+    return f"{v['median']:.3f} [{v['lo']:.3f}, {v['hi']:.3f}]"
 
 
-def across_passes(evalpod, batch, entries, passes):
-    """--passes: every pair judged over several evalpod processes; 0 within noise, else 1."""
+def across_passes(kctl, spec, folders, passes):
+    """--passes: kctl eval judges every pair over several evalpod runs; 0 within noise, else 1."""
     with tempfile.TemporaryDirectory(prefix="kctl-retime.") as tmp:
-        runs = [run_pass(evalpod, batch, entries, tmp, k) for k in range(passes)]
-    ids = [e["id"] for e in entries]
-    print(f"{len(ids)} winners timed side by side in {passes} evalpod runs, at least "
-          f"{batch['measurement']['min_samples']} samples each per run")
-    print(f"{'winner':34} " + " ".join(f"{'GFLOP/s ' + str(k + 1):>10}" for k in range(passes)))
-    for i, vid in enumerate(ids):
-        gf = [(run[i].get("roofline") or {}).get("gflops") or 0 for run in runs]
-        print(f"{vid:34} " + " ".join(f"{g:10.1f}" for g in gf))
+        files = []
+        for i, folder in enumerate(folders):
+            # best.cl holds its parameters as #defines: it runs as it was measured
+            path = os.path.join(tmp, f"s{i + 1}-{winner_of(folder)[0]}.cl")
+            with open(os.path.join(folder, "best.cl"), encoding="utf-8") as f:
+                text = f.read()
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            files.append(path)
+        cmd = [kctl, "eval", spec, "--baseline", files[0], "--passes", str(passes),
+               "--no-cache", "--out", os.path.join(tmp, "out"), "-o", "json"]
+        for path in files[1:]:
+            cmd += ["--kernel", path]
+        res = subprocess.run(cmd, capture_output=True, text=True,
+                             env=dict(os.environ, KCTL_STATE_DIR=os.path.join(tmp, "state")))
+        try:
+            doc = json.loads(res.stdout)
+        except ValueError:
+            sys.exit(f"retime: kctl eval exited {res.returncode}: {res.stderr[-2000:]}")
+    name = {p: os.path.basename(p)[:-3] for p in files}
+    progs = [doc["baseline"]] + doc["kernels"]
+    bad = [p for p in progs if p.get("status") != "ok"]
+    if bad:
+        sys.exit(f"retime: {name.get(bad[0]['file'])} is {bad[0]['status']}: {bad[0]['fault']}")
+    print(f"{len(files)} winners timed side by side in {passes} evalpod runs "
+          f"(kctl eval --passes {passes}, session {doc['session']})")
+    # speed of b over a; kctl eval states the kernels against the baseline,
+    # and every two kernels in "pairs"
+    judged = [(doc["baseline"]["file"], k["file"], k.get("speedup_by_pass") or [],
+               k.get("across_passes") or "same program") for k in doc["kernels"]]
+    judged += [(q["a"], q["b"], q["speedup_by_pass"], q["across_passes"])
+               for q in doc.get("pairs") or []]
     separated = 0
-    for i in range(len(ids)):
-        for j in range(i + 1, len(ids)):
-            # speed of j over i: i's time over j's, round by round
-            vs = [verdict(paired(run[i], run[j])) for run in runs]
-            if faster_across(vs):
-                word = f"{ids[j]} faster"
-            elif faster_across([(1 / m, 1 / h, 1 / l) if l else (1 / m, None, None)
-                                for m, l, h in vs]):
-                word = f"{ids[i]} faster"
-            else:
-                word = "not separated"
-            separated += word != "not separated"
-            print(f"{ids[j]} over {ids[i]}: " + "; ".join(fmt(v) for v in vs) + f": {word}")
+    for a, b, by, word in judged:
+        separated += word in ("faster", "slower")
+        print(f"{name[b]} over {name[a]}: " + "; ".join(fmt(v) for v in by) + f": {word}")
     print("within noise of each other (no pair separated by the confirmation's rule)"
           if not separated else f"NOT within noise: {separated} pair(s) separated")
     return 0 if not separated else 1
@@ -176,15 +136,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--evalpod", default=os.path.join(os.path.dirname(__file__), "..",
                                                       "build", "evalpod", "evalpod"))
+    ap.add_argument("--kctl", default=os.path.join(os.path.dirname(__file__), "..",
+                                                   "build", "controller", "kctl"))
     ap.add_argument("--samples", type=int, default=40)
     ap.add_argument("--passes", type=int, default=1,
-                    help="evalpod runs; from 2 on, pairs are judged across them")
+                    help="evalpod runs; from 2 on, kctl eval judges pairs across them")
+    ap.add_argument("--spec", help="the sessions' spec (with --passes)")
     ap.add_argument("sessions", nargs="+")
     a = ap.parse_args()
     if len(a.sessions) < 2:
         ap.error("give at least two session folders")
-    if a.passes < 1:
-        ap.error("--passes is at least 1")
+    if not 1 <= a.passes <= 10:
+        ap.error("--passes is 1 to 10")
+    if a.passes > 1:
+        if not a.spec:
+            ap.error("--passes needs --spec, the sessions' spec")
+        return across_passes(a.kctl, a.spec, a.sessions, a.passes)
 
     batches = sorted(glob.glob(os.path.join(a.sessions[0], "rounds", "r*", "batch.json")))
     if not batches:
@@ -200,8 +167,6 @@ def main():
     batch.pop("outputs", None)
     meas = batch.setdefault("measurement", {})
     meas["min_samples"] = max(a.samples, int(meas.get("min_samples", 0)))
-    if a.passes > 1:
-        return across_passes(a.evalpod, batch, entries, a.passes)
 
     with tempfile.TemporaryDirectory(prefix="kctl-retime.") as tmp:
         docs = run_pass(a.evalpod, batch, entries, tmp, 0)

@@ -263,6 +263,52 @@ static void compare(struct eval_kernel *k, json_t *const *base, json_t *const *r
 		k->across = across(pv, npass);
 }
 
+/* Whether the program's result is ok in each of npass runs. */
+static int ok_in_every_run(json_t *const *res, int npass)
+{
+	for (int p = 0; p < npass; p++)
+		if (!res[p] || !is_ok(res[p]))
+			return 0;
+	return 1;
+}
+
+/*
+ * With several runs: every two kernels that are ok in every run and are
+ * not one program (the same source given twice), judged against each other
+ * as compare() judges a kernel against the baseline, run by run and across
+ * the runs.  So a confirmation's rule can say which of several candidates
+ * is faster (bench/retime.py), not only how each stands to the baseline.
+ */
+static void judge_pairs(struct eval_report *r, json_t *(*res)[EVAL_MAX_PASSES])
+{
+	if (r->npass < 2 || r->nk < 2)
+		return;
+	r->pair = xcalloc(r->nk * (r->nk - 1) / 2, sizeof(*r->pair));
+	for (size_t a = 0; a < r->nk; a++) {
+		for (size_t b = a + 1; b < r->nk; b++) {
+			struct eval_pair *q = &r->pair[r->npair];
+			struct pair_verdict pv[EVAL_MAX_PASSES];
+
+			if (!strcmp(r->k[a].id, r->k[b].id) || !ok_in_every_run(res[a], r->npass) ||
+			    !ok_in_every_run(res[b], r->npass))
+				continue;
+			q->a = a;
+			q->b = b;
+			for (int p = 0; p < r->npass; p++) {
+				struct pairs one = { 0 };
+
+				pairs_add(&one, res[a][p], res[b][p]);
+				pv[p] = pairs_verdict(&one);
+				pairs_release(&one);
+				q->pass[p] = (struct eval_pass){ pv[p].median, pv[p].lo, pv[p].hi,
+								 pv[p].n };
+			}
+			q->across = across(pv, r->npass);
+			r->npair++;
+		}
+	}
+}
+
 /*
  * The result to report of a program timed in npass runs: the first that
  * failed (or has none), else the middle run by its median time (of an even
@@ -310,6 +356,7 @@ static void judge(struct eval_report *r, json_t *const *base, json_t *(*res)[EVA
 			compare(k, base, res[i], r->npass, r->threshold);
 		slower |= k->regression;
 	}
+	judge_pairs(r, res);
 	r->verdict = infra    ? EVAL_INFRA
 		     : failed ? EVAL_INCORRECT
 		     : slower ? EVAL_REGRESSION
@@ -473,6 +520,7 @@ static int evaluate(struct eval_run *e, struct session *s, const char *spec)
 		eval_print_table(stdout, &r);
 	}
 	json_decref(doc);
+	free(r.pair);
 	free(results);
 	free(dir);
 	return rc;

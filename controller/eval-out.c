@@ -132,6 +132,14 @@ void eval_verdict_text(struct sbuf *b, const struct eval_report *r)
 
 /* --- the table -------------------------------------------------------------- */
 
+/* Each run's speedup and its interval, after a space each, appended to b. */
+static void runs_text(struct sbuf *b, const struct eval_pass *pass, int npass)
+{
+	for (int p = 0; p < npass; p++)
+		sbuf_addf(b, isnan(pass[p].lo) ? " %.3fx" : " %.3fx [%.3f, %.3f]", pass[p].median,
+			  pass[p].lo, pass[p].hi);
+}
+
 void eval_print_table(FILE *f, const struct eval_report *r)
 {
 	struct sbuf b = SBUF_INIT;
@@ -173,11 +181,18 @@ void eval_print_table(FILE *f, const struct eval_report *r)
 
 		if (!k->across)
 			continue;
-		fprintf(f, "%s by run:", k->file);
-		for (int p = 0; p < r->npass; p++)
-			fprintf(f, isnan(k->pass[p].lo) ? " %.3fx" : " %.3fx [%.3f, %.3f]",
-				k->pass[p].median, k->pass[p].lo, k->pass[p].hi);
-		fprintf(f, "\n");
+		sbuf_reset(&b);
+		runs_text(&b, k->pass, r->npass);
+		fprintf(f, "%s by run:%s\n", k->file, b.buf);
+	}
+	for (size_t i = 0; i < r->npair; i++) {
+		const struct eval_pair *q = &r->pair[i];
+
+		sbuf_reset(&b);
+		runs_text(&b, q->pass, r->npass);
+		fprintf(f, "%s over %s by run:%s; over the runs: %s\n", r->k[q->b].file,
+			r->k[q->a].file, b.buf,
+			strcmp(q->across, "equal") ? q->across : "equal within 1%");
 	}
 	sbuf_reset(&b);
 	eval_verdict_text(&b, r);
@@ -222,6 +237,19 @@ static json_t *program_json(const char *file, const char *id, json_t *res)
 	return o;
 }
 
+/* Each run's speedup: [{"median", "lo", "hi", "pairs"}]. */
+static json_t *runs_json(const struct eval_pass *pass, int npass)
+{
+	json_t *by = json_array();
+
+	for (int p = 0; p < npass; p++)
+		json_array_append_new(
+			by, json_pack("{s:o, s:o, s:o, s:I}", "median", num_or_null(pass[p].median),
+				      "lo", num_or_null(pass[p].lo), "hi", num_or_null(pass[p].hi),
+				      "pairs", (json_int_t)pass[p].pairs));
+	return by;
+}
+
 json_t *eval_json(const struct eval_report *r)
 {
 	json_t *doc = json_object(), *ks = json_array();
@@ -263,21 +291,26 @@ json_t *eval_json(const struct eval_report *r)
 		json_object_set_new(o, "regression", json_boolean(k->regression));
 		json_object_set_new(o, "same_as_baseline", json_boolean(k->same_as_base));
 		if (k->across) {
-			json_t *by = json_array();
-
-			for (int p = 0; p < r->npass; p++)
-				json_array_append_new(
-					by, json_pack("{s:o, s:o, s:o, s:I}", "median",
-						      num_or_null(k->pass[p].median), "lo",
-						      num_or_null(k->pass[p].lo), "hi",
-						      num_or_null(k->pass[p].hi), "pairs",
-						      (json_int_t)k->pass[p].pairs));
-			json_object_set_new(o, "speedup_by_pass", by);
+			json_object_set_new(o, "speedup_by_pass", runs_json(k->pass, r->npass));
 			json_object_set_new(o, "across_passes", json_string(k->across));
 		}
 		json_array_append_new(ks, o);
 	}
 	json_object_set_new(doc, "kernels", ks);
+	if (r->npass > 1) {
+		json_t *pairs = json_array();
+
+		for (size_t i = 0; i < r->npair; i++) {
+			const struct eval_pair *q = &r->pair[i];
+
+			json_array_append_new(pairs, json_pack("{s:s, s:s, s:o, s:s}", "a",
+							       r->k[q->a].file, "b",
+							       r->k[q->b].file, "speedup_by_pass",
+							       runs_json(q->pass, r->npass),
+							       "across_passes", q->across));
+		}
+		json_object_set_new(doc, "pairs", pairs);
+	}
 	return doc;
 }
 
@@ -369,6 +402,24 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 		kernel_verdict(&t, k);
 		sbuf_add_md(b, t.buf, 200);
 		sbuf_adds(b, " |\n");
+	}
+	for (size_t i = 0; i < r->npair; i++) {
+		const struct eval_pair *q = &r->pair[i];
+
+		if (!i)
+			sbuf_adds(b, "\n**Every two kernels** (B over A: the speed of B over A, "
+				     "run by run, "
+				     "and what the runs say together)\n\n");
+		sbuf_adds(b, "- ");
+		sbuf_add_md(b, r->k[q->b].file, 300);
+		sbuf_adds(b, " over ");
+		sbuf_add_md(b, r->k[q->a].file, 300);
+		sbuf_adds(b, ":");
+		sbuf_reset(&t);
+		runs_text(&t, q->pass, r->npass);
+		sbuf_addf(&t, ": %s", strcmp(q->across, "equal") ? q->across : "equal within 1%");
+		sbuf_add_md(b, t.buf, 400);
+		sbuf_adds(b, "\n");
 	}
 	for (size_t i = 0; i < r->nk; i++) {
 		if (!strcmp(r->k[i].status, "ok"))

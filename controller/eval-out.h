@@ -55,6 +55,15 @@ struct eval_kernel {
 	const char *across;
 };
 
+/* Two kernels, both ok in every run (kctl eval --passes, two kernels or
+ * more): the speed of k[b] over k[a] (k[a]'s time over k[b]'s), run by run,
+ * and what the runs say together, as eval_kernel's across. */
+struct eval_pair {
+	size_t a, b;
+	struct eval_pass pass[EVAL_MAX_PASSES];
+	const char *across;
+};
+
 struct eval_report {
 	const char *spec;          /* the spec's path as given */
 	const char *session;       /* the session that ran it */
@@ -64,8 +73,10 @@ struct eval_report {
 	json_t *base_res;          /* the baseline's result (owned), NULL when none */
 	struct eval_kernel *k;
 	size_t nk;
-	double threshold; /* --threshold, as a fraction */
-	int npass;        /* evalpod runs (--passes); the speedups pool them all */
+	double threshold;       /* --threshold, as a fraction */
+	int npass;              /* evalpod runs (--passes); the speedups pool them all */
+	struct eval_pair *pair; /* with several runs: every two kernels (owned) */
+	size_t npair;
 	enum eval_verdict verdict;
 };
 

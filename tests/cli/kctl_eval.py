@@ -205,7 +205,10 @@ def several_passes(kctl, evalpod, data, goldens):
             check(res.returncode == 64 and "--passes" in res.stderr,
                   f"--passes {bad}: exit 64, named ({res.returncode})")
         slow = sc.kernel("slow.cl", *SLOW)
-        res = sc.run(["--kernel", slow, "--passes", "2", "-o", "json"])
+        # the baseline's own source as a second kernel: no program more,
+        # but a pair of kernels for the runs to judge against each other
+        same = sc.kernel("same.cl")
+        res = sc.run(["--kernel", slow, "--kernel", same, "--passes", "2", "-o", "json"])
         check(res.returncode == 2, f"a kernel 100x slower over 2 runs: exit 2 "
               f"(got {res.returncode}: {res.stderr.strip()[-200:]})")
         try:
@@ -220,7 +223,7 @@ def several_passes(kctl, evalpod, data, goldens):
               f"({doc.get('passes')}, {by}, {k.get('across_passes')})")
         # the pooled speedup is the median of both runs' per-round ratios,
         # each run's ratios taken within that run only
-        ratios, own, run_ms = [], [], {"baseline": [], "kernel-1": []}
+        ratios, own, pair_own, run_ms = [], [], [], {"baseline": [], "kernel-1": []}
         for r in (0, 1):
             got = {}
             for name in ("baseline", "kernel-1"):
@@ -234,12 +237,24 @@ def several_passes(kctl, evalpod, data, goldens):
             mine = [b[x] / c[x] for x in sorted(b.keys() & c.keys())]
             own.append(median(mine) if mine else None)
             ratios += mine
+            theirs = [c[x] / b[x] for x in sorted(b.keys() & c.keys())]
+            pair_own.append(median(theirs) if theirs else None)
         check(ratios and abs(median(ratios) - sb.get("median", 0)) < 1e-9
               and sb.get("pairs") == len(ratios)
               and all(o is not None and abs(o - b.get("median", 0)) < 1e-9
                       for o, b in zip(own, by)),
               f"the pooled median ({sb.get('median')}) and each run's ({by}) recomputed from "
               f"the two rounds' result documents ({len(ratios)} pairs)")
+        # the two kernels judged against each other: same.cl (the baseline's
+        # program) over slow.cl, run by run from the same documents
+        pairs = doc.get("pairs") or []
+        pby = (pairs or [{}])[0].get("speedup_by_pass") or []
+        check(len(pairs) == 1 and pairs[0].get("a") == slow and pairs[0].get("b") == same
+              and pairs[0].get("across_passes") == "faster" and len(pby) == 2
+              and all(o is not None and o > 5 and abs(o / q.get("median", 1) - 1) < 1e-6
+                      for o, q in zip(pair_own, pby)),
+              f"pairs: same.cl over slow.cl, faster in each run and over the runs "
+              f"({pairs}, recomputed {pair_own})")
         # each program's figures are its faster run's (the lower middle of two)
         for name, prog in (("baseline", doc.get("baseline") or {}), ("kernel-1", k)):
             ms = run_ms[name]
@@ -248,6 +263,8 @@ def several_passes(kctl, evalpod, data, goldens):
         summary = sc.read("kctl-eval/summary.md") or ""
         check("2 evalpod runs" in summary and "over the runs: slower" in summary,
               "the summary says how many runs and what they say together")
+        check(re.search(r"^- same\.cl over slow\.cl: .*: faster$", summary, re.M) is not None,
+              "the summary judges the two kernels against each other")
 
 
 def passing(kctl, evalpod, data, goldens):
