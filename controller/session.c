@@ -200,14 +200,20 @@ int session_reopen_to_confirm(struct session *s, struct store *st, const char *i
  * Whether dir/report.md fails to say the session is in state: its status
  * block's top-level "state" differs, or there is no readable report; or
  * there is no report.html beside it (a session a kctl before it ended).
+ * A folder that is gone (its user cleaned it away) has nothing stale: the
+ * state database keeps the session, and no report is made anew there.
  */
 static int report_stale(const char *dir, const char *state)
 {
 	char *path = xasprintf("%s/report.md", dir), *want = NULL, *text = NULL, why[256];
 	char *html = xasprintf("%s/report.html", dir);
+	struct stat sb;
 	int stale = 1;
 
-	if (!access(html, F_OK) && !file_read(path, REPORT_MAX, &text, NULL, why, sizeof(why))) {
+	if (stat(dir, &sb) && errno == ENOENT)
+		stale = 0;
+	else if (!access(html, F_OK) &&
+		 !file_read(path, REPORT_MAX, &text, NULL, why, sizeof(why))) {
 		want = xasprintf("\n  \"state\": \"%s\"", state);
 		stale = !strstr(text, want);
 	}

@@ -284,6 +284,18 @@ def liveness_and_report(kctl, data, tmp):
         check(report_state(sdir) == "done",
               f"{cmd[0]} rewrites a stale report ({out.returncode}: {out.stderr.strip()[:200]})")
 
+    # a session folder its user cleaned away: status and show still show the
+    # session from the database, with no warning and no folder made anew
+    os.rename(sdir, sdir + ".gone")
+    for cmd in (["status"], ["status", sid], ["show", sid]):
+        out = run(kctl, cmd, env)
+        shown = sid in out.stdout if cmd[0] == "status" else "\nr00" in out.stdout
+        check(out.returncode == 0 and shown and "warning" not in out.stderr
+              and not os.path.exists(sdir),
+              f"{' '.join(cmd)} with the session's folder gone: exit 0, the session shown, "
+              f"no warning ({out.returncode}: {out.stderr.strip()[:300]})")
+    os.rename(sdir + ".gone", sdir)
+
 
 def rounds_kept(kctl, data, tmp):
     """start --rounds 1 of a 5-round spec, paused by --step after round 0: a
