@@ -50,7 +50,8 @@ static int remove_one(const char *path, const struct stat *sb, int type, struct 
 /*
  * Removes dir and all in it, without following symbolic links.  Only a
  * folder named after the session is removed: a damaged row must not point
- * the command at a home directory.  Returns 0 or -1 with the reason logged.
+ * the command at a home directory.  Returns 0 (1 when dir was gone
+ * already) or -1 with the reason logged.
  */
 static int remove_dir(const char *dir, const char *id)
 {
@@ -59,7 +60,7 @@ static int remove_dir(const char *dir, const char *id)
 
 	base = base ? base + 1 : dir;
 	if (lstat(dir, &sb) && errno == ENOENT)
-		return 0;
+		return 1;
 	if (strcmp(base, id) || !S_ISDIR(sb.st_mode)) {
 		log_error("not removing '%s': it is not a folder named after session %s", dir, id);
 		return -1;
@@ -185,9 +186,15 @@ static int delete_session(struct store *st, const char *id, int force)
 		goto out;
 	printf("deleted session %s (%s): %lld rows from the state database\n", id, state,
 	       (long long)rows);
-	if (!remove_dir(dir, id)) {
+	switch (remove_dir(dir, id)) {
+	case 0:
 		printf("removed its output folder %s (%ld files)\n", dir, removal.files);
 		rc = KCTL_EXIT_OK;
+		break;
+	case 1:
+		printf("its output folder %s was gone already\n", dir);
+		rc = KCTL_EXIT_OK;
+		break;
 	}
 out:
 	if (fd >= 0)

@@ -232,6 +232,15 @@ def interrupt_and_prefix(kctl, evalpod, data):
         res = sc.run(["delete", sid, "--state", sc.db])
         check(res.returncode == 1 and "no session" in res.stderr,
               f"delete twice: exit 1, no session (got {tail(res)})")
+        # a session whose folder its user removed by hand: its rows go, and
+        # the output says the folder was gone, not that it removed it
+        shutil.rmtree(sc.session_dir(sid2))
+        res = sc.run(["delete", sid2, "--state", sc.db])
+        check(res.returncode == 0 and f"deleted session {sid2}" in res.stdout
+              and "was gone already" in res.stdout and "removed" not in res.stdout
+              and sc.status_json() == [],
+              f"delete of a session whose folder is gone: exit 0, rows deleted, the folder "
+              f"said gone (got {tail(res)}, {res.stdout!r})")
 
 
 def delete_running(kctl, evalpod, data):
