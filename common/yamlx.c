@@ -526,11 +526,29 @@ static void offset_mark(const char *text, size_t len, size_t off, size_t *line, 
 	}
 }
 
+/*
+ * Whether the text holds a tab at line:col (from 1; col counts bytes, as
+ * libyaml's does for ASCII lines, and a tab is never part of a longer
+ * UTF-8 character).  libyaml says only "found character that cannot start
+ * any token" there, which names neither the tab nor the rule.
+ */
+static int tab_at(const char *text, size_t len, size_t line, size_t col)
+{
+	size_t i = 0;
+
+	for (size_t l = 1; l < line && i < len; i++)
+		if (text[i] == '\n')
+			l++;
+	for (size_t c = 1; c < col && i < len && text[i] != '\n'; c++)
+		i++;
+	return i < len && text[i] == '\t';
+}
+
 /* Reports libyaml's error: its problem and mark, and the context it was in. */
 static int parser_fail(struct yamlx *y, const yaml_parser_t *yp)
 {
 	size_t line = yp->problem_mark.line + 1, col = yp->problem_mark.column + 1;
-	char ctx[160] = "";
+	char ctx[200] = "";
 
 	if (yp->error == YAML_MEMORY_ERROR)
 		abort(); /* out of memory, like the x-wrappers */
@@ -539,6 +557,10 @@ static int parser_fail(struct yamlx *y, const yaml_parser_t *yp)
 	if (yp->context)
 		snprintf(ctx, sizeof(ctx), " (%s at line %zu, column %zu)", yp->context,
 			 yp->context_mark.line + 1, yp->context_mark.column + 1);
+	if (y->text && tab_at(y->text, y->len, line, col) &&
+	    !strstr(yp->problem ? yp->problem : "", "tab"))
+		snprintf(ctx + strlen(ctx), sizeof(ctx) - strlen(ctx),
+			 "; it is a tab, and YAML indents with spaces only");
 	return kerr_set(y->msg, y->n, KERR_PARSE, "%s:%zu:%zu: document: %s%s", y->file, line, col,
 			yp->problem ? yp->problem : "malformed YAML", ctx);
 }

@@ -627,6 +627,9 @@ static const struct bad {
 	{ WHOLE, "- a\n- b\n", "1:1: document", KERR_PARSE,
 	  "expected a mapping with kernel, problem and shapes, got a list" },
 	{ WHOLE, "", "1:1: document", KERR_PARSE, "the file is empty" },
+	{ "  name: mm\n", "\tname: mm\n", "2:1: document", KERR_PARSE,
+	  "cannot start any token (while scanning for the next token at line 2, column 1); "
+	  "it is a tab, and YAML indents with spaces only" },
 	{ "batch:\n  variants_per_round: 8\n", "batch:\n  variants_per_round: 8\n---\nfoo: 1\n",
 	  "27:1: document", KERR_PARSE, "a second YAML document" },
 	{ "  reference: ref.cl\n", "", "2:3: kernel.reference", KERR_PARSE,
