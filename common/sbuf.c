@@ -143,6 +143,19 @@ void sbuf_add_html(struct sbuf *b, const char *s)
 	}
 }
 
+void sbuf_add_replacing(struct sbuf *b, const char *s, const char *from, const char *to)
+{
+	size_t n = strlen(from);
+	const char *p;
+
+	while ((p = strstr(s, from))) {
+		sbuf_add(b, s, (size_t)(p - s));
+		sbuf_adds(b, to);
+		s = p + n;
+	}
+	sbuf_adds(b, s);
+}
+
 void sbuf_add_md(struct sbuf *b, const char *s, size_t max)
 {
 	size_t len = 0;

@@ -210,19 +210,15 @@ static void forget_url(char *url)
  */
 static void name_sources(struct session *s, const char *tail, struct sbuf *b)
 {
-	const char *path = strstr(tail, "the reference") ? s->spec.reference_path : NULL;
+	char *named;
 
-	while (*tail) {
-		const char *p = path ? strstr(tail, "program.cl:") : NULL;
-
-		if (!p) {
-			sbuf_adds(b, tail);
-			break;
-		}
-		sbuf_add(b, tail, (size_t)(p - tail));
-		sbuf_addf(b, "%s:", path);
-		tail = p + strlen("program.cl:");
+	if (!strstr(tail, "the reference")) {
+		sbuf_adds(b, tail);
+		return;
 	}
+	named = xasprintf("%s:", s->spec.reference_path);
+	sbuf_add_replacing(b, tail, "program.cl:", named);
+	free(named);
 }
 
 /* Runs evalpod once on what is pending; 0 ok, 1 retry, <0 fatal (msg). */

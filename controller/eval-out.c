@@ -70,6 +70,19 @@ static const char *fault_message(json_t *res)
 	return m ? m : "";
 }
 
+/*
+ * The fault's message as its reader knows the source, appended to b:
+ * evalpod calls every source "program.cl", so its compile errors say
+ * "program.cl:LINE:COL"; here they name file (as given) instead.
+ */
+static void add_fault(struct sbuf *b, json_t *res, const char *file)
+{
+	char *named = xasprintf("%s:", file);
+
+	sbuf_add_replacing(b, fault_message(res), "program.cl:", named);
+	free(named);
+}
+
 /* What a kernel's verdict column says. */
 static void kernel_verdict(struct sbuf *b, const struct eval_kernel *k)
 {
@@ -168,14 +181,20 @@ void eval_print_table(FILE *f, const struct eval_report *r)
 		kernel_verdict(&b, k);
 		fprintf(f, "%s\n", b.buf);
 	}
-	for (size_t i = 0; i < r->nk; i++)
-		if (strcmp(r->k[i].status, "ok"))
-			fprintf(f, "%s: %s: %s\n", r->k[i].file, r->k[i].status,
-				fault_message(r->k[i].res));
-	if (r->base_res && strcmp(json_string_value(json_object_get(r->base_res, "status")), "ok"))
+	for (size_t i = 0; i < r->nk; i++) {
+		if (!strcmp(r->k[i].status, "ok"))
+			continue;
+		sbuf_reset(&b);
+		add_fault(&b, r->k[i].res, r->k[i].file);
+		fprintf(f, "%s: %s: %s\n", r->k[i].file, r->k[i].status, b.buf);
+	}
+	if (r->base_res &&
+	    strcmp(json_string_value(json_object_get(r->base_res, "status")), "ok")) {
+		sbuf_reset(&b);
+		add_fault(&b, r->base_res, r->baseline ? r->baseline : r->template_path);
 		fprintf(f, "baseline (%s): %s: %s\n", r->baseline ? r->baseline : "the template",
-			json_string_value(json_object_get(r->base_res, "status")),
-			fault_message(r->base_res));
+			json_string_value(json_object_get(r->base_res, "status")), b.buf);
+	}
 	for (size_t i = 0; i < r->nk && r->npass > 1; i++) {
 		const struct eval_kernel *k = &r->k[i];
 
@@ -431,13 +450,17 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 		sbuf_adds(b, ": ");
 		sbuf_add_md(b, r->k[i].status, 40);
 		sbuf_adds(b, ": ");
-		sbuf_add_md(b, fault_message(r->k[i].res), 2000);
+		sbuf_reset(&t);
+		add_fault(&t, r->k[i].res, r->k[i].file);
+		sbuf_add_md(b, t.buf, 2000);
 		sbuf_adds(b, "\n");
 	}
 	if (r->base_res &&
 	    strcmp(json_string_value(json_object_get(r->base_res, "status")), "ok")) {
 		sbuf_adds(b, "\nThe baseline failed its own checks (");
-		sbuf_add_md(b, fault_message(r->base_res), 2000);
+		sbuf_reset(&t);
+		add_fault(&t, r->base_res, r->baseline ? r->baseline : r->template_path);
+		sbuf_add_md(b, t.buf, 2000);
 		sbuf_adds(b, "): the kernels are not compared with it.\n");
 	}
 	sbuf_addf(b,

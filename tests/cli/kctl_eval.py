@@ -153,6 +153,9 @@ def failing_kernels(kctl, evalpod, data, goldens):
         table = res.stdout
         check("same as baseline" in table and "verdict: incorrect: 2 of 3 kernels failed"
               in table, "the table names the unchanged kernel and the verdict")
+        check(re.search(r"^broken\.cl: compile_error: .*broken\.cl:11:45: ", table, re.M)
+              and "program.cl" not in table and "program.cl" not in (summary or ""),
+              "the compile error names the kernel's file, not evalpod's program.cl")
         # the session is an evaluation: nothing to resume
         sid = re.search(r"affine-\d{8}-\d{6}-[0-9a-f]{6}", res.stderr)
         resumed = subprocess.run([kctl, "resume", sid.group(0) if sid else "none"], cwd=sc.tmp,
