@@ -221,6 +221,28 @@ static void name_sources(struct session *s, const char *tail, struct sbuf *b)
 	free(named);
 }
 
+/*
+ * The first whole "evalpod: error: " line of evalpod's log tail, without
+ * the prefix, into why ("" when there is none): the cause, where the last
+ * line is often a summary ("some results could not be stored").
+ */
+static void first_error(const char *tail, char *why, size_t n)
+{
+	static const char tag[] = "evalpod: error: ";
+	const char *p = tail, *end;
+
+	why[0] = '\0';
+	while ((p = strstr(p, tag))) {
+		if (p == tail || p[-1] == '\n') {
+			p += strlen(tag);
+			end = strchr(p, '\n');
+			snprintf(why, n, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
+			return;
+		}
+		p += strlen(tag);
+	}
+}
+
 /* Runs evalpod once on what is pending; 0 ok, 1 retry, <0 fatal (msg). */
 static int local_evaluate(struct session *s, int round, const char *dir, int lockfd, int attempt,
 			  char *msg, size_t n)
@@ -299,9 +321,13 @@ static int local_evaluate(struct session *s, int round, const char *dir, int loc
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == EVALPOD_EXIT_SLOW) {
 		rc = backend_reference_slow(s, round, attempt, "", tail, msg, n);
 	} else {
-		log_warn("round %d: evalpod failed (%s %d); %s", round,
+		char why[512];
+
+		first_error(tail, why, sizeof(why));
+		log_warn("round %d: evalpod failed (%s %d%s%s); %s", round,
 			 WIFEXITED(status) ? "exit status" : "signal",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+			 *why ? ": " : "", why,
 			 attempt + 1 < EVALPOD_ATTEMPTS ? "evaluating what is missing again"
 							: "giving up");
 		rc = session_cancelled(s) ? kerr_set(msg, n, KERR_CHILD, "cancelled") : 1;

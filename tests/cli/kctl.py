@@ -790,6 +790,33 @@ exec {evalpod} "$@"
               f"busy: round 1 was retried and its last batch has the new limit (got {r1})")
 
 
+def evalpod_failure_says_why(kctl, evalpod, data):
+    # evalpod fails once as it does on a full disk (exit 3, its cause on the
+    # first error line, a summary on the last): kctl's warning gives the
+    # cause, evaluates again, and round 0 ends as it would have.
+    with Scenario(kctl, evalpod, data, "fails") as sc:
+        flag = sc.write("fail-once", "")
+        wrapper = sc.write("evalpod.sh", f"""#!/bin/sh
+if [ "$1" = run ] && rm {flag} 2>/dev/null; then
+  echo "evalpod: error: cannot write 'results/summary.json.tmp.1': No space left on device" >&2
+  echo "evalpod: error: some results could not be stored (see above)" >&2
+  exit 3
+fi
+exec {evalpod} "$@"
+""")
+        os.chmod(wrapper, 0o755)
+        sc.env["KCTL_EVALPOD"] = wrapper
+        res = sc.run(["start", sc.spec, "--step"], stdin="n\n")
+        sid = first_line(res.stdout)
+        want = ("round 0: evalpod failed (exit status 3: cannot write "
+                "'results/summary.json.tmp.1': No space left on device); "
+                "evaluating what is missing again")
+        check(res.returncode == 0 and want in res.stderr and not os.path.exists(flag)
+              and (sc.status(sid) or {}).get("state") == "paused" and show_rows(sc, sid),
+              f"an evalpod failure's warning gives its cause, and the retry evaluates round 0 "
+              f"({tail(res)})")
+
+
 def deadlines_follow_the_reference(kctl, evalpod, data):
     # Limits far below what the reference needs: once a round has timed the
     # reference, the next batch's deadline is 4x its estimated check time.
@@ -827,7 +854,8 @@ def main():
     for scenario in (usage, malformed_spec, unbalanced_template, no_evaluator,
                      compile_failures, spec_errors, rounds_cap, full_session, step, cancel,
                      noise_never_a_success, confirm_and_export, tiny_limit_resumed_with_set,
-                     busy_machine_keeps_history, deadlines_follow_the_reference):
+                     busy_machine_keeps_history, evalpod_failure_says_why,
+                     deadlines_follow_the_reference):
         t0 = time.time()
         try:
             scenario(kctl, evalpod, data)
