@@ -21,8 +21,10 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* How long a writer waits for another connection's lock before failing. */
@@ -251,8 +253,31 @@ static int migrate(struct store *st)
 }
 
 /*
+ * "; its file system is full (N KiB free)" when the folder holding path
+ * has next to no room, else "".
+ */
+static void full_note(const char *path, char *out, size_t n)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	struct statvfs vfs;
+	unsigned long long avail;
+
+	out[0] = '\0';
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	if (!statvfs(slash ? dir : ".", &vfs)) {
+		avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+		if (avail < (1ull << 20))
+			snprintf(out, n, "; its file system is full (%llu KiB free)", avail >> 10);
+	}
+	free(dir);
+}
+
+/*
  * PRAGMA quick_check: a damaged file is refused before anything reads it as
- * if it were whole (a damaged page must never look like "no rows").
+ * if it were whole (a damaged page must never look like "no rows").  An
+ * error reading it (a full disk, where SQLite cannot size its shared-memory
+ * file: "disk I/O error"; permissions) is not damage and is not called so.
  */
 static int check_whole(struct store *st)
 {
@@ -261,10 +286,11 @@ static int check_whole(struct store *st)
 	int rc = sqlite3_busy_timeout(st->db, STORE_BUSY_MS) != SQLITE_OK
 			 ? sq_note_db(st)
 			 : sq_prepare(st, &s, "PRAGMA quick_check(5)", "");
-	int step = rc ? SQLITE_ERROR : sqlite3_step(s), busy;
+	int step = rc ? SQLITE_ERROR : sqlite3_step(s), busy, code, answered = 0;
 
 	if (!rc && step == SQLITE_ROW) {
 		line = (const char *)sqlite3_column_text(s, 0);
+		answered = 1;
 		if (!line || strcmp(line, "ok"))
 			rc = sq_note(st, KERR_IO, "%.200s", line ? line : "(no answer)");
 	} else if (!rc) {
@@ -272,9 +298,19 @@ static int check_whole(struct store *st)
 	}
 	sqlite3_finalize(s);
 	/* a lock held past the busy timeout is not damage: say what it is */
-	busy = (sqlite3_errcode(st->db) & 0xff) == SQLITE_BUSY ||
-	       (sqlite3_errcode(st->db) & 0xff) == SQLITE_LOCKED;
-	if (rc && !busy) {
+	code = sqlite3_errcode(st->db) & 0xff;
+	busy = code == SQLITE_BUSY || code == SQLITE_LOCKED;
+	if (rc && !busy && !answered && code != SQLITE_CORRUPT && code != SQLITE_NOTADB) {
+		char why[256], full[96];
+
+		strlcpy(why, st->err, sizeof(why));
+		full_note(st->path, full, sizeof(full));
+		rc = sq_note(st, KERR_IO,
+			     "cannot read the database: %s%s.  It was not found damaged: free "
+			     "some space, or make '%.200s' and its folder readable and writable, "
+			     "and run the command again",
+			     why, full, st->path);
+	} else if (rc && !busy) {
 		char why[256];
 
 		strlcpy(why, st->err, sizeof(why));

@@ -6,6 +6,9 @@ usage: kctl_state.py KCTL DATA_DIR
   - a damaged database (a page in the middle overwritten with garbage) makes
     `kctl status` fail (exit 3) naming the file, never "no sessions yet", and
     `kctl resume` fail without writing anything to it;
+  - a database SQLite cannot open for want of room (a full disk; here a file
+    size limit) is refused as unreadable, not called damaged, and opens
+    unchanged once there is room;
   - an empty (0-byte) file at the state path is refused, not made a new one;
   - a kctl killed while it drives a session: `kctl status` says it is
     interrupted and how to go on, and says nothing of the kind while a kctl
@@ -19,6 +22,7 @@ import glob
 import hashlib
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -92,6 +96,35 @@ def damaged_database(kctl, tmp):
     wal = os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0
     check(digest(db) == before and wal == 0,
           f"resume wrote nothing to the damaged database (its log has {wal} bytes)")
+
+
+def unreadable_is_not_damage(kctl, tmp):
+    # SQLite cannot size its shared-memory file (a full disk does this; here
+    # a file size limit of 4 KiB, SIGXFSZ ignored): "disk I/O error", which
+    # is no damage and must not send the user to recover the database
+    db = os.path.join(tmp, "unreadable.db")
+    env = dict(os.environ)
+    made = run(kctl, ["status", "--state", db], env)
+    for extra in ("-shm", "-wal"):
+        if os.path.exists(db + extra):
+            os.unlink(db + extra)
+    before = digest(db)
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    st = subprocess.run([kctl, "status", "--state", db], env=env, capture_output=True,
+                        text=True, timeout=60, preexec_fn=small_files)
+    check(made.returncode == 0 and st.returncode == 3 and "cannot read the database" in st.stderr
+          and "not found damaged" in st.stderr and "integrity_check" not in st.stderr
+          and "recover" not in st.stderr and db in st.stderr,
+          f"a database SQLite cannot open for room: exit 3, not called damaged "
+          f"({st.returncode}: {st.stderr.strip()[:300]})")
+    again = run(kctl, ["status", "--state", db], env)
+    check(again.returncode == 0 and "no sessions yet" in again.stdout and digest(db) == before,
+          f"with room again the same database opens, unchanged ({again.returncode}: "
+          f"{again.stderr.strip()[:200]})")
 
 
 def empty_database(kctl, tmp):
@@ -346,6 +379,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kctl-state-")
     try:
         damaged_database(kctl, tmp)
+        unreadable_is_not_damage(kctl, tmp)
         empty_database(kctl, tmp)
         recorded_owners(kctl, tmp)
         liveness_and_report(kctl, data, tmp)
