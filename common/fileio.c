@@ -138,6 +138,7 @@ out:
 int dir_make(const char *path, char *msg, size_t n)
 {
 	char *p = xstrdup(path);
+	struct stat st;
 	int rc = 0;
 
 	for (char *s = p + 1;; s++) {
@@ -149,6 +150,18 @@ int dir_make(const char *path, char *msg, size_t n)
 		if (mkdir(p, 0755) && errno != EEXIST) {
 			rc = kerr_set(msg, n, KERR_IO, "cannot create directory '%s': %s", p,
 				      strerror(errno));
+			break;
+		}
+		if (!c && stat(p, &st)) {
+			rc = kerr_set(msg, n, KERR_IO, "cannot create directory '%s': %s", p,
+				      strerror(errno));
+			break;
+		}
+		if (!c && !S_ISDIR(st.st_mode)) {
+			rc = kerr_set(
+				msg, n, KERR_IO,
+				"cannot create directory '%s': it exists and is not a directory",
+				p);
 			break;
 		}
 		*s = c;

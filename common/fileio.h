@@ -35,7 +35,8 @@ int file_write_atomic(const char *path, const void *data, size_t len, char *msg,
  */
 int file_mark(const char *path, char *msg, size_t n);
 
-/* mkdir -p; mode 0755.  Returns 0 or KERR_IO. */
+/* mkdir -p; mode 0755.  Returns 0, or KERR_IO (msg set) also when path
+ * exists and is not a directory. */
 int dir_make(const char *path, char *msg, size_t n);
 
 /* rm -rf of a directory tree we created.  Returns 0 or KERR_IO. */

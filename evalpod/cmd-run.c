@@ -638,6 +638,11 @@ static int run_batch(struct run *r)
 			 "no output: give --out DIR or outputs in the batch");
 		return RUN_EXIT_USAGE;
 	}
+	/* Before any work: a batch's results must have somewhere to go. */
+	if (r->out_dir && dir_make(r->out_dir, r->msg, sizeof(r->msg))) {
+		free(text);
+		return RUN_EXIT_INFRA;
+	}
 	setup_progs(r);
 	rc = make_work(r, text, len);
 	free(text);

@@ -397,6 +397,22 @@ def no_output_anywhere_is_a_usage_error(ctx):
 
 
 @test
+def an_output_path_that_is_a_file_fails_before_any_work(ctx):
+    d = ctx.fresh_dir("outfile")
+    path = write_batch(ctx, d, make_batch())
+    out = os.path.join(d, "results")
+    with open(out, "w") as f:
+        f.write("not a folder\n")
+    rc, _, err = ctx.evalpod_run(["run", path, "--out", out])
+    expect_status(ctx, rc, 3, err)
+    ctx.expect(out in err and "not a directory" in err and "checking" not in err,
+               "stderr names the path, says what is wrong, and nothing was checked "
+               "(got %r)" % err[:300])
+    with open(out) as f:
+        ctx.expect(f.read() == "not a folder\n", "the file is left as it was")
+
+
+@test
 def invalid_test_noise_is_a_usage_error(ctx):
     d = ctx.fresh_dir("badnoise")
     path = write_batch(ctx, d, make_batch())

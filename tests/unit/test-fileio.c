@@ -1,7 +1,7 @@
 /*
  * test-fileio.c - common/fileio.c: every buffer file_read returns is
  * NUL-terminated, empty files included (callers treat it as a C string);
- * file_mark follows no link.
+ * file_mark follows no link; dir_make refuses a path that is a file.
  *
  * Registered with MALLOC_PERTURB_ set, so that a buffer fresh from malloc
  * holds non-zero bytes and a missing terminator shows; ASan fills new
@@ -125,6 +125,33 @@ TEST(mark_follows_no_link)
 	unlink(at("target"));
 }
 
+/*
+ * dir_make makes every missing folder of a path, takes folders already
+ * there (and a link to one) as made, and refuses a path that is a file.
+ */
+TEST(dir_make_refuses_a_file)
+{
+	char msg[256] = "";
+	struct stat st;
+
+	CHECK(dir_make(at("a/b/c"), msg, sizeof(msg)) == 0);
+	CHECK(stat(at("a/b/c"), &st) == 0 && S_ISDIR(st.st_mode));
+	CHECK(dir_make(at("a/b"), msg, sizeof(msg)) == 0);
+	CHECK(symlink(at("a/b"), at("tob")) == 0);
+	CHECK(dir_make(at("tob"), msg, sizeof(msg)) == 0);
+	write_bytes(at("a/file"), "x", 1);
+	CHECK(dir_make(at("a/file"), msg, sizeof(msg)) == KERR_IO);
+	CHECK_CONTAINS(msg, at("a/file"));
+	CHECK_CONTAINS(msg, "not a directory");
+	CHECK(dir_make(at("a/file/sub"), msg, sizeof(msg)) == KERR_IO);
+	CHECK_CONTAINS(msg, at("a/file"));
+	unlink(at("tob"));
+	unlink(at("a/file"));
+	rmdir(at("a/b/c"));
+	rmdir(at("a/b"));
+	rmdir(at("a"));
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -135,6 +162,7 @@ int main(void)
 	RUN(empty_file_is_an_empty_string);
 	RUN(limits_and_missing_files_name_the_path);
 	RUN(mark_follows_no_link);
+	RUN(dir_make_refuses_a_file);
 	rmdir(dir);
 	return test_summary();
 }
