@@ -137,9 +137,13 @@ out:
 
 int dir_make(const char *path, char *msg, size_t n)
 {
-	char *p = xstrdup(path);
+	char *p;
 	struct stat st;
 	int rc = 0;
+
+	if (!*path) /* the walk below starts at its second byte */
+		return kerr_set(msg, n, KERR_IO, "cannot create directory '': the path is empty");
+	p = xstrdup(path);
 
 	for (char *s = p + 1;; s++) {
 		char c = *s;

@@ -127,7 +127,8 @@ TEST(mark_follows_no_link)
 
 /*
  * dir_make makes every missing folder of a path, takes folders already
- * there (and a link to one) as made, and refuses a path that is a file.
+ * there (and a link to one) as made, and refuses a path that is a file,
+ * and an empty one.
  */
 TEST(dir_make_refuses_a_file)
 {
@@ -145,6 +146,8 @@ TEST(dir_make_refuses_a_file)
 	CHECK_CONTAINS(msg, "not a directory");
 	CHECK(dir_make(at("a/file/sub"), msg, sizeof(msg)) == KERR_IO);
 	CHECK_CONTAINS(msg, at("a/file"));
+	CHECK(dir_make("", msg, sizeof(msg)) == KERR_IO); /* read past it before */
+	CHECK_CONTAINS(msg, "the path is empty");
 	unlink(at("tob"));
 	unlink(at("a/file"));
 	rmdir(at("a/b/c"));
