@@ -411,7 +411,8 @@ int store_open(const char *path, struct store **out, char *msg, size_t n)
 
 	*out = NULL;
 	st->path = xstrdup(path);
-	rc = open_flags(st, &flags);
+	/* SQLite would open "" as a private temporary database, gone at exit */
+	rc = *path ? open_flags(st, &flags) : sq_note(st, KERR_IO, "the path is empty");
 	if (!rc && sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK)
 		rc = st->db ? sq_note_db(st) : sq_note(st, KERR_IO, "out of memory");
 	if (!rc)

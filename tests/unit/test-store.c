@@ -323,6 +323,16 @@ TEST(not_a_database)
 	free(path);
 }
 
+/* "" is no path: SQLite would take it for a temporary database, lost at exit. */
+TEST(empty_path_refused)
+{
+	struct store *st = NULL;
+
+	CHECK(store_open("", &st, msg, sizeof(msg)) == KERR_IO);
+	CHECK(st == NULL);
+	CHECK_CONTAINS(msg, "opening store '': the path is empty");
+}
+
 TEST(sessions)
 {
 	char *path;
@@ -1021,6 +1031,7 @@ int main(void)
 	RUN(version_4_migrates_to_the_round_budget);
 	RUN(newer_version_refused);
 	RUN(not_a_database);
+	RUN(empty_path_refused);
 	RUN(sessions);
 	RUN(write_needs_transaction);
 	RUN(rounds);
