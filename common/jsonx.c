@@ -170,3 +170,10 @@ void jx_set_real(json_t *obj, const char *key, double v)
 {
 	json_object_set_new(obj, key, isfinite(v) ? json_real(v) : json_null());
 }
+
+int jx_load_error(char *msg, size_t n, const char *where, const json_error_t *e)
+{
+	if (e->line < 1 || json_error_code(e) == json_error_cannot_open_file)
+		return kerr_set(msg, n, KERR_IO, "%s: %s", where, e->text);
+	return kerr_set(msg, n, KERR_PARSE, "%s:%d:%d: %s", where, e->line, e->column, e->text);
+}

@@ -44,6 +44,13 @@ const char *jx_type_name(const json_t *v);
  */
 char *jx_dump(const json_t *v);
 
+/*
+ * A jansson load error into msg: "WHERE:LINE:COLUMN: TEXT" (KERR_PARSE), or
+ * "WHERE: TEXT" (KERR_IO) when it has no place, a file that could not be
+ * opened or read.  where names the document ("dataset 'x.json'").
+ */
+int jx_load_error(char *msg, size_t n, const char *where, const json_error_t *e);
+
 /* Sets key to a new real, or to null when v is not finite (JSON has no NaN). */
 void jx_set_real(json_t *obj, const char *key, double v);
 

@@ -14,6 +14,7 @@
 #include "evalrun.h"
 #include "handoff.h"
 #include "err.h"
+#include "jsonx.h"
 #include "log.h"
 #include "sbuf.h"
 #include "xalloc.h"
@@ -190,7 +191,7 @@ static int publish_batch(struct session *s, int round, const char *path, char **
 	if (!s->s3)
 		return 0;
 	if (!(b = json_load_file(path, 0, &jerr)))
-		return kerr_set(msg, n, KERR_PARSE, "%s:%d: %s", path, jerr.line, jerr.text);
+		return jx_load_error(msg, n, path, &jerr);
 	rc = handoff_publish(s, round, b, url, msg, n);
 	json_decref(b);
 	return rc;

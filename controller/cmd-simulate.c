@@ -13,6 +13,7 @@
  */
 #include "cmds.h"
 #include "err.h"
+#include "jsonx.h"
 #include "log.h"
 #include "propose.h"
 #include "sbuf.h"
@@ -100,6 +101,16 @@ static int dataset_point(struct dataset *ds, const struct spec *s, json_t *pt, s
 	return 0;
 }
 
+/* A dataset that does not load, as jx_load_error says it. */
+static int dataset_error(char *msg, size_t n, const char *path, const json_error_t *e)
+{
+	char *where = xasprintf("dataset '%s'", path);
+	int rc = jx_load_error(msg, n, where, e);
+
+	free(where);
+	return rc;
+}
+
 static int dataset_load(struct dataset *ds, const struct spec *s, const char *path, char *msg,
 			size_t n)
 {
@@ -114,8 +125,7 @@ static int dataset_load(struct dataset *ds, const struct spec *s, const char *pa
 		return kerr_set(msg, n, KERR_LIMIT, "dataset '%s': larger than %ld bytes", path,
 				SIM_MAX_BYTES);
 	if (!(ds->doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr)))
-		return kerr_set(msg, n, KERR_PARSE, "dataset '%s':%d:%d: %s", path, jerr.line,
-				jerr.column, jerr.text);
+		return dataset_error(msg, n, path, &jerr);
 	ds->points = json_object_get(ds->doc, "points");
 	if (!json_is_array(ds->points) || !json_array_size(ds->points))
 		return kerr_set(msg, n, KERR_INVALID,
@@ -510,8 +520,7 @@ static int simulate_setup(const struct opts *o, const char *path, struct spec *s
 	int rc;
 
 	if (!(doc = json_load_file(path, 0, &jerr)))
-		return kerr_set(msg, n, KERR_PARSE, "dataset '%s':%d:%d: %s", path, jerr.line,
-				jerr.column, jerr.text);
+		return dataset_error(msg, n, path, &jerr);
 	fmt = json_string_value(json_object_get(doc, "format"));
 	if (!fmt || strcmp(fmt, "kctl-space/1")) {
 		json_decref(doc);

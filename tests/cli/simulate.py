@@ -178,7 +178,13 @@ def smooth_doc():
 @test
 def bad_input():
     r = kctl("no/such.json")
-    check(r.returncode == 1 and "dataset 'no/such.json'" in r.stderr, r.stderr)
+    check(r.returncode == 1 and "dataset 'no/such.json': unable to open" in r.stderr
+          and ":-1" not in r.stderr, r.stderr)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        f.write('{"format":\n')
+    r = kctl(f.name)
+    os.unlink(f.name)
+    check(r.returncode == 1 and f"dataset '{f.name}':2:0: " in r.stderr, r.stderr)
     doc = smooth_doc()
     doc["format"] = "kctl-space/9"
     bad_dataset(doc, "\"format\" is not \"kctl-space/1\"")
