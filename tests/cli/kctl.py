@@ -13,6 +13,7 @@ import glob
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -61,6 +62,20 @@ class Scenario:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         return path
+
+    def wrap_evalpod(self, evalpod, when, errors, status):
+        """kctl's evalpod becomes a script: `evalpod run` while the shell test
+        `when` holds prints the lines errors on stderr and exits status;
+        everything else goes to the real evalpod."""
+        say = "".join(f"  echo {shlex.quote(e)} >&2\n" for e in errors)
+        wrapper = self.write("evalpod.sh", f"""#!/bin/sh
+if [ "$1" = run ] && {when}; then
+{say}  exit {status}
+fi
+exec {evalpod} "$@"
+""")
+        os.chmod(wrapper, 0o755)
+        self.env["KCTL_EVALPOD"] = wrapper
 
     def read(self, *parts):
         try:
@@ -749,16 +764,10 @@ def busy_machine_keeps_history(kctl, evalpod, data):
     # and a resume with --set finishes it without touching round 0.
     with Scenario(kctl, evalpod, data, "busy") as sc:
         flag = os.path.join(sc.tmp, "slow")
-        wrapper = sc.write("evalpod.sh", f"""#!/bin/sh
-if [ "$1" = run ] && [ -e {flag} ]; then
-  echo "evalpod: error: the reference ran past its 240 s limit (limits.compile_timeout_s + \
-limits.run_timeout_s): the machine is too slow or the limit too low, not the candidates' fault" >&2
-  exit 4
-fi
-exec {evalpod} "$@"
-""")
-        os.chmod(wrapper, 0o755)
-        sc.env["KCTL_EVALPOD"] = wrapper
+        sc.wrap_evalpod(evalpod, f"[ -e {flag} ]", [
+            "evalpod: error: the reference ran past its 240 s limit (limits.compile_timeout_s"
+            " + limits.run_timeout_s): the machine is too slow or the limit too low, not the"
+            " candidates' fault"], 4)
         res = sc.run(["start", sc.spec, "--step"], stdin="n\n")
         sid = first_line(res.stdout)
         before = show_rows(sc, sid)
@@ -796,16 +805,9 @@ def evalpod_failure_says_why(kctl, evalpod, data):
     # cause, evaluates again, and round 0 ends as it would have.
     with Scenario(kctl, evalpod, data, "fails") as sc:
         flag = sc.write("fail-once", "")
-        wrapper = sc.write("evalpod.sh", f"""#!/bin/sh
-if [ "$1" = run ] && rm {flag} 2>/dev/null; then
-  echo "evalpod: error: cannot write 'results/summary.json.tmp.1': No space left on device" >&2
-  echo "evalpod: error: some results could not be stored (see above)" >&2
-  exit 3
-fi
-exec {evalpod} "$@"
-""")
-        os.chmod(wrapper, 0o755)
-        sc.env["KCTL_EVALPOD"] = wrapper
+        sc.wrap_evalpod(evalpod, f"rm {flag} 2>/dev/null", [
+            "evalpod: error: cannot write 'results/summary.json.tmp.1': No space left on device",
+            "evalpod: error: some results could not be stored (see above)"], 3)
         res = sc.run(["start", sc.spec, "--step"], stdin="n\n")
         sid = first_line(res.stdout)
         want = ("round 0: evalpod failed (exit status 3: cannot write "
