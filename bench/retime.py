@@ -45,7 +45,6 @@ import sys
 import tempfile
 
 
-
 def winner_of(folder):
     """(variant id, source, build options) of a session folder's best.cl."""
     with open(os.path.join(folder, "best.cl"), encoding="utf-8") as f:
@@ -62,13 +61,13 @@ def winner_of(folder):
     sys.exit(f"retime: {folder}: variant {vid} is in no round's batch.json")
 
 
-def run_pass(evalpod, batch, entries, tmp, k):
+def run_pass(evalpod, batch, entries, tmp):
     """One evalpod process over the batch: the winners' result documents."""
-    path = os.path.join(tmp, f"batch-{k}.json")
-    batch["batch_id"] = f"retime-{k}"
+    path = os.path.join(tmp, "batch.json")
+    batch["batch_id"] = "retime"
     with open(path, "w", encoding="utf-8") as f:
         json.dump(batch, f)
-    out = os.path.join(tmp, f"out-{k}")
+    out = os.path.join(tmp, "out")
     res = subprocess.run([evalpod, "run", path, "--out", out, "--quiet"],
                          capture_output=True, text=True)
     if res.returncode != 0:
@@ -169,7 +168,7 @@ def main():
     meas["min_samples"] = max(a.samples, int(meas.get("min_samples", 0)))
 
     with tempfile.TemporaryDirectory(prefix="kctl-retime.") as tmp:
-        docs = run_pass(a.evalpod, batch, entries, tmp, 0)
+        docs = run_pass(a.evalpod, batch, entries, tmp)
     rows = []
     for e, r in zip(entries, docs):
         p = r["performance"]

@@ -143,14 +143,18 @@ void sbuf_add_html(struct sbuf *b, const char *s)
 	}
 }
 
-void sbuf_add_replacing(struct sbuf *b, const char *s, const char *from, const char *to)
+void sbuf_add_renamed(struct sbuf *b, const char *s, const char *from, const char *to)
 {
 	size_t n = strlen(from);
 	const char *p;
 
 	while ((p = strstr(s, from))) {
-		sbuf_add(b, s, (size_t)(p - s));
-		sbuf_adds(b, to);
+		if (p[n] == ':') {
+			sbuf_add(b, s, (size_t)(p - s));
+			sbuf_adds(b, to);
+		} else {
+			sbuf_add(b, s, (size_t)(p - s) + n);
+		}
 		s = p + n;
 	}
 	sbuf_adds(b, s);

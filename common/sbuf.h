@@ -40,8 +40,11 @@ void sbuf_addv(struct sbuf *b, const char *fmt, va_list ap) __attribute__((forma
  * when s was cut.  NULL appends nothing.
  */
 void sbuf_add_md(struct sbuf *b, const char *s, size_t max);
-/* Appends s with every occurrence of from (not empty) replaced by to. */
-void sbuf_add_replacing(struct sbuf *b, const char *s, const char *from, const char *to);
+/*
+ * Appends s with every "FROM:" in it written "TO:": a file renamed where a
+ * compiler's message names it (FROM:LINE:COL).  from is not empty.
+ */
+void sbuf_add_renamed(struct sbuf *b, const char *s, const char *from, const char *to);
 /*
  * Appends s as HTML/XML text, safe inside an element and inside a quoted
  * attribute: '&', '<', '>', '"' and '\'' as entities; control characters

@@ -211,15 +211,10 @@ static void forget_url(char *url)
  */
 static void name_sources(struct session *s, const char *tail, struct sbuf *b)
 {
-	char *named;
-
-	if (!strstr(tail, "the reference")) {
+	if (strstr(tail, "the reference"))
+		sbuf_add_renamed(b, tail, "program.cl", s->spec.reference_path);
+	else
 		sbuf_adds(b, tail);
-		return;
-	}
-	named = xasprintf("%s:", s->spec.reference_path);
-	sbuf_add_replacing(b, tail, "program.cl:", named);
-	free(named);
 }
 
 /*

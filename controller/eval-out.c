@@ -77,10 +77,7 @@ static const char *fault_message(json_t *res)
  */
 static void add_fault(struct sbuf *b, json_t *res, const char *file)
 {
-	char *named = xasprintf("%s:", file);
-
-	sbuf_add_replacing(b, fault_message(res), "program.cl:", named);
-	free(named);
+	sbuf_add_renamed(b, fault_message(res), "program.cl", file);
 }
 
 /* What a kernel's verdict column says. */
@@ -427,8 +424,7 @@ void eval_markdown(struct sbuf *b, const struct eval_report *r)
 
 		if (!i)
 			sbuf_adds(b, "\n**Every two kernels** (B over A: the speed of B over A, "
-				     "run by run, "
-				     "and what the runs say together)\n\n");
+				     "run by run, and what the runs say together)\n\n");
 		sbuf_adds(b, "- ");
 		sbuf_add_md(b, r->k[q->b].file, 300);
 		sbuf_adds(b, " over ");

@@ -1,9 +1,10 @@
 /*
  * test-report.c - unit tests for the report page's parts: HTML escaping
- * and replacing (common/sbuf.c, sbuf_add_html, sbuf_add_replacing), the chart frame's ranges and ticks
- * (common/svg.c), and report.html drawn from hand-made report models
- * (controller/report-html.c, report-plots.c): one point per evaluated
- * variant in the scatter, failures in their lane, hostile texts escaped,
+ * and the renaming of a compiler's file (common/sbuf.c, sbuf_add_html,
+ * sbuf_add_renamed), the chart frame's ranges and ticks (common/svg.c),
+ * and report.html drawn from hand-made report models (controller/
+ * report-html.c, report-plots.c): one point per evaluated variant in the
+ * scatter, failures in their lane, hostile texts escaped,
  * and the page's promise of no script and nothing fetched.
  */
 #include "report.h"
@@ -51,7 +52,7 @@ TEST(html_escapes_markup_quotes_controls_and_broken_utf8)
 	}
 }
 
-TEST(replacing_every_occurrence_and_nothing_else)
+TEST(renaming_every_file_and_line_and_nothing_else)
 {
 	static const struct {
 		const char *in, *want;
@@ -60,6 +61,7 @@ TEST(replacing_every_occurrence_and_nothing_else)
 		{ "program.cl:1:2: a; program.cl:3:4: b", "k.cl:1:2: a; k.cl:3:4: b" },
 		{ "program.clx program.cl", "program.clx program.cl" }, /* no colon after */
 		{ "program.cl:program.cl:", "k.cl:k.cl:" },
+		{ "in program.cl, at program.cl:2:3", "in program.cl, at k.cl:2:3" },
 		{ "", "" },
 	};
 
@@ -67,7 +69,7 @@ TEST(replacing_every_occurrence_and_nothing_else)
 		struct sbuf b = SBUF_INIT;
 
 		sbuf_adds(&b, "> ");
-		sbuf_add_replacing(&b, cases[i].in, "program.cl:", "k.cl:");
+		sbuf_add_renamed(&b, cases[i].in, "program.cl", "k.cl");
 		CHECK(!strncmp(b.buf, "> ", 2));
 		CHECK_STR(b.buf + 2, cases[i].want);
 		sbuf_release(&b);
@@ -297,7 +299,7 @@ TEST(hostile_text_cannot_add_markup)
 int main(void)
 {
 	RUN(html_escapes_markup_quotes_controls_and_broken_utf8);
-	RUN(replacing_every_occurrence_and_nothing_else);
+	RUN(renaming_every_file_and_line_and_nothing_else);
 	RUN(ranges_pad_and_survive_degenerate_data);
 	RUN(ticks_are_round_numbers_inside_the_axis);
 	RUN(chart_maps_data_into_its_plot_area);
