@@ -576,8 +576,9 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 					      : then ? then
 						     : "stop",
 					      note.buf, msg, n);
+	/* Said at -v only: the round's progress line ([confirm P/N]) has it. */
 	if (!rc)
-		log_info("round %d: %s", round, note.buf);
+		log_debug("round %d: %s", round, note.buf);
 	rc = round_step_end(s, round, ROUND_DONE, "ranked", rc, msg, n);
 	*stop = !more && (!then || !strcmp(then, "stop"));
 	release(&cf);

@@ -608,6 +608,12 @@ def noise_never_a_success(kctl, evalpod, data):
             check(len(confirms) == 2,
                   f"noise: unsettled, the confirmation took all its passes (2 in "
                   f"affine.yaml) (got {confirms})")
+        # A pass's verdict is said once, on its progress line (it was also
+        # logged as "kctl: info: round N: confirmation pass ...": the same text).
+        said = [l for l in res.stderr.splitlines() if "confirmation pass" in l]
+        check(confirms and not said,
+              f"noise: each confirmation pass's verdict is printed once, on its "
+              f"[confirm] line (got also {said[:2]})")
 
 
 def confirm_and_export(kctl, evalpod, data):
