@@ -244,6 +244,12 @@ static int run_command(int argc, char **argv, const char *usage, open_fn open, i
 
 	if (parse(argc, argv, &o, usage))
 		return KCTL_EXIT_USAGE;
+	for (int i = 0; i < o.nset; i++) {
+		if (session_set_check(o.set[i], msg, sizeof(msg))) {
+			log_error("%s", msg);
+			return KCTL_EXIT_USAGE;
+		}
+	}
 	if (!(st = cmd_open_store(o.state)))
 		return KCTL_EXIT_INFRA;
 	memset(&s, 0, sizeof(s));

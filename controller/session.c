@@ -372,23 +372,48 @@ static int apply_settings(struct session *s, char *msg, size_t n)
 	return 0;
 }
 
-int session_set(struct session *s, const char *assignment, char *msg, size_t n)
+/*
+ * An assignment's key in *key (malloc'd, also on failure), the limit it
+ * names in *lim (inside *key) and its value in *value (a new reference),
+ * or KERR_INVALID / KERR_RANGE.
+ */
+static int set_parse(const char *assignment, char **key, const char **lim, json_t **value,
+		     char *msg, size_t n)
 {
 	const char *eq = strchr(assignment, '=');
-	char *key = eq ? xstrndup(assignment, (size_t)(eq - assignment)) : xstrdup(assignment);
-	const char *lim = limit_key(key);
-	json_t *value = NULL, *was;
-	int rc;
 
+	*key = eq ? xstrndup(assignment, (size_t)(eq - assignment)) : xstrdup(assignment);
+	*lim = limit_key(*key);
+	*value = NULL;
 	if (!eq)
-		rc = kerr_set(msg, n, KERR_INVALID, "--set '%s': expected KEY=VALUE", assignment);
-	else if (!lim)
-		rc = kerr_set(msg, n, KERR_INVALID,
-			      "--set '%s': only the spec's limits.* can change in a session "
-			      "(the rest makes a new session)",
-			      key);
-	else
-		rc = spec_limit_value(lim, eq + 1, &value, msg, n);
+		return kerr_set(msg, n, KERR_INVALID, "--set '%s': expected KEY=VALUE", assignment);
+	if (!*lim)
+		return kerr_set(msg, n, KERR_INVALID,
+				"--set '%s': only the spec's limits.* can change in a session "
+				"(the rest makes a new session)",
+				assignment);
+	return spec_limit_value(*lim, eq + 1, value, msg, n);
+}
+
+int session_set_check(const char *assignment, char *msg, size_t n)
+{
+	char *key;
+	const char *lim;
+	json_t *value;
+	int rc = set_parse(assignment, &key, &lim, &value, msg, n);
+
+	json_decref(value);
+	free(key);
+	return rc;
+}
+
+int session_set(struct session *s, const char *assignment, char *msg, size_t n)
+{
+	char *key;
+	const char *lim;
+	json_t *value, *was;
+	int rc = set_parse(assignment, &key, &lim, &value, msg, n);
+
 	if (!rc) {
 		was = json_object_get(s->spec.limits, lim);
 		rc = store_setting_add(s->st, s->id, key, value, was, msg, n);
@@ -397,7 +422,7 @@ int session_set(struct session *s, const char *assignment, char *msg, size_t n)
 		if (!s->spec.limits)
 			s->spec.limits = json_object();
 		json_object_set(s->spec.limits, lim, value);
-		log_info("session %s: %s set to %s", s->id, key, eq + 1);
+		log_info("session %s: %s set to %s", s->id, key, strchr(assignment, '=') + 1);
 	}
 	json_decref(value);
 	free(key);

@@ -762,6 +762,15 @@ def tiny_limit_resumed_with_set(kctl, evalpod, data):
         last = (batch_limits(sc, sid, 0) or [{}])[-1]
         check(last.get("run_timeout_s", 0) >= 600 and last.get("compile_timeout_s") == 60,
               f"resume --set: round 0's new batch carries the new limits (got {last})")
+        # A bad --set is a usage error whatever the session's state: it was
+        # told instead that the session is done and needs --rounds, and only
+        # with --rounds given heard what was wrong with the --set.
+        for who in (sid, "no-such-session"):
+            res = sc.run(["resume", who, "--set", "limits.bogus=1"])
+            check(res.returncode == 2 and "no such limit" in res.stderr
+                  and "done after round" not in res.stderr,
+                  f"resume {who} --set limits.bogus=1: exit 2 for the --set, before the "
+                  f"session is looked at (got {tail(res)})")
 
 
 def busy_machine_keeps_history(kctl, evalpod, data):
