@@ -445,7 +445,7 @@ TEST(brief)
 		"Compute: 75.41 GFLOP/s = 31.2% of the measured peak of 241.9 GFLOP/s\n",
 		"Memory: 0.8837 GB/s = 2.3% of the measured peak of 38.93 GB/s\n",
 		"Arithmetic intensity: 85.33 flop/byte (ridge point 6.212)\n",
-		"Bottleneck: compute-bound: near the FMA roof, past the ridge point\n",
+		"Bottleneck: compute-bound: past the ridge point, so the FMA rate bounds it\n",
 		"  evidence: arithmetic intensity 85.33 flop/byte; ridge point 6.21\n"
 		"  evidence: 31% of measured fp32 FMA peak (2% of bandwidth)\n",
 		"IR of kernel 'matmul' (x86): widest vector 512 bits; vector instructions by "
