@@ -565,6 +565,46 @@ static int parser_fail(struct yamlx *y, const yaml_parser_t *yp)
 			yp->problem ? yp->problem : "malformed YAML", ctx);
 }
 
+/*
+ * Refuses nesting deeper than YAMLX_MAX_DEPTH where it begins, from the
+ * stream's events, before the document is loaded.  libyaml's scanner keeps
+ * a possible simple key per open flow collection and looks at all of them
+ * at every token, so loading 100,000 nested "[" (200 KB) took 23 s before
+ * the tree's depth could be measured; here parsing stops at the first
+ * collection too deep.  A malformed stream is left for the loader to
+ * report, as it reports it.
+ */
+static int depth_scan(struct yamlx *y, const char *text, size_t len)
+{
+	yaml_parser_t yp;
+	yaml_event_t ev;
+	int depth = -1, rc = 0, done = 0; /* the root is level 0, as yamlx_check counts */
+
+	memset(&yp, 0, sizeof(yp));
+	if (!yaml_parser_initialize(&yp))
+		abort(); /* out of memory */
+	yaml_parser_set_input_string(&yp, (const unsigned char *)text, len);
+	while (!done && !rc && yaml_parser_parse(&yp, &ev)) {
+		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+			if (++depth > YAMLX_MAX_DEPTH)
+				rc = kerr_set(y->msg, y->n, KERR_RANGE,
+					      "%s:%zu:%zu: document: nested deeper than %d levels",
+					      y->file, ev.start_mark.line + 1,
+					      ev.start_mark.column + 1, YAMLX_MAX_DEPTH);
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT ||
+			   ev.type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		} else if (ev.type == YAML_STREAM_END_EVENT) {
+			done = 1;
+		}
+		yaml_event_delete(&ev);
+	}
+	if (yp.error == YAML_MEMORY_ERROR)
+		abort();
+	yaml_parser_delete(&yp);
+	return rc;
+}
+
 /* Loads the one document of the stream; a second document is an error. */
 static int load_one(struct yamlx *y, yaml_parser_t *yp, const char *noun, const char *expect)
 {
@@ -601,7 +641,9 @@ int yamlx_load(struct yamlx *y, const char *text, size_t len, const char *noun, 
 	y->text = text;
 	y->len = len;
 	yaml_parser_set_input_string(&yp, (const unsigned char *)text, len);
-	rc = load_one(y, &yp, noun, expect);
+	rc = depth_scan(y, text, len);
+	if (!rc)
+		rc = load_one(y, &yp, noun, expect);
 	yaml_parser_delete(&yp);
 	return rc;
 }

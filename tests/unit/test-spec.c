@@ -833,6 +833,43 @@ TEST(malformed)
 	}
 }
 
+/*
+ * Nesting: 64 levels under the root are read, the 65th is refused where it
+ * begins, and 100,000 nested flow lists (200 KB) are refused there too,
+ * before libyaml loads them (which took 23 s: common/yamlx.c, depth_scan).
+ */
+TEST(deep_nesting)
+{
+	static const size_t levels[] = { 64, 65, 100000 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(levels); i++) {
+		size_t d = levels[i];
+		char *text = xmalloc(8 + 2 * d + 2), *path, msg[1024] = "", *want;
+		struct spec s;
+		int rc;
+
+		memcpy(text, "kernel: ", 8);
+		memset(text + 8, '[', d);
+		memset(text + 8 + d, ']', d);
+		memcpy(text + 8 + 2 * d, "\n", 2);
+		path = put("deep.yaml", text);
+		rc = spec_load(&s, path, msg, sizeof(msg));
+		want = xasprintf("%s:1:73: document: nested deeper than 64 levels", path);
+		if (d == 64) {
+			/* read whole: the spec is then wrong for what it lacks */
+			CHECK(rc == KERR_PARSE && strstr(msg, "nested") == NULL);
+		} else {
+			CHECK(rc == KERR_RANGE && !strcmp(msg, want));
+			if (strcmp(msg, want))
+				fprintf(stderr, "%zu levels: got %s\n", d, msg);
+		}
+		spec_release(&s);
+		free(want);
+		free(path);
+		free(text);
+	}
+}
+
 /* ---- expressions resolved at load, as evalpod resolves them ---- */
 
 /* Tunables with #ifndef defaults; PER does not evaluate when U is 4. */
@@ -1208,6 +1245,7 @@ int main(int argc, char **argv)
 	RUN(missing_spec_file);
 	RUN(start_outside_a_narrowed_list);
 	RUN(malformed);
+	RUN(deep_nesting);
 	RUN(expr_checks);
 	RUN(launch_geometry);
 	RUN(shipped_specs);
