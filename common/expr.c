@@ -639,12 +639,47 @@ int expr_check(const char *text, char *msg, size_t n)
 
 /* ---- expr_vars ---- */
 
+/* FNV-1a of the len bytes of name. */
+static size_t vars_hash(const char *name, size_t len)
+{
+	uint64_t h = 14695981039346656037u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 1099511628211u;
+	return (size_t)h;
+}
+
+/* The slot that holds name, or the empty one where it would go. */
+static size_t *vars_slot(const struct expr_vars *vars, const char *name, size_t len)
+{
+	size_t mask = vars->nslot - 1, i = vars_hash(name, len) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		size_t *s = &vars->slot[i];
+		const char *have = *s ? vars->v[*s - 1].name : NULL;
+
+		if (!have || (!strncmp(have, name, len) && !have[len]))
+			return s;
+	}
+}
+
 static struct expr_var *vars_find(const struct expr_vars *vars, const char *name, size_t len)
 {
+	size_t *s = vars->nslot ? vars_slot(vars, name, len) : NULL;
+
+	return s && *s ? &vars->v[*s - 1] : NULL;
+}
+
+/* Keeps the index at most half full: rebuilt twice as large. */
+static void vars_grow(struct expr_vars *vars)
+{
+	if (2 * (vars->nr + 1) <= vars->nslot)
+		return;
+	free(vars->slot);
+	vars->nslot = vars->nslot ? 2 * vars->nslot : 16;
+	vars->slot = xcalloc(vars->nslot, sizeof(*vars->slot));
 	for (size_t i = 0; i < vars->nr; i++)
-		if (!strncmp(vars->v[i].name, name, len) && !vars->v[i].name[len])
-			return &vars->v[i];
-	return NULL;
+		*vars_slot(vars, vars->v[i].name, strlen(vars->v[i].name)) = i + 1;
 }
 
 void expr_vars_set(struct expr_vars *vars, const char *name, int64_t value)
@@ -655,6 +690,7 @@ void expr_vars_set(struct expr_vars *vars, const char *name, int64_t value)
 		v->value = value;
 		return;
 	}
+	vars_grow(vars);
 	if (vars->nr == vars->alloc) {
 		vars->alloc = vars->alloc ? vars->alloc * 2 : 8;
 		vars->v = xreallocarray(vars->v, vars->alloc, sizeof(*vars->v));
@@ -662,6 +698,7 @@ void expr_vars_set(struct expr_vars *vars, const char *name, int64_t value)
 	vars->v[vars->nr].name = xstrdup(name);
 	vars->v[vars->nr].value = value;
 	vars->nr++;
+	*vars_slot(vars, name, strlen(name)) = vars->nr;
 }
 
 int expr_vars_get(const struct expr_vars *vars, const char *name, int64_t *out)
@@ -689,5 +726,6 @@ void expr_vars_release(struct expr_vars *vars)
 	for (size_t i = 0; i < vars->nr; i++)
 		free(vars->v[i].name);
 	free(vars->v);
+	free(vars->slot);
 	*vars = (struct expr_vars)EXPR_VARS_INIT;
 }

@@ -48,18 +48,25 @@ int expr_eval(const char *text, expr_lookup_fn lookup, void *ctx, int64_t *out, 
  */
 int expr_check(const char *text, char *msg, size_t n);
 
-/* A simple name table usable as an expr_lookup_fn context. */
+/*
+ * A name table usable as an expr_lookup_fn context: v holds the names in
+ * the order they were first set, slot (nslot, a power of two, or 0) an
+ * open-addressed index into v (i + 1; 0 is empty), so that a source with
+ * many #defines (an untrusted candidate's) costs time linear in their
+ * number to collect.
+ */
 struct expr_vars {
 	size_t nr, alloc;
 	struct expr_var {
 		char *name;
 		int64_t value;
 	} * v;
+	size_t *slot, nslot;
 };
 
 #define EXPR_VARS_INIT                                                                             \
 	{                                                                                          \
-		0, 0, NULL                                                                         \
+		0, 0, NULL, NULL, 0                                                                \
 	}
 
 /* Sets name to value, replacing an earlier value of the same name. */

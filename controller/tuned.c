@@ -98,9 +98,7 @@ static json_t *template_defaults(const struct spec *sp)
 		expr_vars_get(&vars, sp->tunables[i].name, &v);
 		json_object_set_new(params, sp->tunables[i].name, json_integer(v));
 	}
-	for (size_t i = 0; i < vars.nr; i++)
-		free(vars.v[i].name);
-	free(vars.v);
+	expr_vars_release(&vars);
 	return json_pack("{s:o, s:s}", "params", params, "build_options",
 			 sp->build_options ? sp->build_options : "");
 }

@@ -492,28 +492,46 @@ TEST(vars_lookup_lengths)
 	expr_vars_release(&vars);
 }
 
+/*
+ * Many names (a source with 100,000 #defines, as a hostile candidate may
+ * send): every one found with its last value, kept in the order first set,
+ * and the index at most half full, so a lookup stays short.  With a list
+ * walked per lookup this took minutes under ASan.
+ */
 TEST(vars_growth)
 {
+	enum { NAMES = 100000 };
 	struct expr_vars vars = EXPR_VARS_INIT;
 	char name[16], text[64];
 	int64_t v = 0;
+	int ordered = 1, found = 1;
 
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < NAMES; i++) {
 		snprintf(name, sizeof(name), "V%d", i);
 		expr_vars_set(&vars, name, i * 10);
 	}
-	for (int i = 0; i < 100; i += 2) {
+	for (int i = 0; i < NAMES; i += 2) {
 		snprintf(name, sizeof(name), "V%d", i);
 		expr_vars_set(&vars, name, -i);
 	}
-	CHECK(vars.nr == 100);
-	CHECK(vars.alloc >= 100);
+	CHECK(vars.nr == NAMES);
+	CHECK(vars.alloc >= NAMES);
+	CHECK(vars.nslot >= 2 * vars.nr && (vars.nslot & (vars.nslot - 1)) == 0);
+	for (int i = 0; i < NAMES; i++) {
+		snprintf(name, sizeof(name), "V%d", i);
+		ordered = ordered && !strcmp(vars.v[i].name, name);
+		found = found && expr_vars_get(&vars, name, &v) == 0 && v == (i % 2 ? i * 10 : -i);
+	}
+	CHECK(ordered);
+	CHECK(found);
 	for (int i = 0; i < 100; i++) {
 		snprintf(text, sizeof(text), "V%d + 0", i);
 		CHECK(expr_eval(text, expr_vars_lookup, &vars, &v, NULL, 0) == 0);
 		CHECK(v == (i % 2 ? i * 10 : -i));
 	}
+	CHECK(expr_vars_get(&vars, "V100000", &v) != 0 && expr_vars_get(&vars, "V", &v) != 0);
 	expr_vars_release(&vars);
+	CHECK(vars.nr == 0 && vars.slot == NULL && vars.nslot == 0);
 }
 
 int main(void)
