@@ -3,7 +3,12 @@
 
 #include <string.h>
 
-#define DIFF_MAX_LINES 20000
+/*
+ * The LCS table's cells (4 bytes each) for the lines between the common
+ * prefix and suffix; past it those lines are shown all removed, then all
+ * added: a diff that is right, if not the shortest, at 16 MiB at most.
+ */
+#define DIFF_MAX_CELLS (4u << 20)
 #define CONTEXT        3
 
 struct lines {
@@ -56,17 +61,48 @@ static size_t lcs_ops(const struct lines *a, const struct lines *b, char *ops)
 			ops[k++] = '=';
 			i++;
 			j++;
-		} else if (j < m &&
-			   (i == n || t[i * (m + 1) + j + 1] >= t[(i + 1) * (m + 1) + j])) {
-			ops[k++] = '+';
-			j++;
-		} else {
+		} else if (i < n &&
+			   (j == m || t[(i + 1) * (m + 1) + j] >= t[i * (m + 1) + j + 1])) {
+			/* removals before additions where either keeps the LCS, as diff -u */
 			ops[k++] = '-';
 			i++;
+		} else {
+			ops[k++] = '+';
+			j++;
 		}
 	}
 	free(t);
 	return k;
+}
+
+/*
+ * The ops of a against b: the lines both begin and end with are kept
+ * without a table (a variant differs from its parent inside its
+ * EVOLVE-BLOCK), the rest by lcs_ops when its table fits DIFF_MAX_CELLS,
+ * else removed and added whole.
+ */
+static size_t diff_ops(const struct lines *a, const struct lines *b, char *ops)
+{
+	size_t pre = 0, suf = 0, k = 0;
+	struct lines ma, mb;
+
+	while (pre < a->n && pre < b->n && same(a, pre, b, pre))
+		pre++;
+	while (suf < a->n - pre && suf < b->n - pre && same(a, a->n - 1 - suf, b, b->n - 1 - suf))
+		suf++;
+	ma = (struct lines){ a->p + pre, a->len + pre, a->n - pre - suf };
+	mb = (struct lines){ b->p + pre, b->len + pre, b->n - pre - suf };
+	memset(ops, '=', pre);
+	k = pre;
+	if ((ma.n + 1) * (mb.n + 1) <= DIFF_MAX_CELLS) {
+		k += lcs_ops(&ma, &mb, ops + k);
+	} else {
+		memset(ops + k, '-', ma.n);
+		memset(ops + k + ma.n, '+', mb.n);
+		k += ma.n + mb.n;
+	}
+	memset(ops + k, '=', suf);
+	return k + suf;
 }
 
 static void emit_hunk(const struct lines *a, const struct lines *b, const char *ops, size_t from,
@@ -78,7 +114,8 @@ static void emit_hunk(const struct lines *a, const struct lines *b, const char *
 		na += ops[k] != '+';
 		nb += ops[k] != '-';
 	}
-	sbuf_addf(out, "@@ -%zu,%zu +%zu,%zu @@\n", ai + 1, na, bi + 1, nb);
+	/* an empty side names the line before it, as diff -u and patch do */
+	sbuf_addf(out, "@@ -%zu,%zu +%zu,%zu @@\n", na ? ai + 1 : ai, na, nb ? bi + 1 : bi, nb);
 	for (size_t k = from; k < to; k++) {
 		const struct lines *src = ops[k] == '+' ? b : a;
 		size_t idx = ops[k] == '+' ? bi : ai;
@@ -96,17 +133,12 @@ void diff_unified(const char *a_name, const char *a, const char *b_name, const c
 {
 	struct lines la, lb;
 	char *ops;
-	size_t nops, k = 0, ai = 0, bi = 0;
+	size_t nops, k = 0, ai = 0, bi = 0, hunks = 0;
 
 	split(a, &la);
 	split(b, &lb);
-	if (la.n > DIFF_MAX_LINES || lb.n > DIFF_MAX_LINES) {
-		sbuf_addf(out, "(sources over %d lines: no diff shown)\n", DIFF_MAX_LINES);
-		goto out;
-	}
 	ops = xmalloc(la.n + lb.n + 1);
-	nops = lcs_ops(&la, &lb, ops);
-	sbuf_addf(out, "--- %s\n+++ %s\n", a_name, b_name);
+	nops = diff_ops(&la, &lb, ops);
 	while (k < nops) {
 		size_t start, end, hai, hbi;
 
@@ -135,6 +167,8 @@ void diff_unified(const char *a_name, const char *a, const char *b_name, const c
 			}
 			end = last + 1 + CONTEXT < nops ? last + 1 + CONTEXT : nops;
 		}
+		if (!hunks++) /* no header for texts with the same lines, as diff -u */
+			sbuf_addf(out, "--- %s\n+++ %s\n", a_name, b_name);
 		emit_hunk(&la, &lb, ops, start, end, hai, hbi, out);
 		for (; k < end; k++) {
 			ai += ops[k] != '+';
@@ -142,7 +176,6 @@ void diff_unified(const char *a_name, const char *a, const char *b_name, const c
 		}
 	}
 	free(ops);
-out:
 	free(la.p);
 	free(la.len);
 	free(lb.p);
