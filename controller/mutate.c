@@ -8,6 +8,7 @@
  */
 #include "mutate.h"
 #include "err.h"
+#include "expr.h"
 #include "sbuf.h"
 #include "xalloc.h"
 
@@ -76,22 +77,26 @@ static int block_named(const struct blocks *bl, const char *name)
 	return -1;
 }
 
-/* Opens a block whose start marker is line l (marker at m); checks the name. */
-static int block_open(struct blocks *out, const char *src, const struct line *l, const char *m,
-		      size_t mlen, size_t lineno, char *msg, size_t n)
+/*
+ * Opens a block whose start marker is line l (marker at m); checks the
+ * name against names (each block's index by name: a source of many blocks,
+ * as an untrusted proposer may send, is read in time linear in them).
+ */
+static int block_open(struct blocks *out, struct expr_vars *names, const char *src,
+		      const struct line *l, const char *m, size_t mlen, size_t lineno, char *msg,
+		      size_t n)
 {
 	const char *p = src + l->off, *after = m + mlen;
 	struct block b = { 0 };
 	size_t ind = 0;
-	int dup;
+	int64_t dup;
 
 	b.name = marker_name(after, (size_t)(p + l->len - after));
 	if (!b.name[0]) {
 		free(b.name);
 		b.name = xasprintf("%zu", out->n);
 	}
-	dup = block_named(out, b.name);
-	if (dup >= 0) {
+	if (!expr_vars_get(names, b.name, &dup)) {
 		kerr_set(msg, n, KERR_PARSE,
 			 "line %zu: duplicate block name '%s' (first at line %zu)", lineno, b.name,
 			 out->b[dup].line);
@@ -103,7 +108,9 @@ static int block_open(struct blocks *out, const char *src, const struct line *l,
 	b.indent = xstrndup(p, ind);
 	b.start = b.end = l->next;
 	b.line = lineno;
-	out->b = xreallocarray(out->b, out->n + 1, sizeof(*out->b));
+	if (!(out->n & (out->n - 1))) /* 0 or a power of two: the array is full */
+		out->b = xreallocarray(out->b, out->n ? 2 * out->n : 1, sizeof(*out->b));
+	expr_vars_set(names, b.name, (int64_t)out->n);
 	out->b[out->n++] = b;
 	return 0;
 }
@@ -114,6 +121,7 @@ int blocks_find(const char *src, const char *start_marker, const char *end_marke
 	size_t slen = strlen(src), smlen = strlen(start_marker), emlen = strlen(end_marker);
 	size_t off = 0, lineno = 0;
 	struct block *open = NULL;
+	struct expr_vars names = EXPR_VARS_INIT;
 	struct line l;
 	int rc = 0;
 
@@ -132,7 +140,7 @@ int blocks_find(const char *src, const char *start_marker, const char *end_marke
 			goto out;
 		}
 		if (m) {
-			rc = block_open(out, src, &l, m, smlen, lineno, msg, n);
+			rc = block_open(out, &names, src, &l, m, smlen, lineno, msg, n);
 			if (rc)
 				goto out;
 			open = &out->b[out->n - 1];
@@ -152,6 +160,7 @@ int blocks_find(const char *src, const char *start_marker, const char *end_marke
 	else if (!out->n)
 		rc = kerr_set(msg, n, KERR_PARSE, "no %s marker in the source", start_marker);
 out:
+	expr_vars_release(&names);
 	if (rc)
 		blocks_release(out);
 	return rc;
