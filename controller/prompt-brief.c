@@ -18,7 +18,8 @@
 /* --- bottleneck classes -------------------------------------------------- */
 
 static const struct bottleneck_class classes[] = {
-	{ "compute", "compute-bound", "compute-bound: past the ridge point, so the FMA rate bounds it",
+	{ "compute", "compute-bound",
+	  "compute-bound: past the ridge point, so the FMA rate bounds it",
 	  "raise the useful work per instruction: a larger register block (more outputs per "
 	  "work-item, so each loaded value feeds several FMAs), fma() or mad() in the inner loop, "
 	  "wider float vectors along the contiguous dimension, an unrolled inner loop with "
