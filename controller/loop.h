@@ -39,8 +39,10 @@ int session_reopen_to_confirm(struct session *s, struct store *st, const char *i
  */
 int session_set(struct session *s, const char *assignment, char *msg, size_t n);
 
-/* The checks of session_set alone, on no session: for the command line, so a
- * bad --set is a usage error whatever state its session is in. */
+/*
+ * The checks of session_set alone, on no session: for the command line, so
+ * a bad --set is a usage error whatever state its session is in.
+ */
 int session_set_check(const char *assignment, char *msg, size_t n);
 
 void session_release(struct session *s);
