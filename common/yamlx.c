@@ -565,6 +565,15 @@ static int parser_fail(struct yamlx *y, const yaml_parser_t *yp)
 			yp->problem ? yp->problem : "malformed YAML", ctx);
 }
 
+/* A parser over the len bytes of text. */
+static void parser_start(yaml_parser_t *yp, const char *text, size_t len)
+{
+	memset(yp, 0, sizeof(*yp));
+	if (!yaml_parser_initialize(yp))
+		abort(); /* out of memory */
+	yaml_parser_set_input_string(yp, (const unsigned char *)text, len);
+}
+
 /*
  * Refuses nesting deeper than YAMLX_MAX_DEPTH where it begins, from the
  * stream's events, before the document is loaded.  libyaml's scanner keeps
@@ -572,7 +581,8 @@ static int parser_fail(struct yamlx *y, const yaml_parser_t *yp)
  * at every token, so loading 100,000 nested "[" (200 KB) took 23 s before
  * the tree's depth could be measured; here parsing stops at the first
  * collection too deep.  A malformed stream is left for the loader to
- * report, as it reports it.
+ * report, as it reports it.  check_tree keeps its own check: an alias
+ * puts a whole subtree under it, deeper than the events show.
  */
 static int depth_scan(struct yamlx *y, const char *text, size_t len)
 {
@@ -580,10 +590,7 @@ static int depth_scan(struct yamlx *y, const char *text, size_t len)
 	yaml_event_t ev;
 	int depth = -1, rc = 0, done = 0; /* the root is level 0, as yamlx_check counts */
 
-	memset(&yp, 0, sizeof(yp));
-	if (!yaml_parser_initialize(&yp))
-		abort(); /* out of memory */
-	yaml_parser_set_input_string(&yp, (const unsigned char *)text, len);
+	parser_start(&yp, text, len);
 	while (!done && !rc && yaml_parser_parse(&yp, &ev)) {
 		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
 			if (++depth > YAMLX_MAX_DEPTH)
@@ -635,15 +642,13 @@ int yamlx_load(struct yamlx *y, const char *text, size_t len, const char *noun, 
 	yaml_parser_t yp;
 	int rc;
 
-	memset(&yp, 0, sizeof(yp));
-	if (!yaml_parser_initialize(&yp))
-		abort(); /* out of memory */
 	y->text = text;
 	y->len = len;
-	yaml_parser_set_input_string(&yp, (const unsigned char *)text, len);
 	rc = depth_scan(y, text, len);
-	if (!rc)
-		rc = load_one(y, &yp, noun, expect);
+	if (rc)
+		return rc;
+	parser_start(&yp, text, len);
+	rc = load_one(y, &yp, noun, expect);
 	yaml_parser_delete(&yp);
 	return rc;
 }

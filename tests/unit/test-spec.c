@@ -870,6 +870,29 @@ TEST(deep_nesting)
 	}
 }
 
+/*
+ * An alias puts its anchor's whole subtree where it stands: 30 levels
+ * aliased 40 deep is 71 deep in the tree, though no collection of the
+ * stream is; the tree's walk refuses it, at the alias's target.
+ */
+#define OPEN  "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+#define CLOSE "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+TEST(deep_through_an_alias)
+{
+	char *text = xasprintf("a: &x %.30s%.30s\nb: %.40s*x%.40s\n", OPEN, CLOSE, OPEN, CLOSE);
+	char *path, msg[1024] = "";
+	struct spec s;
+	int rc;
+
+	path = put("alias.yaml", text);
+	rc = spec_load(&s, path, msg, sizeof(msg));
+	CHECK(rc == KERR_RANGE && strstr(msg, "nested deeper than 64 levels") &&
+	      strstr(msg, ": b[0][0]"));
+	spec_release(&s);
+	free(path);
+	free(text);
+}
+
 /* ---- expressions resolved at load, as evalpod resolves them ---- */
 
 /* Tunables with #ifndef defaults; PER does not evaluate when U is 4. */
@@ -1246,6 +1269,7 @@ int main(int argc, char **argv)
 	RUN(start_outside_a_narrowed_list);
 	RUN(malformed);
 	RUN(deep_nesting);
+	RUN(deep_through_an_alias);
 	RUN(expr_checks);
 	RUN(launch_geometry);
 	RUN(shipped_specs);
