@@ -872,7 +872,7 @@ TEST(deep_nesting)
 
 /*
  * An alias puts its anchor's whole subtree where it stands: 30 levels
- * aliased 40 deep is 71 deep in the tree, though no collection of the
+ * aliased 40 deep is 70 deep in the tree, though no collection of the
  * stream is; the tree's walk refuses it, at the alias's target.
  */
 #define OPEN  "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
