@@ -68,7 +68,7 @@ int cmd_brief(int argc, char **argv)
 		return KCTL_EXIT_USAGE;
 	}
 	pos[1] = argc - optind == 2 ? argv[optind + 1] : NULL;
-	if (!(st = cmd_open_store(state)))
+	if (!(st = cmd_open_store_read(state)))
 		return KCTL_EXIT_INFRA;
 	if (!(id = cmd_session_id(st, argv[optind]))) {
 		store_close(st);

@@ -83,7 +83,7 @@ static int merge_files(int argc, char **argv, json_t *table)
 /* The tables of the sessions named (any unique prefix), merged into table. */
 static int merge_sessions(int argc, char **argv, const char *state, json_t *table)
 {
-	struct store *st = cmd_open_store(state);
+	struct store *st = cmd_open_store_read(state);
 	char msg[2048];
 	int rc = 0;
 

@@ -145,7 +145,7 @@ int cmd_report(int argc, char **argv)
 		fputs(report_usage, stderr);
 		return KCTL_EXIT_USAGE;
 	}
-	if (!(st = cmd_open_store(state)))
+	if (!(st = cmd_open_store_read(state)))
 		return KCTL_EXIT_INFRA;
 	if (!(id = cmd_session_id(st, argv[optind]))) {
 		rc = store_check(st, msg, sizeof(msg)) ? KCTL_EXIT_INFRA : KCTL_EXIT_FAIL;

@@ -233,7 +233,7 @@ int cmd_show(int argc, char **argv)
 		return KCTL_EXIT_USAGE;
 	}
 	variant = argc - optind == 2 ? argv[optind + 1] : NULL;
-	if (!(st = cmd_open_store(state)))
+	if (!(st = cmd_open_store_read(state)))
 		return KCTL_EXIT_INFRA;
 	if (!(id = cmd_session_id(st, argv[optind]))) {
 		rc = KCTL_EXIT_FAIL;

@@ -116,7 +116,8 @@ static int parse(int argc, char **argv, struct run_opts *o, const char *usage)
 	return 0;
 }
 
-struct store *cmd_open_store(const char *state_path)
+/* cmd_open_store and cmd_open_store_read: reading is 1 for the latter. */
+static struct store *open_store(const char *state_path, int reading)
 {
 	char *path = session_state_path(state_path), *dir = xstrdup(path), *slash;
 	struct store *st = NULL;
@@ -125,13 +126,24 @@ struct store *cmd_open_store(const char *state_path)
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir)
 		*slash = '\0';
-	if ((slash && dir_make(dir, msg, sizeof(msg))) || store_open(path, &st, msg, sizeof(msg))) {
+	if ((slash && dir_make(dir, msg, sizeof(msg))) ||
+	    (reading ? store_open_read : store_open)(path, &st, msg, sizeof(msg))) {
 		log_error("%s", msg);
 		st = NULL;
 	}
 	free(dir);
 	free(path);
 	return st;
+}
+
+struct store *cmd_open_store(const char *state_path)
+{
+	return open_store(state_path, 0);
+}
+
+struct store *cmd_open_store_read(const char *state_path)
+{
+	return open_store(state_path, 1);
 }
 
 /* The exit status of a session that could not be opened; says why. */

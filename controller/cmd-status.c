@@ -198,6 +198,22 @@ struct watch {
 	json_t *status;    /* session_status_json of this look */
 };
 
+/*
+ * A database read as an immutable file (store_snapshot: another user's,
+ * which no kctl had open) is opened again for each look, so that a kctl
+ * that opens it meanwhile is seen.  Returns 0, or KERR_IO (logged).
+ */
+static int watch_reopen(struct watch *w)
+{
+	struct store *st = cmd_open_store_read(w->state_opt);
+
+	if (!st)
+		return KERR_IO;
+	store_close(w->st);
+	w->st = st;
+	return 0;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -409,6 +425,9 @@ static int watch(struct watch *w)
 			break;
 		watch_sleep(w->interval_s);
 		json_decref(w->status);
+		w->status = NULL;
+		if (store_snapshot(w->st) && (rc = watch_reopen(w)))
+			break;
 		w->status = session_status_json(w->st, w->id);
 		if (w->status)
 			add_cluster(w->status);
@@ -450,7 +469,7 @@ static int status_watch(const char *state, const char *arg, double interval)
 	char msg[2048], *id;
 	int rc;
 
-	if (!(w.st = cmd_open_store(state)))
+	if (!(w.st = cmd_open_store_read(state)))
 		return KCTL_EXIT_INFRA;
 	if (!(id = cmd_session_id(w.st, arg))) {
 		rc = store_check(w.st, msg, sizeof(msg)) ? KCTL_EXIT_INFRA : KCTL_EXIT_FAIL;
@@ -519,7 +538,7 @@ int cmd_status(int argc, char **argv)
 	}
 	if (watching)
 		return status_watch(state, argv[optind], interval > 0 ? interval : 1.0);
-	if (!(st = cmd_open_store(state)))
+	if (!(st = cmd_open_store_read(state)))
 		return KCTL_EXIT_INFRA;
 	if (optind == argc - 1) {
 		char *id = cmd_session_id(st, argv[optind]);

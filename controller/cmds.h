@@ -24,6 +24,8 @@ int cmd_cache(int argc, char **argv);
 
 /* Opens the state database (--state FILE or the default); logs on failure. */
 struct store *cmd_open_store(const char *state_path);
+/* The same for a command that only reads: store_open_read (store.h). */
+struct store *cmd_open_store_read(const char *state_path);
 
 /* -o FORMAT: sets *as_json for "json", clears it for "text"; -1 for others. */
 int cmd_output_format(const char *arg, int *as_json);

@@ -17,6 +17,7 @@
 #include "err.h"
 #include "xalloc.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -273,6 +274,19 @@ static void full_note(const char *path, char *out, size_t n)
 	free(dir);
 }
 
+/* 1 when path exists and this user cannot write it or the folder holding it. */
+static int write_denied(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	int denied;
+
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	denied = !access(path, F_OK) && (access(path, W_OK) || access(slash ? dir : ".", W_OK));
+	free(dir);
+	return denied;
+}
+
 /*
  * PRAGMA quick_check: a damaged file is refused before anything reads it as
  * if it were whole (a damaged page must never look like "no rows").  An
@@ -305,11 +319,22 @@ static int check_whole(struct store *st)
 
 		strlcpy(why, st->err, sizeof(why));
 		full_note(st->path, full, sizeof(full));
-		rc = sq_note(st, KERR_IO,
-			     "cannot read the database: %s%s.  It was not found damaged: free "
-			     "some space, or make '%.200s' and its folder readable and writable, "
-			     "and run the command again",
-			     why, full, st->path);
+		if (write_denied(st->path))
+			rc = sq_note(
+				st, KERR_IO,
+				"cannot use the database: %s.  It was not found damaged: this "
+				"user may not write '%.200s' or its folder, and this command "
+				"writes to it (status, show, report, export and brief only read "
+				"it, and do so as it is); run it as the user who owns the file, "
+				"or make the file and its folder writable",
+				why, st->path);
+		else
+			rc = sq_note(
+				st, KERR_IO,
+				"cannot read the database: %s%s.  It was not found damaged: "
+				"free some space, or make '%.200s' and its folder readable and "
+				"writable, and run the command again",
+				why, full, st->path);
 	} else if (rc && !busy) {
 		char why[256];
 
@@ -402,6 +427,96 @@ static int open_flags(struct store *st, int *flags)
 			       "is created only where no file exists.  If it was truncated, "
 			       "restore it from a copy; to start afresh, remove it");
 	return 0;
+}
+
+/*
+ * path as an SQLite URI with query: "file:" and path, its characters other
+ * than letters, digits, "/-._~" percent-encoded ("?", "#" and "%" would
+ * otherwise end or change it).  Returns a new string.
+ */
+static char *file_uri(const char *path, const char *query)
+{
+	size_t len = strlen(path), at = 5;
+	char *uri = xmalloc(5 + 3 * len + 1 + strlen(query) + 1);
+
+	memcpy(uri, "file:", 5);
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (isalnum(*p) || strchr("/-._~", *p))
+			uri[at++] = (char)*p;
+		else
+			at += (size_t)snprintf(uri + at, 4, "%%%02X", *p);
+	}
+	uri[at++] = '?';
+	memcpy(uri + at, query, strlen(query) + 1);
+	return uri;
+}
+
+/*
+ * The read-only open of store_open_read: where a writer has the file open
+ * (its -wal file exists), through SQLite's read-only WAL access; where none
+ * has, as immutable, which needs no -shm file and so no write to the folder.
+ * A file of an older schema is refused: migrating it means writing it.
+ */
+static int open_readonly(struct store *st)
+{
+	char *wal = xasprintf("%s-wal", st->path);
+	char *uri;
+	int64_t version = 0;
+	int rc = 0, got;
+
+	st->snapshot = access(wal, F_OK) != 0;
+	uri = file_uri(st->path, st->snapshot ? "immutable=1" : "mode=ro");
+
+	if (sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) !=
+	    SQLITE_OK)
+		rc = st->db ? sq_note_db(st) : sq_note(st, KERR_IO, "out of memory");
+	free(uri);
+	free(wal);
+	if (!rc)
+		sqlite3_extended_result_codes(st->db, 1);
+	if (!rc)
+		rc = check_whole(st);
+	if (!rc && sqlite3_busy_timeout(st->db, STORE_BUSY_MS) != SQLITE_OK)
+		rc = sq_note_db(st);
+	if (!rc && (got = sq_query_int(st, &version, "PRAGMA user_version", "")) < 0)
+		rc = got;
+	if (!rc && version > STORE_VERSION)
+		rc = sq_note(st, KERR_INVALID,
+			     "schema version %lld is newer than this kctl's %d; use a newer kctl",
+			     (long long)version, STORE_VERSION);
+	else if (!rc && version != STORE_VERSION)
+		rc = sq_note(st, KERR_INVALID,
+			     "it cannot be written by this user, and its schema (version %lld) "
+			     "is older than this kctl's (%d): opening it once where it can be "
+			     "written upgrades it (or copy it to a folder of yours and use "
+			     "--state COPY)",
+			     (long long)version, STORE_VERSION);
+	return rc;
+}
+
+int store_open_read(const char *path, struct store **out, char *msg, size_t n)
+{
+	struct store *st;
+	int rc;
+
+	if (!*path || !write_denied(path))
+		return store_open(path, out, msg, n);
+	st = xcalloc(1, sizeof(*st));
+	st->path = xstrdup(path);
+	*out = NULL;
+	rc = open_readonly(st);
+	if (rc) {
+		sq_fail(st, rc, msg, n, "opening store '%s' read-only", path);
+		store_close(st);
+		return rc;
+	}
+	*out = st;
+	return 0;
+}
+
+int store_snapshot(const struct store *st)
+{
+	return st->snapshot;
 }
 
 int store_open(const char *path, struct store **out, char *msg, size_t n)

@@ -60,6 +60,21 @@ enum round_state {
  * synchronous=FULL: a committed transaction survives kill -9 and power loss.
  */
 int store_open(const char *path, struct store **out, char *msg, size_t n);
+/*
+ * store_open for the commands that only read (status, show, report, export,
+ * brief).  Where the file exists but this user cannot write it or its
+ * folder (another user's session, a read-only mount), it is opened
+ * read-only instead: checked like store_open, never migrated (a file of an
+ * older schema is refused, KERR_INVALID, saying how to upgrade it), and
+ * every write on it fails.  Otherwise it is store_open.
+ */
+int store_open_read(const char *path, struct store **out, char *msg, size_t n);
+/*
+ * 1 when store_open_read opened st as an immutable file (no kctl had it
+ * open): what it reads is the file as it was then, and a kctl that opens it
+ * afterwards is not seen.  A reader that polls opens it again each time.
+ */
+int store_snapshot(const struct store *st);
 /* Closes st (NULL does nothing); an open transaction is rolled back. */
 void store_close(struct store *st);
 

@@ -16,7 +16,11 @@ usage: kctl_state.py KCTL DATA_DIR
   - a kctl killed between recording the session's end and rewriting
     report.md (crash point `ended`): status, show and resume rewrite it;
   - the round budget of `start --rounds N` is kept by a resume without
-    --rounds, and `resume --rounds M` replaces it for the resumes after.
+    --rounds, and `resume --rounds M` replaces it for the resumes after;
+  - a database this user may not write (another user's): status, show,
+    report, export and brief read it as it is, writing nothing beside it,
+    also while its owner's kctl has it open; resume says who may write it;
+    a file of an older schema is refused, not upgraded.
 """
 import glob
 import hashlib
@@ -372,6 +376,88 @@ def rounds_kept(kctl, data, tmp):
           and "[round 3/3]" in res.stderr,
           f"the resume after it keeps the new budget of 3 ({res.returncode}, "
           f"{st.get('state')}, rounds {st.get('rounds')}: {res.stderr[-300:]!r})")
+    return sid
+
+
+def read_only_database(kctl, tmp, sid):
+    """rounds_kept's database, seen by a user who may not write it: as root,
+    through the user nobody (the files are root's); otherwise the file and
+    its folder made read-only."""
+    home = os.path.join(tmp, "rounds")
+    state = os.path.join(home, "state")
+    db = os.path.join(state, "kctl.db")
+    out = tempfile.mkdtemp(prefix="ro-out-", dir=tmp)
+    env = dict(os.environ, KCTL_STATE_DIR=state, XDG_CACHE_HOME=os.path.join(home, "cache"),
+               HOME=out)
+    root = os.geteuid() == 0
+    old = os.path.join(tmp, "old", "kctl.db")
+    os.makedirs(os.path.dirname(old))
+    shutil.copy(db, old)
+    with sqlite3.connect(old) as con:
+        con.execute("PRAGMA user_version = 6")
+    con.close()
+    for d in (tmp, home, out):
+        os.chmod(d, 0o777 if d == out else 0o755)
+    modes = {}
+    for path in (db, old):
+        modes[path] = os.stat(path).st_mode
+        os.chmod(path, 0o644 if root else 0o444)
+        if not root:
+            os.chmod(os.path.dirname(path), 0o555)
+
+    def as_reader():
+        if root:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+
+    def read(args):
+        return subprocess.run([kctl] + args, env=env, capture_output=True, text=True,
+                              timeout=300, preexec_fn=as_reader)
+
+    try:
+        before, listing = digest(db), sorted(os.listdir(state))
+        page = os.path.join(out, "page.html")
+        for args, shown in ((["status"], sid), (["status", sid, "-o", "json"], f'"{sid}"'),
+                            (["show", sid], "\nr00"), (["export", sid], '"kernels"'),
+                            (["brief", sid], "Variant "),
+                            (["report", sid, "--out", page], None)):
+            res = read(args)
+            got = shown in res.stdout if shown else os.path.getsize(page) > 1000
+            check(res.returncode == 0 and got and "error" not in res.stderr,
+                  f"{args[0]} reads a database this user may not write ({res.returncode}: "
+                  f"{res.stderr.strip()[:300]})")
+        check(digest(db) == before and sorted(os.listdir(state)) == listing,
+              f"the readers wrote nothing to it or beside it ({sorted(os.listdir(state))})")
+        res = read(["resume", sid, "--rounds", "5"])
+        check(res.returncode == 3 and "may not write" in res.stderr and db in res.stderr
+              and "free some space" not in res.stderr and digest(db) == before,
+              f"resume says this user may not write it, and writes nothing ({res.returncode}: "
+              f"{res.stderr.strip()[:300]})")
+        res = read(["status", "--state", old])
+        check(res.returncode != 0 and "schema (version 6) is older" in res.stderr
+              and old in res.stderr,
+              f"an older schema is refused, not upgraded ({res.returncode}: "
+              f"{res.stderr.strip()[:300]})")
+        # its owner's connection open: the -wal file exists, and is read through
+        if root:
+            owner = sqlite3.connect(db)
+            try:
+                owner.execute("SELECT count(*) FROM sessions").fetchone()
+                for extra in ("-wal", "-shm"):
+                    if os.path.exists(db + extra):
+                        os.chmod(db + extra, 0o644)
+                res = read(["status", sid, "-o", "json"])
+                check(os.path.exists(db + "-wal") and res.returncode == 0
+                      and f'"{sid}"' in res.stdout,
+                      f"status reads it while its owner has it open ({res.returncode}: "
+                      f"{res.stderr.strip()[:300]})")
+            finally:
+                owner.close()
+    finally:
+        for path, mode in modes.items():
+            os.chmod(os.path.dirname(path), 0o755)
+            os.chmod(path, mode)
 
 
 def main():
@@ -383,7 +469,8 @@ def main():
         empty_database(kctl, tmp)
         recorded_owners(kctl, tmp)
         liveness_and_report(kctl, data, tmp)
-        rounds_kept(kctl, data, tmp)
+        sid = rounds_kept(kctl, data, tmp)
+        read_only_database(kctl, tmp, sid)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return checks.summary()
