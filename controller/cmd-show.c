@@ -33,6 +33,15 @@ static double num(json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* v with prec decimals into buf, or "-" where there is no figure (NaN). */
+static const char *cell(char *buf, size_t n, double v, int prec)
+{
+	if (isnan(v))
+		return "-";
+	snprintf(buf, n, "%.*f", prec, v);
+	return buf;
+}
+
 /* "cached": the result cache's key, on each variant whose result came from it. */
 static void mark_cached(struct store *st, const char *id, json_t *vars)
 {
@@ -58,14 +67,17 @@ static void show_list(json_t *vars)
 	json_array_foreach (vars, i, v) {
 		json_t *l = json_object_get(v, "lineage");
 
-		char status[64];
+		char status[64], ref[32], best[32], gf[32], cv[32];
 
 		snprintf(status, sizeof(status), "%s%s", str(v, "status"),
 			 json_object_get(v, "cached") ? " (cached)" : "");
-		printf("%-12s %-12s %4lld %-14s %9.2f %9.3f %9.2f %6.1f %-8s  %s\n", str(v, "id"),
+		printf("%-12s %-12s %4lld %-14s %9s %9s %9s %6s %-8s  %s\n", str(v, "id"),
 		       str(v, "parent"), json_is_integer(l) ? (long long)json_integer_value(l) : -1,
-		       status, num(v, "speedup_ref"), num(v, "speedup_base"), num(v, "gflops"),
-		       num(v, "robust_cv") * 100, str(v, "quality"), str(v, "rationale"));
+		       status, cell(ref, sizeof(ref), num(v, "speedup_ref"), 2),
+		       cell(best, sizeof(best), num(v, "speedup_base"), 3),
+		       cell(gf, sizeof(gf), num(v, "gflops"), 2),
+		       cell(cv, sizeof(cv), num(v, "robust_cv") * 100, 1), str(v, "quality"),
+		       str(v, "rationale"));
 	}
 }
 
@@ -149,12 +161,18 @@ static void show_variant(struct store *st, const char *session, json_t *v)
 	if (json_is_object(fault))
 		printf("fault     %s/%s: %s\n", str(fault, "origin"), str(fault, "kind"),
 		       str(fault, "message"));
-	if (json_is_object(perf))
-		printf("median    %.4f ms (robust CV %.1f%%, %s), %.2fx vs reference, %.3fx vs the "
-		       "incumbent of its round\n",
+	if (json_is_object(perf)) {
+		double base = num(json_object_get(perf, "speedup_vs_baseline"), "ratio_of_medians");
+
+		printf("median    %.4f ms (robust CV %.1f%%, %s), %.2fx vs reference",
 		       num(perf, "median_ms"), num(perf, "robust_cv") * 100, str(perf, "quality"),
-		       num(json_object_get(perf, "speedup_vs_reference"), "ratio_of_medians"),
-		       num(json_object_get(perf, "speedup_vs_baseline"), "ratio_of_medians"));
+		       num(json_object_get(perf, "speedup_vs_reference"), "ratio_of_medians"));
+		/* round 0 has no incumbent: the start is timed against the reference only */
+		if (isnan(base))
+			printf("\n");
+		else
+			printf(", %.3fx vs the incumbent of its round\n", base);
+	}
 	if (json_is_object(json_object_get(res, "roofline")))
 		printf("roofline  %.2f GFLOP/s, %.2f GB/s, bottleneck %s\n",
 		       num(json_object_get(res, "roofline"), "gflops"),

@@ -242,6 +242,16 @@ def full_session(kctl, evalpod, data):
               and ("\noptions: " in res.stdout or "\n+++ " in res.stdout),
               f"kctl show {child}: figures and an options line or a diff from its parent "
               f"({tail(res)})")
+        # round 0 has no incumbent: no figure, shown as one, and never "nan"
+        listing = sc.run(["show", sid]).stdout
+        start = next((m.groups() for m in (re.match(
+            r"r00-start\s+\S+\s+\S+\s+\S+(?: \(cached\))?\s+(\S+)\s+(\S+)", ln)
+            for ln in listing.splitlines()) if m), ())
+        one = sc.run(["show", sid, "r00-start"]).stdout
+        check(len(start) == 2 and start[1] == "-" and "nan" not in listing.lower()
+              and "\nmedian " in one and "incumbent" not in one and "nan" not in one.lower(),
+              f"show gives the start no vs_best and prints no 'nan' ({start}; "
+              f"{[ln for ln in one.splitlines() if ln.startswith('median')]})")
         res = sc.run(["show", sid, "r99-v999"])
         check(res.returncode == 1 and "r99-v999" in res.stderr,
               f"kctl show of an unknown variant: exit 1 naming it (got {tail(res)})")
