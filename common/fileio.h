@@ -42,4 +42,12 @@ int dir_make(const char *path, char *msg, size_t n);
 /* rm -rf of a directory tree we created.  Returns 0 or KERR_IO. */
 int dir_remove_tree(const char *path);
 
+/*
+ * Opens /dev/null on whichever of descriptors 0, 1 and 2 are closed, so
+ * that no file the program opens later takes their place (a program run
+ * with ">&-" would otherwise print into its own database or reports).
+ * Called first thing in main.
+ */
+void stdfds_sanitize(void);
+
 #endif

@@ -3,8 +3,12 @@
  * them, ranks them, keeps lineages and learnings, and iterates.
  */
 #include "cmds.h"
+#include "fileio.h"
 #include "log.h"
+#include "session.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -124,10 +128,37 @@ static int wants_help(int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * rc, after what is left in stdout is written: a command whose output was
+ * lost (a full disk behind "> FILE", a closed file) fails saying so, even
+ * where the command itself succeeded, as cat and git do (exit 1 where rc
+ * was 0).  A reader that went
+ * away (EPIPE, with SIGPIPE ignored by our parent) ends kctl as SIGPIPE
+ * would have, quietly.
+ */
+static int stdout_done(int rc)
 {
-	log_set_prog("kctl");
-	log_level_current = LOG_INFO;
+	int failed = ferror(stdout), err = 0;
+
+	if (fflush(stdout)) {
+		failed = 1;
+		err = errno;
+	}
+	if (!failed)
+		return rc;
+	if (err == EPIPE) {
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
+	if (err)
+		log_error("writing to standard output failed: %s", strerror(err));
+	else if (!rc) /* a command that failed on it said so itself */
+		log_error("writing to standard output failed: what was written is incomplete");
+	return rc ? rc : KCTL_EXIT_FAIL;
+}
+
+static int run_command(int argc, char **argv)
+{
 	if (argc < 2)
 		return usage(stderr);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
@@ -145,4 +176,12 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "kctl: '%s' is not a command\n", argv[1]);
 	return usage(stderr);
+}
+
+int main(int argc, char **argv)
+{
+	stdfds_sanitize();
+	log_set_prog("kctl");
+	log_level_current = LOG_INFO;
+	return stdout_done(run_command(argc, argv));
 }

@@ -2,6 +2,7 @@
  * evalpod - puts OpenCL kernel variants through compile, correctness,
  * performance, trace and IR analysis on one device.  See docs/evalpod.md.
  */
+#include "fileio.h"
 #include "log.h"
 #include "run.h"
 #include "worker.h"
@@ -60,6 +61,7 @@ static int wants_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	stdfds_sanitize();
 	log_set_prog("evalpod");
 	if (argc < 2)
 		return usage(stderr);

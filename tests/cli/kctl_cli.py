@@ -152,6 +152,23 @@ def output_formats(kctl, evalpod, data):
         res = sc.run(["status", "-o", "text", "--state", sc.db])
         check(res.returncode == 0 and "no sessions yet" in res.stdout,
               f"status -o text: the text table (got {tail(res)}, {res.stdout!r})")
+        # output that cannot be written is a failure, said on stderr; a closed
+        # stdout is /dev/null (no file kctl opens takes its place)
+        for cmd in (["status"], ["version"], ["--help"]):
+            with open("/dev/full", "w") as full:
+                res = subprocess.run([kctl] + cmd + (["--state", sc.db] if len(cmd) == 1
+                                                     and cmd[0] == "status" else []),
+                                     env=sc.env, stdout=full, stderr=subprocess.PIPE,
+                                     text=True, timeout=WAIT_S)
+            check(res.returncode == 1 and "writing to standard output failed: No space left"
+                  in res.stderr,
+                  f"{cmd[0]} > /dev/full: exit 1 saying so ({res.returncode}: "
+                  f"{res.stderr.strip()[:200]!r})")
+        res = subprocess.run([kctl, "status", "--state", sc.db], env=sc.env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             timeout=WAIT_S, preexec_fn=lambda: os.close(1))
+        check(res.returncode == 0 and not res.stderr,
+              f"status with stdout closed: exit 0 ({res.returncode}: {res.stderr[:200]!r})")
         for cmd in (["status"], ["show", "x"], ["brief", "x"], ["simulate", "x"]):
             res = sc.run(cmd + ["-o", "yaml", "--state", sc.db])
             check(res.returncode == 2 and "usage: kctl " + cmd[0] in res.stderr,

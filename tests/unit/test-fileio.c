@@ -11,6 +11,7 @@
 #include "fileio.h"
 #include "test.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,38 @@ TEST(dir_make_refuses_a_file)
 	rmdir(at("a"));
 }
 
+/*
+ * stdfds_sanitize puts /dev/null on a closed 1 (and only there), so the
+ * next file opened does not become the program's standard output.
+ */
+TEST(closed_stdout_is_not_reused)
+{
+	int saved = dup(STDOUT_FILENO), fd, low;
+	struct stat st, null;
+
+	CHECK(saved > 2 && stat("/dev/null", &null) == 0);
+	fflush(stdout);
+	close(STDOUT_FILENO);
+	stdfds_sanitize();
+	CHECK(fstat(STDOUT_FILENO, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == null.st_rdev);
+	fd = open(at("after"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd > 2);
+	if (fd >= 0)
+		close(fd);
+	unlink(at("after"));
+	/* with 0, 1 and 2 open it leaves nothing open: the lowest free one stays free */
+	fd = open("/dev/null", O_RDONLY);
+	if (fd >= 0)
+		close(fd);
+	stdfds_sanitize();
+	low = open("/dev/null", O_RDONLY);
+	CHECK(fd > 2 && low == fd);
+	if (low >= 0)
+		close(low);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -166,6 +199,7 @@ int main(void)
 	RUN(limits_and_missing_files_name_the_path);
 	RUN(mark_follows_no_link);
 	RUN(dir_make_refuses_a_file);
+	RUN(closed_stdout_is_not_reused);
 	rmdir(dir);
 	return test_summary();
 }
