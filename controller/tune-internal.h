@@ -23,6 +23,19 @@
 
 /* Random draws allowed per wanted proposal before giving up on random points. */
 #define TUNE_DRAWS 256
+/*
+ * When TUNE_DRAWS uniform draws met no fresh valid point of a large space,
+ * up to TUNE_BUILDS times: a vector built one tunable at a time
+ * (tune_build, each tunable trying at most TUNE_BUILD_SCAN of its values),
+ * and a random walk of TUNE_WALK_STEPS steps per tunable from a valid
+ * point the session has (a constraint over several tunables, "A + B + C +
+ * D <= 6", defeats the first: the first three are drawn blind).  A space of
+ * 64 tunables whose chained constraints keep 1 point in 735 gave uniform
+ * draws nothing: the session ended after its first round, "exhausted".
+ */
+#define TUNE_BUILDS     16
+#define TUNE_BUILD_SCAN 256
+#define TUNE_WALK_STEPS 4
 
 /* --- sets of vectors (open addressing over a flat array), tune-space.c --- */
 
@@ -61,7 +74,8 @@ struct tune {
 		double lo, hi; /* log2(1 + |product|) at its least and greatest */
 	} * prod;
 	size_t nprod;
-	size_t nf; /* features per vector: k + nprod */
+	size_t nf;       /* features per vector: k + nprod */
+	uint64_t *cmask; /* per constraint: the tunables it names, as bits */
 };
 
 struct parent {
@@ -80,6 +94,7 @@ struct run {
 	size_t npar;
 	size_t *fresh; /* enumerated spaces: the untried valid vectors */
 	size_t nfresh;
+	int uniform_dry;    /* uniform draws met no fresh point: build them (tune_build) */
 	char (*hashes)[65]; /* of out[] */
 	struct proposal *out;
 	size_t n;
@@ -133,6 +148,19 @@ int tune_value_index(const struct tunable *tu, int64_t value, uint32_t *out);
  */
 void tune_starts(struct tune *t);
 
+/* Notes which tunables each constraint names (t->cmask), for tune_build. */
+void tune_masks(struct tune *t);
+
+/*
+ * A random vector of a large space built one tunable at a time, in random
+ * order: each takes a random value (of at most TUNE_BUILD_SCAN tried) that
+ * keeps every constraint whose tunables are then all set.  For spaces whose
+ * constraints leave too few points for uniform draws to meet one.  Returns
+ * 0 when a tunable found no such value (v is then unfinished); a vector
+ * built is not yet checked against constraints that name no tunable.
+ */
+int tune_build(struct tune *t, uint64_t *rng, uint32_t *v);
+
 /*
  * Finds the products of two or more tunables in the constraints (t->prod),
  * at most TUNE_PRODUCTS, and sets t->nf.
@@ -173,6 +201,13 @@ int tune_offer(struct run *r, const uint32_t *v, const char *parent, char *why);
 
 /* One random vector: an untried valid one of a listed space, any of a large one. */
 int tune_draw(struct run *r, uint32_t *v);
+
+/*
+ * A fresh vector of a large space, built (tune_build) or walked to from a
+ * valid one, for when uniform draws met none: 0 when TUNE_BUILDS tries of
+ * each found none (or the space is listed).
+ */
+int tune_build_fresh(struct run *r, uint32_t *v);
 
 /* --- the model strategy, tune-model.c ------------------------------------ */
 

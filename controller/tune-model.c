@@ -79,16 +79,21 @@
  */
 #define TUNE_PRODUCT_MIN 16
 
-/* A uniformly random valid vector neither tried nor refused; 0 when none was found. */
+/*
+ * A uniformly random valid vector neither tried nor refused; else, in a
+ * large space where TUNE_DRAWS uniform draws met none, a built one (from
+ * then on for the rest of the round, straight away); 0 when none was found.
+ */
 static int draw_fresh(struct run *r, uint32_t *v)
 {
-	for (size_t i = 0; i < TUNE_DRAWS; i++) {
+	for (size_t i = 0; i < TUNE_DRAWS && !r->uniform_dry; i++) {
 		if (!tune_draw(r, v))
 			return 0;
 		if (tune_fresh(r, v))
 			return 1;
 	}
-	return 0;
+	r->uniform_dry = !r->t->enumerated;
+	return tune_build_fresh(r, v);
 }
 
 /* Squared feature distance from v to the nearest tried or proposed vector. */

@@ -121,3 +121,65 @@ int tune_draw(struct run *r, uint32_t *v)
 		v[j] = (uint32_t)tune_rng_below(r->rng, t->s->tunables[j].nvalues);
 	return 1;
 }
+
+/*
+ * A valid vector to walk from: the round's seen vectors (the history's
+ * and this round's proposals), the template's own and the spec's starts,
+ * one picked at random; 0 when none is valid.
+ */
+static int walk_anchor(struct run *r, uint32_t *v)
+{
+	const struct tune *t = r->t;
+	size_t n = r->seen.n + (t->defaults != NULL) + t->nstarts, first;
+
+	if (!n)
+		return 0;
+	first = tune_rng_below(r->rng, n);
+	for (size_t step = 0; step < n; step++) {
+		size_t i = (first + step) % n;
+		const uint32_t *a =
+			i < r->seen.n ? r->seen.v + i * t->k
+			: t->defaults && i == r->seen.n
+				? t->defaults
+				: t->starts + (i - r->seen.n - (t->defaults != NULL)) * t->k;
+
+		memcpy(v, a, t->k * sizeof(*v));
+		if (tune_vec_valid(r->t, v, NULL, 0))
+			return 1;
+	}
+	return 0;
+}
+
+/* From valid v, TUNE_WALK_STEPS x k steps: one tunable set to another value, kept if still valid. */
+static void walk(struct run *r, uint32_t *v)
+{
+	const struct tune *t = r->t;
+
+	for (size_t step = 0; step < TUNE_WALK_STEPS * t->k; step++) {
+		size_t j = tune_rng_below(r->rng, t->k), nv = t->s->tunables[j].nvalues, x;
+		uint32_t was = v[j];
+
+		if (nv < 2)
+			continue;
+		x = tune_rng_below(r->rng, nv - 1);
+		v[j] = (uint32_t)(x >= was ? x + 1 : x);
+		if (!tune_vec_valid(r->t, v, NULL, 0))
+			v[j] = was;
+	}
+}
+
+int tune_build_fresh(struct run *r, uint32_t *v)
+{
+	if (r->t->enumerated)
+		return 0;
+	for (size_t i = 0; i < TUNE_BUILDS; i++) {
+		if (tune_build(r->t, r->rng, v) && tune_fresh(r, v))
+			return 1;
+		if (walk_anchor(r, v)) {
+			walk(r, v);
+			if (tune_fresh(r, v))
+				return 1;
+		}
+	}
+	return 0;
+}

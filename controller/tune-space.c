@@ -273,6 +273,88 @@ void tune_starts(struct tune *t)
 	}
 }
 
+/* --- vectors built one tunable at a time ------------------------------------ */
+
+/* The tunables that constraint text p names, as bits (a spec has at most 64). */
+static uint64_t names_in(const struct tune *t, const char *p)
+{
+	uint64_t mask = 0;
+
+	while (*p) {
+		size_t len = 0;
+		int j;
+
+		if (!isalnum((unsigned char)*p) && *p != '_') {
+			p++;
+			continue;
+		}
+		while (isalnum((unsigned char)p[len]) || p[len] == '_')
+			len++;
+		/* a number ("0x1F", "16") is no name */
+		j = isdigit((unsigned char)*p) ? -1 : spec_tunable_index(t->s, p, len);
+		if (j >= 0 && j < 64)
+			mask |= (uint64_t)1 << j;
+		p += len;
+	}
+	return mask;
+}
+
+void tune_masks(struct tune *t)
+{
+	t->cmask = xcalloc(t->s->nconstraints + 1, sizeof(*t->cmask));
+	for (size_t c = 0; c < t->s->nconstraints; c++)
+		t->cmask[c] = names_in(t, t->s->constraints[c]);
+}
+
+/* Whether tunable j at value index x keeps the constraints that set completes. */
+static int value_keeps(struct tune *t, size_t j, uint32_t x, uint64_t set)
+{
+	const struct spec *s = t->s;
+	uint64_t bit = (uint64_t)1 << j;
+	int64_t val;
+
+	for (size_t e = 0; e < t->nenv; e++)
+		expr_vars_set(&t->env[e], s->tunables[j].name, s->tunables[j].values[x]);
+	for (size_t c = 0; c < s->nconstraints; c++) {
+		if (!(t->cmask[c] & bit) || (t->cmask[c] & ~set))
+			continue;
+		for (size_t e = 0; e < t->nenv; e++)
+			if (expr_eval(s->constraints[c], expr_vars_lookup, &t->env[e], &val, NULL,
+				      0) ||
+			    !val)
+				return 0;
+	}
+	return 1;
+}
+
+int tune_build(struct tune *t, uint64_t *rng, uint32_t *v)
+{
+	size_t order[64];
+	uint64_t set = 0;
+
+	if (t->k > 64 || !t->cmask)
+		return 0;
+	for (size_t i = 0; i < t->k; i++)
+		order[i] = i;
+	tune_shuffle(rng, order, t->k, sizeof(*order));
+	for (size_t i = 0; i < t->k; i++) {
+		size_t j = order[i], nv = t->s->tunables[j].nvalues;
+		size_t first = tune_rng_below(rng, nv),
+		       scan = nv < TUNE_BUILD_SCAN ? nv : TUNE_BUILD_SCAN;
+		int kept = 0;
+
+		set |= (uint64_t)1 << j;
+		/* from a random value on, each in turn: every value has its chance */
+		for (size_t step = 0; step < scan && !kept; step++) {
+			v[j] = (uint32_t)((first + step) % nv);
+			kept = value_keeps(t, j, v[j], set);
+		}
+		if (!kept)
+			return 0;
+	}
+	return 1;
+}
+
 /* --- the model's features --------------------------------------------------- */
 
 static int cmp_size(const void *a, const void *b)

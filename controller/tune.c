@@ -255,6 +255,10 @@ static int spread(struct run *r, const char *why)
 		if (got)
 			rc = tune_offer(r, pick, NULL, xstrdup(why));
 	}
+	/* uniform draws met nothing fresh: points built to keep the constraints */
+	for (size_t tries = 0; rc >= 0 && r->n < r->ctx->want && tries < TUNE_DRAWS; tries++)
+		if (tune_build_fresh(r, v))
+			rc = tune_offer(r, v, NULL, xstrdup(why));
 	free(v);
 	free(pick);
 	return rc < 0 ? rc : 0;
@@ -474,6 +478,7 @@ static void tune_free(struct tune *t)
 	for (size_t i = 0; i < t->nprod; i++)
 		free(t->prod[i].idx);
 	free(t->prod);
+	free(t->cmask);
 	vset_release(&t->listed);
 	free(t);
 }
@@ -506,6 +511,7 @@ int tune_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
 	tune_starts(t);
 	tune_defaults(t);
 	tune_products(t);
+	tune_masks(t);
 	p->name = "tune";
 	p->propose = tune_propose;
 	p->release = tune_release;

@@ -802,6 +802,77 @@ TEST(evolutionary_listed_space_small_budget)
 	fix_release(&f);
 }
 
+/*
+ * Eight tunables of 16 values whose constraints keep about one point in
+ * twenty million: uniform draws never meet one, so the points are built a
+ * tunable at a time.  The tuner and the evolutionary strategy fill every
+ * round with valid, distinct points, round after round (before, the round
+ * came back empty and the session ended "exhausted" after its first).
+ */
+static const struct tdef eight[] = {
+	{ "A", { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, 16 },
+	{ "B", { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, 16 },
+	{ "C", { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, 16 },
+	{ "D", { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, 16 },
+	{ "E", { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, 16 },
+	{ "F", { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, 16 },
+	{ "G", { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, 16 },
+	{ "H", { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, 16 },
+};
+
+static const char eight_tmpl[] = "// EVOLVE-BLOCK-START\n"
+				 "#define A 1\n#define B 1\n#define C 1\n#define D 1\n"
+				 "#define E 1\n#define F 1\n#define G 1\n#define H 1\n"
+				 "// EVOLVE-BLOCK-END\n";
+
+static int eight_valid(json_t *params)
+{
+	int64_t a = param(params, "A"), b = param(params, "B"), e = param(params, "E"),
+		f = param(params, "F");
+
+	return a + b + param(params, "C") + param(params, "D") <= 6 &&
+	       e + f + param(params, "G") + param(params, "H") <= 6 && a * e <= 2 && b * f <= 2;
+}
+
+TEST(tight_space_points_are_built)
+{
+	const char *cons[] = { "A + B + C + D <= 6", "E + F + G + H <= 6", "A * E <= 2",
+			       "B * F <= 2" };
+	const char *strategies[] = { "tune", "evolve" };
+
+	for (size_t st = 0; st < 2; st++) {
+		struct fix f;
+		struct proposer p;
+		struct sim sm;
+		char msg[256] = "";
+		size_t total = 0;
+
+		fix_init(&f, eight_tmpl, eight, 8, cons, 4, NULL, RENDER_DEFINE);
+		CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+		CHECK(tune_set_strategy(&p, strategies[st], msg, sizeof(msg)) == 0);
+		sim_init(&sm, &f, 7);
+		for (int r = 0; r < 4; r++) {
+			struct proposal *props = NULL;
+			size_t n = 0;
+
+			CHECK(sim_propose(&sm, &p, r == 2 ? NAV_EXPLORE : NAV_EXPLOIT, 8, 100,
+					  &props, &n) == 0);
+			CHECK(n == 8);
+			for (size_t i = 0; i < n; i++) {
+				CHECK(eight_valid(props[i].params));
+				CHECK(!sim_has(&sm, props[i].params, props, i));
+			}
+			total += n;
+			sim_take(&sm, props, n);
+			proposals_free(props, n);
+		}
+		CHECK(total == 32);
+		sim_release(&sm);
+		proposer_close(&p);
+		fix_release(&f);
+	}
+}
+
 TEST(refused_vectors_never_return)
 {
 	/* a lone parent whose every one-step neighbour failed in a way that rules it out */
@@ -1528,6 +1599,7 @@ int main(void)
 	RUN(known_hash_is_skipped);
 	RUN(evolutionary_big_space);
 	RUN(evolutionary_listed_space_small_budget);
+	RUN(tight_space_points_are_built);
 	RUN(refused_vectors_never_return);
 	RUN(model_first_round_fills_the_space);
 	RUN(model_measures_the_spec_starts_first);
