@@ -198,22 +198,6 @@ struct watch {
 	json_t *status;    /* session_status_json of this look */
 };
 
-/*
- * A database read as an immutable file (store_snapshot: another user's,
- * which no kctl had open) is opened again for each look, so that a kctl
- * that opens it meanwhile is seen.  Returns 0, or KERR_IO (logged).
- */
-static int watch_reopen(struct watch *w)
-{
-	struct store *st = cmd_open_store_read(w->state_opt);
-
-	if (!st)
-		return KERR_IO;
-	store_close(w->st);
-	w->st = st;
-	return 0;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -425,9 +409,6 @@ static int watch(struct watch *w)
 			break;
 		watch_sleep(w->interval_s);
 		json_decref(w->status);
-		w->status = NULL;
-		if (store_snapshot(w->st) && (rc = watch_reopen(w)))
-			break;
 		w->status = session_status_json(w->st, w->id);
 		if (w->status)
 			add_cluster(w->status);

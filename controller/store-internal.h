@@ -37,7 +37,6 @@ struct store {
 	 * what tells them apart (store_check) and what store_commit refuses on. */
 	int read_failed;
 	char read_err[512];
-	int snapshot; /* opened immutable: see store_snapshot */
 };
 
 /* Rewrites columns that SQLite cannot type for us; returns 0 or -1. */

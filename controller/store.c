@@ -460,12 +460,9 @@ static char *file_uri(const char *path, const char *query)
 static int open_readonly(struct store *st)
 {
 	char *wal = xasprintf("%s-wal", st->path);
-	char *uri;
+	char *uri = file_uri(st->path, access(wal, F_OK) ? "immutable=1" : "mode=ro");
 	int64_t version = 0;
 	int rc = 0, got;
-
-	st->snapshot = access(wal, F_OK) != 0;
-	uri = file_uri(st->path, st->snapshot ? "immutable=1" : "mode=ro");
 
 	if (sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) !=
 	    SQLITE_OK)
@@ -512,11 +509,6 @@ int store_open_read(const char *path, struct store **out, char *msg, size_t n)
 	}
 	*out = st;
 	return 0;
-}
-
-int store_snapshot(const struct store *st)
-{
-	return st->snapshot;
 }
 
 int store_open(const char *path, struct store **out, char *msg, size_t n)

@@ -66,15 +66,12 @@ int store_open(const char *path, struct store **out, char *msg, size_t n);
  * folder (another user's session, a read-only mount), it is opened
  * read-only instead: checked like store_open, never migrated (a file of an
  * older schema is refused, KERR_INVALID, saying how to upgrade it), and
- * every write on it fails.  Otherwise it is store_open.
+ * every write on it fails.  Where no kctl has it open (no -wal file), it is
+ * read as immutable: a kctl that opens it later is not seen by this
+ * connection (status --watch follows only a session a kctl drives, which
+ * then has it open).  Otherwise it is store_open.
  */
 int store_open_read(const char *path, struct store **out, char *msg, size_t n);
-/*
- * 1 when store_open_read opened st as an immutable file (no kctl had it
- * open): what it reads is the file as it was then, and a kctl that opens it
- * afterwards is not seen.  A reader that polls opens it again each time.
- */
-int store_snapshot(const struct store *st);
 /* Closes st (NULL does nothing); an open transaction is rolled back. */
 void store_close(struct store *st);
 
