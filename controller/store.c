@@ -274,6 +274,19 @@ static void full_note(const char *path, char *out, size_t n)
 	free(dir);
 }
 
+/* The end of an open: st to *out, or on failure (rc) closed, msg saying so. */
+static int opened(struct store *st, int rc, struct store **out, char *msg, size_t n,
+		  const char *how)
+{
+	if (rc) {
+		sq_fail(st, rc, msg, n, "opening store '%s'%s", st->path, how);
+		store_close(st);
+		return rc;
+	}
+	*out = st;
+	return 0;
+}
+
 /* 1 when path exists and this user cannot write it or the folder holding it. */
 static int write_denied(const char *path)
 {
@@ -494,21 +507,13 @@ static int open_readonly(struct store *st)
 int store_open_read(const char *path, struct store **out, char *msg, size_t n)
 {
 	struct store *st;
-	int rc;
 
 	if (!*path || !write_denied(path))
 		return store_open(path, out, msg, n);
 	st = xcalloc(1, sizeof(*st));
 	st->path = xstrdup(path);
 	*out = NULL;
-	rc = open_readonly(st);
-	if (rc) {
-		sq_fail(st, rc, msg, n, "opening store '%s' read-only", path);
-		store_close(st);
-		return rc;
-	}
-	*out = st;
-	return 0;
+	return opened(st, open_readonly(st), out, msg, n, " read-only");
 }
 
 int store_open(const char *path, struct store **out, char *msg, size_t n)
@@ -528,13 +533,7 @@ int store_open(const char *path, struct store **out, char *msg, size_t n)
 		rc = configure(st);
 	if (!rc)
 		rc = migrate(st);
-	if (rc) {
-		sq_fail(st, rc, msg, n, "opening store '%s'", path);
-		store_close(st);
-		return rc;
-	}
-	*out = st;
-	return 0;
+	return opened(st, rc, out, msg, n, "");
 }
 
 void store_close(struct store *st)
