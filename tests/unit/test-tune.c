@@ -803,8 +803,8 @@ TEST(evolutionary_listed_space_small_budget)
 }
 
 /*
- * Eight tunables of 16 values whose constraints keep about one point in
- * twenty million: uniform draws never meet one, so the points are built a
+ * Eight tunables of 16 values whose constraints keep one point in
+ * 31 million: uniform draws never meet one, so the points are built a
  * tunable at a time.  The tuner and the evolutionary strategy fill every
  * round with valid, distinct points, round after round (before, the round
  * came back empty and the session ended "exhausted" after its first).
