@@ -1,5 +1,6 @@
 #include "log.h"
 #include "err.h"
+#include "sbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,5 +42,7 @@ void log_write(enum log_level lvl, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	/* messages quote servers, compilers and models: none may drive the terminal */
+	text_defang(line);
 	fprintf(stderr, "%s: %s: %s\n", log_prog, log_names[lvl], line);
 }

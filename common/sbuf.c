@@ -190,3 +190,27 @@ void sbuf_add_md(struct sbuf *b, const char *s, size_t max)
 	if (s && *s)
 		sbuf_adds(b, " ...");
 }
+
+size_t text_defang(char *s)
+{
+	size_t count = 0, w = 0;
+
+	if (!s)
+		return 0;
+	for (size_t r = 0; s[r]; r++) {
+		unsigned char c = (unsigned char)s[r];
+
+		if (c == 0xc2 && (unsigned char)s[r + 1] >= 0x80 &&
+		    (unsigned char)s[r + 1] <= 0x9f) {
+			r++; /* C1 as UTF-8: both bytes become one '?' */
+			c = '?';
+			count++;
+		} else if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+			c = '?';
+			count++;
+		}
+		s[w++] = (char)c;
+	}
+	s[w] = '\0';
+	return count;
+}

@@ -53,6 +53,15 @@ void sbuf_add_renamed(struct sbuf *b, const char *s, const char *from, const cha
  * stays valid UTF-8 whatever s holds.  NULL appends nothing.
  */
 void sbuf_add_html(struct sbuf *b, const char *s);
+/*
+ * Rewrites s in place so that printing it cannot drive a terminal: each
+ * control character but tab and newline (C0, DEL, and C1 written as UTF-8,
+ * U+0080 to U+009F) becomes '?'.  For text from untrusted sources (a
+ * model's rationale, an API server's message) before kctl keeps or prints
+ * it: an escape sequence there could retitle, clear or rewrite the
+ * user's screen.  Returns how many were replaced.  NULL is left alone.
+ */
+size_t text_defang(char *s);
 void sbuf_reset(struct sbuf *b);
 /* Hands the buffer to the caller (who frees it; never NULL, always
  * NUL-terminated, "" for a buffer never added to) and resets b. */

@@ -133,6 +133,7 @@ static json_t *parse_learning(const char *s, size_t len, json_t *known)
 {
 	const char *end = s + len, *open, *p;
 	json_t *l = NULL, *cites = json_array(), *text;
+	char *body;
 
 	while (end > s && (is_blank(end[-1]) || end[-1] == '.'))
 		end--;
@@ -164,7 +165,10 @@ static json_t *parse_learning(const char *s, size_t len, json_t *known)
 		;
 	for (end = open; end > p && is_blank(end[-1]); end--)
 		;
-	text = json_stringn(p, (size_t)(end - p));
+	body = xstrndup(p, (size_t)(end - p));
+	text_defang(body); /* shown by kctl brief and the report, kept in the prompts */
+	text = json_string(body);
+	free(body);
 	if (!json_array_size(cites) || end == p || !text) {
 		json_decref(text);
 		goto out;

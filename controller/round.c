@@ -115,11 +115,30 @@ static int parent_lineage(const struct cand *all, size_t n, const char *parent)
 	return -1;
 }
 
+/*
+ * The line of the first control character in src other than tab, line and
+ * page breaks (a source has no use for the others: they would only reach
+ * the user's terminal through kctl show and the compiler's messages), or 0.
+ */
+static size_t control_line(const char *src)
+{
+	size_t line = 1;
+
+	for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
+		if (*p == '\n')
+			line++;
+		else if ((*p < 0x20 && !strchr("\t\v\f\r", *p)) || *p == 0x7f)
+			return line;
+	}
+	return 0;
+}
+
 /* Checks a proposal and records it as variant k of the round; 1 if skipped. */
 static int admit(struct session *s, int round, size_t *k, struct proposal *p,
 		 const struct cand *all, size_t nall, json_t *seen, char *msg, size_t n)
 {
 	char hash[65], why[512];
+	size_t bad;
 	char *id;
 	json_t *v;
 	int rc;
@@ -129,6 +148,15 @@ static int admit(struct session *s, int round, size_t *k, struct proposal *p,
 		log_warn("round %d: a proposal was rejected before evaluation: %s", round, why);
 		return 1;
 	}
+	/* the template's own are the user's: only a proposer's are refused */
+	if ((bad = control_line(p->source)) && !control_line(s->spec.template_src)) {
+		log_warn("round %d: a proposal was rejected before evaluation: line %zu of its "
+			 "source holds a control character",
+			 round, bad);
+		return 1;
+	}
+	/* a model's words: kept and shown, so never a terminal's escape sequence */
+	text_defang(p->rationale);
 	variant_hash(p->source, p->options, hash);
 	if (json_object_get(seen, hash) || store_variant_has_hash(s->st, s->id, hash))
 		return 1;

@@ -407,6 +407,35 @@ def model_gives_nothing(kctl, evalpod, data, server):
               f"mute: with the model alone the session ends done and says why ({tail(r)})")
 
 
+def escapes(kctl, evalpod, data, server):
+    """A model whose rationales and learnings carry terminal escape sequences
+    and whose first direction's code holds a raw ESC: the words are kept
+    with '?' for each control character, the code is refused, and nothing
+    kctl prints or keeps can drive the user's terminal."""
+    run = f"    run: [{sys.executable}, {os.path.join(data, 'model.py')}]\n    env: [MODEL_FAULT]\n"
+    prop = "proposer:\n  kind: command\n  command:\n" + run + "  reflect: true\n"
+    with Scenario(kctl, evalpod, data, "escapes", prop) as sc:
+        sc.env["MODEL_FAULT"] = "escapes"
+        r = sc.run(["start", sc.spec, "--rounds", "2"])
+        sid = checks.session_id(r)
+        rows = sc.db("SELECT rationale, source, origin FROM variants WHERE session = ?", sid)
+        said = [x for x, _, o in rows if o == "model"]
+        learned = [t for (t,) in sc.db("SELECT text FROM learnings WHERE session = ?", sid)]
+        shown = sc.run(["show", sid]).stdout + sc.run(["brief", sid]).stdout
+        check(r.returncode == 0 and said and all("?]0;owned??[2J" in x for x in said),
+              f"escapes: the model's rationales are kept, '?' for each control character "
+              f"({said[:2]}; {tail(r, 300)})")
+        check("holds a control character" in r.stderr
+              and not any("\x1b" in src for _, src, _ in rows),
+              f"escapes: the code with a raw ESC is refused ({tail(r, 300)})")
+        check(learned and all("\x1b" not in t and "\x07" not in t for t in learned)
+              and any("?]0;owned?" in t for t in learned),
+              f"escapes: learnings kept without control characters ({learned[:2]})")
+        out = r.stdout + r.stderr + shown
+        check("\x1b" not in out and "\x07" not in out,
+              "escapes: no control character in what start, show and brief print")
+
+
 def gla_session(kctl, evalpod, data, server):
     """Real rewrites of examples/chunk_gla's template (two kernels, one
     unnamed block, tunables as -D options over #ifndef-guarded defaults),
@@ -515,7 +544,7 @@ def main():
              lambda *a: api_session(*a, "anthropic", True),
              lambda *a: api_session(*a, "openai", False),
              kill_during_request, kill_during_command, replay, gla_session,
-             model_gives_nothing]
+             model_gives_nothing, escapes]
     # KCTL_LLM_ONLY=0,3 runs scenarios 0 and 3; KCTL_LLM_KEEP=1 keeps their folders
     only = os.environ.get("KCTL_LLM_ONLY")
     for i, t in enumerate(tests):

@@ -296,8 +296,29 @@ TEST(hostile_text_cannot_add_markup)
 	json_decref(m);
 }
 
+/*
+ * text_defang: every control character but tab and newline, C1 ones
+ * written as UTF-8 included, becomes one '?'; other text (UTF-8 included)
+ * is left as it was.
+ */
+TEST(defang_leaves_no_terminal_control)
+{
+	char osc[] = "faster \x1b]0;owned\x07 tiles\x1b[2J\r\x7f";
+	char c1[] = "a\xc2\x9b[31mb \xc2\xa0 \xc3\xa9\tt\nu";
+	char plain[] = "tile 4x4: +12 % \xe2\x86\x92 fma";
+
+	CHECK(text_defang(osc) == 5);
+	CHECK_STR(osc, "faster ?]0;owned? tiles?[2J??");
+	CHECK(text_defang(c1) == 1);
+	CHECK_STR(c1, "a?[31mb \xc2\xa0 \xc3\xa9\tt\nu");
+	CHECK(text_defang(plain) == 0);
+	CHECK_STR(plain, "tile 4x4: +12 % \xe2\x86\x92 fma");
+	CHECK(text_defang(NULL) == 0);
+}
+
 int main(void)
 {
+	RUN(defang_leaves_no_terminal_control);
 	RUN(html_escapes_markup_quotes_controls_and_broken_utf8);
 	RUN(renaming_every_file_and_line_and_nothing_else);
 	RUN(ranges_pad_and_survive_degenerate_data);

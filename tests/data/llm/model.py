@@ -13,7 +13,9 @@ more directions than it has gets duplicates (which kctl counts and asks
 again for).  For examples/chunk_gla it answers with gla.py's rewrites.
 MODEL_FAULT=edit makes the first answer's EDIT miss (kctl asks again with
 the error; the second answer is right); MODEL_FAULT=garbage answers text in
-no format first, MODEL_FAULT=mute every time.  MODEL_SLEEP_ONCE=FILE: the first call
+no format first, MODEL_FAULT=mute every time, MODEL_FAULT=escapes puts
+terminal escape sequences in every rationale and learning and a raw ESC in
+the first direction's code.  MODEL_SLEEP_ONCE=FILE: the first call
 writes its pid to FILE and hangs for two minutes.  MODEL_LOG=FILE: each call
 appends its round, parent and environment as a JSON line.
 """
@@ -107,6 +109,10 @@ def answer(ctx, prompt=""):
     again = prompt.rfind("=== END OF YOUR PREVIOUS ANSWER")
     if fault == "mute":
         return "I would rather not.\n"
+    if fault == "escapes":
+        ideas = [d.replace("=== DIRECTION: ", "=== DIRECTION: \x1b]0;owned\x07\x1b[2J", 1)
+                 for d in ideas]
+        ideas[0] = ideas[0].replace("```c\n", "```c\n// \x1b[31mred\n", 1)
     if again < 0:
         if fault == "garbage":
             return "Sure! Here is a faster kernel: just make it faster.\n"
@@ -138,6 +144,8 @@ def reflection(ctx):
     if ok:
         lines.append(f"- LEARNING: every variant of this round passed its checks [{ok[0]}].")
     lines.append("LEARNING: a variant nobody ran was fastest [r99-v999]")
+    if os.environ.get("MODEL_FAULT") == "escapes":
+        lines = [ln.replace("LEARNING: ", "LEARNING: \x1b]0;owned\x07", 1) for ln in lines]
     return "\n".join(lines) + "\n"
 
 
