@@ -132,9 +132,8 @@ static int wants_help(int argc, char **argv)
  * rc, after what is left in stdout is written: a command whose output was
  * lost (a full disk behind "> FILE", a closed file) fails saying so, even
  * where the command itself succeeded, as cat and git do (exit 1 where rc
- * was 0).  A reader that went
- * away (EPIPE, with SIGPIPE ignored by our parent) ends kctl as SIGPIPE
- * would have, quietly.
+ * was 0).  A reader that went away (EPIPE, with SIGPIPE ignored by our
+ * parent) ends kctl as SIGPIPE would have, quietly.
  */
 static int stdout_done(int rc)
 {

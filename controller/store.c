@@ -211,6 +211,18 @@ static int configure(struct store *st)
 	return rc;
 }
 
+/* KERR_INVALID (noted) for a schema version no migration leads from, else 0. */
+static int version_refused(struct store *st, int64_t version)
+{
+	if (version > STORE_VERSION)
+		return sq_note(st, KERR_INVALID,
+			       "schema version %lld is newer than this kctl's %d; use a newer kctl",
+			       (long long)version, STORE_VERSION);
+	if (version < 0)
+		return sq_note(st, KERR_INVALID, "unknown schema version %lld", (long long)version);
+	return 0;
+}
+
 /* Inside the open transaction: applies the migrations above the file's version. */
 static int migrate_locked(struct store *st)
 {
@@ -221,12 +233,8 @@ static int migrate_locked(struct store *st)
 	rc = sq_query_int(st, &version, "PRAGMA user_version", "");
 	if (rc < 0)
 		return rc;
-	if (version > STORE_VERSION)
-		return sq_note(st, KERR_INVALID,
-			       "schema version %lld is newer than this kctl's %d; use a newer kctl",
-			       (long long)version, STORE_VERSION);
-	if (version < 0)
-		return sq_note(st, KERR_INVALID, "unknown schema version %lld", (long long)version);
+	if ((rc = version_refused(st, version)))
+		return rc;
 	if (version == STORE_VERSION)
 		return 0;
 	for (int64_t v = version + 1; v <= STORE_VERSION; v++) {
@@ -253,20 +261,31 @@ static int migrate(struct store *st)
 	return rc;
 }
 
+/* The folder holding path ("." for a bare name); a new string. */
+static char *folder_of(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+
+	if (!slash) {
+		free(dir);
+		return xstrdup(".");
+	}
+	*(slash == dir ? slash + 1 : slash) = '\0';
+	return dir;
+}
+
 /*
  * "; its file system is full (N KiB free)" when the folder holding path
  * has next to no room, else "".
  */
 static void full_note(const char *path, char *out, size_t n)
 {
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	char *dir = folder_of(path);
 	struct statvfs vfs;
 	unsigned long long avail;
 
 	out[0] = '\0';
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	if (!statvfs(slash ? dir : ".", &vfs)) {
+	if (!statvfs(dir, &vfs)) {
 		avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
 		if (avail < (1ull << 20))
 			snprintf(out, n, "; its file system is full (%llu KiB free)", avail >> 10);
@@ -290,12 +309,9 @@ static int opened(struct store *st, int rc, struct store **out, char *msg, size_
 /* 1 when path exists and this user cannot write it or the folder holding it. */
 static int write_denied(const char *path)
 {
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	int denied;
+	char *dir = folder_of(path);
+	int denied = !access(path, F_OK) && (access(path, W_OK) || access(dir, W_OK));
 
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	denied = !access(path, F_OK) && (access(path, W_OK) || access(slash ? dir : ".", W_OK));
 	free(dir);
 	return denied;
 }
@@ -486,15 +502,11 @@ static int open_readonly(struct store *st)
 		sqlite3_extended_result_codes(st->db, 1);
 	if (!rc)
 		rc = check_whole(st);
-	if (!rc && sqlite3_busy_timeout(st->db, STORE_BUSY_MS) != SQLITE_OK)
-		rc = sq_note_db(st);
 	if (!rc && (got = sq_query_int(st, &version, "PRAGMA user_version", "")) < 0)
 		rc = got;
-	if (!rc && version > STORE_VERSION)
-		rc = sq_note(st, KERR_INVALID,
-			     "schema version %lld is newer than this kctl's %d; use a newer kctl",
-			     (long long)version, STORE_VERSION);
-	else if (!rc && version != STORE_VERSION)
+	if (!rc)
+		rc = version_refused(st, version);
+	if (!rc && version != STORE_VERSION)
 		rc = sq_note(st, KERR_INVALID,
 			     "it cannot be written by this user, and its schema (version %lld) "
 			     "is older than this kctl's (%d): opening it once where it can be "
