@@ -33,6 +33,7 @@
 #include "screen.h"
 #include "world.h"
 #include "worker.h"
+#include "workdir.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -108,12 +109,10 @@ static int make_work(struct run *r, const char *text, size_t len)
 	const char *tmp = getenv("TMPDIR");
 	int rc;
 
-	r->work = xasprintf("%s/evalpod-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(r->work))
-		return kerr_set(r->msg, sizeof(r->msg), KERR_IO,
-				"cannot create a work directory "
-				"'%s': %s",
-				r->work, strerror(errno));
+	workdir_sweep(tmp);
+	if ((rc = workdir_make(&r->wd, tmp, r->msg, sizeof(r->msg))))
+		return rc;
+	r->work = r->wd.path;
 	rc = make_worker_dir(r, worker_dir(r->work, "reference"), 1);
 	if (!rc)
 		rc = make_worker_dir(r, worker_dir(r->work, "time"), 0);
@@ -666,11 +665,8 @@ static void run_release(struct run *r)
 	}
 	judge_close(&r->judge);
 	refcache_close(&r->refcache);
-	if (r->work && !r->keep_work)
-		dir_remove_tree(r->work);
-	else if (r->work)
-		log_warn("work directory kept: %s", r->work);
-	free(r->work);
+	workdir_release(&r->wd, r->keep_work);
+	r->work = NULL;
 	batch_release(&r->b);
 }
 
@@ -683,6 +679,7 @@ int cmd_run(int argc, char **argv)
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	r.wd.lock = -1;
 	if ((rc = parse_args(&r, argc, argv)))
 		return rc;
 	if (noise_from_env(&r.noise, r.msg, sizeof(r.msg))) {

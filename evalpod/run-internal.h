@@ -12,6 +12,7 @@
 #include "noise.h"
 #include "refcache.h"
 #include "run.h"
+#include "workdir.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -26,7 +27,8 @@ struct run {
 	int quiet;               /* --quiet: no progress lines (run_progress) */
 	size_t checked, tocheck; /* check workers finished, and started */
 	char exe[PATH_MAX];
-	char *work;
+	struct workdir wd; /* the work directory (workdir.h) */
+	char *work;        /* wd.path */
 	struct batch b;
 	struct outcome ref;
 	struct outcome *progs; /* baseline (if any) first, then the variants */

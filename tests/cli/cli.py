@@ -1235,6 +1235,69 @@ def sigkill_of_a_running_candidate_blames_it(ctx):
         ctx.expect(good.get("status") == "ok", "good is ok (got %r)" % good.get("status"))
 
 
+def work_dirs(tmpdir):
+    return sorted(n for n in os.listdir(tmpdir) if n.startswith("evalpod-"))
+
+
+@test
+def the_next_run_removes_the_work_directory_of_a_killed_run(ctx):
+    # SIGKILL (the OOM killer, kill -9) leaves evalpod no time to remove its
+    # work directory.  The next run in the same TMPDIR removes it, and only
+    # it: not a live run's, not one kept with --keep-work, not a folder
+    # without the lock, not another user's.
+    d, out_dir, tmpdir, under, args = hang_batch(ctx, "killed", [])
+    with evalpod_running(ctx, d, tmpdir, args) as (proc, errf):
+        dead = wait_for(lambda: hanging_check(under), 60)
+        if not ctx.expect(dead, "the check worker of hang runs its kernel within 60 s"):
+            return
+        proc.kill()
+        proc.wait()
+        ctx.expect(wait_for(lambda: not worker_procs(under), 10),
+                   "the workers end with their evalpod")
+    if not ctx.expect(os.path.isdir(dead), "the killed run leaves its work directory"):
+        return
+    plain = os.path.join(tmpdir, "evalpod-nolock")
+    os.mkdir(plain)
+    foreign = None
+    if os.geteuid() == 0:
+        foreign = os.path.join(tmpdir, "evalpod-foreig")
+        os.mkdir(foreign)
+        open(os.path.join(foreign, ".lock"), "w").close()
+        for path in (foreign, os.path.join(foreign, ".lock")):
+            os.chown(path, 65534, 65534)
+    d2 = ctx.fresh_dir("killed-live")
+    live_args = args[:-1] + [os.path.join(d2, "out")]
+    with evalpod_running(ctx, d2, tmpdir, live_args) as (live, _):
+        running = wait_for(lambda: hanging_check(under), 60)
+        if not ctx.expect(running, "a second run's check of hang runs within 60 s"):
+            return
+        ctx.expect(not os.path.exists(dead),
+                   "the second run removed the killed run's work directory (left: %r)"
+                   % work_dirs(tmpdir))
+        env = dict(ctx.env, TMPDIR=tmpdir)
+        quick = write_batch(ctx, d2, make_batch())
+        rc, _, err = ctx.evalpod_run(["run", quick, "--out", os.path.join(d2, "kept"),
+                                      "--keep-work"], env=env)
+        expect_status(ctx, rc, 0, err)
+        kept = [n for n in work_dirs(tmpdir)
+                if os.path.join(tmpdir, n) not in (running, plain, foreign)]
+        if not ctx.expect(len(kept) == 1, "--keep-work kept one work directory (found %r)"
+                          % kept):
+            return
+        rc, _, err = ctx.evalpod_run(["run", quick, "--out", os.path.join(d2, "last")],
+                                     env=env)
+        expect_status(ctx, rc, 0, err)
+        left = work_dirs(tmpdir)
+        want = sorted(os.path.basename(p) for p in (running, plain, foreign) if p) + kept
+        ctx.expect(left == sorted(want),
+                   "after a third run: the live run's, the kept, the lockless and the "
+                   "foreign work directories, no other (want %r, found %r)"
+                   % (sorted(want), left))
+        ctx.expect(live.poll() is None, "the live run still runs")
+    for name in work_dirs(tmpdir):
+        shutil.rmtree(os.path.join(tmpdir, name), ignore_errors=True)
+
+
 @test
 def kernel_that_hangs_only_when_timed(ctx):
     # Correct through its checks, hung on any other input: the timing

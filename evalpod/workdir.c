@@ -1,0 +1,142 @@
+/*
+ * workdir.c - evalpod run's work directory (workdir.h).
+ *
+ * May use: common/.
+ */
+#include "workdir.h"
+#include "err.h"
+#include "fileio.h"
+#include "log.h"
+#include "xalloc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define WORK_PREFIX "evalpod-"
+#define LOCK_NAME   ".lock"
+
+static const char *tmp_dir(const char *tmp)
+{
+	return tmp && *tmp ? tmp : "/tmp";
+}
+
+/* Whether name is what mkdtemp makes of WORK_PREFIX "XXXXXX". */
+static int is_work_name(const char *name)
+{
+	size_t pre = strlen(WORK_PREFIX);
+
+	if (strncmp(name, WORK_PREFIX, pre) || strlen(name) != pre + 6)
+		return 0;
+	for (const char *p = name + pre; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9')))
+			return 0;
+	return 1;
+}
+
+/*
+ * Takes the lock of the work directory name in the folder dfd (dir), if it
+ * is this user's and nobody holds its lock: returns the locked descriptor,
+ * or -1.  The file locked must still be the folder's .lock, not one that
+ * its run (or another sweep) unlinked after this one opened it.
+ */
+static int take_dead(int dfd, const char *name)
+{
+	struct stat st, held;
+	int wfd, fd;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid())
+		return -1;
+	wfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (wfd < 0)
+		return -1;
+	fd = openat(wfd, LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) || fstat(fd, &held) ||
+			fstatat(wfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) ||
+			held.st_dev != st.st_dev || held.st_ino != st.st_ino)) {
+		close(fd);
+		fd = -1;
+	}
+	close(wfd);
+	return fd;
+}
+
+size_t workdir_sweep(const char *tmp)
+{
+	const char *dir = tmp_dir(tmp);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t removed = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char *path;
+		int fd;
+
+		if (!is_work_name(e->d_name) || (fd = take_dead(dirfd(d), e->d_name)) < 0)
+			continue;
+		path = xasprintf("%s/%s", dir, e->d_name);
+		if (!dir_remove_tree(path)) {
+			log_info("removed the work directory of an evalpod that was killed: %s",
+				 path);
+			removed++;
+		}
+		free(path);
+		close(fd);
+	}
+	closedir(d);
+	return removed;
+}
+
+int workdir_make(struct workdir *w, const char *tmp, char *msg, size_t n)
+{
+	char *next, *lock;
+	int rc = 0;
+
+	w->lock = -1;
+	w->path = xasprintf("%s/" WORK_PREFIX "XXXXXX", tmp_dir(tmp));
+	if (!mkdtemp(w->path)) {
+		rc = kerr_set(msg, n, KERR_IO, "cannot create a work directory '%s': %s", w->path,
+			      strerror(errno));
+		free(w->path);
+		w->path = NULL;
+		return rc;
+	}
+	/* locked before it has its name: a sweep never sees it unlocked */
+	next = xasprintf("%s/" LOCK_NAME ".new", w->path);
+	lock = xasprintf("%s/" LOCK_NAME, w->path);
+	w->lock = open(next, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (w->lock < 0 || flock(w->lock, LOCK_EX | LOCK_NB) || rename(next, lock))
+		rc = kerr_set(msg, n, KERR_IO, "cannot lock the work directory '%s': %s", w->path,
+			      strerror(errno));
+	free(next);
+	free(lock);
+	return rc;
+}
+
+void workdir_release(struct workdir *w, int keep)
+{
+	if (w->path && keep) {
+		char *lock = xasprintf("%s/" LOCK_NAME, w->path);
+
+		unlink(lock);
+		free(lock);
+		log_warn("work directory kept: %s", w->path);
+	} else if (w->path) {
+		dir_remove_tree(w->path);
+	}
+	if (w->lock >= 0)
+		close(w->lock);
+	free(w->path);
+	w->path = NULL;
+	w->lock = -1;
+}
