@@ -30,15 +30,12 @@ static const char *tmp_dir(const char *tmp)
 /* Whether name is what mkdtemp makes of WORK_PREFIX "XXXXXX". */
 static int is_work_name(const char *name)
 {
+	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	size_t pre = strlen(WORK_PREFIX);
 
-	if (strncmp(name, WORK_PREFIX, pre) || strlen(name) != pre + 6)
-		return 0;
-	for (const char *p = name + pre; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9')))
-			return 0;
-	return 1;
+	return !strncmp(name, WORK_PREFIX, pre) && strlen(name + pre) == 6 &&
+	       strspn(name + pre, alnum) == 6;
 }
 
 /*
@@ -69,15 +66,14 @@ static int take_dead(int dfd, const char *name)
 	return fd;
 }
 
-size_t workdir_sweep(const char *tmp)
+void workdir_sweep(const char *tmp)
 {
 	const char *dir = tmp_dir(tmp);
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	size_t removed = 0;
 
 	if (!d)
-		return 0;
+		return;
 	while ((e = readdir(d))) {
 		char *path;
 		int fd;
@@ -85,16 +81,13 @@ size_t workdir_sweep(const char *tmp)
 		if (!is_work_name(e->d_name) || (fd = take_dead(dirfd(d), e->d_name)) < 0)
 			continue;
 		path = xasprintf("%s/%s", dir, e->d_name);
-		if (!dir_remove_tree(path)) {
+		if (!dir_remove_tree(path))
 			log_info("removed the work directory of an evalpod that was killed: %s",
 				 path);
-			removed++;
-		}
 		free(path);
 		close(fd);
 	}
 	closedir(d);
-	return removed;
 }
 
 int workdir_make(struct workdir *w, const char *tmp, char *msg, size_t n)

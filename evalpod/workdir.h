@@ -33,9 +33,9 @@ struct workdir {
 /*
  * Removes the work directories in tmp (TMPDIR, or /tmp when NULL or
  * empty) that belong to this user and whose evalpod is gone, naming each
- * removed one at info level.  Returns how many it removed.
+ * removed one at info level.
  */
-size_t workdir_sweep(const char *tmp);
+void workdir_sweep(const char *tmp);
 
 /*
  * Makes a fresh work directory in tmp (as for workdir_sweep) and locks
