@@ -1,4 +1,4 @@
-#include "expr.h"
+#include "expr-internal.h"
 #include "err.h"
 #include "xalloc.h"
 
@@ -20,42 +20,6 @@
  * expression expr_check accepts can only fail expr_eval on a name or on
  * arithmetic.
  */
-
-enum {
-	EXPR_MAX_LEN = 4096, /* bytes of text */
-	EXPR_MAX_DEPTH = 64, /* nested sub-expressions and prefix operators */
-	EXPR_MAX_ARGS = 16,  /* arguments to one function call */
-};
-
-enum tok_kind {
-	/* Single-character tokens use the character itself. */
-	TK_END = 256,
-	TK_NUM,
-	TK_NAME,
-	TK_EQ,
-	TK_NE,
-	TK_LE,
-	TK_GE,
-	TK_AND,
-	TK_OR,
-};
-
-struct token {
-	int kind;
-	size_t start, len; /* byte offset and length in the text */
-	int64_t value;     /* for TK_NUM */
-};
-
-struct parser {
-	const char *text;
-	size_t pos;       /* where the next token starts scanning */
-	struct token tok; /* the current token */
-	expr_lookup_fn lookup;
-	void *ctx;
-	int depth;
-	char *msg;
-	size_t n;
-};
 
 static const struct {
 	char text[3];
@@ -106,11 +70,6 @@ static int digit_value(char c, int base)
 	if (base == 16 && c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
-}
-
-static size_t col(const struct token *t)
-{
-	return t->start + 1;
 }
 
 static int is_u(char c)
@@ -168,19 +127,19 @@ static int lex_number(struct parser *p)
 	if (!digits)
 		return kerr_set(p->msg, p->n, KERR_PARSE,
 				"invalid integer literal '%.*s' at column %zu", (int)p->tok.len,
-				t + start, col(&p->tok));
+				t + start, expr__col(&p->tok));
 	if (base == 10 && t[start] == '0' && digits > 1)
 		return kerr_set(p->msg, p->n, KERR_PARSE,
 				"octal literal '%.*s' not supported at column %zu", (int)p->tok.len,
-				t + start, col(&p->tok));
+				t + start, expr__col(&p->tok));
 	if (!suffix_ok(t + suffix, i - suffix))
 		return kerr_set(p->msg, p->n, KERR_PARSE,
 				"invalid suffix on integer literal '%.*s' at column %zu",
-				(int)p->tok.len, t + start, col(&p->tok));
+				(int)p->tok.len, t + start, expr__col(&p->tok));
 	if (overflow)
 		return kerr_set(p->msg, p->n, KERR_RANGE,
 				"integer literal '%.*s' out of range at column %zu",
-				(int)p->tok.len, t + start, col(&p->tok));
+				(int)p->tok.len, t + start, expr__col(&p->tok));
 	return 0;
 }
 
@@ -236,9 +195,9 @@ static int unexpected(struct parser *p)
 {
 	if (p->tok.kind == TK_END)
 		return kerr_set(p->msg, p->n, KERR_PARSE,
-				"unexpected end of expression at column %zu", col(&p->tok));
+				"unexpected end of expression at column %zu", expr__col(&p->tok));
 	return kerr_set(p->msg, p->n, KERR_PARSE, "unexpected '%.*s' at column %zu",
-			(int)p->tok.len, p->text + p->tok.start, col(&p->tok));
+			(int)p->tok.len, p->text + p->tok.start, expr__col(&p->tok));
 }
 
 /* Consumes a one-character token, or fails naming what was expected. */
@@ -246,7 +205,7 @@ static int expect(struct parser *p, char c)
 {
 	if (p->tok.kind != c)
 		return kerr_set(p->msg, p->n, KERR_PARSE, "expected '%c' at column %zu", c,
-				col(&p->tok));
+				expr__col(&p->tok));
 	return advance(p);
 }
 
@@ -256,228 +215,128 @@ static int enter(struct parser *p)
 	if (++p->depth > EXPR_MAX_DEPTH)
 		return kerr_set(p->msg, p->n, KERR_LIMIT,
 				"expression nested deeper than %d at column %zu", EXPR_MAX_DEPTH,
-				col(&p->tok));
+				expr__col(&p->tok));
 	return 0;
 }
 
-/* ---- functions ---- */
-
-struct func {
-	const char *name;
-	size_t min_args, max_args;
-	/* Called only when live, with an argument count already checked. */
-	int (*fn)(struct parser *p, const struct token *name, const int64_t *a, size_t nr,
-		  int64_t *out);
-};
-
-static int func_error(struct parser *p, const struct token *name, int code, const char *reason)
-{
-	return kerr_set(p->msg, p->n, code, "%s in '%.*s' at column %zu", reason, (int)name->len,
-			p->text + name->start, col(name));
-}
-
-/* Rounds the quotient towards +infinity, for either sign of a and b. */
-static int ceil_div(struct parser *p, const struct token *name, int64_t a, int64_t b, int64_t *out)
-{
-	int64_t q, r;
-
-	if (!b)
-		return func_error(p, name, KERR_RANGE, "division by zero");
-	if (a == INT64_MIN && b == -1)
-		return func_error(p, name, KERR_RANGE, "overflow");
-	q = a / b;
-	r = a % b;
-	if (r && (r < 0) == (b < 0))
-		q++;
-	*out = q;
-	return 0;
-}
-
-static int fn_ceil_div(struct parser *p, const struct token *name, const int64_t *a, size_t nr,
-		       int64_t *out)
-{
-	return ceil_div(p, name, a[0], a[1], out);
-}
-
-static int fn_round_up(struct parser *p, const struct token *name, const int64_t *a, size_t nr,
-		       int64_t *out)
-{
-	int64_t q = 0;
-	int err = ceil_div(p, name, a[0], a[1], &q);
-
-	if (!err && __builtin_mul_overflow(q, a[1], out))
-		err = func_error(p, name, KERR_RANGE, "overflow");
-	return err;
-}
-
-static int fn_min(struct parser *p, const struct token *name, const int64_t *a, size_t nr,
-		  int64_t *out)
-{
-	int64_t v = a[0];
-
-	for (size_t i = 1; i < nr; i++)
-		if (a[i] < v)
-			v = a[i];
-	*out = v;
-	return 0;
-}
-
-static int fn_max(struct parser *p, const struct token *name, const int64_t *a, size_t nr,
-		  int64_t *out)
-{
-	int64_t v = a[0];
-
-	for (size_t i = 1; i < nr; i++)
-		if (a[i] > v)
-			v = a[i];
-	*out = v;
-	return 0;
-}
-
-static int fn_abs(struct parser *p, const struct token *name, const int64_t *a, size_t nr,
-		  int64_t *out)
-{
-	if (a[0] == INT64_MIN)
-		return func_error(p, name, KERR_RANGE, "overflow");
-	*out = a[0] < 0 ? -a[0] : a[0];
-	return 0;
-}
+/* ---- compiled programs ---- */
 
 /*
- * Square-and-multiply.  The base is squared only while exponent bits
- * remain, so it never exceeds |result| and a representable result
- * (INT64_MIN = pow(-2, 63) included) is never reported as overflow.
+ * expr_compile runs the parser with live off and p->prog set: each parse
+ * function then also appends the node of what it parsed and hands back
+ * its index.  Tokens are kept whole so that a compiled program's errors
+ * name the same text and column as expr_eval's.  A chain of one
+ * precedence level ("a + b - c") is one node with a list of links, walked
+ * in a loop as parse_binary walks it, so a long chain costs no recursion.
  */
-static int fn_pow(struct parser *p, const struct token *name, const int64_t *a, size_t nr,
-		  int64_t *out)
-{
-	int64_t base = a[0], e = a[1], r = 1;
+enum node_kind { NODE_NUM, NODE_NAME, NODE_UNARY, NODE_CHAIN, NODE_COND, NODE_CALL };
 
-	if (e < 0)
-		return func_error(p, name, KERR_RANGE, "negative exponent");
-	while (e) {
-		if ((e & 1) && __builtin_mul_overflow(r, base, &r))
-			return func_error(p, name, KERR_RANGE, "overflow");
-		e >>= 1;
-		if (e && __builtin_mul_overflow(base, base, &base))
-			return func_error(p, name, KERR_RANGE, "overflow");
-	}
-	*out = r;
-	return 0;
-}
+#define NODE_NONE UINT32_MAX
 
-static int fn_log2(struct parser *p, const struct token *name, const int64_t *a, size_t nr,
-		   int64_t *out)
-{
-	if (a[0] <= 0)
-		return func_error(p, name, KERR_RANGE, "non-positive argument");
-	*out = 63 - __builtin_clzll((unsigned long long)a[0]);
-	return 0;
-}
-
-static int fn_is_pow2(struct parser *p, const struct token *name, const int64_t *a, size_t nr,
-		      int64_t *out)
-{
-	*out = a[0] > 0 && !(a[0] & (a[0] - 1));
-	return 0;
-}
-
-static const struct func funcs[] = {
-	{ .name = "ceil_div", .min_args = 2, .max_args = 2, .fn = fn_ceil_div },
-	{ .name = "round_up", .min_args = 2, .max_args = 2, .fn = fn_round_up },
-	{ .name = "min", .min_args = 2, .max_args = EXPR_MAX_ARGS, .fn = fn_min },
-	{ .name = "max", .min_args = 2, .max_args = EXPR_MAX_ARGS, .fn = fn_max },
-	{ .name = "abs", .min_args = 1, .max_args = 1, .fn = fn_abs },
-	{ .name = "pow", .min_args = 2, .max_args = 2, .fn = fn_pow },
-	{ .name = "log2", .min_args = 1, .max_args = 1, .fn = fn_log2 },
-	{ .name = "is_pow2", .min_args = 1, .max_args = 1, .fn = fn_is_pow2 },
+struct node {
+	enum node_kind kind;
+	struct token tok; /* the literal, the name, the operator or the function's name */
+	const struct func *f;
+	uint32_t a; /* NUM: -; NAME: its index in names; UNARY: the operand; CHAIN: the
+		       first operand; COND: the condition; CALL: its first argument in args */
+	uint32_t b; /* CHAIN: its first link; COND: the taken arm; CALL: the argument count */
+	uint32_t c; /* COND: the other arm */
 };
 
-static const struct func *find_func(const char *name, size_t len)
+struct link {
+	struct token op;
+	uint32_t rhs, next; /* next: the chain's next link, or NODE_NONE */
+};
+
+struct expr_prog {
+	char *text;
+	struct node *node;
+	size_t nnode, anode;
+	struct link *link;
+	size_t nlink, alink;
+	uint32_t *arg;
+	size_t narg, aarg;
+	char **name;
+	size_t nname, aname;
+	uint32_t root;
+};
+
+static uint32_t node_add(struct parser *p, struct node nd)
 {
-	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
-		if (!strncmp(funcs[i].name, name, len) && !funcs[i].name[len])
-			return &funcs[i];
-	return NULL;
+	struct expr_prog *g = p->prog;
+
+	if (!g)
+		return NODE_NONE;
+	if (g->nnode == g->anode) {
+		g->anode = g->anode ? 2 * g->anode : 16;
+		g->node = xreallocarray(g->node, g->anode, sizeof(*g->node));
+	}
+	g->node[g->nnode] = nd;
+	return (uint32_t)g->nnode++;
 }
 
-/* ---- arithmetic ---- */
-
-static int apply_binary(struct parser *p, const struct token *op, int64_t a, int64_t b,
-			int64_t *out)
+/* Appends op and rhs to the chain whose last link is *last (first link: *first). */
+static void link_add(struct parser *p, const struct token *op, uint32_t rhs, uint32_t *first,
+		     uint32_t *last)
 {
-	int64_t r = 0;
-	int overflow = 0;
+	struct expr_prog *g = p->prog;
 
-	switch (op->kind) {
-	case '+': overflow = __builtin_add_overflow(a, b, &r); break;
-	case '-': overflow = __builtin_sub_overflow(a, b, &r); break;
-	case '*': overflow = __builtin_mul_overflow(a, b, &r); break;
-	case '/':
-		if (!b)
-			return kerr_set(p->msg, p->n, KERR_RANGE, "division by zero at column %zu",
-					col(op));
-		overflow = a == INT64_MIN && b == -1;
-		r = overflow ? 0 : a / b;
-		break;
-	case '%':
-		if (!b)
-			return kerr_set(p->msg, p->n, KERR_RANGE, "modulo by zero at column %zu",
-					col(op));
-		/* INT64_MIN % -1 is undefined in C; the true remainder is 0. */
-		r = b == -1 ? 0 : a % b;
-		break;
-	case TK_EQ: r = a == b; break;
-	case TK_NE: r = a != b; break;
-	case '<': r = a < b; break;
-	case TK_LE: r = a <= b; break;
-	case '>': r = a > b; break;
-	case TK_GE: r = a >= b; break;
-	case TK_AND: r = a && b; break;
-	case TK_OR: r = a || b; break;
+	if (!g)
+		return;
+	if (g->nlink == g->alink) {
+		g->alink = g->alink ? 2 * g->alink : 8;
+		g->link = xreallocarray(g->link, g->alink, sizeof(*g->link));
 	}
-	if (overflow)
-		return kerr_set(p->msg, p->n, KERR_RANGE, "overflow in '%.*s' at column %zu",
-				(int)op->len, p->text + op->start, col(op));
-	*out = r;
-	return 0;
+	g->link[g->nlink] = (struct link){ .op = *op, .rhs = rhs, .next = NODE_NONE };
+	if (*last == NODE_NONE)
+		*first = (uint32_t)g->nlink;
+	else
+		g->link[*last].next = (uint32_t)g->nlink;
+	*last = (uint32_t)g->nlink++;
 }
 
-static int apply_unary(struct parser *p, const struct token *op, int64_t v, int64_t *out)
+/* The index of the name tok spells in p->prog's names, added if new. */
+static uint32_t name_index(struct parser *p, const struct token *tok)
 {
-	switch (op->kind) {
-	case '-':
-		if (__builtin_sub_overflow((int64_t)0, v, out))
-			return kerr_set(p->msg, p->n, KERR_RANGE, "overflow in '-' at column %zu",
-					col(op));
-		return 0;
-	case '!': *out = !v; return 0;
-	default: *out = v; return 0;
+	struct expr_prog *g = p->prog;
+	const char *s = p->text + tok->start;
+
+	for (size_t i = 0; i < g->nname; i++)
+		if (!strncmp(g->name[i], s, tok->len) && !g->name[i][tok->len])
+			return (uint32_t)i;
+	if (g->nname == g->aname) {
+		g->aname = g->aname ? 2 * g->aname : 8;
+		g->name = xreallocarray(g->name, g->aname, sizeof(*g->name));
 	}
+	g->name[g->nname] = xstrndup(s, tok->len);
+	return (uint32_t)g->nname++;
 }
 
 /* ---- grammar ---- */
 
-static int parse_expr(struct parser *p, int live, int64_t *out);
+static int parse_expr(struct parser *p, int live, int64_t *out, uint32_t *nd);
 
 /* Parses the arguments after NAME '(' and calls the function when live. */
-static int parse_call(struct parser *p, const struct token *name, int live, int64_t *out)
+static int parse_call(struct parser *p, const struct token *name, int live, int64_t *out,
+		      uint32_t *nd)
 {
-	const struct func *f = find_func(p->text + name->start, name->len);
+	const struct func *f = expr__find_func(p->text + name->start, name->len);
 	int64_t args[EXPR_MAX_ARGS] = { 0 };
+	uint32_t argn[EXPR_MAX_ARGS];
 	size_t nr = 0;
 	int err;
 
 	if (!f)
 		return kerr_set(p->msg, p->n, KERR_PARSE, "unknown function '%.*s' at column %zu",
-				(int)name->len, p->text + name->start, col(name));
+				(int)name->len, p->text + name->start, expr__col(name));
 	err = advance(p);
 	while (!err) {
 		if (nr == EXPR_MAX_ARGS)
 			return kerr_set(p->msg, p->n, KERR_LIMIT,
 					"more than %d arguments to '%s' at column %zu",
-					EXPR_MAX_ARGS, f->name, col(name));
-		err = parse_expr(p, live, &args[nr++]);
+					EXPR_MAX_ARGS, f->name, expr__col(name));
+		err = parse_expr(p, live, &args[nr], &argn[nr]);
+		nr++;
 		if (err || p->tok.kind != ',')
 			break;
 		err = advance(p);
@@ -488,15 +347,30 @@ static int parse_call(struct parser *p, const struct token *name, int live, int6
 		err = kerr_set(p->msg, p->n, KERR_PARSE,
 			       "'%s' takes %s%zu argument%s, got %zu at column %zu", f->name,
 			       f->min_args == f->max_args ? "" : "at least ", f->min_args,
-			       f->min_args == 1 ? "" : "s", nr, col(name));
+			       f->min_args == 1 ? "" : "s", nr, expr__col(name));
 	if (!err && live)
 		err = f->fn(p, name, args, nr, out);
 	else if (!err)
 		*out = 0;
+	if (!err && p->prog) {
+		struct expr_prog *g = p->prog;
+
+		if (g->narg + nr > g->aarg) {
+			g->aarg = 2 * (g->aarg + nr);
+			g->arg = xreallocarray(g->arg, g->aarg, sizeof(*g->arg));
+		}
+		memcpy(g->arg + g->narg, argn, nr * sizeof(*argn));
+		*nd = node_add(p, (struct node){ .kind = NODE_CALL,
+						 .tok = *name,
+						 .f = f,
+						 .a = (uint32_t)g->narg,
+						 .b = (uint32_t)nr });
+		g->narg += nr;
+	}
 	return err;
 }
 
-static int parse_name(struct parser *p, int live, int64_t *out)
+static int parse_name(struct parser *p, int live, int64_t *out, uint32_t *nd)
 {
 	struct token name = p->tok;
 	int err = advance(p);
@@ -504,25 +378,32 @@ static int parse_name(struct parser *p, int live, int64_t *out)
 	if (err)
 		return err;
 	if (p->tok.kind == '(')
-		return parse_call(p, &name, live, out);
+		return parse_call(p, &name, live, out, nd);
 	*out = 0;
 	if (live && (!p->lookup || p->lookup(p->ctx, p->text + name.start, name.len, out)))
 		return kerr_set(p->msg, p->n, KERR_NOTFOUND, "unknown name '%.*s' at column %zu",
-				(int)name.len, p->text + name.start, col(&name));
+				(int)name.len, p->text + name.start, expr__col(&name));
+	if (p->prog)
+		*nd = node_add(
+			p,
+			(struct node){ .kind = NODE_NAME, .tok = name, .a = name_index(p, &name) });
 	return 0;
 }
 
-static int parse_primary(struct parser *p, int live, int64_t *out)
+static int parse_primary(struct parser *p, int live, int64_t *out, uint32_t *nd)
 {
 	int err;
 
 	switch (p->tok.kind) {
-	case TK_NUM: *out = p->tok.value; return advance(p);
-	case TK_NAME: return parse_name(p, live, out);
+	case TK_NUM:
+		*out = p->tok.value;
+		*nd = node_add(p, (struct node){ .kind = NODE_NUM, .tok = p->tok });
+		return advance(p);
+	case TK_NAME: return parse_name(p, live, out, nd);
 	case '(':
 		err = advance(p);
 		if (!err)
-			err = parse_expr(p, live, out);
+			err = parse_expr(p, live, out, nd);
 		if (!err)
 			err = expect(p, ')');
 		return err;
@@ -530,23 +411,26 @@ static int parse_primary(struct parser *p, int live, int64_t *out)
 	}
 }
 
-static int parse_unary(struct parser *p, int live, int64_t *out)
+static int parse_unary(struct parser *p, int live, int64_t *out, uint32_t *nd)
 {
 	struct token op = p->tok;
 	int64_t v = 0;
+	uint32_t operand = NODE_NONE;
 	int err;
 
 	if (op.kind != '-' && op.kind != '+' && op.kind != '!')
-		return parse_primary(p, live, out);
+		return parse_primary(p, live, out, nd);
 	err = enter(p);
 	if (!err)
 		err = advance(p);
 	if (!err)
-		err = parse_unary(p, live, &v);
+		err = parse_unary(p, live, &v, &operand);
 	if (!err && live)
-		err = apply_unary(p, &op, v, out);
+		err = expr__apply_unary(p, &op, v, out);
 	else if (!err)
 		*out = 0;
+	if (!err)
+		*nd = node_add(p, (struct node){ .kind = NODE_UNARY, .tok = op, .a = operand });
 	p->depth--;
 	return err;
 }
@@ -560,56 +444,74 @@ static int level_has(const struct binary_level *l, int kind)
 }
 
 /* Parses a left-associative chain of the operators at binary_levels[level]. */
-static int parse_binary(struct parser *p, size_t level, int live, int64_t *out)
+static int parse_binary(struct parser *p, size_t level, int live, int64_t *out, uint32_t *nd)
 {
 	int64_t lhs = 0, rhs = 0;
+	uint32_t first = NODE_NONE, last = NODE_NONE, lhs_nd = NODE_NONE;
 	int err;
 
 	if (level == NR_LEVELS)
-		return parse_unary(p, live, out);
-	err = parse_binary(p, level + 1, live, &lhs);
+		return parse_unary(p, live, out, nd);
+	err = parse_binary(p, level + 1, live, &lhs, &lhs_nd);
 	while (!err && level_has(&binary_levels[level], p->tok.kind)) {
 		struct token op = p->tok;
 		int rhs_live = live && !(op.kind == TK_AND && !lhs) && !(op.kind == TK_OR && lhs);
+		uint32_t rhs_nd = NODE_NONE;
 
 		err = advance(p);
 		if (!err)
-			err = parse_binary(p, level + 1, rhs_live, &rhs);
+			err = parse_binary(p, level + 1, rhs_live, &rhs, &rhs_nd);
 		if (!err && live)
-			err = apply_binary(p, &op, lhs, rhs, &lhs);
+			err = expr__apply_binary(p, &op, lhs, rhs, &lhs);
+		if (!err)
+			link_add(p, &op, rhs_nd, &first, &last);
 	}
 	if (!err)
 		*out = lhs;
+	if (!err && p->prog)
+		*nd = first == NODE_NONE
+			      ? lhs_nd
+			      : node_add(p, (struct node){
+						    .kind = NODE_CHAIN, .a = lhs_nd, .b = first });
 	return err;
 }
 
-static int parse_expr(struct parser *p, int live, int64_t *out)
+static int parse_expr(struct parser *p, int live, int64_t *out, uint32_t *nd)
 {
 	int64_t c = 0, a = 0, b = 0;
+	uint32_t cn = NODE_NONE, an = NODE_NONE, bn = NODE_NONE;
 	int err = enter(p);
 
 	if (!err)
-		err = parse_binary(p, 0, live, &c);
+		err = parse_binary(p, 0, live, &c, &cn);
 	if (!err && p->tok.kind == '?') {
 		err = advance(p);
 		if (!err)
-			err = parse_expr(p, live && c, &a);
+			err = parse_expr(p, live && c, &a, &an);
 		if (!err)
 			err = expect(p, ':');
 		if (!err)
-			err = parse_expr(p, live && !c, &b);
+			err = parse_expr(p, live && !c, &b, &bn);
 		c = c ? a : b;
+		if (!err)
+			cn = node_add(
+				p, (struct node){ .kind = NODE_COND, .a = cn, .b = an, .c = bn });
 	}
 	if (!err)
 		*out = c;
+	if (!err && p->prog)
+		*nd = cn;
 	p->depth--;
 	return err;
 }
 
 static int expr_run(const char *text, expr_lookup_fn lookup, void *ctx, int live, int64_t *out,
-		    char *msg, size_t n)
+		    char *msg, size_t n, struct expr_prog *prog)
 {
-	struct parser p = { .text = text, .lookup = lookup, .ctx = ctx, .msg = msg, .n = n };
+	struct parser p = {
+		.text = text, .lookup = lookup, .ctx = ctx, .msg = msg, .n = n, .prog = prog
+	};
+	uint32_t root = NODE_NONE;
 	int64_t v = 0;
 	int err;
 
@@ -618,114 +520,132 @@ static int expr_run(const char *text, expr_lookup_fn lookup, void *ctx, int live
 				EXPR_MAX_LEN);
 	err = advance(&p);
 	if (!err)
-		err = parse_expr(&p, live, &v);
+		err = parse_expr(&p, live, &v, &root);
 	if (!err && p.tok.kind != TK_END)
 		err = unexpected(&p);
 	if (!err && out)
 		*out = v;
+	if (prog)
+		prog->root = root;
 	return err;
 }
 
 int expr_eval(const char *text, expr_lookup_fn lookup, void *ctx, int64_t *out, char *msg, size_t n)
 {
-	return expr_run(text, lookup, ctx, 1, out, msg, n);
+	return expr_run(text, lookup, ctx, 1, out, msg, n, NULL);
 }
 
 int expr_check(const char *text, char *msg, size_t n)
 {
 	/* A literal out of range or a limit is as fatal as bad syntax; one code keeps the contract. */
-	return expr_run(text, NULL, NULL, 0, NULL, msg, n) ? KERR_PARSE : 0;
+	return expr_run(text, NULL, NULL, 0, NULL, msg, n, NULL) ? KERR_PARSE : 0;
 }
 
-/* ---- expr_vars ---- */
-
-/* FNV-1a of the len bytes of name. */
-static size_t vars_hash(const char *name, size_t len)
+int expr_compile(const char *text, struct expr_prog **out, char *msg, size_t n)
 {
-	uint64_t h = 14695981039346656037u;
+	struct expr_prog *g = xcalloc(1, sizeof(*g));
+	int err;
 
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)name[i]) * 1099511628211u;
-	return (size_t)h;
-}
-
-/* The slot that holds name, or the empty one where it would go. */
-static size_t *vars_slot(const struct expr_vars *vars, const char *name, size_t len)
-{
-	size_t mask = vars->nslot - 1, i = vars_hash(name, len) & mask;
-
-	for (;; i = (i + 1) & mask) {
-		size_t *s = &vars->slot[i];
-		const char *have = *s ? vars->v[*s - 1].name : NULL;
-
-		if (!have || (!strncmp(have, name, len) && !have[len]))
-			return s;
+	*out = NULL;
+	g->text = xstrndup(text, EXPR_MAX_LEN + 1);
+	err = expr_run(g->text, NULL, NULL, 0, NULL, msg, n, g);
+	if (err) {
+		expr_prog_free(g);
+		return err;
 	}
-}
-
-static struct expr_var *vars_find(const struct expr_vars *vars, const char *name, size_t len)
-{
-	size_t *s = vars->nslot ? vars_slot(vars, name, len) : NULL;
-
-	return s && *s ? &vars->v[*s - 1] : NULL;
-}
-
-/* Keeps the index at most half full: rebuilt twice as large. */
-static void vars_grow(struct expr_vars *vars)
-{
-	if (2 * (vars->nr + 1) <= vars->nslot)
-		return;
-	free(vars->slot);
-	vars->nslot = vars->nslot ? 2 * vars->nslot : 16;
-	vars->slot = xcalloc(vars->nslot, sizeof(*vars->slot));
-	for (size_t i = 0; i < vars->nr; i++)
-		*vars_slot(vars, vars->v[i].name, strlen(vars->v[i].name)) = i + 1;
-}
-
-void expr_vars_set(struct expr_vars *vars, const char *name, int64_t value)
-{
-	struct expr_var *v = vars_find(vars, name, strlen(name));
-
-	if (v) {
-		v->value = value;
-		return;
-	}
-	vars_grow(vars);
-	if (vars->nr == vars->alloc) {
-		vars->alloc = vars->alloc ? vars->alloc * 2 : 8;
-		vars->v = xreallocarray(vars->v, vars->alloc, sizeof(*vars->v));
-	}
-	vars->v[vars->nr].name = xstrdup(name);
-	vars->v[vars->nr].value = value;
-	vars->nr++;
-	*vars_slot(vars, name, strlen(name)) = vars->nr;
-}
-
-int expr_vars_get(const struct expr_vars *vars, const char *name, int64_t *out)
-{
-	const struct expr_var *v = vars_find(vars, name, strlen(name));
-
-	if (!v)
-		return KERR_NOTFOUND;
-	*out = v->value;
+	*out = g;
 	return 0;
 }
 
-int expr_vars_lookup(void *vars, const char *name, size_t len, int64_t *out)
+size_t expr_prog_names(const struct expr_prog *g)
 {
-	const struct expr_var *v = vars_find(vars, name, len);
-
-	if (!v)
-		return KERR_NOTFOUND;
-	*out = v->value;
-	return 0;
+	return g->nname;
 }
 
-void expr_vars_release(struct expr_vars *vars)
+const char *expr_prog_name(const struct expr_prog *g, size_t i)
 {
-	for (size_t i = 0; i < vars->nr; i++)
-		free(vars->v[i].name);
-	free(vars->v);
-	free(vars->slot);
-	*vars = (struct expr_vars)EXPR_VARS_INIT;
+	return i < g->nname ? g->name[i] : NULL;
+}
+
+/* What one evaluation of a compiled program reads. */
+struct prog_run {
+	const struct expr_prog *g;
+	const int64_t *vals;
+	const unsigned char *known;
+	struct parser p; /* text, msg and n, for the messages that expr_eval writes */
+};
+
+/* Evaluates node i, in the order and with the short cuts expr_eval takes. */
+static int node_run(struct prog_run *r, uint32_t i, int64_t *out)
+{
+	const struct node *nd = &r->g->node[i];
+	int64_t args[EXPR_MAX_ARGS], v = 0;
+	int err = 0;
+
+	switch (nd->kind) {
+	case NODE_NUM: *out = nd->tok.value; return 0;
+	case NODE_NAME:
+		if (r->known && !r->known[nd->a])
+			return kerr_set(r->p.msg, r->p.n, KERR_NOTFOUND,
+					"unknown name '%.*s' at column %zu", (int)nd->tok.len,
+					r->p.text + nd->tok.start, expr__col(&nd->tok));
+		*out = r->vals[nd->a];
+		return 0;
+	case NODE_UNARY:
+		err = node_run(r, nd->a, &v);
+		return err ? err : expr__apply_unary(&r->p, &nd->tok, v, out);
+	case NODE_CHAIN:
+		err = node_run(r, nd->a, &v);
+		for (uint32_t l = nd->b; !err && l != NODE_NONE; l = r->g->link[l].next) {
+			const struct link *k = &r->g->link[l];
+			int64_t rhs = 0;
+
+			/* The untaken side stays 0, as it does when expr_eval skips it. */
+			if (!(k->op.kind == TK_AND && !v) && !(k->op.kind == TK_OR && v))
+				err = node_run(r, k->rhs, &rhs);
+			if (!err)
+				err = expr__apply_binary(&r->p, &k->op, v, rhs, &v);
+		}
+		break;
+	case NODE_COND:
+		err = node_run(r, nd->a, &v);
+		if (!err)
+			err = node_run(r, v ? nd->b : nd->c, &v);
+		break;
+	case NODE_CALL:
+		for (uint32_t a = 0; !err && a < nd->b; a++)
+			err = node_run(r, r->g->arg[nd->a + a], &args[a]);
+		return err ? err : nd->f->fn(&r->p, &nd->tok, args, nd->b, out);
+	}
+	if (!err)
+		*out = v;
+	return err;
+}
+
+int expr_prog_eval(const struct expr_prog *g, const int64_t *vals, const unsigned char *known,
+		   int64_t *out, char *msg, size_t n)
+{
+	struct prog_run r = { .g = g, .vals = vals, .known = known };
+	int64_t v = 0;
+	int err;
+
+	r.p = (struct parser){ .text = g->text, .msg = msg, .n = n };
+	err = node_run(&r, g->root, &v);
+	if (!err && out)
+		*out = v;
+	return err;
+}
+
+void expr_prog_free(struct expr_prog *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->nname; i++)
+		free(g->name[i]);
+	free(g->name);
+	free(g->node);
+	free(g->link);
+	free(g->arg);
+	free(g->text);
+	free(g);
 }

@@ -49,6 +49,36 @@ int expr_eval(const char *text, expr_lookup_fn lookup, void *ctx, int64_t *out, 
 int expr_check(const char *text, char *msg, size_t n);
 
 /*
+ * A compiled expression, for one that is evaluated many times (the tuner
+ * checks every constraint at every shape for each point it considers):
+ * parsed once, its names numbered, so that an evaluation neither scans
+ * text nor looks a name up.
+ *
+ * expr_compile parses text and sets *out to a new program (free it with
+ * expr_prog_free), or returns what expr_eval would return for an error in
+ * the text itself (KERR_PARSE, KERR_LIMIT, or KERR_RANGE for a literal out
+ * of range) with msg set, and *out NULL.
+ *
+ * Its distinct names are numbered 0 .. expr_prog_names() - 1 in the order
+ * they first appear; expr_prog_name(p, i) is name i (owned by p), or NULL
+ * past the last.
+ *
+ * expr_prog_eval evaluates p with name i standing for vals[i].  known, when
+ * not NULL, says which names have a value: a name whose known[i] is 0 fails
+ * as an unknown name does in expr_eval, and only when evaluated (the
+ * untaken side of &&, || and ?: is not).  Result, error code and message
+ * are those expr_eval gives for the same text and values.
+ */
+struct expr_prog;
+
+int expr_compile(const char *text, struct expr_prog **out, char *msg, size_t n);
+size_t expr_prog_names(const struct expr_prog *p);
+const char *expr_prog_name(const struct expr_prog *p, size_t i);
+int expr_prog_eval(const struct expr_prog *p, const int64_t *vals, const unsigned char *known,
+		   int64_t *out, char *msg, size_t n);
+void expr_prog_free(struct expr_prog *p);
+
+/*
  * A name table usable as an expr_lookup_fn context: v holds the names in
  * the order they were first set, slot (nslot, a power of two, or 0) an
  * open-addressed index into v (i + 1; 0 is empty), so that a source with

@@ -52,7 +52,7 @@ struct vset {
 struct tune {
 	const struct spec *s;
 	size_t k;              /* number of tunables */
-	struct expr_vars *env; /* one per shape: its values, then the vector's */
+	struct expr_vars *env; /* one per shape: its values */
 	size_t nenv;
 	int enumerated;  /* the space was small enough to list */
 	uint32_t *space; /* then: its valid vectors, in enumeration order */
@@ -76,6 +76,17 @@ struct tune {
 	size_t nprod;
 	size_t nf;       /* features per vector: k + nprod */
 	uint64_t *cmask; /* per constraint: the tunables it names, as bits */
+	/*
+	 * The constraints, compiled once (tune_compile): a spec may have 256,
+	 * and parsing each again for every point checked was most of a
+	 * session's time at that size.
+	 */
+	struct tune_cons {
+		struct expr_prog *prog;
+		int *tun;             /* per name: the tunable it is, or -1 */
+		int64_t *vals;        /* per shape, per name: the shape's value */
+		unsigned char *known; /* per shape, per name: whether it has one */
+	} * cons;
 };
 
 struct parent {
@@ -129,6 +140,16 @@ int tune_vec_valid(struct tune *t, const uint32_t *v, char *err, size_t errlen);
 
 /* One name table per shape (one empty table when there are no shapes). */
 int tune_envs(struct tune *t, char *msg, size_t n);
+
+/*
+ * Compiles the constraints (t->cons) and binds their names: a tunable's
+ * name to its index, any other to each shape's value of it (t->env, so
+ * after tune_envs).  Fails only on a constraint that does not compile.
+ */
+int tune_compile(struct tune *t, char *msg, size_t n);
+
+/* Frees t->cons. */
+void tune_cons_free(struct tune *t);
 
 /*
  * Lists the space's valid vectors when it is small enough, else probes it;

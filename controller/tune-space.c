@@ -129,20 +129,39 @@ size_t tune_vec_dist(const uint32_t *a, const uint32_t *b, size_t k)
  * that does not evaluate makes v invalid; the first such message is kept in
  * err when err is given and still empty.
  */
+/*
+ * Evaluates constraint c at shape e for v, whose tunables outside set
+ * (when set is given) have no value yet.  Returns expr_prog_eval's code.
+ */
+static int cons_eval(struct tune *t, size_t c, size_t e, const uint32_t *v, const uint64_t *set,
+		     int64_t *val, char *why, size_t n)
+{
+	struct tune_cons *tc = &t->cons[c];
+	size_t nn = expr_prog_names(tc->prog);
+	int64_t *vals = tc->vals + e * nn;
+	unsigned char *known = tc->known + e * nn;
+
+	for (size_t i = 0; i < nn; i++) {
+		int j = tc->tun[i];
+
+		if (j < 0)
+			continue;
+		known[i] = !set || (j < 64 && (*set >> j & 1));
+		if (known[i])
+			vals[i] = t->s->tunables[j].values[v[j]];
+	}
+	return expr_prog_eval(tc->prog, vals, known, val, why, n);
+}
+
 int tune_vec_valid(struct tune *t, const uint32_t *v, char *err, size_t errlen)
 {
 	const struct spec *s = t->s;
 	char why[256];
 	int64_t val;
 
-	if (!s->nconstraints)
-		return 1;
 	for (size_t e = 0; e < t->nenv; e++) {
-		for (size_t j = 0; j < t->k; j++)
-			expr_vars_set(&t->env[e], s->tunables[j].name, s->tunables[j].values[v[j]]);
 		for (size_t c = 0; c < s->nconstraints; c++) {
-			if (expr_eval(s->constraints[c], expr_vars_lookup, &t->env[e], &val, why,
-				      sizeof(why))) {
+			if (cons_eval(t, c, e, v, NULL, &val, why, sizeof(why))) {
 				if (err && !err[0])
 					snprintf(err, errlen, "'%s': %s", s->constraints[c], why);
 				return 0;
@@ -152,6 +171,48 @@ int tune_vec_valid(struct tune *t, const uint32_t *v, char *err, size_t errlen)
 		}
 	}
 	return 1;
+}
+
+int tune_compile(struct tune *t, char *msg, size_t n)
+{
+	const struct spec *s = t->s;
+	char why[256];
+
+	t->cons = xcalloc(s->nconstraints + 1, sizeof(*t->cons));
+	for (size_t c = 0; c < s->nconstraints; c++) {
+		struct tune_cons *tc = &t->cons[c];
+		size_t nn;
+
+		if (expr_compile(s->constraints[c], &tc->prog, why, sizeof(why)))
+			return kerr_set(msg, n, KERR_INVALID, "tunables.constraints[%zu] '%s': %s",
+					c, s->constraints[c], why);
+		nn = expr_prog_names(tc->prog);
+		tc->tun = xcalloc(nn + 1, sizeof(*tc->tun));
+		tc->vals = xcalloc(t->nenv * nn + 1, sizeof(*tc->vals));
+		tc->known = xcalloc(t->nenv * nn + 1, sizeof(*tc->known));
+		for (size_t i = 0; i < nn; i++) {
+			const char *name = expr_prog_name(tc->prog, i);
+
+			/* a tunable's value hides a shape's of the same name */
+			tc->tun[i] = spec_tunable_index(s, name, strlen(name));
+			for (size_t e = 0; tc->tun[i] < 0 && e < t->nenv; e++)
+				tc->known[e * nn + i] =
+					!expr_vars_get(&t->env[e], name, &tc->vals[e * nn + i]);
+		}
+	}
+	return 0;
+}
+
+void tune_cons_free(struct tune *t)
+{
+	for (size_t c = 0; t->cons && c < t->s->nconstraints; c++) {
+		expr_prog_free(t->cons[c].prog);
+		free(t->cons[c].tun);
+		free(t->cons[c].vals);
+		free(t->cons[c].known);
+	}
+	free(t->cons);
+	t->cons = NULL;
 }
 
 /* One name table per shape (one empty table when there are no shapes). */
@@ -306,22 +367,17 @@ void tune_masks(struct tune *t)
 		t->cmask[c] = names_in(t, t->s->constraints[c]);
 }
 
-/* Whether tunable j at value index x keeps the constraints that set completes. */
-static int value_keeps(struct tune *t, size_t j, uint32_t x, uint64_t set)
+/* Whether v's tunable j (just set) keeps the constraints that set completes. */
+static int value_keeps(struct tune *t, const uint32_t *v, size_t j, uint64_t set)
 {
-	const struct spec *s = t->s;
 	uint64_t bit = (uint64_t)1 << j;
 	int64_t val;
 
-	for (size_t e = 0; e < t->nenv; e++)
-		expr_vars_set(&t->env[e], s->tunables[j].name, s->tunables[j].values[x]);
-	for (size_t c = 0; c < s->nconstraints; c++) {
+	for (size_t c = 0; c < t->s->nconstraints; c++) {
 		if (!(t->cmask[c] & bit) || (t->cmask[c] & ~set))
 			continue;
 		for (size_t e = 0; e < t->nenv; e++)
-			if (expr_eval(s->constraints[c], expr_vars_lookup, &t->env[e], &val, NULL,
-				      0) ||
-			    !val)
+			if (cons_eval(t, c, e, v, &set, &val, NULL, 0) || !val)
 				return 0;
 	}
 	return 1;
@@ -347,7 +403,7 @@ int tune_build(struct tune *t, uint64_t *rng, uint32_t *v)
 		/* from a random value on, each in turn: every value has its chance */
 		for (size_t step = 0; step < scan && !kept; step++) {
 			v[j] = (uint32_t)((first + step) % nv);
-			kept = value_keeps(t, j, v[j], set);
+			kept = value_keeps(t, v, j, set);
 		}
 		if (!kept)
 			return 0;

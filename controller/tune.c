@@ -479,6 +479,7 @@ static void tune_free(struct tune *t)
 		free(t->prod[i].idx);
 	free(t->prod);
 	free(t->cmask);
+	tune_cons_free(t);
 	vset_release(&t->listed);
 	free(t);
 }
@@ -502,6 +503,8 @@ int tune_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
 	t->s = s;
 	t->k = s->ntunables;
 	rc = tune_envs(t, msg, n);
+	if (!rc)
+		rc = tune_compile(t, msg, n);
 	if (!rc)
 		rc = tune_space(t, msg, n);
 	if (rc) {

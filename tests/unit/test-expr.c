@@ -534,6 +534,196 @@ TEST(vars_growth)
 	CHECK(vars.nr == 0 && vars.slot == NULL && vars.nslot == 0);
 }
 
+/* ---- compiled programs: the same answers as expr_eval ---- */
+
+/*
+ * Compiles text and, when that succeeds, evaluates the program with the
+ * values vars holds (a name it lacks unknown) and checks that the code,
+ * the value and the message are expr_eval's.  When compiling fails,
+ * expr_check must fail too and expr_eval must not succeed.  Returns 1
+ * when it compiled.
+ */
+static int same_as_eval(const char *text, const struct expr_vars *vars)
+{
+	struct expr_prog *p = NULL;
+	char want_msg[256] = "", got_msg[256] = "", cmsg[256] = "";
+	int64_t want = -777, got = -777, vals[64];
+	unsigned char known[64];
+	int want_err, got_err, cerr = expr_compile(text, &p, cmsg, sizeof(cmsg));
+
+	want_err =
+		expr_eval(text, expr_vars_lookup, (void *)vars, &want, want_msg, sizeof(want_msg));
+	if (cerr) {
+		CHECK(p == NULL && cmsg[0]);
+		CHECK(expr_check(text, NULL, 0) == KERR_PARSE);
+		CHECK(want_err != 0);
+		return 0;
+	}
+	CHECK(expr_prog_names(p) <= 64);
+	for (size_t i = 0; i < expr_prog_names(p) && i < 64; i++)
+		known[i] = !expr_vars_get(vars, expr_prog_name(p, i), &vals[i]);
+	CHECK(expr_prog_name(p, expr_prog_names(p)) == NULL);
+	got_err = expr_prog_eval(p, vals, known, &got, got_msg, sizeof(got_msg));
+	if (got_err != want_err || got != want || strcmp(got_msg, want_msg)) {
+		fprintf(stderr, "'%s': compiled %d %lld '%s', expr_eval %d %lld '%s'\n", text,
+			got_err, (long long)got, got_msg, want_err, (long long)want, want_msg);
+		test_failed_checks++;
+	}
+	expr_prog_free(p);
+	return 1;
+}
+
+TEST(compiled_tables)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(eval_cases); i++) {
+		struct expr_vars vars = EXPR_VARS_INIT;
+
+		load_vars(&vars, eval_cases[i].vars, ARRAY_SIZE(eval_cases[i].vars));
+		CHECK(same_as_eval(eval_cases[i].text, &vars));
+		expr_vars_release(&vars);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(error_cases); i++) {
+		struct expr_vars vars = EXPR_VARS_INIT;
+
+		load_vars(&vars, error_cases[i].vars, ARRAY_SIZE(error_cases[i].vars));
+		same_as_eval(error_cases[i].text, &vars);
+		expr_vars_release(&vars);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(check_cases); i++)
+		CHECK(same_as_eval(check_cases[i].text, &(struct expr_vars)EXPR_VARS_INIT) ==
+		      !check_cases[i].msg);
+}
+
+struct gen {
+	uint64_t rng;
+	char buf[4096];
+	size_t len;
+};
+
+static size_t gen_below(struct gen *g, size_t n)
+{
+	g->rng = g->rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (size_t)(g->rng >> 33) % n;
+}
+
+static void gen_put(struct gen *g, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (g->len + n < sizeof(g->buf) - 1) {
+		memcpy(g->buf + g->len, s, n);
+		g->len += n;
+		g->buf[g->len] = '\0';
+	}
+}
+
+/* A random expression, mostly well formed, over the names of compiled_random. */
+static void gen_expr(struct gen *g, int depth)
+{
+	static const char *const leaves[] = { "0",   "1",   "2",    "3",
+					      "7",   "64",  "0x10", "9223372036854775807",
+					      "A",   "B",   "C",    "Z",
+					      "MIN", "MAX", "U" };
+	static const char *const ops[] = { "+", "-",  "*", "/",  "%",  "==", "!=",
+					   "<", "<=", ">", ">=", "&&", "||" };
+	static const char *const unary[] = { "-", "+", "!" };
+	static const struct {
+		const char *name;
+		int args;
+	} calls[] = { { "ceil_div", 2 }, { "round_up", 2 }, { "min", 3 },  { "max", 2 },
+		      { "abs", 1 },      { "pow", 2 },      { "log2", 1 }, { "is_pow2", 1 } };
+	size_t pick = depth > 5 ? 0 : gen_below(g, 6);
+
+	switch (pick) {
+	case 0: gen_put(g, leaves[gen_below(g, ARRAY_SIZE(leaves))]); break;
+	case 1:
+		gen_expr(g, depth + 1);
+		gen_put(g, " ");
+		gen_put(g, ops[gen_below(g, ARRAY_SIZE(ops))]);
+		gen_put(g, " ");
+		gen_expr(g, depth + 1);
+		break;
+	case 2:
+		gen_put(g, unary[gen_below(g, ARRAY_SIZE(unary))]);
+		gen_expr(g, depth + 1);
+		break;
+	case 3:
+		gen_put(g, "(");
+		gen_expr(g, depth + 1);
+		gen_put(g, gen_below(g, 50) ? ")" : "");
+		break;
+	case 4:
+		gen_expr(g, depth + 1);
+		gen_put(g, " ? ");
+		gen_expr(g, depth + 1);
+		gen_put(g, " : ");
+		gen_expr(g, depth + 1);
+		break;
+	default: {
+		size_t c = gen_below(g, ARRAY_SIZE(calls));
+		int args = calls[c].args + (gen_below(g, 40) ? 0 : 1);
+
+		gen_put(g, calls[c].name);
+		gen_put(g, "(");
+		for (int a = 0; a < args; a++) {
+			gen_put(g, a ? ", " : "");
+			gen_expr(g, depth + 1);
+		}
+		gen_put(g, ")");
+	}
+	}
+}
+
+/*
+ * Random expressions over every operator and function, with values at the
+ * edges of int64 and one name (U) without a value: the compiled program
+ * gives expr_eval's value, or its error and message, for each.
+ */
+TEST(compiled_random)
+{
+	struct expr_vars vars = EXPR_VARS_INIT;
+	struct gen g = { .rng = 1 };
+	int compiled = 0, failed_eval = 0;
+
+	expr_vars_set(&vars, "A", 3);
+	expr_vars_set(&vars, "B", -5);
+	expr_vars_set(&vars, "C", 64);
+	expr_vars_set(&vars, "Z", 0);
+	expr_vars_set(&vars, "MIN", INT64_MIN);
+	expr_vars_set(&vars, "MAX", INT64_MAX);
+	for (int i = 0; i < 20000; i++) {
+		int64_t v;
+
+		g.len = 0;
+		g.buf[0] = '\0';
+		gen_expr(&g, 0);
+		compiled += same_as_eval(g.buf, &vars);
+		failed_eval += expr_eval(g.buf, expr_vars_lookup, &vars, &v, NULL, 0) != 0;
+	}
+	/* both outcomes were tried many times */
+	CHECK(compiled > 15000);
+	CHECK(failed_eval > 2000 && failed_eval < 18000);
+	expr_vars_release(&vars);
+}
+
+/* A chain of 2,000 operators is a loop, not 2,000 nested calls; a NULL known means all known. */
+TEST(compiled_long_chain)
+{
+	char text[4097];
+	struct expr_prog *p = NULL;
+	int64_t one = 1, v = 0;
+	size_t len = 0;
+
+	while (len + 4 < sizeof(text) - 1)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%sX", len ? "+" : "");
+	CHECK(expr_compile(text, &p, NULL, 0) == 0);
+	CHECK(p && expr_prog_names(p) == 1);
+	CHECK(p && expr_prog_eval(p, &one, NULL, &v, NULL, 0) == 0 && v == (int64_t)(len + 1) / 2);
+	expr_prog_free(p);
+	expr_prog_free(NULL);
+	CHECK(expr_compile("1 +", &p, NULL, 0) == KERR_PARSE && p == NULL);
+}
+
 int main(void)
 {
 	RUN(eval_table);
@@ -545,5 +735,8 @@ int main(void)
 	RUN(vars_set_get_replace);
 	RUN(vars_lookup_lengths);
 	RUN(vars_growth);
+	RUN(compiled_tables);
+	RUN(compiled_random);
+	RUN(compiled_long_chain);
 	return test_summary();
 }
