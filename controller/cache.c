@@ -121,10 +121,30 @@ static int exec_sql(struct cache *c, const char *sql, char *msg, size_t n)
 	return sqlite3_exec(c->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : fail(c, msg, n, sql);
 }
 
+/* Sets *version to the file's user_version; a newer kctl's file is refused. */
+static int read_version(struct cache *c, int64_t *version, char *msg, size_t n)
+{
+	sqlite3_stmt *st = NULL;
+
+	*version = -1;
+	if (sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		*version = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (*version < 0)
+		return fail(c, msg, n, "reading its version");
+	if (*version > CACHE_VERSION)
+		return kerr_set(
+			msg, n, KERR_INVALID,
+			"result cache '%s' is version %lld, from a newer kctl (this one "
+			"knows %d): use that kctl, another KCTL_CACHE_DIR, or remove the file",
+			c->path, (long long)*version, CACHE_VERSION);
+	return 0;
+}
+
 /* WAL, the busy timeout, the schema, the version check. */
 static int configure(struct cache *c, char *msg, size_t n)
 {
-	sqlite3_stmt *st = NULL;
 	int64_t version = -1;
 	int rc;
 
@@ -134,18 +154,8 @@ static int configure(struct cache *c, char *msg, size_t n)
 	    (rc = exec_sql(c, "PRAGMA synchronous = NORMAL", msg, n)) ||
 	    (rc = exec_sql(c, "BEGIN IMMEDIATE", msg, n)))
 		return rc;
-	if (sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (version < 0)
-		rc = fail(c, msg, n, "reading its version");
-	else if (version > CACHE_VERSION)
-		rc = kerr_set(msg, n, KERR_INVALID,
-			      "result cache '%s' is version %lld, from a newer kctl (this one "
-			      "knows %d): use another KCTL_CACHE_DIR or 'kctl cache clear'",
-			      c->path, (long long)version, CACHE_VERSION);
-	else if (version < CACHE_VERSION)
+	rc = read_version(c, &version, msg, n);
+	if (!rc && version < CACHE_VERSION)
 		rc = exec_sql(c, schema, msg, n);
 	if (!rc && version < CACHE_VERSION)
 		rc = exec_sql(c, "PRAGMA user_version = 1", msg, n);
@@ -177,6 +187,38 @@ int cache_open(const char *path, struct cache **out, char *msg, size_t n)
 	if (!rc)
 		rc = configure(c, msg, n);
 	free(dir);
+	if (rc) {
+		cache_close(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int cache_open_ro(const char *path, struct cache **out, char *msg, size_t n)
+{
+	struct cache *c = NULL;
+	struct stat sb;
+	int64_t version = -1;
+	int rc = 0;
+
+	*out = NULL;
+	if (stat(path, &sb))
+		return kerr_set(msg, n, errno == ENOENT ? KERR_NOTFOUND : KERR_IO,
+				"result cache '%s': %s", path, strerror(errno));
+	c = xcalloc(1, sizeof(*c));
+	c->path = xstrdup(path);
+	if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		rc = c->db ? fail(c, msg, n, "opening")
+			   : kerr_set(msg, n, KERR_IO, "result cache '%s': cannot open", path);
+	if (!rc && sqlite3_busy_timeout(c->db, CACHE_BUSY_MS) != SQLITE_OK)
+		rc = fail(c, msg, n, "busy timeout");
+	if (!rc)
+		rc = read_version(c, &version, msg, n);
+	if (!rc && version < CACHE_VERSION)
+		rc = kerr_set(msg, n, KERR_INVALID,
+			      "result cache '%s' is not one: its version is %lld, not %d", path,
+			      (long long)version, CACHE_VERSION);
 	if (rc) {
 		cache_close(c);
 		return rc;

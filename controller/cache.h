@@ -45,6 +45,13 @@ char *cache_default_path(void);
  * that is not a cache, is refused (KERR_INVALID).
  */
 int cache_open(const char *path, struct cache **out, char *msg, size_t n);
+/*
+ * Opens the cache at path to read only (cache_stats): it creates nothing,
+ * changes nothing and takes no write lock, so it answers while a session
+ * writes.  KERR_NOTFOUND when there is no file; a file that is not a cache
+ * of this version, or is from a newer kctl, is refused (KERR_INVALID).
+ */
+int cache_open_ro(const char *path, struct cache **out, char *msg, size_t n);
 /* Closes c; NULL does nothing. */
 void cache_close(struct cache *c);
 /* The file c was opened from (borrowed). */

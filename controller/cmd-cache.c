@@ -7,15 +7,18 @@
  */
 #include "cmds.h"
 #include "cache.h"
+#include "err.h"
 #include "log.h"
 #include "session.h"
 #include "xalloc.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static const char usage[] = "usage: kctl cache stats|prune|clear [--older-than DAYS] "
@@ -102,6 +105,26 @@ static int print_stats(struct cache *c, int as_json)
 	return KCTL_EXIT_OK;
 }
 
+/* What stats, prune and clear say where there is no cache file yet. */
+static int print_none(const char *path, const char *what, int as_json)
+{
+	json_t *st = json_pack("{s:s, s:i, s:i, s:n, s:n}", "file", path, "entries", 0, "bytes", 0,
+			       "oldest", "newest");
+	char *text = json_dumps(st, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+	if (strcmp(what, "stats"))
+		printf(as_json ? "{\"removed\": 0}\n" : "removed 0 entries: no cache at %s\n",
+		       path);
+	else if (as_json)
+		printf("%s\n", text);
+	else
+		printf("file     %s (none yet)\nentries  0\nbytes    0\noldest   -\nnewest   -\n",
+		       path);
+	free(text);
+	json_decref(st);
+	return KCTL_EXIT_OK;
+}
+
 static int remove_entries(struct cache *c, double days, int as_json)
 {
 	char msg[1024];
@@ -124,6 +147,7 @@ int cmd_cache(int argc, char **argv)
 	struct cache *c = NULL;
 	const char *what;
 	char msg[1024], *path;
+	struct stat sb;
 	int rc;
 
 	if (parse(argc, argv, &o))
@@ -139,7 +163,18 @@ int cmd_cache(int argc, char **argv)
 		return KCTL_EXIT_USAGE;
 	}
 	path = cache_default_path();
-	rc = cache_open(path, &c, msg, sizeof(msg));
+	/* stats only reads; none of the three makes a cache that is not there */
+	if (!strcmp(what, "stats"))
+		rc = cache_open_ro(path, &c, msg, sizeof(msg));
+	else if (stat(path, &sb) && errno == ENOENT)
+		rc = KERR_NOTFOUND;
+	else
+		rc = cache_open(path, &c, msg, sizeof(msg));
+	if (rc == KERR_NOTFOUND) {
+		rc = print_none(path, what, o.json);
+		free(path);
+		return rc;
+	}
 	free(path);
 	if (rc) {
 		log_error("%s", msg);

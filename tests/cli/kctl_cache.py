@@ -18,7 +18,8 @@ candidate) and, while a file says so, reports another driver version in
   - entries older than cache.max_age_days are not used;
   - two sessions writing one cache at once both finish and leave entries
     that a third session takes;
-  - kctl cache stats|prune|clear, and its usage errors.
+  - kctl cache stats|prune|clear, and its usage errors; stats only reads: it
+    makes no cache and answers while a writer holds the lock.
 """
 import json
 import os
@@ -338,6 +339,49 @@ def commands(w):
           f"({res.returncode}: {res.stderr[-200:]!r})")
 
 
+def stats_only_reads(w):
+    """kctl cache stats reads: it makes no cache, and answers while a session writes."""
+    fresh = os.path.join(w.tmp, "no-cache-yet")
+    env = dict(w.env, KCTL_CACHE_DIR=fresh)
+    res = w.run(["cache", "stats"], env=env)
+    check(res.returncode == 0 and "entries  0" in res.stdout and "(none yet)" in res.stdout
+          and not os.path.exists(fresh),
+          f"stats where there is no cache: 0 entries, and it makes none ({res.returncode}: "
+          f"{res.stdout!r} {res.stderr[-200:]!r}; made: {os.path.exists(fresh)})")
+    res = w.run(["cache", "stats", "-o", "json"], env=env)
+    stats = json.loads(res.stdout or "{}")
+    check(res.returncode == 0 and stats.get("entries") == 0 and stats.get("file") ==
+          os.path.join(fresh, "cache.db") and not os.path.exists(fresh),
+          f"stats -o json where there is no cache ({stats})")
+    for words in (["clear"], ["prune", "-o", "json"]):
+        res = w.run(["cache"] + words, env=env)
+        check(res.returncode == 0 and ("removed 0" in res.stdout or '"removed": 0' in res.stdout)
+              and not os.path.exists(fresh),
+              f"cache {' '.join(words)} where there is no cache removes nothing and makes "
+              f"none ({res.stdout!r} {res.stderr[-200:]!r})")
+    # A writer in the middle of a transaction, as a session storing its results is:
+    # stats reads what is committed at once (it took the write lock, and waited
+    # CACHE_BUSY_MS = 30 s for it, before).
+    n = w.entries()
+    writer = sqlite3.connect(w.db(), isolation_level=None, timeout=1)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("DELETE FROM entries")
+        start = time.monotonic()
+        try:
+            res = w.run(["cache", "stats", "-o", "json"], timeout=20)
+        except subprocess.TimeoutExpired:
+            res = None
+        took = time.monotonic() - start
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    stats = json.loads(res.stdout or "{}") if res else {}
+    check(res is not None and res.returncode == 0 and stats.get("entries") == n and n > 0,
+          f"stats while a writer holds its lock: the committed {n} entries at once "
+          f"({took:.1f} s, {stats}, {res and res.stderr[-200:]!r})")
+
+
 def completion(w):
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "controller",
                           "kctl-completion.bash")
@@ -360,7 +404,7 @@ def main():
     try:
         st1 = second_session_evaluates_nothing(w)
         checks.run([lambda w: misses(w), lambda w: damaged_entry(w, w.first, st1), expiry, concurrent,
-                    commands, completion], w)
+                    stats_only_reads, commands, completion], w)
     finally:
         shutil.rmtree(w.tmp, ignore_errors=True)
     return checks.summary()
