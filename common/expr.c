@@ -547,7 +547,7 @@ int expr_compile(const char *text, struct expr_prog **out, char *msg, size_t n)
 	int err;
 
 	*out = NULL;
-	g->text = xstrndup(text, EXPR_MAX_LEN + 1);
+	g->text = xstrndup(text, strnlen(text, EXPR_MAX_LEN + 1));
 	err = expr_run(g->text, NULL, NULL, 0, NULL, msg, n, g);
 	if (err) {
 		expr_prog_free(g);
