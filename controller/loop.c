@@ -217,16 +217,18 @@ static int next_step(struct session *s, int *round, int *state, char **mode, int
 
 /*
  * The session's search is over: done with the winner's verdict as its
- * reason, or failed when no variant passed its checks.
+ * reason, or failed when no variant passed its checks.  ended, when not
+ * NULL, is why the proposer stopped before the budget did; the reason
+ * starts with it.
  */
-static int session_end(struct session *s, int exhausted, char *msg, size_t n)
+static int session_end(struct session *s, const char *ended, char *msg, size_t n)
 {
 	json_t *w = session_winner(s->st, s->id);
 	struct sbuf why = SBUF_INIT;
 	int rc = KCTL_EXIT_OK;
 
-	if (exhausted)
-		sbuf_adds(&why, "search space exhausted; ");
+	if (ended)
+		sbuf_addf(&why, "search ended: %s; ", ended);
 	if (w) {
 		char noise[64];
 
@@ -291,7 +293,8 @@ static int stopped(struct session *s, int rc, char *msg, size_t n)
 
 static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 {
-	int rounds_done = 0, rc = 0, exhausted = 0;
+	int rounds_done = 0, rc = 0;
+	char ended[512] = ""; /* why the proposer had nothing more, when it had not */
 	double t_round = 0;
 
 	(void)arg;
@@ -331,14 +334,13 @@ static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 		}
 		free(mode);
 		if (rc == 1) {
-			fprintf(stderr, "the proposer has no new variants: the search space is "
-					"exhausted\n");
+			snprintf(ended, sizeof(ended), "no new variant: %s", msg);
+			fprintf(stderr, "round %d: %s; the search ends\n", round, ended);
 			if (wants_confirmation(s)) {
-				rc = confirm_propose(s, round, "search space exhausted", msg, n);
+				rc = confirm_propose(s, round, ended, msg, n);
 				if (rc)
 					break;
 			} else {
-				exhausted = 1;
 				rc = 0;
 				break;
 			}
@@ -363,7 +365,7 @@ static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 		tracker_end(s, exit == 130 ? "paused" : "failed", msg);
 		return exit;
 	}
-	return session_end(s, exhausted, msg, n);
+	return session_end(s, ended[0] ? ended : NULL, msg, n);
 }
 
 /* kctl confirm: a confirmation now, then the session as it was. */
@@ -419,7 +421,7 @@ static int session_confirm_locked(struct session *s, void *arg, char *msg, size_
 		strlcpy(msg, why, n);
 		exit = round_interrupted() ? 130 : KCTL_EXIT_FAIL;
 	} else if (!strcmp(state, "done")) {
-		exit = session_end(s, 0, msg, n);
+		exit = session_end(s, NULL, msg, n);
 	} else {
 		set_state(s, state, reason, msg, n);
 		learnings_write(s, msg, n);

@@ -78,8 +78,9 @@ struct proposer {
 	const char *name;
 	/*
 	 * Fills *out with a malloc'd array of *n proposals (n <= ctx->want;
-	 * 0 means the proposer has nothing new to offer).  Returns 0 or a
-	 * KERR_* code with msg.
+	 * 0 means the proposer has nothing new to offer, and msg may then say
+	 * why, e.g. "every valid point of the space (12) was tried").
+	 * Returns 0 or a KERR_* code with msg.
 	 */
 	int (*propose)(struct proposer *p, const struct propose_ctx *ctx, struct proposal **out,
 		       size_t *n, char *msg, size_t mlen);

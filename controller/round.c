@@ -260,6 +260,8 @@ static int propose_gather(struct session *s, int round, enum nav_mode mode, stru
 		ctx.learnings = learnings;
 		free(path);
 	}
+	if (n)
+		*msg = '\0'; /* the proposer's reason when it offers nothing */
 	rc = ctx.want ? s->prop->propose(s->prop, &ctx, &o->props, &o->nprops, msg, n) : 0;
 	if (json_object_size(ctx.plan))
 		o->plan = json_incref(ctx.plan);
@@ -269,7 +271,11 @@ static int propose_gather(struct session *s, int round, enum nav_mode mode, stru
 	return rc;
 }
 
-/* Records what was offered; 1 when nothing new was (nothing recorded). */
+/*
+ * Records what was offered; 1 when nothing new was (nothing recorded), with
+ * msg saying why: the proposer's reason, or that what it offered was all
+ * had or refused.
+ */
 static int propose_admit(struct session *s, int round, struct offer *o, char *msg, size_t n)
 {
 	json_t *seen = json_object();
@@ -280,8 +286,17 @@ static int propose_admit(struct session *s, int round, struct offer *o, char *ms
 		rc = admit(s, round, &k, &o->props[i], o->all, o->nall, seen, msg, n) < 0 ? -1 : 0;
 	if (rc < 0 && !*msg)
 		kerr_set(msg, n, KERR_INVALID, "recording the proposals of round %d failed", round);
-	if (rc == 0 && k == 0)
+	if (rc == 0 && k == 0) {
 		rc = 1;
+		if (o->nprops)
+			snprintf(
+				msg, n,
+				"each of the %zu variants proposed was one the session has, or was "
+				"refused",
+				o->nprops);
+		else if (!*msg)
+			snprintf(msg, n, "the proposer offered no new variant");
+	}
 	if (rc == 0 && o->plan)
 		rc = store_round_set_plan(s->st, s->id, round, o->plan, msg, n);
 	json_decref(seen);

@@ -15,7 +15,10 @@
 struct session;
 struct spec;
 
-/* Chooses and records the variants of round r (state PROPOSED). */
+/*
+ * Chooses and records the variants of round r (state PROPOSED).  Returns 1
+ * when nothing new was admitted (nothing recorded), with msg saying why.
+ */
 int round_propose(struct session *s, int round, const char *mode, char *msg, size_t n);
 
 /*
@@ -60,7 +63,7 @@ json_t *confirm_measurement(const struct spec *sp, int pass, int round);
  * Creates round r as a pass of a confirmation: the next pass when round
  * r - 1 decided "confirm", else pass 1 with the incumbent and the fastest
  * other candidates.  why (may be NULL) is why the search stopped when no
- * round says it (the search space exhausted).  Committed (PROPOSED).
+ * round says it (the proposer had no new variant).  Committed (PROPOSED).
  */
 int confirm_propose(struct session *s, int round, const char *why, char *msg, size_t n);
 /* Ranks a confirmation round: the winner, its verdict, another pass or what

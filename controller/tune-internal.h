@@ -57,7 +57,8 @@ struct tune {
 	int enumerated;  /* the space was small enough to list */
 	uint32_t *space; /* then: its valid vectors, in enumeration order */
 	size_t nspace;
-	uint32_t *defaults; /* the template's own vector, or NULL */
+	size_t probed, probed_ok; /* else: random points checked at open, and the valid ones */
+	uint32_t *defaults;       /* the template's own vector, or NULL */
 	enum tune_strategy strategy;
 	struct vset listed; /* a restricted space (tune_restrict): its points; else empty */
 	uint32_t *starts;   /* the tunables.starts inside the space, as vectors */

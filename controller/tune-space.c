@@ -298,6 +298,10 @@ int tune_space(struct tune *t, char *msg, size_t n)
 	}
 	t->enumerated = total <= TUNE_ENUM_MAX;
 	ok = t->enumerated ? space_list(t, err, sizeof(err)) : space_probe(t, err, sizeof(err));
+	if (!t->enumerated) {
+		t->probed = TUNE_PROBES;
+		t->probed_ok = ok;
+	}
 	if (!ok && err[0])
 		return kerr_set(msg, n, KERR_INVALID,
 				"tunables: every combination fails constraint %s", err);

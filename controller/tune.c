@@ -428,6 +428,29 @@ static int propose_evolve(struct run *r)
 	return rc;
 }
 
+/*
+ * Why a round has nothing to offer: known for a space that was listed, a
+ * likelihood for one too large to list, where the draws, builds and walks
+ * met no untried valid point but more may exist.
+ */
+static void nothing_why(const struct run *r, char *msg, size_t n)
+{
+	const struct tune *t = r->t;
+
+	if (t->enumerated && !r->nfresh)
+		snprintf(msg, n, "every valid point of the space (%zu) was tried", t->nspace);
+	else if (t->enumerated)
+		snprintf(msg, n, "the tuner offered none of the space's %zu untried valid points",
+			 r->nfresh);
+	else
+		snprintf(msg, n,
+			 "the tuner met no untried valid point (random draws, points built one "
+			 "tunable at a time, walks from the session's points), though the space, "
+			 "too large to list (%zu of %zu random points valid at open), may hold "
+			 "more",
+			 t->probed_ok, t->probed);
+}
+
 static int tune_propose(struct proposer *p, const struct propose_ctx *ctx, struct proposal **out,
 			size_t *n, char *msg, size_t mlen)
 {
@@ -457,6 +480,8 @@ static int tune_propose(struct proposer *p, const struct propose_ctx *ctx, struc
 		rc = 0;
 		*out = r.out;
 		*n = r.n;
+		if (!r.n && msg && mlen)
+			nothing_why(&r, msg, mlen);
 	}
 	run_release(&r);
 	return rc;

@@ -338,6 +338,25 @@ def rounds_cap(kctl, evalpod, data):
               f"(got {[(r[1], r[4]) for r in table]})")
 
 
+def search_ends_with_its_reason(kctl, evalpod, data):
+    """A budget larger than the space: the session ends when all 12 points are measured,
+    and says so (it said "search space exhausted" whatever the proposer knew)."""
+    with Scenario(kctl, evalpod, data, "ends") as sc:
+        spec = sc.derive("all.yaml", [("max_rounds: 3", "max_rounds: 10"),
+                                      ("max_evaluations: 10", "max_evaluations: 40"),
+                                      ("confirm_passes: 2", "confirm_passes: 0")])
+        res = sc.run(["start", spec, "--no-cache", "--no-progress"])
+        sid = first_line(res.stdout)
+        st = sc.status(sid) or {}
+        why = "no new variant: every valid point of the space (12) was tried"
+        check(res.returncode == 0 and f"{why}; the search ends" in res.stderr,
+              f"the round with nothing new says why the search ends ({tail(res, 400)})")
+        check(st.get("state") == "done" and st.get("evaluations") == 12
+              and str(st.get("reason", "")).startswith(f"search ended: {why}; winner "),
+              f"the session's reason starts with it ({st.get('evaluations')}: "
+              f"{st.get('reason')!r})")
+
+
 # --- 7 ------------------------------------------------------------------------
 
 
@@ -879,7 +898,8 @@ def main():
         return 2
     kctl, evalpod, data = (os.path.abspath(a) for a in sys.argv[1:])
     for scenario in (usage, malformed_spec, unbalanced_template, no_evaluator,
-                     compile_failures, spec_errors, rounds_cap, full_session, step, cancel,
+                     compile_failures, spec_errors, rounds_cap, search_ends_with_its_reason,
+                     full_session, step, cancel,
                      noise_never_a_success, confirm_and_export, tiny_limit_resumed_with_set,
                      busy_machine_keeps_history, evalpod_failure_says_why,
                      deadlines_follow_the_reference):

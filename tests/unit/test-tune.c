@@ -219,6 +219,7 @@ struct sim {
 	int round;
 	double (*score)(json_t *params); /* the made-up speedup; NULL: score() */
 	int last;                        /* the rounds asked for are the session's last */
+	char why[512];                   /* the last propose's message */
 };
 
 static void sim_init(struct sim *sm, const struct fix *f, uint64_t seed)
@@ -330,6 +331,7 @@ static int sim_propose(struct sim *sm, struct proposer *p, enum nav_mode mode, s
 	rc = p->propose(p, &ctx, out, n, msg, sizeof(msg));
 	if (rc)
 		fprintf(stderr, "propose: %s\n", msg);
+	snprintf(sm->why, sizeof(sm->why), "%s", msg);
 	return rc;
 }
 
@@ -832,6 +834,73 @@ static int eight_valid(json_t *params)
 
 	return a + b + param(params, "C") + param(params, "D") <= 6 &&
 	       e + f + param(params, "G") + param(params, "H") <= 6 && a * e <= 2 && b * f <= 2;
+}
+
+/*
+ * A round with nothing to offer says why: every point tried, where the
+ * space was listed; where it is too large to list, that no untried valid
+ * point was met and that more may exist.  Here 9 points of 16^8 are valid
+ * (all ones, or one 2), reached only by walks from the template's.
+ */
+TEST(nothing_left_says_why)
+{
+	const char *small[] = { "TM * WX * VN <= 32" };
+	const char *sum[] = { "A + B + C + D + E + F + G + H <= 9" };
+	struct fix f;
+	struct proposer p;
+	struct sim sm;
+	char msg[256] = "";
+	size_t total = 0, n = 0;
+	int all_valid = 1;
+
+	fix_init(&f, tmpl, three, 3, small, 1, NULL, RENDER_OPTIONS);
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, &f, 3);
+	for (int r = 0; r < 40; r++) {
+		struct proposal *props = NULL;
+
+		CHECK(sim_propose(&sm, &p, NAV_EXPLORE, 8, 1000, &props, &n) == 0);
+		sim_take(&sm, props, n);
+		proposals_free(props, n);
+		if (!n)
+			break;
+		CHECK(!sm.why[0]);
+	}
+	CHECK(n == 0);
+	CHECK_STR(sm.why, "every valid point of the space (41) was tried");
+	sim_release(&sm);
+	proposer_close(&p);
+	fix_release(&f);
+
+	fix_init(&f, eight_tmpl, eight, 8, sum, 1, NULL, RENDER_DEFINE);
+	CHECK(tune_open(&p, &f.s, msg, sizeof(msg)) == 0);
+	sim_init(&sm, &f, 5);
+	sim_add(&sm, eight_tmpl, "", NULL, "ok", NULL);
+	for (int r = 0; r < 40; r++) {
+		struct proposal *props = NULL;
+
+		CHECK(sim_propose(&sm, &p, r % 2 ? NAV_EXPLORE : NAV_EXPLOIT, 8, 1000, &props,
+				  &n) == 0);
+		for (size_t i = 0; i < n; i++)
+			all_valid &=
+				param(props[i].params, "A") + param(props[i].params, "B") +
+					param(props[i].params, "C") + param(props[i].params, "D") +
+					param(props[i].params, "E") + param(props[i].params, "F") +
+					param(props[i].params, "G") + param(props[i].params, "H") <=
+				9;
+		sim_take(&sm, props, n);
+		proposals_free(props, n);
+		total += n;
+		if (!n)
+			break;
+	}
+	CHECK(n == 0 && total <= 8 && all_valid);
+	CHECK_CONTAINS(sm.why, "the tuner met no untried valid point");
+	CHECK_CONTAINS(sm.why, "too large to list (0 of 1024 random points valid at open), may "
+			       "hold more");
+	sim_release(&sm);
+	proposer_close(&p);
+	fix_release(&f);
 }
 
 TEST(tight_space_points_are_built)
@@ -1594,6 +1663,7 @@ int main(void)
 	RUN(constraint_errors_make_vectors_invalid);
 	RUN(open_errors);
 	RUN(exhaustive_covers_the_space_once);
+	RUN(nothing_left_says_why);
 	RUN(exhaustive_exploit_is_nearest_first);
 	RUN(evolve_template_values_first);
 	RUN(known_hash_is_skipped);
