@@ -170,8 +170,18 @@ int tune_value_index(const struct tunable *tu, int64_t value, uint32_t *out);
  */
 void tune_starts(struct tune *t);
 
-/* Notes which tunables each constraint names (t->cmask), for tune_build. */
+/*
+ * Notes which tunables each constraint names (t->cmask), for tune_build and
+ * tune_vec_valid_after; from the compiled constraints (after tune_compile).
+ */
 void tune_masks(struct tune *t);
+
+/*
+ * tune_vec_valid for v that was valid until its tunable j changed: only the
+ * constraints that name j can have changed, so only they are checked (all
+ * of them where t->k > 64).  A walk's step checks a few instead of all.
+ */
+int tune_vec_valid_after(struct tune *t, const uint32_t *v, size_t j);
 
 /*
  * A random vector of a large space built one tunable at a time, in random

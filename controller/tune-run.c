@@ -163,7 +163,7 @@ static void walk(struct run *r, uint32_t *v)
 			continue;
 		x = tune_rng_below(r->rng, nv - 1);
 		v[j] = (uint32_t)(x >= was ? x + 1 : x);
-		if (!tune_vec_valid(r->t, v, NULL, 0))
+		if (!tune_vec_valid_after(r->t, v, j))
 			v[j] = was;
 	}
 }

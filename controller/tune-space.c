@@ -340,35 +340,30 @@ void tune_starts(struct tune *t)
 
 /* --- vectors built one tunable at a time ------------------------------------ */
 
-/* The tunables that constraint text p names, as bits (a spec has at most 64). */
-static uint64_t names_in(const struct tune *t, const char *p)
-{
-	uint64_t mask = 0;
-
-	while (*p) {
-		size_t len = 0;
-		int j;
-
-		if (!isalnum((unsigned char)*p) && *p != '_') {
-			p++;
-			continue;
-		}
-		while (isalnum((unsigned char)p[len]) || p[len] == '_')
-			len++;
-		/* a number ("0x1F", "16") is no name */
-		j = isdigit((unsigned char)*p) ? -1 : spec_tunable_index(t->s, p, len);
-		if (j >= 0 && j < 64)
-			mask |= (uint64_t)1 << j;
-		p += len;
-	}
-	return mask;
-}
-
 void tune_masks(struct tune *t)
 {
 	t->cmask = xcalloc(t->s->nconstraints + 1, sizeof(*t->cmask));
-	for (size_t c = 0; c < t->s->nconstraints; c++)
-		t->cmask[c] = names_in(t, t->s->constraints[c]);
+	for (size_t c = 0; c < t->s->nconstraints; c++) {
+		const struct tune_cons *tc = &t->cons[c];
+
+		for (size_t i = 0; i < expr_prog_names(tc->prog); i++)
+			if (tc->tun[i] >= 0 && tc->tun[i] < 64)
+				t->cmask[c] |= (uint64_t)1 << tc->tun[i];
+	}
+}
+
+int tune_vec_valid_after(struct tune *t, const uint32_t *v, size_t j)
+{
+	int64_t val;
+
+	if (t->k > 64 || !t->cmask)
+		return tune_vec_valid(t, v, NULL, 0);
+	for (size_t e = 0; e < t->nenv; e++)
+		for (size_t c = 0; c < t->s->nconstraints; c++)
+			if ((t->cmask[c] >> j & 1) &&
+			    (cons_eval(t, c, e, v, NULL, &val, NULL, 0) || !val))
+				return 0;
+	return 1;
 }
 
 /* Whether v's tunable j (just set) keeps the constraints that set completes. */
