@@ -125,11 +125,6 @@ size_t tune_vec_dist(const uint32_t *a, const uint32_t *b, size_t k)
 }
 
 /*
- * Returns 1 when v satisfies every constraint at every shape.  A constraint
- * that does not evaluate makes v invalid; the first such message is kept in
- * err when err is given and still empty.
- */
-/*
  * Evaluates constraint c at shape e for v, whose tunables outside set
  * (when set is given) have no value yet.  Returns expr_prog_eval's code.
  */
@@ -153,6 +148,11 @@ static int cons_eval(struct tune *t, size_t c, size_t e, const uint32_t *v, cons
 	return expr_prog_eval(tc->prog, vals, known, val, why, n);
 }
 
+/*
+ * Returns 1 when v satisfies every constraint at every shape.  A constraint
+ * that does not evaluate makes v invalid; the first such message is kept in
+ * err when err is given and still empty.
+ */
 int tune_vec_valid(struct tune *t, const uint32_t *v, char *err, size_t errlen)
 {
 	const struct spec *s = t->s;
