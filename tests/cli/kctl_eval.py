@@ -285,10 +285,13 @@ def passing(kctl, evalpod, data, goldens):
         check(not [l for l in res.stdout.splitlines() if l.startswith("::")],
               "no annotation for a passing kernel")
         # a kernel that sets a tunable above the template's guarded default, as
-        # kctl's best.cl does, launches with its own value: global = n / 4
+        # kctl's best.cl does, launches with its own value: global = n / 4.  Its
+        # strided loop may well be slower on PoCL (it was by more than half once,
+        # on a busy machine): what is checked is the launch, so the largest
+        # allowed slowdown keeps speed out of the verdict
         with open(os.path.join(sc.tmp, "best.cl"), "w", encoding="utf-8") as f:
             f.write("#define U 4\n" + sc.template)
-        res = sc.run(["--kernel", "best.cl", "--threshold", "50", "--out", "best-out"])
+        res = sc.run(["--kernel", "best.cl", "--threshold", "99", "--out", "best-out"])
         got = None
         for path in glob.glob(os.path.join(sc.tmp, "best-out", "*", "rounds", "r000",
                                            "results", "kernel-1.json")):
