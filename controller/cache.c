@@ -142,14 +142,23 @@ static int read_version(struct cache *c, int64_t *version, char *msg, size_t n)
 	return 0;
 }
 
-/* WAL, the busy timeout, the schema, the version check. */
+/* Opens c->path with the SQLite open flags given, and sets the busy timeout. */
+static int open_db(struct cache *c, int flags, char *msg, size_t n)
+{
+	if (sqlite3_open_v2(c->path, &c->db, flags, NULL) != SQLITE_OK)
+		return c->db ? fail(c, msg, n, "opening")
+			     : kerr_set(msg, n, KERR_IO, "result cache '%s': cannot open", c->path);
+	if (sqlite3_busy_timeout(c->db, CACHE_BUSY_MS) != SQLITE_OK)
+		return fail(c, msg, n, "busy timeout");
+	return 0;
+}
+
+/* WAL, the schema, the version check. */
 static int configure(struct cache *c, char *msg, size_t n)
 {
 	int64_t version = -1;
 	int rc;
 
-	if (sqlite3_busy_timeout(c->db, CACHE_BUSY_MS) != SQLITE_OK)
-		return fail(c, msg, n, "busy timeout");
 	if ((rc = exec_sql(c, "PRAGMA journal_mode = WAL", msg, n)) ||
 	    (rc = exec_sql(c, "PRAGMA synchronous = NORMAL", msg, n)) ||
 	    (rc = exec_sql(c, "BEGIN IMMEDIATE", msg, n)))
@@ -180,10 +189,8 @@ int cache_open(const char *path, struct cache **out, char *msg, size_t n)
 		if (!rc)
 			chmod(dir, 0700);
 	}
-	if (!rc && sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-				   NULL) != SQLITE_OK)
-		rc = c->db ? fail(c, msg, n, "opening")
-			   : kerr_set(msg, n, KERR_IO, "result cache '%s': cannot open", path);
+	if (!rc)
+		rc = open_db(c, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, msg, n);
 	if (!rc)
 		rc = configure(c, msg, n);
 	free(dir);
@@ -200,7 +207,7 @@ int cache_open_ro(const char *path, struct cache **out, char *msg, size_t n)
 	struct cache *c = NULL;
 	struct stat sb;
 	int64_t version = -1;
-	int rc = 0;
+	int rc;
 
 	*out = NULL;
 	if (stat(path, &sb))
@@ -208,11 +215,7 @@ int cache_open_ro(const char *path, struct cache **out, char *msg, size_t n)
 				"result cache '%s': %s", path, strerror(errno));
 	c = xcalloc(1, sizeof(*c));
 	c->path = xstrdup(path);
-	if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		rc = c->db ? fail(c, msg, n, "opening")
-			   : kerr_set(msg, n, KERR_IO, "result cache '%s': cannot open", path);
-	if (!rc && sqlite3_busy_timeout(c->db, CACHE_BUSY_MS) != SQLITE_OK)
-		rc = fail(c, msg, n, "busy timeout");
+	rc = open_db(c, SQLITE_OPEN_READONLY, msg, n);
 	if (!rc)
 		rc = read_version(c, &version, msg, n);
 	if (!rc && version < CACHE_VERSION)

@@ -293,8 +293,8 @@ static int stopped(struct session *s, int rc, char *msg, size_t n)
 
 static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 {
-	int rounds_done = 0, rc = 0;
-	char ended[512] = ""; /* why the proposer had nothing more, when it had not */
+	int rounds_done = 0, rc = 0, code;
+	char *ended = NULL; /* why the proposer had nothing more, when it had not */
 	double t_round = 0;
 
 	(void)arg;
@@ -307,8 +307,9 @@ static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 
 		if (session_cancelled(s)) {
 			tracker_end(s, "cancelled", "cancelled by kctl cancel");
-			return kerr_set(msg, n, KERR_OK, "session %s was cancelled", s->id),
-			       KCTL_EXIT_OK;
+			kerr_set(msg, n, KERR_OK, "session %s was cancelled", s->id);
+			code = KCTL_EXIT_OK;
+			goto out;
 		}
 		next_step(s, &round, &state, &mode, &stop);
 		if (state < 0 && round > 0 && (rc = spec_fault(s, round - 1, msg, n))) {
@@ -325,7 +326,8 @@ static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 			tracker_end(s, "paused", "paused by the user (--step)");
 			fprintf(stderr, "paused; go on with: kctl resume %s%s\n", s->id,
 				s->again ? s->again : "");
-			return KCTL_EXIT_OK;
+			code = KCTL_EXIT_OK;
+			goto out;
 		}
 		if (state < 0) {
 			rc = !strcmp(mode, "confirm") ? confirm_propose(s, round, NULL, msg, n)
@@ -334,7 +336,8 @@ static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 		}
 		free(mode);
 		if (rc == 1) {
-			snprintf(ended, sizeof(ended), "no new variant: %s", msg);
+			free(ended);
+			ended = xasprintf("no new variant: %s", msg);
 			fprintf(stderr, "round %d: %s; the search ends\n", round, ended);
 			if (wants_confirmation(s)) {
 				rc = confirm_propose(s, round, ended, msg, n);
@@ -357,15 +360,16 @@ static int session_drive(struct session *s, void *arg, char *msg, size_t n)
 	if (rc && session_cancelled(s)) {
 		fprintf(stderr, "session %s was cancelled\n", s->id);
 		tracker_end(s, "cancelled", "cancelled by kctl cancel");
-		return KCTL_EXIT_OK;
+		code = KCTL_EXIT_OK;
+	} else if (rc) {
+		code = stopped(s, rc, msg, n);
+		tracker_end(s, code == 130 ? "paused" : "failed", msg);
+	} else {
+		code = session_end(s, ended, msg, n);
 	}
-	if (rc) {
-		int exit = stopped(s, rc, msg, n);
-
-		tracker_end(s, exit == 130 ? "paused" : "failed", msg);
-		return exit;
-	}
-	return session_end(s, ended[0] ? ended : NULL, msg, n);
+out:
+	free(ended);
+	return code;
 }
 
 /* kctl confirm: a confirmation now, then the session as it was. */

@@ -51,9 +51,8 @@ struct vset {
 
 struct tune {
 	const struct spec *s;
-	size_t k;              /* number of tunables */
-	struct expr_vars *env; /* one per shape: its values */
-	size_t nenv;
+	size_t k;        /* number of tunables */
+	size_t nenv;     /* number of shapes (1 when there are none) */
 	int enumerated;  /* the space was small enough to list */
 	uint32_t *space; /* then: its valid vectors, in enumeration order */
 	size_t nspace;
@@ -139,13 +138,11 @@ size_t tune_vec_dist(const uint32_t *a, const uint32_t *b, size_t k);
  */
 int tune_vec_valid(struct tune *t, const uint32_t *v, char *err, size_t errlen);
 
-/* One name table per shape (one empty table when there are no shapes). */
-int tune_envs(struct tune *t, char *msg, size_t n);
-
 /*
  * Compiles the constraints (t->cons) and binds their names: a tunable's
- * name to its index, any other to each shape's value of it (t->env, so
- * after tune_envs).  Fails only on a constraint that does not compile.
+ * name to its index, any other to each shape's value of it; sets t->nenv.
+ * Fails on a shape whose values are not integers or a constraint that
+ * does not compile.
  */
 int tune_compile(struct tune *t, char *msg, size_t n);
 

@@ -173,19 +173,52 @@ int tune_vec_valid(struct tune *t, const uint32_t *v, char *err, size_t errlen)
 	return 1;
 }
 
+/*
+ * Fills env, one name table per shape (one empty table when there are no
+ * shapes): t->nenv of them, to be released by the caller even on failure.
+ */
+static int shape_envs(struct tune *t, struct expr_vars *env, char *msg, size_t n)
+{
+	json_t *sh, *x;
+	const char *key;
+	size_t i;
+
+	json_array_foreach (t->s->shapes, i, sh) {
+		json_t *vals = json_object_get(sh, "values");
+
+		if (!json_is_object(vals))
+			return kerr_set(msg, n, KERR_INVALID, "shapes[%zu]: no \"values\" object",
+					i);
+		json_object_foreach (vals, key, x) {
+			if (!json_is_integer(x))
+				return kerr_set(msg, n, KERR_INVALID,
+						"shapes[%zu].values.%s: not an integer", i, key);
+			expr_vars_set(&env[i], key, json_integer_value(x));
+		}
+	}
+	return 0;
+}
+
 int tune_compile(struct tune *t, char *msg, size_t n)
 {
 	const struct spec *s = t->s;
+	struct expr_vars *env;
 	char why[256];
+	int rc;
 
+	t->nenv = json_array_size(s->shapes) ? json_array_size(s->shapes) : 1;
+	env = xcalloc(t->nenv, sizeof(*env));
+	rc = shape_envs(t, env, msg, n);
 	t->cons = xcalloc(s->nconstraints + 1, sizeof(*t->cons));
-	for (size_t c = 0; c < s->nconstraints; c++) {
+	for (size_t c = 0; !rc && c < s->nconstraints; c++) {
 		struct tune_cons *tc = &t->cons[c];
 		size_t nn;
 
-		if (expr_compile(s->constraints[c], &tc->prog, why, sizeof(why)))
-			return kerr_set(msg, n, KERR_INVALID, "tunables.constraints[%zu] '%s': %s",
-					c, s->constraints[c], why);
+		if (expr_compile(s->constraints[c], &tc->prog, why, sizeof(why))) {
+			rc = kerr_set(msg, n, KERR_INVALID, "tunables.constraints[%zu] '%s': %s", c,
+				      s->constraints[c], why);
+			break;
+		}
 		nn = expr_prog_names(tc->prog);
 		tc->tun = xcalloc(nn + 1, sizeof(*tc->tun));
 		tc->vals = xcalloc(t->nenv * nn + 1, sizeof(*tc->vals));
@@ -197,10 +230,13 @@ int tune_compile(struct tune *t, char *msg, size_t n)
 			tc->tun[i] = spec_tunable_index(s, name, strlen(name));
 			for (size_t e = 0; tc->tun[i] < 0 && e < t->nenv; e++)
 				tc->known[e * nn + i] =
-					!expr_vars_get(&t->env[e], name, &tc->vals[e * nn + i]);
+					!expr_vars_get(&env[e], name, &tc->vals[e * nn + i]);
 		}
 	}
-	return 0;
+	for (size_t e = 0; e < t->nenv; e++)
+		expr_vars_release(&env[e]);
+	free(env);
+	return rc;
 }
 
 void tune_cons_free(struct tune *t)
@@ -213,31 +249,6 @@ void tune_cons_free(struct tune *t)
 	}
 	free(t->cons);
 	t->cons = NULL;
-}
-
-/* One name table per shape (one empty table when there are no shapes). */
-int tune_envs(struct tune *t, char *msg, size_t n)
-{
-	json_t *shapes = t->s->shapes, *sh, *x;
-	const char *key;
-	size_t i;
-
-	t->nenv = json_array_size(shapes) ? json_array_size(shapes) : 1;
-	t->env = xcalloc(t->nenv, sizeof(*t->env));
-	json_array_foreach (shapes, i, sh) {
-		json_t *vals = json_object_get(sh, "values");
-
-		if (!json_is_object(vals))
-			return kerr_set(msg, n, KERR_INVALID, "shapes[%zu]: no \"values\" object",
-					i);
-		json_object_foreach (vals, key, x) {
-			if (!json_is_integer(x))
-				return kerr_set(msg, n, KERR_INVALID,
-						"shapes[%zu].values.%s: not an integer", i, key);
-			expr_vars_set(&t->env[i], key, json_integer_value(x));
-		}
-	}
-	return 0;
 }
 
 /* Lists the valid vectors of a small space; returns how many. */

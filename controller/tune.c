@@ -493,9 +493,6 @@ static void tune_free(struct tune *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nenv; i++)
-		expr_vars_release(&t->env[i]);
-	free(t->env);
 	free(t->space);
 	free(t->defaults);
 	free(t->starts);
@@ -527,9 +524,7 @@ int tune_open(struct proposer *p, const struct spec *s, char *msg, size_t n)
 	t = xcalloc(1, sizeof(*t));
 	t->s = s;
 	t->k = s->ntunables;
-	rc = tune_envs(t, msg, n);
-	if (!rc)
-		rc = tune_compile(t, msg, n);
+	rc = tune_compile(t, msg, n);
 	if (!rc)
 		rc = tune_space(t, msg, n);
 	if (rc) {
