@@ -17,10 +17,17 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define WORK_PREFIX "evalpod-"
 #define LOCK_NAME   ".lock"
+#define LOCK_NEW    ".lock.new"
+/*
+ * A run renames its .lock.new to .lock microseconds after making it: one
+ * older than this, with nobody holding it, is a run killed in between.
+ */
+#define LOCK_NEW_GRACE_S 60
 
 static const char *tmp_dir(const char *tmp)
 {
@@ -39,14 +46,38 @@ static int is_work_name(const char *name)
 }
 
 /*
+ * Locks the file lock in the work directory wfd if nobody holds it and it
+ * is still there under that name (not unlinked or renamed by its run, or
+ * by another sweep, after this one opened it), and, when min_age is not 0,
+ * was last changed at least min_age seconds ago: returns the locked
+ * descriptor, or -1.
+ */
+static int take_lock(int wfd, const char *lock, time_t min_age)
+{
+	struct stat st, held;
+	int fd = openat(wfd, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	/* the age first: a young one's run may be about to lock it */
+	if (fd >= 0 &&
+	    (fstat(fd, &held) || (min_age && time(NULL) - held.st_mtime < min_age) ||
+	     flock(fd, LOCK_EX | LOCK_NB) || fstatat(wfd, lock, &st, AT_SYMLINK_NOFOLLOW) ||
+	     held.st_dev != st.st_dev || held.st_ino != st.st_ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/*
  * Takes the lock of the work directory name in the folder dfd (dir), if it
- * is this user's and nobody holds its lock: returns the locked descriptor,
- * or -1.  The file locked must still be the folder's .lock, not one that
- * its run (or another sweep) unlinked after this one opened it.
+ * is this user's and its run is gone: returns the locked descriptor, or -1.
+ * Its run is gone when nobody holds its .lock, or, where it has none yet,
+ * its .lock.new is older than LOCK_NEW_GRACE_S and nobody holds it.  A
+ * folder with neither (kept by --keep-work, or not evalpod's) is left.
  */
 static int take_dead(int dfd, const char *name)
 {
-	struct stat st, held;
+	struct stat st;
 	int wfd, fd;
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode) ||
@@ -55,13 +86,9 @@ static int take_dead(int dfd, const char *name)
 	wfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (wfd < 0)
 		return -1;
-	fd = openat(wfd, LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) || fstat(fd, &held) ||
-			fstatat(wfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) ||
-			held.st_dev != st.st_dev || held.st_ino != st.st_ino)) {
-		close(fd);
-		fd = -1;
-	}
+	fd = take_lock(wfd, LOCK_NAME, 0);
+	if (fd < 0 && fstatat(wfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) && errno == ENOENT)
+		fd = take_lock(wfd, LOCK_NEW, LOCK_NEW_GRACE_S);
 	close(wfd);
 	return fd;
 }
@@ -105,7 +132,7 @@ int workdir_make(struct workdir *w, const char *tmp, char *msg, size_t n)
 		return rc;
 	}
 	/* locked before it has its name: a sweep never sees it unlocked */
-	next = xasprintf("%s/" LOCK_NAME ".new", w->path);
+	next = xasprintf("%s/" LOCK_NEW, w->path);
 	lock = xasprintf("%s/" LOCK_NAME, w->path);
 	w->lock = open(next, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (w->lock < 0 || flock(w->lock, LOCK_EX | LOCK_NB) || rename(next, lock))

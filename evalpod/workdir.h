@@ -10,10 +10,11 @@
  * exclusive lock (flock) on the folder's .lock file for as long as it
  * lives, and every run first removes the folders of this user whose .lock
  * nobody holds: their evalpod is gone.  The lock file appears already
- * locked (made under another name, locked, then renamed), so a live run's
- * folder is never taken for a dead one.  A folder kept on purpose
- * (--keep-work) loses its .lock and is left alone, as is any folder
- * without one.
+ * locked (made as .lock.new, locked, then renamed), so a live run's
+ * folder is never taken for a dead one; a folder with a .lock.new over a
+ * minute old that nobody holds, and no .lock, is a run killed in between
+ * and is removed too.  A folder kept on purpose (--keep-work) loses its
+ * .lock and is left alone, as is any folder with neither file.
  */
 #ifndef EVALPOD_WORKDIR_H
 #define EVALPOD_WORKDIR_H

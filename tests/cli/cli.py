@@ -1258,6 +1258,14 @@ def the_next_run_removes_the_work_directory_of_a_killed_run(ctx):
         return
     plain = os.path.join(tmpdir, "evalpod-nolock")
     os.mkdir(plain)
+    # a run killed between making its .lock.new and renaming it to .lock:
+    # an hour old, it is dead; one made just now may be a run starting
+    half_old, half_new = (os.path.join(tmpdir, "evalpod-half" + x) for x in ("od", "nw"))
+    for path in (half_old, half_new):
+        os.mkdir(path)
+        open(os.path.join(path, ".lock.new"), "w").close()
+    old = time.time() - 3600
+    os.utime(os.path.join(half_old, ".lock.new"), (old, old))
     foreign = None
     if os.geteuid() == 0:
         foreign = os.path.join(tmpdir, "evalpod-foreig")
@@ -1274,6 +1282,10 @@ def the_next_run_removes_the_work_directory_of_a_killed_run(ctx):
         ctx.expect(not os.path.exists(dead),
                    "the second run removed the killed run's work directory (left: %r)"
                    % work_dirs(tmpdir))
+        ctx.expect(not os.path.exists(half_old) and os.path.isdir(half_new),
+                   "it removed the one with an hour-old .lock.new, not the one with a "
+                   "new .lock.new (left: %r)" % work_dirs(tmpdir))
+        shutil.rmtree(half_new, ignore_errors=True)
         env = dict(ctx.env, TMPDIR=tmpdir)
         quick = write_batch(ctx, d2, make_batch())
         rc, _, err = ctx.evalpod_run(["run", quick, "--out", os.path.join(d2, "kept"),
