@@ -841,7 +841,7 @@ static int64_t eight_sum(json_t *params)
 {
 	int64_t sum = 0;
 
-	for (size_t i = 0; i < sizeof(eight) / sizeof(eight[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(eight); i++)
 		sum += param(params, eight[i].name);
 	return sum;
 }
