@@ -22,6 +22,13 @@
 #include "mutate.h"
 #include "spec.h"
 
+/*
+ * The navigator's decision that makes the next round the session's last
+ * search round (rank.c): its proposers work in exploit mode with
+ * propose_ctx.last set.
+ */
+#define NAV_FINISH "finish"
+
 enum nav_mode {
 	NAV_EXPLOIT, /* refine the lineages' bests: small moves */
 	NAV_EXPLORE, /* new directions: wide moves, fresh starting points */

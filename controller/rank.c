@@ -543,11 +543,20 @@ static double minutes_since(const char *iso)
 	return difftime(time(NULL), timegm(&tm)) / 60.0;
 }
 
-/* The navigator: what follows round r, and why. */
+/*
+ * The navigator: what follows round r, and why.  A tuner session whose
+ * lineages have all stagnated gets one "finish" round before it stops: the
+ * tuner spends it as its last search round (the model's best predictions
+ * and the incumbent's twin, round.c), which a session cut short by
+ * stagnation would otherwise never run.
+ */
 static const char *decide(struct session *s, int round, struct sbuf *why, int *stop)
 {
 	json_t *inc = session_incumbent(s), *lins = store_lineages(s->st, s->id), *l;
 	json_t *row = store_session_get(s->st, s->id);
+	json_t *rrow = store_round_get(s->st, s->id, round);
+	const char *rmode = json_string_value(json_object_get(rrow, "mode"));
+	int finishing = rmode && !strcmp(rmode, NAV_FINISH);
 	double best;
 	int max_rounds = session_max_rounds(s);
 	size_t i, evaluated = 0, active = 0, stagnant = 0, unimproved = 0, founded = 0;
@@ -583,12 +592,22 @@ static const char *decide(struct session *s, int round, struct sbuf *why, int *s
 			  s->spec.max_minutes);
 	else if (model_budget_spent(s, spent, sizeof(spent)))
 		sbuf_adds(why, spent);
-	else if (active && stagnant == active)
-		sbuf_addf(why, "every lineage stagnant for %d rounds", s->spec.stagnation_rounds);
+	else if (finishing)
+		sbuf_addf(why, "last round done (every lineage had been stagnant for %d round%s)",
+			  s->spec.stagnation_rounds, s->spec.stagnation_rounds == 1 ? "" : "s");
+	else if (active && stagnant == active && s->spec.proposer != PROPOSER_TUNE)
+		sbuf_addf(why, "every lineage stagnant for %d round%s", s->spec.stagnation_rounds,
+			  s->spec.stagnation_rounds == 1 ? "" : "s");
 	else
 		*stop = 0;
 	if (*stop) {
 		d = "stop";
+	} else if (active && stagnant == active) {
+		d = NAV_FINISH;
+		sbuf_addf(why,
+			  "every lineage stagnant for %d round%s: one last round on what the "
+			  "model predicts best",
+			  s->spec.stagnation_rounds, s->spec.stagnation_rounds == 1 ? "" : "s");
 	} else if (!active || unimproved == active) {
 		d = "explore";
 		sbuf_addf(why, "%s: explore new directions",
@@ -601,6 +620,7 @@ static const char *decide(struct session *s, int round, struct sbuf *why, int *s
 	}
 	if (isfinite(best))
 		sbuf_addf(why, " (best %.2fx vs reference after %zu evaluations)", best, evaluated);
+	json_decref(rrow);
 	json_decref(row);
 	json_decref(lins);
 	json_decref(inc);

@@ -214,8 +214,8 @@ static void offer_release(struct offer *o)
  * that a kctl killed while it waits for an answer never asks again for
  * what was answered.  Returns 0 or an error.
  */
-static int propose_gather(struct session *s, int round, enum nav_mode mode, struct offer *o,
-			  char *msg, size_t n)
+static int propose_gather(struct session *s, int round, enum nav_mode mode, int finish,
+			  struct offer *o, char *msg, size_t n)
 {
 	size_t nh, np;
 	const struct cand **parents;
@@ -248,7 +248,7 @@ static int propose_gather(struct session *s, int round, enum nav_mode mode, stru
 	ctx.want = (size_t)s->spec.variants_per_round < ctx.budget_left
 			   ? (size_t)s->spec.variants_per_round
 			   : ctx.budget_left;
-	ctx.last = ctx.budget_left <= ctx.want || round >= session_max_rounds(s);
+	ctx.last = finish || ctx.budget_left <= ctx.want || round >= session_max_rounds(s);
 	ctx.rng = &s->rng;
 	ctx.session = s;
 	ctx.plan = json_object();
@@ -313,7 +313,8 @@ int round_propose(struct session *s, int round, const char *mode, char *msg, siz
 		json_t *prev = store_round_get(s->st, s->id, round - 1);
 		const char *pm = json_string_value(json_object_get(prev, "mode"));
 
-		if (pm && (!strcmp(pm, "explore") || !strcmp(pm, "exploit")))
+		if (pm &&
+		    (!strcmp(pm, "explore") || !strcmp(pm, "exploit") || !strcmp(pm, NAV_FINISH)))
 			rc = s->prop->reflect(s->prop, s, round - 1, msg, n);
 		if (!rc && pm)
 			rc = learnings_write(s, msg, n);
@@ -321,7 +322,7 @@ int round_propose(struct session *s, int round, const char *mode, char *msg, siz
 	}
 	if (round > 0 && !rc)
 		rc = propose_gather(s, round, strcmp(mode, "explore") ? NAV_EXPLOIT : NAV_EXPLORE,
-				    &o, msg, n);
+				    !strcmp(mode, NAV_FINISH), &o, msg, n);
 	if (rc) {
 		offer_release(&o);
 		return rc;

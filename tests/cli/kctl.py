@@ -24,7 +24,7 @@ failures = []
 passes = []
 
 SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
-DECISIONS = ("exploit", "explore", "stop", "confirm")
+DECISIONS = ("exploit", "explore", "finish", "stop", "confirm")
 
 
 def check(cond, what):
@@ -358,6 +358,56 @@ def search_ends_with_its_reason(kctl, evalpod, data):
               and str(st.get("reason", "")).startswith(f"search ended: {why}; winner "),
               f"the session's reason starts with it ({st.get('evaluations')}: "
               f"{st.get('reason')!r})")
+
+
+def stagnation_ends_with_a_last_round(kctl, evalpod, data):
+    """A tuner session whose lineages have all stagnated does not stop at once: the
+    navigator decides "finish", the next round is the search's last (the tuner spends it
+    as it spends the budget's last round) and the session stops after it.  Two of three
+    48-evaluation matmul sessions stopped at 41 on stagnation and never ran that round.
+    Here the start point (SLOW=0) is the fastest point by far: every other point also
+    reads 4 to 60 scattered inputs per output, so with one lineage nothing improves on
+    it after round 1.  13 evaluations of 16 points keep the tuner off its exhaustive walk
+    (which ignores the starts)."""
+    with Scenario(kctl, evalpod, data, "stagnant") as sc:
+        slow = sc.read(sc.tmp, "affine.cl").replace(
+            "#ifndef U\n", "#ifndef SLOW\n#define SLOW 8\n#endif\n#ifndef U\n").replace(
+            "\t\tif (base + j < n)\n\t\t\ty[base + j] = fma(x[base + j], 2.0f, 1.0f);\n",
+            "\t\tif (base + j < n) {\n"
+            "\t\t\tfloat z = 0.0f;\n"
+            "\t\t\tfor (int k = 0; k < SLOW * 4; k++)\n"
+            "\t\t\t\tz += x[(base + j + k * 4099) % n] * 0.0f;\n"
+            "\t\t\ty[base + j] = fma(x[base + j], 2.0f, 1.0f) + z;\n"
+            "\t\t}\n")
+        check("SLOW * 4" in slow, "stagnant: the slow template was made")
+        sc.write("affine_stag.cl", slow)
+        spec = sc.derive("stag.yaml", [
+            ("template: affine.cl\n", "template: affine_stag.cl\n"),
+            ("    LS: [16, 32, 64, 128]\n    U: [1, 2, 4]\n",
+             "    LS: [64]\n    U: [1]\n    SLOW: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]\n"
+             "  starts:\n    - {LS: 64, U: 1, SLOW: 0}\n"),
+            ("max_rounds: 3", "max_rounds: 10"),
+            ("max_evaluations: 10", "max_evaluations: 13\n  stagnation_rounds: 1"),
+            ("confirm_passes: 2", "confirm_passes: 0"),
+            ("max_active_lineages: 2", "max_active_lineages: 1")])
+        res = sc.run(["start", spec, "--no-cache", "--no-progress"])
+        sid = first_line(res.stdout)
+        st = sc.status(sid) or {}
+        table = report_rows(sc.read(sc.session_dir(sid), "report.md"))
+        got = [(r[0], r[1], r[4]) for r in table if len(r) >= 6]
+        check(res.returncode == 0 and st.get("state") == "done",
+              f"stagnant: the session ends done ({tail(res, 300)})")
+        fin = [i for i, r in enumerate(table) if len(r) >= 6 and r[4] == "finish"]
+        check(len(fin) == 1 and "stagnant for 1 round: one last round" in table[fin[0]][5],
+              f"stagnant: one round decides finish, saying why (got {got})")
+        nxt = table[fin[0] + 1] if fin and fin[0] + 1 < len(table) else []
+        check(len(nxt) >= 6 and nxt[1] == "finish" and nxt[4] == "stop"
+              and "last round done" in nxt[5] and nxt is table[-1],
+              f"stagnant: the next round runs as the last and stops after it, the session's "
+              f"last round (got {got}; {nxt[5:] if nxt else None})")
+        check(st.get("evaluations") == 10,
+              f"stagnant: it stops after 10 of its 13 evaluations, before the budget or "
+              f"the space (16 points) ends it (got {st.get('evaluations')})")
 
 
 # --- 7 ------------------------------------------------------------------------
@@ -902,6 +952,7 @@ def main():
     kctl, evalpod, data = (os.path.abspath(a) for a in sys.argv[1:])
     for scenario in (usage, malformed_spec, unbalanced_template, no_evaluator,
                      compile_failures, spec_errors, rounds_cap, search_ends_with_its_reason,
+                     stagnation_ends_with_a_last_round,
                      full_session, step, cancel,
                      noise_never_a_success, confirm_and_export, tiny_limit_resumed_with_set,
                      busy_machine_keeps_history, evalpod_failure_says_why,
