@@ -18,12 +18,11 @@
 
 #include "spec.h"
 #include "yamlx.h"
+#include "arraysize.h"
 
 #include <stdint.h>
 
 #define WHY_LEN 512
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* One load in progress. */
 struct ld {

@@ -4,6 +4,7 @@
 #include "surrogate.h"
 #include "err.h"
 #include "xalloc.h"
+#include "arraysize.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,9 +22,8 @@ static const double ell_factors[] = { 0.5, 2.0, 4.0 };
  * with a handful of points in many dimensions the likelihood alone is flat
  * or favours extremes.  Replays (kctl simulate) chose these.
  */
-#define PRIOR_ELL     0.15
-#define PRIOR_SPREAD  1.0
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define PRIOR_ELL    0.15
+#define PRIOR_SPREAD 1.0
 /* The per-feature sweep needs some points per feature to mean anything. */
 #define SURROGATE_ARD_MIN_PER_FEATURE 2
 

@@ -14,13 +14,12 @@
 #define EVALPOD_BATCH_INTERNAL_H
 
 #include "batch.h"
+#include "arraysize.h"
 
 #include <jansson.h>
 #include <stddef.h>
 
 #define PATH_LEN 512 /* ids and names are at most 128 bytes, so paths fit */
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* get_str flags: JX_REQUIRED, and null accepted as "absent". */
 #define GS_NULLABLE 2

@@ -13,11 +13,11 @@
 #ifndef EVALPOD_IR_INTERNAL_H
 #define EVALPOD_IR_INTERNAL_H
 
+#include "arraysize.h"
+
 #include <jansson.h>
 #include <stddef.h>
 #include <string.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define IR_NUMBER_MAX (1ull << 40) /* larger numbers in text are not sizes */
 

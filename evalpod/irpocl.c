@@ -10,6 +10,7 @@
 #include "err.h"
 #include "sbuf.h"
 #include "xalloc.h"
+#include "arraysize.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -27,8 +28,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define IRPOCL_TOOL_SECONDS 30     /* limit on one llvm-dis or objdump run */
 #define IRPOCL_MAX_DIRENTS  100000 /* directory entries looked at in a cache */

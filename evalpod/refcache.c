@@ -12,6 +12,7 @@
 #include "sbuf.h"
 #include "sigv4.h"
 #include "xalloc.h"
+#include "arraysize.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -24,8 +25,6 @@
 #define REFCACHE_MAGIC "evalpod-refcache 1\n"
 /* The header: magic, "key HEX\n", "bytes N\n", "sha256 HEX\n". */
 #define REFCACHE_HEADER_MAX 256
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The binaries the reference worker leaves in its directory for the timing worker. */
 static const struct {

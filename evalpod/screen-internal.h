@@ -12,10 +12,10 @@
 #ifndef EVALPOD_SCREEN_INTERNAL_H
 #define EVALPOD_SCREEN_INTERNAL_H
 
+#include "arraysize.h"
+
 #include <stddef.h>
 #include <string.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 enum tok_kind { TK_EOF, TK_NEWLINE, TK_IDENT, TK_NUMBER, TK_LITERAL, TK_PUNCT };
 

@@ -12,14 +12,14 @@
 #include "sbuf.h"
 #include "xalloc.h"
 #include "test.h"
+#include "arraysize.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define START         "EVOLVE-BLOCK-START"
-#define END           "EVOLVE-BLOCK-END"
+#define START "EVOLVE-BLOCK-START"
+#define END   "EVOLVE-BLOCK-END"
 
 static const char *matmul_path;
 

@@ -12,12 +12,11 @@
 #include "xalloc.h"
 
 #include "test.h"
+#include "arraysize.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char full_doc[] =
 	"{'schema': 'evalpod.batch', 'version': 1, 'batch_id': 's1-r3-0',"

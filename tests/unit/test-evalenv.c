@@ -4,11 +4,10 @@
  */
 #include "evalrun.h"
 #include "test.h"
+#include "arraysize.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Nonzero when envp holds exactly the entry e. */
 static int has(char **envp, const char *e)

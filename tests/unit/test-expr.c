@@ -1,12 +1,11 @@
 #include "expr.h"
 #include "err.h"
 #include "test.h"
+#include "arraysize.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct var_init {
 	const char *name;

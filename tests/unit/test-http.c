@@ -9,6 +9,7 @@
 #include "http.h"
 #include "log.h"
 #include "test.h"
+#include "arraysize.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,8 +19,6 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *http_peer, *https_peer, *https_ca;
 

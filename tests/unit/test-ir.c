@@ -22,6 +22,7 @@
 #include "xalloc.h"
 
 #include "test.h"
+#include "arraysize.h"
 
 #include <CL/cl.h>
 #include <errno.h>
@@ -34,8 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define TEST_SKIP     77
+#define TEST_SKIP 77
 
 static const char *data_dir;
 

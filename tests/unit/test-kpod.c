@@ -4,10 +4,9 @@
  */
 #include "kpod.h"
 #include "test.h"
+#include "arraysize.h"
 
 #include <jansson.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct {
 	const char *pod; /* JSON */

@@ -3,14 +3,14 @@
 #include "sbuf.h"
 #include "test.h"
 #include "xalloc.h"
+#include "arraysize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define START         "EVOLVE-BLOCK-START"
-#define END           "EVOLVE-BLOCK-END"
+#define START "EVOLVE-BLOCK-START"
+#define END   "EVOLVE-BLOCK-END"
 
 /* --- blocks_find ------------------------------------------------------------ */
 

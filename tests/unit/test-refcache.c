@@ -6,6 +6,7 @@
 #include "xalloc.h"
 
 #include "test.h"
+#include "arraysize.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -13,8 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* y = 2x + 1 over n floats; two shapes, the first timed; seeds 1, 2, 3. */
 static const char doc_fmt[] =

@@ -8,11 +8,10 @@
 #include "render.h"
 #include "sbuf.h"
 #include "test.h"
+#include "arraysize.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char vars_json[] = "{\"name\": \"job-1\", \"n\": 3, \"on\": true, \"none\": null,"
 				" \"sel\": {\"gpu\": \"a100\"}, \"list\": [1, 2],"

@@ -14,14 +14,13 @@
 #include "sigv4.h"
 #include "test.h"
 #include "xalloc.h"
+#include "arraysize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *endpoint, *proxy;
 static char bucket_url[128], bucket_name[64];

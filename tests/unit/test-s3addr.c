@@ -6,12 +6,12 @@
 #include "err.h"
 #include "s3.h"
 #include "test.h"
+#include "arraysize.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define NOW           ((time_t)1369353600)
+#define NOW ((time_t)1369353600)
 
 static void env_reset(void)
 {

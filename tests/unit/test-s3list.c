@@ -6,11 +6,10 @@
 #include "err.h"
 #include "s3-internal.h"
 #include "test.h"
+#include "arraysize.h"
 
 #include <stdio.h>
 #include <string.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static char msg[512];
 

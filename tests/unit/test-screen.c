@@ -9,11 +9,10 @@
 #include "test.h"
 #include "screen.h"
 #include "err.h"
+#include "arraysize.h"
 
 #include <dirent.h>
 #include <stdlib.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct src_case {
 	const char *src;

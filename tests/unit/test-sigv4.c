@@ -8,11 +8,10 @@
 #include "sbuf.h"
 #include "sigv4.h"
 #include "test.h"
+#include "arraysize.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The examples' credentials and instant: Fri, 24 May 2013 00:00:00 GMT. */
 static const struct sigv4_key aws_key = {

@@ -18,13 +18,12 @@
 #include "xalloc.h"
 
 #include "test.h"
+#include "arraysize.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static char tmpdir[] = "/tmp/test-spec-XXXXXX";
 static char *tmpreal; /* realpath of tmpdir: the folder spec_load reports */

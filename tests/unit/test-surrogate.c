@@ -1,11 +1,10 @@
 #include "surrogate.h"
 #include "err.h"
 #include "test.h"
+#include "arraysize.h"
 
 #include <math.h>
 #include <stddef.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A smooth function of two features with its peak at (0.7, 0.3). */
 static double bowl(const double *x)

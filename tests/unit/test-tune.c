@@ -3,6 +3,7 @@
 #include "sbuf.h"
 #include "xalloc.h"
 #include "test.h"
+#include "arraysize.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -10,10 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define START         "EVOLVE-BLOCK-START"
-#define END           "EVOLVE-BLOCK-END"
-#define MAXT          8
+#define START "EVOLVE-BLOCK-START"
+#define END   "EVOLVE-BLOCK-END"
+#define MAXT  8
 
 static const char tmpl[] = "// tile sizes\n"
 			   "__kernel void k(__global float *a)\n"
