@@ -556,7 +556,8 @@ static const char *decide(struct session *s, int round, struct sbuf *why, int *s
 	json_t *row = store_session_get(s->st, s->id);
 	json_t *rrow = store_round_get(s->st, s->id, round);
 	const char *rmode = json_string_value(json_object_get(rrow, "mode"));
-	int finishing = rmode && !strcmp(rmode, NAV_FINISH);
+	int finishing = rmode && !strcmp(rmode, NAV_FINISH), sr = s->spec.stagnation_rounds;
+	const char *srs = sr == 1 ? "" : "s";
 	double best;
 	int max_rounds = session_max_rounds(s);
 	size_t i, evaluated = 0, active = 0, stagnant = 0, unimproved = 0, founded = 0;
@@ -574,7 +575,7 @@ static const char *decide(struct session *s, int round, struct sbuf *why, int *s
 		    !json_is_true(json_object_get(l, "active")))
 			continue;
 		active++;
-		stagnant += st >= s->spec.stagnation_rounds;
+		stagnant += st >= sr;
 		unimproved += st >= 1;
 		founded += json_integer_value(json_object_get(l, "created_round")) == round;
 	}
@@ -594,10 +595,9 @@ static const char *decide(struct session *s, int round, struct sbuf *why, int *s
 		sbuf_adds(why, spent);
 	else if (finishing)
 		sbuf_addf(why, "last round done (every lineage had been stagnant for %d round%s)",
-			  s->spec.stagnation_rounds, s->spec.stagnation_rounds == 1 ? "" : "s");
+			  sr, srs);
 	else if (active && stagnant == active && s->spec.proposer != PROPOSER_TUNE)
-		sbuf_addf(why, "every lineage stagnant for %d round%s", s->spec.stagnation_rounds,
-			  s->spec.stagnation_rounds == 1 ? "" : "s");
+		sbuf_addf(why, "every lineage stagnant for %d round%s", sr, srs);
 	else
 		*stop = 0;
 	if (*stop) {
@@ -607,7 +607,7 @@ static const char *decide(struct session *s, int round, struct sbuf *why, int *s
 		sbuf_addf(why,
 			  "every lineage stagnant for %d round%s: one last round on what the "
 			  "model predicts best",
-			  s->spec.stagnation_rounds, s->spec.stagnation_rounds == 1 ? "" : "s");
+			  sr, srs);
 	} else if (!active || unimproved == active) {
 		d = "explore";
 		sbuf_addf(why, "%s: explore new directions",
