@@ -37,7 +37,7 @@ static json_t *device_entry(cl_platform_id plat, cl_device_id dev, int index, in
 
 		/* --measure measures now and raises the cache where it was low. */
 		if (!clrt_open(&rt, &spec, msg, sizeof(msg)) &&
-		    !peaks_get(&rt, cache, &pk, msg, sizeof(msg))) {
+		    !peaks_get(&rt, cache, &pk, 0, msg, sizeof(msg))) {
 			json_object_set_new(o, "peaks", peaks_json(&pk));
 		} else
 			json_object_set_new(o, "peaks_error", json_string(msg));

@@ -8,6 +8,7 @@
 #include "xalloc.h"
 
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #define PEAK_RUNS      7
 #define FMA_ITERS      4096
 #define PEAKS_FILE_MAX (1 << 16) /* a cache file, at most */
+#define TRIAD_MIN      ((uint64_t)256 << 20) /* a triad array, at least */
+#define TRIAD_MAX      ((uint64_t)1 << 30)   /* and at most */
 
 /*
  * The FMA micro-kernel comes in several forms (vector width x independent
@@ -119,9 +122,35 @@ static int best_span(struct clrt *rt, cl_kernel k, size_t global, size_t runs, d
 	return 0;
 }
 
-static int measure_triad(struct clrt *rt, cl_program p, struct peaks *pk, char *msg, size_t n)
+/*
+ * The triad's array size: 8 x the global cache, at least TRIAD_MIN and at
+ * most TRIAD_MAX, half the largest allocation, an eighth of the device's
+ * memory and a third of budget (0: none).  The upper bound is there for
+ * hosts that report a whole socket's cache: a VM on a 2026 Xeon sees
+ * 480 MiB, which made three arrays of 3.75 GiB, past the timing worker's
+ * limits.memory_mb.  A GiB an array is still 2 x such a cache.
+ */
+static size_t triad_bytes(const struct devinfo *info, uint64_t budget)
 {
-	size_t bytes = rt->info.global_cache * 8;
+	uint64_t bytes = info->global_cache * 8;
+
+	if (bytes < TRIAD_MIN)
+		bytes = TRIAD_MIN;
+	if (bytes > TRIAD_MAX)
+		bytes = TRIAD_MAX;
+	if (bytes > info->max_alloc / 2)
+		bytes = info->max_alloc / 2;
+	if (info->global_mem && bytes > info->global_mem / 8)
+		bytes = info->global_mem / 8;
+	if (budget && bytes > budget / 3)
+		bytes = budget / 3;
+	return (size_t)bytes & ~(size_t)63;
+}
+
+static int measure_triad(struct clrt *rt, cl_program p, struct peaks *pk, uint64_t budget,
+			 char *msg, size_t n)
+{
+	size_t bytes = triad_bytes(&rt->info, budget);
 	cl_mem m[3] = { NULL, NULL, NULL };
 	cl_kernel k = NULL;
 	float s = 1.5f;
@@ -129,11 +158,6 @@ static int measure_triad(struct clrt *rt, cl_program p, struct peaks *pk, char *
 	cl_int err = CL_SUCCESS;
 	int rc = 0;
 
-	if (bytes < (256u << 20))
-		bytes = 256u << 20;
-	if (bytes > rt->info.max_alloc / 2)
-		bytes = rt->info.max_alloc / 2;
-	bytes &= ~(size_t)63;
 	for (int i = 0; i < 3 && err == CL_SUCCESS; i++) {
 		m[i] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
 		if (err == CL_SUCCESS)
@@ -310,7 +334,7 @@ static int measure_launch(struct clrt *rt, cl_program p, struct peaks *pk, char 
 	return rc;
 }
 
-int peaks_measure(struct clrt *rt, struct peaks *pk, char *msg, size_t n)
+int peaks_measure(struct clrt *rt, struct peaks *pk, uint64_t budget, char *msg, size_t n)
 {
 	struct prog pg;
 	int rc;
@@ -320,7 +344,7 @@ int peaks_measure(struct clrt *rt, struct peaks *pk, char *msg, size_t n)
 	if (!rc)
 		rc = measure_launch(rt, pg.program, pk, msg, n);
 	if (!rc)
-		rc = measure_triad(rt, pg.program, pk, msg, n);
+		rc = measure_triad(rt, pg.program, pk, budget, msg, n);
 	if (!rc)
 		rc = measure_fma(rt, pg.program, pk, msg, n);
 	prog_release(&pg);
@@ -449,12 +473,13 @@ void peaks_save(const struct devinfo *info, const char *cache_dir, const struct 
  * ceiling; the cache keeps the highest ever seen on this device, and its
  * date says when they were last measured (PEAKS_RECHECK_S).
  */
-int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, char *msg, size_t n)
+int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, uint64_t budget,
+	      char *msg, size_t n)
 {
 	struct peaks cached;
 	int have = !peaks_read_cache(&rt->info, cache_dir, &cached), rc;
 
-	rc = peaks_measure(rt, pk, msg, n);
+	rc = peaks_measure(rt, pk, budget, msg, n);
 	if (rc)
 		return have ? (*pk = cached, 0) : rc;
 	pk->fresh_gflops = pk->gflops;

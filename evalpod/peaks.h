@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "clrt.h"
 #include "prog.h"
@@ -30,8 +31,12 @@ struct peaks {
 	int cached;          /* 1 when a cached figure was combined in */
 };
 
-/* Measures the peaks now.  Returns 0 or KERR_OPENCL/KERR_NOMEM with msg. */
-int peaks_measure(struct clrt *rt, struct peaks *pk, char *msg, size_t n);
+/*
+ * Measures the peaks now, allocating at most budget bytes on the device (0:
+ * no bound but the device's; the timing worker passes half its
+ * limits.memory_mb).  Returns 0 or KERR_OPENCL/KERR_NOMEM with msg.
+ */
+int peaks_measure(struct clrt *rt, struct peaks *pk, uint64_t budget, char *msg, size_t n);
 
 /*
  * Measures the peaks now and combines them with the cached ones: each
@@ -39,7 +44,8 @@ int peaks_measure(struct clrt *rt, struct peaks *pk, char *msg, size_t n);
  * cache is raised when the fresh figure is higher (cache_dir NULL: no
  * cache).  When measuring fails the cached figures are used if any.
  */
-int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, char *msg, size_t n);
+int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, uint64_t budget,
+	      char *msg, size_t n);
 
 /* Stores figures in the cache (only positive ones; a failure is logged). */
 void peaks_save(const struct devinfo *info, const char *cache_dir, const struct peaks *pk);

@@ -150,6 +150,15 @@ int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, doubl
 }
 
 /*
+ * What the peaks' micro-kernels may allocate in the timing worker: half its
+ * limits.memory_mb (the rest holds PoCL, the programs and the flush).
+ */
+static uint64_t peaks_budget(const struct timer *t)
+{
+	return (uint64_t)t->b.limits.memory_mb << 19;
+}
+
+/*
  * The device peaks before any program runs: the cached ones the parent put
  * in w/time/peaks/ (see stage_peaks in run-timing.c), else measured now.  A
  * cached ceiling is the best ever measured on this device, so it is only
@@ -166,7 +175,7 @@ int first_peaks(struct timer *t, struct peaks *pk)
 		pk->cached = 1;
 		pk->fresh_gflops = pk->fresh_gbs = 0;
 	} else {
-		rc = peaks_get(&t->rt, NULL, pk, t->msg, sizeof(t->msg));
+		rc = peaks_get(&t->rt, NULL, pk, peaks_budget(t), t->msg, sizeof(t->msg));
 	}
 	free(dir);
 	return rc;
@@ -232,7 +241,7 @@ void confirm_peaks(struct timer *t, struct peaks *pk, double need_gf, double nee
 		struct peaks now;
 
 		memset(&now, 0, sizeof(now));
-		if (peaks_measure(&t->rt, &now, msg, sizeof(msg))) {
+		if (peaks_measure(&t->rt, &now, peaks_budget(t), msg, sizeof(msg))) {
 			log_warn("measuring the peaks again: %s", msg);
 			break;
 		}
