@@ -55,6 +55,7 @@
 
 #define MAX_REPS         1000
 #define GPU_FLUSH_MIN    ((int64_t)512 << 20) /* a GPU's cache flush, at least */
+#define CPU_FLUSH_MAX    ((int64_t)256 << 20) /* a CPU's, at most (setup_flush) */
 #define CALIBRATION_RUNS 3  /* warm-up runs at least: the fastest sets the repetitions */
 #define SHARED_REPS_SPAN 16 /* programs whose samples stay under 16 x sample_min_ms share R */
 
@@ -204,6 +205,16 @@ static int setup_flush(struct timer *t)
 		 */
 		if (!strcmp(t->rt.info.type, "gpu") && bytes < GPU_FLUSH_MIN)
 			bytes = GPU_FLUSH_MIN;
+		/*
+		 * A CPU in a VM may report its host's whole L3, which the VM
+		 * cannot fill: a 2-vCPU guest of a 2026 Xeon reports 480 MiB,
+		 * and reading a buffer there slows to memory's pace between 64
+		 * and 128 MiB.  Its 960 MiB flush made a 512^3 batch take 53 s
+		 * instead of about 20.  256 MiB is 2 x what that guest can use,
+		 * and 2 x the L3 of most servers' 2-core slices.
+		 */
+		if (strcmp(t->rt.info.type, "gpu") && bytes > CPU_FLUSH_MAX)
+			bytes = CPU_FLUSH_MAX;
 	}
 	if ((uint64_t)bytes > t->rt.info.max_alloc / 2)
 		bytes = (int64_t)(t->rt.info.max_alloc / 2);

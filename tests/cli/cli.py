@@ -967,6 +967,24 @@ def peaks_and_flush_stay_within_the_memory_limit(ctx):
                "the flush is at most a quarter of the worker's memory (got %r)" % flush)
     ctx.expect(good.get("status") == "ok", "and the program is timed (got %r: %s)"
                % (good.get("status"), str(good.get("fault"))[:200]))
+    # With the default 8 GiB the flush is 2 x the reported cache, at most
+    # 256 MiB on a CPU (a VM may report its host's whole L3: 480 MiB for a
+    # guest that cannot use a quarter of it) and at least 512 MiB on a GPU.
+    rc, out, err = ctx.evalpod_run(["devices", "-o", "json"])
+    expect_status(ctx, rc, 0, err)
+    dev = json.loads(out)[0]["devices"][0]
+    want = 2 * (dev.get("global_cache_bytes") or 8 << 20)
+    want = max(want, 512 << 20) if dev.get("type") == "gpu" else min(want, 256 << 20)
+    batch = make_batch()
+    path = write_batch(ctx, d, batch)
+    out_dir = os.path.join(d, "default")
+    rc, out, err = ctx.evalpod_run(["run", path, "--out", out_dir, "--quiet", "--cache-dir",
+                                    os.path.join(d, "cache")])
+    expect_status(ctx, rc, 0, err)
+    flush = ((load_json(os.path.join(out_dir, "summary.json")) or {}).get("timing")
+             or {}).get("flush_bytes")
+    ctx.expect(flush == want, "the default flush on a %s reporting %r cache bytes is %d "
+               "(got %r)" % (dev.get("type"), dev.get("global_cache_bytes"), want, flush))
 
 
 @test
