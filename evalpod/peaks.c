@@ -17,7 +17,7 @@
 
 #define PEAK_RUNS      7
 #define FMA_ITERS      4096
-#define PEAKS_FILE_MAX (1 << 16) /* a cache file, at most */
+#define PEAKS_FILE_MAX (1 << 16)             /* a cache file, at most */
 #define TRIAD_MIN      ((uint64_t)256 << 20) /* a triad array, at least */
 #define TRIAD_MAX      ((uint64_t)1 << 30)   /* and at most */
 
@@ -473,8 +473,8 @@ void peaks_save(const struct devinfo *info, const char *cache_dir, const struct 
  * ceiling; the cache keeps the highest ever seen on this device, and its
  * date says when they were last measured (PEAKS_RECHECK_S).
  */
-int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, uint64_t budget,
-	      char *msg, size_t n)
+int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, uint64_t budget, char *msg,
+	      size_t n)
 {
 	struct peaks cached;
 	int have = !peaks_read_cache(&rt->info, cache_dir, &cached), rc;

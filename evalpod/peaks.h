@@ -44,8 +44,8 @@ int peaks_measure(struct clrt *rt, struct peaks *pk, uint64_t budget, char *msg,
  * cache is raised when the fresh figure is higher (cache_dir NULL: no
  * cache).  When measuring fails the cached figures are used if any.
  */
-int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, uint64_t budget,
-	      char *msg, size_t n);
+int peaks_get(struct clrt *rt, const char *cache_dir, struct peaks *pk, uint64_t budget, char *msg,
+	      size_t n);
 
 /* Stores figures in the cache (only positive ones; a failure is logged). */
 void peaks_save(const struct devinfo *info, const char *cache_dir, const struct peaks *pk);
