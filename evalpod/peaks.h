@@ -33,8 +33,8 @@ struct peaks {
 
 /*
  * Measures the peaks now, allocating at most budget bytes on the device (0:
- * no bound but the device's; the timing worker passes half its
- * limits.memory_mb).  Returns 0 or KERR_OPENCL/KERR_NOMEM with msg.
+ * no bound but the device's; the timing worker passes a quarter of
+ * its limits.memory_mb).  Returns 0 or KERR_OPENCL/KERR_NOMEM with msg.
  */
 int peaks_measure(struct clrt *rt, struct peaks *pk, uint64_t budget, char *msg, size_t n);
 

@@ -218,9 +218,9 @@ static int setup_flush(struct timer *t)
 	}
 	if ((uint64_t)bytes > t->rt.info.max_alloc / 2)
 		bytes = (int64_t)(t->rt.info.max_alloc / 2);
-	/* A quarter of the worker's memory: the peaks may take half (first_peaks). */
-	if ((uint64_t)bytes > (uint64_t)t->b.limits.memory_mb << 18)
-		bytes = (int64_t)((uint64_t)t->b.limits.memory_mb << 18);
+	/* An eighth of the worker's memory: the peaks may take a quarter (first_peaks). */
+	if ((uint64_t)bytes > (uint64_t)t->b.limits.memory_mb << 17)
+		bytes = (int64_t)((uint64_t)t->b.limits.memory_mb << 17);
 	refdir = worker_dir(t->work, "reference");
 	t->flush_items = (size_t)bytes / 16;
 	bin = xasprintf("%s/" FLUSH_BINARY, refdir);

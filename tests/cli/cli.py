@@ -944,14 +944,15 @@ def cached_peaks_are_measured_again_only_when_a_program_goes_above_them(ctx):
 @test
 def peaks_and_flush_stay_within_the_memory_limit(ctx):
     # docs/evalpod.md, device peaks: the triad's three arrays take at most
-    # half of limits.memory_mb and the cache flush a quarter.  They were
+    # a quarter of limits.memory_mb and the cache flush an eighth, which
+    # leaves room for PoCL under ASan (about 270 MiB).  They were
     # sized from the device's global cache alone (three arrays of 8 x it,
-    # at least 256 MiB each): 768 MiB at least, so a 640 MiB worker died
+    # at least 256 MiB each): 768 MiB at least, so a 720 MiB worker died
     # measuring the peaks, and on a VM that reports a 480 MiB L3 the
     # default 8 GiB worker did (11.25 GiB of arrays).
     d = ctx.fresh_dir("peaks-memory")
     batch = make_batch()
-    batch["limits"]["memory_mb"] = 640
+    batch["limits"]["memory_mb"] = 720
     path = write_batch(ctx, d, batch)
     out_dir = os.path.join(d, "out")
     rc, out, err = ctx.evalpod_run(["run", path, "--out", out_dir, "--quiet", "--cache-dir",
@@ -961,10 +962,10 @@ def peaks_and_flush_stay_within_the_memory_limit(ctx):
     good = load_json(os.path.join(out_dir, "good.json")) or {}
     pk = summary.get("peaks") or {}
     ctx.expect(pk.get("measured_now_gbs", 0) > 0 and pk.get("measured_now_gflops", 0) > 0,
-               "the peaks are measured in a 640 MiB worker (got %r)" % pk)
+               "the peaks are measured in a 720 MiB worker (got %r)" % pk)
     flush = (summary.get("timing") or {}).get("flush_bytes")
-    ctx.expect(isinstance(flush, int) and 0 < flush <= (640 << 20) // 4,
-               "the flush is at most a quarter of the worker's memory (got %r)" % flush)
+    ctx.expect(isinstance(flush, int) and 0 < flush <= (720 << 20) // 8,
+               "the flush is at most an eighth of the worker's memory (got %r)" % flush)
     ctx.expect(good.get("status") == "ok", "and the program is timed (got %r: %s)"
                % (good.get("status"), str(good.get("fault"))[:200]))
     # With the default 8 GiB the flush is 2 x the reported cache, at most
