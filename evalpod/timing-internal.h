@@ -20,6 +20,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * How the timing worker's limits.memory_mb is shared out: the peaks'
+ * micro-kernels may allocate a quarter of it (first_peaks) and the cache
+ * flush an eighth (setup_flush); the rest holds the programs and PoCL,
+ * about 270 MiB resident under ASan.
+ */
+#define WORKER_MEM(t)      ((uint64_t)(t)->b.limits.memory_mb << 20)
+#define PEAKS_MEM_SHARE(t) (WORKER_MEM(t) / 4)
+#define FLUSH_MEM_SHARE(t) (WORKER_MEM(t) / 8)
+
 struct tprog {
 	char *id;
 	uint32_t line; /* in ids.txt: the judge's name for it */

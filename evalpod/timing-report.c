@@ -150,16 +150,6 @@ int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, doubl
 }
 
 /*
- * What the peaks' micro-kernels may allocate in the timing worker: a
- * quarter of its limits.memory_mb.  The rest holds the flush (an eighth),
- * the programs, and PoCL, which is about 270 MiB resident under ASan.
- */
-static uint64_t peaks_budget(const struct timer *t)
-{
-	return (uint64_t)t->b.limits.memory_mb << 18;
-}
-
-/*
  * The device peaks before any program runs: the cached ones the parent put
  * in w/time/peaks/ (see stage_peaks in run-timing.c), else measured now.  A
  * cached ceiling is the best ever measured on this device, so it is only
@@ -176,7 +166,7 @@ int first_peaks(struct timer *t, struct peaks *pk)
 		pk->cached = 1;
 		pk->fresh_gflops = pk->fresh_gbs = 0;
 	} else {
-		rc = peaks_get(&t->rt, NULL, pk, peaks_budget(t), t->msg, sizeof(t->msg));
+		rc = peaks_get(&t->rt, NULL, pk, PEAKS_MEM_SHARE(t), t->msg, sizeof(t->msg));
 	}
 	free(dir);
 	return rc;
@@ -242,7 +232,7 @@ void confirm_peaks(struct timer *t, struct peaks *pk, double need_gf, double nee
 		struct peaks now;
 
 		memset(&now, 0, sizeof(now));
-		if (peaks_measure(&t->rt, &now, peaks_budget(t), msg, sizeof(msg))) {
+		if (peaks_measure(&t->rt, &now, PEAKS_MEM_SHARE(t), msg, sizeof(msg))) {
 			log_warn("measuring the peaks again: %s", msg);
 			break;
 		}
