@@ -206,11 +206,21 @@ def check_memo(evalpod, data, tmp, env):
               and faudit.get("passed") is False,
               f"memo_local: the fault carries the audit's 36 pairs of samples (got {faudit})")
         rr = faudit.get("rounds_ratio")
-        check(isinstance(clean, (int, float)) and 0 < clean and 4 * clean < min(fresh, default=0)
-              and isinstance(rr, (int, float)) and rr > 4,
+        num = lambda v: isinstance(v, (int, float)) and v > 0
+        check(num(clean) and fresh and clean < min(fresh) and num(rr)
+              and abs(rr - (min(fresh) - 0.05) / clean) <= 1e-6 * rr,
               f"memo_local: its fastest sample in the rounds, before any new input, is in "
-              f"the audit, more than 4 x faster than any on new inputs (got {clean}, "
-              f"{min(fresh, default=None)}, rounds_ratio {rr})")
+              f"the audit, faster than any on new inputs, and rounds_ratio is the fastest "
+              f"on new inputs less 0.05 ms over it (got {clean}, {min(fresh, default=None)}, "
+              f"rounds_ratio {rr})")
+        # How much the memo gains depends on the host and its load (84 x
+        # quiet, 3.9 x in a busy CI run, both on a Xeon guest): the audit must fail
+        # it on one of its three rules, whichever the figures break.
+        ratio, fastest = faudit.get("ratio"), faudit.get("fastest_ratio")
+        check((num(ratio) and ratio > 1.5) or (num(fastest) and fastest > 2.5)
+              or (num(rr) and rr > 4),
+              f"memo_local: its audit broke one of its rules (mean ratio > 1.5, fastest "
+              f"> 2.5, rounds > 4; got {ratio}, {fastest}, {rr})")
     audited = 0
     for pid in ("heavy_good", "baseline"):
         res = load(out, pid)
