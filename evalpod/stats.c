@@ -63,26 +63,38 @@ double stats_low_mean(const double *x, size_t n, size_t drop)
 	return sum / (double)(n - drop);
 }
 
-double stats_median_ci_rel(const double *x, size_t n)
+double stats_median_ci(const double *x, size_t n, double *lo, double *hi)
 {
-	double *sorted, half, med, w;
-	size_t lo, hi;
+	double *sorted, med, w;
+	size_t l, h;
 
-	if (n < 6)
-		return INFINITY;
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	if (!n)
+		return 0;
 	sorted = xmalloc(n * sizeof(*sorted));
 	memcpy(sorted, x, n * sizeof(*sorted));
 	qsort(sorted, n, sizeof(*sorted), cmp_double);
-	w = 1.96 * sqrt((double)n);
-	/* 1-based ranks floor((n - w) / 2) and ceil((n + w) / 2), at least 1 and at most n */
-	lo = (double)n > w + 2 ? (size_t)floor(((double)n - w) / 2) : 1;
-	hi = (size_t)ceil(((double)n + w) / 2);
-	if (hi > n)
-		hi = n;
 	med = stats_quantile(sorted, n, 0.5);
-	half = fmax(med - sorted[lo - 1], sorted[hi - 1] - med);
+	if (n >= 6) {
+		w = 1.96 * sqrt((double)n);
+		/* 1-based ranks floor((n - w) / 2) and ceil((n + w) / 2), at least 1 and at most n */
+		l = (double)n > w + 2 ? (size_t)floor(((double)n - w) / 2) : 1;
+		h = (size_t)ceil(((double)n + w) / 2);
+		*lo = sorted[l - 1];
+		*hi = sorted[(h > n ? n : h) - 1];
+	}
 	free(sorted);
-	return med > 0 ? half / med : INFINITY;
+	return med;
+}
+
+double stats_median_ci_rel(const double *x, size_t n)
+{
+	double lo, hi, med = stats_median_ci(x, n, &lo, &hi);
+
+	if (n < 6 || !(med > 0))
+		return INFINITY;
+	return fmax(med - lo, hi - med) / med;
 }
 
 json_t *stats_json(const struct stats *s)

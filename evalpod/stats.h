@@ -35,6 +35,12 @@ double stats_quantile(const double *sorted, size_t n, double q);
 double stats_median_ci_rel(const double *x, size_t n);
 
 /*
+ * The bounds of that interval in *lo and *hi, and returns the median;
+ * when n < 6, *lo is -INFINITY and *hi INFINITY (n == 0: the median is 0).
+ */
+double stats_median_ci(const double *x, size_t n, double *lo, double *hi);
+
+/*
  * The mean of x[0..n) (not modified) without its drop largest values;
  * drop < n.
  */

@@ -147,9 +147,11 @@ int audit_verdict(const double *met, const double *fresh, size_t n, double round
  * Whether p has been sampled enough: at max_samples or max_time_ms, or once
  * outclassed (its figure is then known less well, which no ranking
  * decision needs); else, past min_samples, once the timed time reaches
- * min_time_ms or the median is known within measurement.precision
- * (stats_median_ci_rel): more samples of a kernel whose median is already
- * that certain tell the ranking nothing it acts on.  Sets p->stopped_by.
+ * min_time_ms, once its median is shown slower than another program's
+ * (outpaced: their 95% intervals apart), or once the median is known within
+ * measurement.precision (stats_median_ci_rel): more samples of a kernel
+ * whose median is already that certain tell the ranking nothing it acts
+ * on.  Sets p->stopped_by.
  */
 int timing_done(const struct timer *t, struct tprog *p);
 

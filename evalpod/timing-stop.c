@@ -57,6 +57,38 @@ static int outclassed(const struct timer *t, const struct tprog *p)
 	return p->fastest > t->b.measure.outclass * best_other_median(t, p) + OUTCLASS_FLOOR_MS;
 }
 
+/*
+ * Whether p is shown slower than another program: it has min_samples
+ * samples, and the 95% interval of its median (stats_median_ci) lies above
+ * that of another program with 6 samples or more, the reference left out
+ * as for outclassed(), by more than OUTCLASS_FLOOR_MS.  Two intervals
+ * apart say p's median is the slower one whatever the samples' spread,
+ * which the outclass ratio cannot: it waits for 2 x.  p then cannot win
+ * the batch, and its median from min_samples samples is precise enough for
+ * the search's model; its interval stays the one a success would need.
+ * It is the rule the outclass knob turns off with the other: measurement
+ * .outclass 0 (kctl confirm's passes) samples every program in full.
+ */
+static int outpaced(const struct timer *t, const struct tprog *p)
+{
+	double lo, hi, best = HUGE_VAL;
+
+	if (t->b.measure.outclass <= 0 || (int)p->nsamples < t->b.measure.min_samples ||
+	    !strcmp(p->id, "reference") || (t->b.baseline && !strcmp(p->id, t->b.baseline->id)))
+		return 0;
+	stats_median_ci(p->samples, p->nsamples, &lo, &hi);
+	for (size_t i = 0; i < t->nprogs; i++) {
+		const struct tprog *q = &t->progs[i];
+		double qlo, qhi;
+
+		if (q == p || q->failed || q->nsamples < 6 || !strcmp(q->id, "reference"))
+			continue;
+		stats_median_ci(q->samples, q->nsamples, &qlo, &qhi);
+		best = fmin(best, qhi);
+	}
+	return lo > best + OUTCLASS_FLOOR_MS;
+}
+
 int timing_done(const struct timer *t, struct tprog *p)
 {
 	const struct measure_spec *m = &t->b.measure;
@@ -71,6 +103,8 @@ int timing_done(const struct timer *t, struct tprog *p)
 		return 0;
 	else if (p->total_ms >= m->min_time_ms)
 		p->stopped_by = "min_time_ms";
+	else if (outpaced(t, p))
+		p->stopped_by = "outpaced";
 	else if (m->precision > 0 && stats_median_ci_rel(p->samples, p->nsamples) <= m->precision)
 		p->stopped_by = "precision";
 	else

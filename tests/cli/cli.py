@@ -14,6 +14,7 @@ in evalpod's output.  Device peaks are measured into a temporary cache.
 """
 import contextlib
 import json
+import math
 import os
 import re
 import shutil
@@ -689,6 +690,70 @@ def a_program_far_slower_than_another_stops_sampling_as_outclassed(ctx):
                "not outclassed by it (reference median %r ms; %r after %r samples, fastest %r)"
                % (ref_median, alone.get("stopped_by"), (alone.get("stats") or {}).get("n"),
                   (alone.get("stats") or {}).get("min")))
+
+
+def median_ci(samples):
+    """evalpod's distribution-free 95% interval of the median (stats.c)."""
+    x, n = sorted(samples), len(samples)
+    if n < 6:
+        return float("-inf"), float("inf")
+    w = 1.96 * math.sqrt(n)
+    lo = math.floor((n - w) / 2) if n > w + 2 else 1
+    return x[lo - 1], x[min(math.ceil((n + w) / 2), n) - 1]
+
+
+@test
+def a_program_shown_slower_than_another_stops_sampling_as_outpaced(ctx):
+    # docs/evalpod.md, stopping rule: past min_samples, a program whose
+    # median's 95% interval lies above another's (the reference's left out)
+    # is done (stopped_by "outpaced"), however far from 2 x it is; the
+    # baseline and the reference never are; outclass 0 turns it off too.
+    d = ctx.fresh_dir("outpaced")
+    runs = {}
+    for name, outclass in (("default", None), ("off", 0)):
+        batch = make_batch()
+        batch["baseline"] = {"id": "base", "source": SLOW_AFFINE,
+                             "build_options": "-DLOOP=450"}
+        batch["variants"] = [{"id": "fast", "source": SLOW_AFFINE, "build_options": "-DLOOP=200"},
+                             {"id": "slower", "source": SLOW_AFFINE,
+                              "build_options": "-DLOOP=300"}]
+        batch["measurement"].update({"min_samples": 8, "max_samples": 60, "min_time_ms": 60000,
+                                     "max_time_ms": 60000, "precision": 0,
+                                     "flush_bytes": 1 << 20})
+        if outclass is not None:
+            batch["measurement"]["outclass"] = outclass
+        out_dir = os.path.join(d, name)
+        rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
+        expect_status(ctx, rc, 0, err)
+        runs[name] = {v: (load_json(os.path.join(out_dir, v + ".json")) or {}).get(
+            "performance") or {} for v in ("fast", "slower", "base")}
+    got = {name: {v: (p.get("stopped_by"), len(p.get("samples_ms") or []))
+                  for v, p in r.items()} for name, r in runs.items()}
+    slower, fast = runs["default"]["slower"], runs["default"]["fast"]
+    n = len(slower.get("samples_ms") or [])
+    ctx.expect(slower.get("stopped_by") == "outpaced" and 8 <= n < 60,
+               "the 1.5 x slower variant stops as outpaced after min_samples, before "
+               "max_samples (%r)" % got["default"])
+    # At its last sample its interval was above the fast one's, whose
+    # samples were then those of the rounds before, and perhaps that round's
+    # (a round takes its programs in a random order).
+    last = max(slower.get("rounds") or [0])
+    fast_at = [[ms for ms, r in zip(fast.get("samples_ms") or [], fast.get("rounds") or [])
+                if r < last + k] for k in (0, 1)]
+    lo = median_ci(slower.get("samples_ms") or [])[0]
+    ctx.expect(any(lo > median_ci(f)[1] for f in fast_at),
+               "its median's interval lies above the fast variant's (%r against %r)"
+               % (median_ci(slower.get("samples_ms") or []),
+                  [median_ci(f) for f in fast_at]))
+    ctx.expect((slower.get("speedup_vs_baseline") or {}).get("ratio_of_medians", 0) > 1,
+               "and it still has its speedup over the (slower) baseline (%r)"
+               % slower.get("speedup_vs_baseline"))
+    for v in ("fast", "base"):
+        ctx.expect(runs["default"][v].get("stopped_by") == "max_samples",
+                   "%s is not outpaced: the fastest and the baseline take max_samples (%r)"
+                   % (v, got["default"]))
+    ctx.expect(runs["off"]["slower"].get("stopped_by") == "max_samples",
+               "outclass 0: the slower variant takes max_samples (%r)" % got["off"])
 
 
 @test

@@ -87,6 +87,24 @@ TEST(median_ci)
 	CHECK(isinf(stats_median_ci_rel((double[]){ 0, 0, 0, 0, 0, 0 }, 6)));
 }
 
+/* The interval's bounds themselves: the same order statistics. */
+TEST(median_ci_bounds)
+{
+	double x[40], lo, hi;
+
+	for (int i = 0; i < 10; i++)
+		x[i] = 10 - i;
+	CHECK(near(stats_median_ci(x, 10, &lo, &hi), 5.5));
+	CHECK(near(lo, 1) && near(hi, 9)); /* ranks 1 and 9 */
+	for (int i = 0; i < 40; i++)
+		x[i] = 100 + (i - 19.5);
+	CHECK(near(stats_median_ci(x, 40, &lo, &hi), 100));
+	CHECK(near(lo, 92.5) && near(hi, 106.5)); /* ranks 13 and 27 */
+	/* under 6 samples the interval is unbounded; none at all, no median */
+	CHECK(near(stats_median_ci(x, 5, &lo, &hi), 82.5) && isinf(lo) && lo < 0 && isinf(hi));
+	CHECK(stats_median_ci(x, 0, &lo, &hi) == 0 && isinf(lo) && isinf(hi));
+}
+
 TEST(low_mean)
 {
 	double x[] = { 4, 100, 1, 3, 2 };
@@ -103,6 +121,7 @@ int main(void)
 	RUN(empty_and_input_untouched);
 	RUN(json);
 	RUN(median_ci);
+	RUN(median_ci_bounds);
 	RUN(low_mean);
 	return test_summary();
 }
