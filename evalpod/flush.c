@@ -12,8 +12,23 @@
 #define FLUSH_BINARY_MAX (64u << 20) /* a flush binary larger than this is not read */
 #define FLUSH_LOG_MAX    4096        /* bytes of a build log kept */
 
-static const char flush_source[] = "__kernel void " FLUSH_KERNEL "(__global uint4 *p, uint v)\n"
-				   "{ p[get_global_id(0)] = (uint4)(v); }\n";
+/*
+ * Each work-item reads FLUSH_READS uint4, global size apart (so a step of
+ * the work-items reads one contiguous stretch), and writes only if their
+ * XOR is v, which the caller makes sure it is not.
+ */
+_Static_assert(FLUSH_READS == 16, "flush_source reads 16 uint4 a work-item");
+static const char flush_source[] =
+	"__kernel void " FLUSH_KERNEL "(__global const uint4 *p, __global uint *out, uint v)\n"
+	"{\n"
+	"	size_t i = get_global_id(0), g = get_global_size(0);\n"
+	"	uint4 x = p[i];\n"
+	"\n"
+	"	for (int k = 1; k < 16; k++)\n"
+	"		x ^= p[i + k * g];\n"
+	"	if ((x.x ^ x.y ^ x.z ^ x.w) == v)\n"
+	"		out[0] = v;\n"
+	"}\n";
 
 /* The kernel of a built program, or NULL (msg set); the kernel keeps the program alive. */
 static cl_kernel kernel_of(struct prog *pg, char *msg, size_t n)

@@ -18,8 +18,21 @@
 
 #include "prog.h"
 
-#define FLUSH_KERNEL "evalpod_flush" /* (__global uint4 *p, uint v): p[i] = v */
-#define FLUSH_BINARY "flush.bin"     /* in the reference worker's directory */
+/*
+ * The kernel reads its buffer, it does not write it: (__global const uint4
+ * *p, __global uint *out, uint v) over global work-items reads p[0 ..
+ * FLUSH_READS x global) and writes out[0] only when what it read XORs to v.
+ * A read leaves clean lines behind, where a write had the timed kernel
+ * that follows write the flush's dirty lines back.  On the Xeon guest
+ * (2026-12-06, build/bench/flush_probe, 21 rounds) reading 256 MiB took
+ * 10.7 ms against 19.1 ms for writing it (128 MiB: 4.3 against 7.9 ms),
+ * and a 4 MiB buffer uploaded just before read back after it no faster
+ * (0.232 ms against 0.244, the fastest of 21; 0.163 ms with no flush).
+ */
+#define FLUSH_KERNEL "evalpod_flush"     /* (__global const uint4 *p, __global uint *out, uint v) */
+#define FLUSH_READS  16                  /* uint4 each work-item reads */
+#define FLUSH_GRAIN  (16u * FLUSH_READS) /* bytes per work-item: the buffer a multiple */
+#define FLUSH_BINARY "flush.bin"         /* in the reference worker's directory */
 
 /*
  * The flush kernel in *k: from the binary at bin_path when there is one and

@@ -64,9 +64,9 @@ struct timer {
 	struct world w;
 	struct tprog *progs;
 	size_t nprogs;
-	cl_mem flush_buf;
+	cl_mem flush_buf, flush_out; /* what the flush reads; where it never writes */
 	cl_kernel flush_k;
-	size_t flush_items;
+	size_t flush_items;    /* its work-items, FLUSH_GRAIN bytes each */
 	int flush_from_binary; /* the flush was built from the reference worker's binary */
 	cl_ulong t0;           /* device time origin of the trace */
 	int lost;              /* a failed launch left the context unusable */

@@ -9,6 +9,7 @@
  * (progress) and common/.  timing.c calls it; it calls nothing in timing.c.
  */
 #include "timing-internal.h"
+#include "flush.h"
 #include "fileio.h"
 #include "jsonx.h"
 #include "log.h"
@@ -117,7 +118,8 @@ int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, doubl
 	json_object_set_new(doc, "peaks", peaks_json(pk));
 	json_object_set_new(doc, "rounds", json_integer((json_int_t)rounds));
 	json_object_set_new(doc, "wall_ms", json_real(wall));
-	json_object_set_new(doc, "flush_bytes", json_integer((json_int_t)t->flush_items * 16));
+	json_object_set_new(doc, "flush_bytes",
+			    json_integer((json_int_t)(t->flush_items * FLUSH_GRAIN)));
 	if (t->flush_k)
 		json_object_set_new(doc, "flush_built_from",
 				    json_string(t->flush_from_binary ? "binary" : "source"));

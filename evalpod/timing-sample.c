@@ -42,11 +42,12 @@ void timing_fail(struct tprog *p, const char *status, const char *origin, const 
 
 static cl_int enqueue_flush(struct timer *t, cl_event *ev)
 {
-	cl_uint v = (cl_uint)timing_rand(t);
+	/* Odd: the flush's buffer holds zeros, so it never writes (setup_flush). */
+	cl_uint v = (cl_uint)timing_rand(t) | 1;
 
 	if (!t->flush_k)
 		return CL_SUCCESS;
-	clSetKernelArg(t->flush_k, 1, sizeof(v), &v);
+	clSetKernelArg(t->flush_k, 2, sizeof(v), &v);
 	return clEnqueueNDRangeKernel(t->rt.queue, t->flush_k, 1, NULL, &t->flush_items, NULL, 0,
 				      NULL, ev);
 }

@@ -191,6 +191,7 @@ static int setup_flush(struct timer *t)
 {
 	int64_t bytes = t->b.measure.flush_bytes;
 	char *refdir, *bin;
+	cl_uint zero = 0;
 	cl_int err;
 	int rc;
 
@@ -221,19 +222,30 @@ static int setup_flush(struct timer *t)
 	if ((uint64_t)bytes > FLUSH_MEM_SHARE(t))
 		bytes = (int64_t)FLUSH_MEM_SHARE(t);
 	refdir = worker_dir(t->work, "reference");
-	t->flush_items = (size_t)bytes / 16;
+	t->flush_items = (size_t)bytes / FLUSH_GRAIN;
+	if (!t->flush_items)
+		t->flush_items = 1;
 	bin = xasprintf("%s/" FLUSH_BINARY, refdir);
 	rc = flush_kernel(&t->flush_k, &t->rt, bin, &t->flush_from_binary, t->msg, sizeof(t->msg));
 	free(bin);
 	free(refdir);
 	if (rc)
 		return rc;
-	t->flush_buf =
-		clCreateBuffer(t->rt.ctx, CL_MEM_READ_WRITE, t->flush_items * 16, NULL, &err);
+	t->flush_buf = clCreateBuffer(t->rt.ctx, CL_MEM_READ_WRITE, t->flush_items * FLUSH_GRAIN,
+				      NULL, &err);
+	if (err == CL_SUCCESS)
+		t->flush_out = clCreateBuffer(t->rt.ctx, CL_MEM_WRITE_ONLY, 16, NULL, &err);
+	/* Zeros, which XOR to 0: the flush never writes (enqueue_flush's v is odd). */
+	if (err == CL_SUCCESS)
+		err = clEnqueueFillBuffer(t->rt.queue, t->flush_buf, &zero, sizeof(zero), 0,
+					  t->flush_items * FLUSH_GRAIN, 0, NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = clFinish(t->rt.queue);
 	if (err != CL_SUCCESS)
 		return kerr_set(t->msg, sizeof(t->msg), KERR_NOMEM, "cache flush buffer: %s",
 				clrt_errstr(err));
 	clSetKernelArg(t->flush_k, 0, sizeof(cl_mem), &t->flush_buf);
+	clSetKernelArg(t->flush_k, 1, sizeof(cl_mem), &t->flush_out);
 	return 0;
 }
 
@@ -496,6 +508,8 @@ static void timer_close(struct timer *t)
 		clReleaseKernel(t->flush_k);
 	if (t->flush_buf)
 		clReleaseMemObject(t->flush_buf);
+	if (t->flush_out)
+		clReleaseMemObject(t->flush_out);
 	world_close(&t->w);
 	clrt_close(&t->rt);
 	batch_release(&t->b);

@@ -1,0 +1,163 @@
+/*
+ * flush_probe.c - what a cache flush costs and what it evicts, for a flush
+ * that writes its buffer and one that reads it (prints figures; not a test).
+ *
+ *   flush_probe [X_MIB [FLUSH_MIB [ROUNDS]]]    defaults 4, 256, 21
+ *
+ * Each round, for each kind of flush (write, read, none): a buffer of X_MIB
+ * is uploaded from the host, as a timed sample uploads its inputs; the
+ * flush runs over FLUSH_MIB; then a kernel reads the X buffer back.  The
+ * read after a flush that evicts the buffer takes memory's pace; after no
+ * flush it takes the cache's.  Prints each kind's mean flush time and the
+ * fastest and mean read-back (the fastest is the one least disturbed by
+ * anything else on the machine).  The read flush is evalpod's
+ * (evalpod/flush.c): FLUSH_READS uint4 a work-item, global size apart.
+ * Device 0 of platform 0.
+ */
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MAX_ROUNDS 256
+
+static const char source[] =
+	"__kernel void read_back(__global const float4 *a, __global float *out, float s)\n"
+	"{\n"
+	"	float4 v = a[get_global_id(0)];\n"
+	"\n"
+	"	if (v.x + v.y + v.z + v.w == s)\n"
+	"		out[0] = v.x;\n"
+	"}\n"
+	"__kernel void flush_write(__global uint4 *p, uint v)\n"
+	"{\n"
+	"	p[get_global_id(0)] = (uint4)(v);\n"
+	"}\n"
+	"__kernel void flush_read(__global const uint4 *p, __global uint *out, uint v)\n"
+	"{\n"
+	"	size_t i = get_global_id(0), g = get_global_size(0);\n"
+	"	uint4 x = p[i];\n"
+	"\n"
+	"	for (int k = 1; k < 16; k++)\n"
+	"		x ^= p[i + k * g];\n"
+	"	if ((x.x ^ x.y ^ x.z ^ x.w) == v)\n"
+	"		out[0] = v;\n"
+	"}\n";
+
+static cl_command_queue queue;
+
+/* Runs k over global work-items; returns its event span in ms, or -1. */
+static double run(cl_kernel k, size_t global)
+{
+	cl_ulong start = 0, end = 0;
+	cl_event ev;
+
+	if (clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, NULL, 0, NULL, &ev) != CL_SUCCESS)
+		return -1;
+	clWaitForEvents(1, &ev);
+	clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(start), &start, NULL);
+	clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
+	clReleaseEvent(ev);
+	return (double)(end - start) / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const kinds[] = { "write flush", "read flush", "no flush" };
+	static double back[3][MAX_ROUNDS];
+	size_t xb = (size_t)(argc > 1 ? atoi(argv[1]) : 4) << 20;
+	size_t fb = (size_t)(argc > 2 ? atoi(argv[2]) : 256) << 20;
+	int rounds = argc > 3 ? atoi(argv[3]) : 21;
+	cl_queue_properties props[] = { CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0 };
+	const char *src = source;
+	double flush_ms[3] = { 0, 0, 0 };
+	cl_platform_id platform;
+	cl_device_id dev;
+	cl_context ctx;
+	cl_program prog;
+	cl_kernel rd, fw, fr;
+	cl_mem x, f, out;
+	cl_uint zero = 0, v = 7, odd = 1;
+	float never = -1.0f, *host;
+	cl_int err;
+
+	if (!xb || fb < 256 || rounds < 1 || rounds > MAX_ROUNDS) {
+		fprintf(stderr, "usage: flush_probe [X_MIB [FLUSH_MIB [ROUNDS (1-%d)]]]\n",
+			MAX_ROUNDS);
+		return 2;
+	}
+	if (clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS ||
+	    clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS) {
+		fprintf(stderr, "flush_probe: no OpenCL device\n");
+		return 1;
+	}
+	ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+	queue = clCreateCommandQueueWithProperties(ctx, dev, props, &err);
+	prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+	if (clBuildProgram(prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS) {
+		fprintf(stderr, "flush_probe: the kernels did not build\n");
+		return 1;
+	}
+	rd = clCreateKernel(prog, "read_back", &err);
+	fw = clCreateKernel(prog, "flush_write", &err);
+	fr = clCreateKernel(prog, "flush_read", &err);
+	x = clCreateBuffer(ctx, CL_MEM_READ_WRITE, xb, NULL, &err);
+	f = clCreateBuffer(ctx, CL_MEM_READ_WRITE, fb, NULL, &err);
+	out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &err);
+	if (!x || !f || !out || !(host = malloc(xb))) {
+		fprintf(stderr, "flush_probe: no memory for %zu + %zu bytes\n", xb, fb);
+		return 1;
+	}
+	for (size_t i = 0; i < xb / sizeof(*host); i++)
+		host[i] = 1.5f;
+	clEnqueueFillBuffer(queue, f, &zero, sizeof(zero), 0, fb, 0, NULL, NULL);
+	clFinish(queue);
+	clSetKernelArg(rd, 0, sizeof(x), &x);
+	clSetKernelArg(rd, 1, sizeof(out), &out);
+	clSetKernelArg(rd, 2, sizeof(never), &never);
+	clSetKernelArg(fw, 0, sizeof(f), &f);
+	clSetKernelArg(fw, 1, sizeof(v), &v);
+	clSetKernelArg(fr, 0, sizeof(f), &f);
+	clSetKernelArg(fr, 1, sizeof(out), &out);
+	clSetKernelArg(fr, 2, sizeof(odd), &odd);
+	for (int r = 0; r < rounds; r++) {
+		for (int k = 0; k < 3; k++) {
+			double ms = 0;
+
+			clEnqueueWriteBuffer(queue, x, CL_TRUE, 0, xb, host, 0, NULL, NULL);
+			if (k == 0)
+				ms = run(fw, fb / 16);
+			else if (k == 1)
+				ms = run(fr, fb / 256);
+			back[k][r] = run(rd, xb / 16);
+			if (ms < 0 || back[k][r] < 0) {
+				fprintf(stderr, "flush_probe: a kernel did not run\n");
+				return 1;
+			}
+			flush_ms[k] += ms / rounds;
+		}
+	}
+	printf("%zu MiB read back after a %zu MiB flush, %d rounds:\n", xb >> 20, fb >> 20, rounds);
+	for (int k = 0; k < 3; k++) {
+		double best = back[k][0], sum = 0;
+
+		for (int r = 0; r < rounds; r++) {
+			best = back[k][r] < best ? back[k][r] : best;
+			sum += back[k][r];
+		}
+		printf("  %-11s  flush %6.2f ms   read back: fastest %.3f ms, mean %.3f ms\n",
+		       kinds[k], flush_ms[k], best, sum / rounds);
+	}
+	free(host);
+	clReleaseMemObject(out);
+	clReleaseMemObject(f);
+	clReleaseMemObject(x);
+	clReleaseKernel(fr);
+	clReleaseKernel(fw);
+	clReleaseKernel(rd);
+	clReleaseProgram(prog);
+	clReleaseCommandQueue(queue);
+	clReleaseContext(ctx);
+	return 0;
+}
