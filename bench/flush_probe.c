@@ -10,8 +10,8 @@
  * read after a flush that evicts the buffer takes memory's pace; after no
  * flush it takes the cache's.  Prints each kind's mean flush time and the
  * fastest and mean read-back (the fastest is the one least disturbed by
- * anything else on the machine).  The read flush is evalpod's
- * (evalpod/flush.c): FLUSH_READS uint4 a work-item, global size apart.
+ * anything else on the machine).  The read flush is evalpod's own
+ * (flush_source in evalpod/flush.c).
  * Device 0 of platform 0.
  */
 #define CL_TARGET_OPENCL_VERSION 300
@@ -19,6 +19,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "flush.h"
 
 #define MAX_ROUNDS 256
 
@@ -33,19 +35,21 @@ static const char source[] =
 	"__kernel void flush_write(__global uint4 *p, uint v)\n"
 	"{\n"
 	"	p[get_global_id(0)] = (uint4)(v);\n"
-	"}\n"
-	"__kernel void flush_read(__global const uint4 *p, __global uint *out, uint v)\n"
-	"{\n"
-	"	size_t i = get_global_id(0), g = get_global_size(0);\n"
-	"	uint4 x = p[i];\n"
-	"\n"
-	"	for (int k = 1; k < 16; k++)\n"
-	"		x ^= p[i + k * g];\n"
-	"	if ((x.x ^ x.y ^ x.z ^ x.w) == v)\n"
-	"		out[0] = v;\n"
 	"}\n";
 
 static cl_command_queue queue;
+
+/* argv[i] as a count, def when absent, -1 when it is not a number from 1 to 1 << 20. */
+static long arg(int argc, char **argv, int i, long def)
+{
+	char *end;
+	long v;
+
+	if (argc <= i)
+		return def;
+	v = strtol(argv[i], &end, 10);
+	return *end || v < 1 || v > (1L << 20) ? -1 : v;
+}
 
 /* Runs k over global work-items; returns its event span in ms, or -1. */
 static double run(cl_kernel k, size_t global)
@@ -66,11 +70,11 @@ int main(int argc, char **argv)
 {
 	static const char *const kinds[] = { "write flush", "read flush", "no flush" };
 	static double back[3][MAX_ROUNDS];
-	size_t xb = (size_t)(argc > 1 ? atoi(argv[1]) : 4) << 20;
-	size_t fb = (size_t)(argc > 2 ? atoi(argv[2]) : 256) << 20;
-	int rounds = argc > 3 ? atoi(argv[3]) : 21;
+	long xmib = arg(argc, argv, 1, 4), fmib = arg(argc, argv, 2, 256);
+	long rounds = arg(argc, argv, 3, 21);
+	size_t xb = (size_t)xmib << 20, fb = (size_t)fmib << 20;
 	cl_queue_properties props[] = { CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0 };
-	const char *src = source;
+	const char *srcs[2] = { source, flush_source };
 	double flush_ms[3] = { 0, 0, 0 };
 	cl_platform_id platform;
 	cl_device_id dev;
@@ -82,7 +86,7 @@ int main(int argc, char **argv)
 	float never = -1.0f, *host;
 	cl_int err;
 
-	if (!xb || fb < 256 || rounds < 1 || rounds > MAX_ROUNDS) {
+	if (xmib < 1 || fmib < 1 || rounds < 1 || rounds > MAX_ROUNDS) {
 		fprintf(stderr, "usage: flush_probe [X_MIB [FLUSH_MIB [ROUNDS (1-%d)]]]\n",
 			MAX_ROUNDS);
 		return 2;
@@ -94,14 +98,14 @@ int main(int argc, char **argv)
 	}
 	ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
 	queue = clCreateCommandQueueWithProperties(ctx, dev, props, &err);
-	prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+	prog = clCreateProgramWithSource(ctx, 2, srcs, NULL, &err);
 	if (clBuildProgram(prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS) {
 		fprintf(stderr, "flush_probe: the kernels did not build\n");
 		return 1;
 	}
 	rd = clCreateKernel(prog, "read_back", &err);
 	fw = clCreateKernel(prog, "flush_write", &err);
-	fr = clCreateKernel(prog, "flush_read", &err);
+	fr = clCreateKernel(prog, FLUSH_KERNEL, &err);
 	x = clCreateBuffer(ctx, CL_MEM_READ_WRITE, xb, NULL, &err);
 	f = clCreateBuffer(ctx, CL_MEM_READ_WRITE, fb, NULL, &err);
 	out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &err);
@@ -129,7 +133,7 @@ int main(int argc, char **argv)
 			if (k == 0)
 				ms = run(fw, fb / 16);
 			else if (k == 1)
-				ms = run(fr, fb / 256);
+				ms = run(fr, fb / FLUSH_GRAIN);
 			back[k][r] = run(rd, xb / 16);
 			if (ms < 0 || back[k][r] < 0) {
 				fprintf(stderr, "flush_probe: a kernel did not run\n");
@@ -138,7 +142,7 @@ int main(int argc, char **argv)
 			flush_ms[k] += ms / rounds;
 		}
 	}
-	printf("%zu MiB read back after a %zu MiB flush, %d rounds:\n", xb >> 20, fb >> 20, rounds);
+	printf("%ld MiB read back after a %ld MiB flush, %ld rounds:\n", xmib, fmib, rounds);
 	for (int k = 0; k < 3; k++) {
 		double best = back[k][0], sum = 0;
 

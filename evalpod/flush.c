@@ -18,7 +18,7 @@
  * XOR is v, which the caller makes sure it is not.
  */
 _Static_assert(FLUSH_READS == 16, "flush_source reads 16 uint4 a work-item");
-static const char flush_source[] =
+const char flush_source[] =
 	"__kernel void " FLUSH_KERNEL "(__global const uint4 *p, __global uint *out, uint v)\n"
 	"{\n"
 	"	size_t i = get_global_id(0), g = get_global_size(0);\n"

@@ -34,6 +34,9 @@
 #define FLUSH_GRAIN  (16u * FLUSH_READS) /* bytes per work-item: the buffer a multiple */
 #define FLUSH_BINARY "flush.bin"         /* in the reference worker's directory */
 
+/* The flush program's OpenCL C source (bench/flush_probe measures it too). */
+extern const char flush_source[];
+
 /*
  * The flush kernel in *k: from the binary at bin_path when there is one and
  * the device takes it with the kernel in it, else built from source.

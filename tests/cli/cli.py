@@ -623,6 +623,18 @@ __kernel void affine(__global const float *x, __global float *y, int n)
 """
 
 
+def sampled(ctx, d, name, batch, outclass, ids):
+    """Runs batch into d/name, with measurement.outclass set unless it is
+    None; returns each of ids' performance section, and the output folder."""
+    if outclass is not None:
+        batch["measurement"]["outclass"] = outclass
+    out_dir = os.path.join(d, name)
+    rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
+    expect_status(ctx, rc, 0, err)
+    return {v: (load_json(os.path.join(out_dir, v + ".json")) or {}).get("performance") or {}
+            for v in ids}, out_dir
+
+
 @test
 def a_program_far_slower_than_another_stops_sampling_as_outclassed(ctx):
     # docs/evalpod.md, stopping rule: once a program has 3 samples and even
@@ -644,13 +656,7 @@ def a_program_far_slower_than_another_stops_sampling_as_outclassed(ctx):
                                   "build_options": "-DLOOP=300"})
         batch["measurement"].update({"min_samples": 8, "max_samples": 20, "min_time_ms": 1,
                                      "max_time_ms": 5000, "precision": 0})
-        if outclass is not None:
-            batch["measurement"]["outclass"] = outclass
-        out_dir = os.path.join(d, name)
-        rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
-        expect_status(ctx, rc, 0, err)
-        runs[name] = {v: (load_json(os.path.join(out_dir, v + ".json")) or {}).get(
-            "performance") or {} for v in tiny + ("slow", "base")}
+        runs[name], out_dir = sampled(ctx, d, name, batch, outclass, tiny + ("slow", "base"))
         runs[name]["reference"] = ((load_json(os.path.join(out_dir, "summary.json")) or {})
                                    .get("reference") or {}).get("performance") or {}
     got = {name: {v: (p.get("stopped_by"), len(p.get("samples_ms") or []), p.get("rounds"))
@@ -720,13 +726,7 @@ def a_program_shown_slower_than_another_stops_sampling_as_outpaced(ctx):
         batch["measurement"].update({"min_samples": 8, "max_samples": 60, "min_time_ms": 60000,
                                      "max_time_ms": 60000, "precision": 0,
                                      "flush_bytes": 1 << 20})
-        if outclass is not None:
-            batch["measurement"]["outclass"] = outclass
-        out_dir = os.path.join(d, name)
-        rc, out, err = ctx.evalpod_run(["run", write_batch(ctx, d, batch), "--out", out_dir])
-        expect_status(ctx, rc, 0, err)
-        runs[name] = {v: (load_json(os.path.join(out_dir, v + ".json")) or {}).get(
-            "performance") or {} for v in ("fast", "slower", "base")}
+        runs[name] = sampled(ctx, d, name, batch, outclass, ("fast", "slower", "base"))[0]
     got = {name: {v: (p.get("stopped_by"), len(p.get("samples_ms") or []))
                   for v, p in r.items()} for name, r in runs.items()}
     slower, fast = runs["default"]["slower"], runs["default"]["fast"]
