@@ -46,6 +46,7 @@ struct tprog {
 	size_t runs; /* timed or warm-up runs so far: picks the next input set */
 	double total_ms;
 	double median, fastest; /* of samples[0..nsamples), kept by add_sample */
+	double ci_lo, ci_hi;    /* the 95% interval of that median (stats_median_ci), too */
 	double first_launch_ms, rebuild_ms;
 	const char *stopped_by; /* the stopping rule that ended its sampling */
 	json_t *doc;            /* this program's entry in time.json */

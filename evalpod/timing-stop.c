@@ -41,6 +41,12 @@ static double best_other_median(const struct timer *t, const struct tprog *p)
 	return best;
 }
 
+/* The reference and the baseline: every speedup is measured against them. */
+static int never_cut(const struct timer *t, const struct tprog *p)
+{
+	return !strcmp(p->id, "reference") || (t->b.baseline && !strcmp(p->id, t->b.baseline->id));
+}
+
 /*
  * Whether p cannot rank near the top of this batch: it has
  * OUTCLASS_SAMPLES samples, taken in as many rounds, and even its fastest
@@ -51,8 +57,7 @@ static double best_other_median(const struct timer *t, const struct tprog *p)
  */
 static int outclassed(const struct timer *t, const struct tprog *p)
 {
-	if (t->b.measure.outclass <= 0 || p->nsamples < OUTCLASS_SAMPLES ||
-	    !strcmp(p->id, "reference") || (t->b.baseline && !strcmp(p->id, t->b.baseline->id)))
+	if (t->b.measure.outclass <= 0 || p->nsamples < OUTCLASS_SAMPLES || never_cut(t, p))
 		return 0;
 	return p->fastest > t->b.measure.outclass * best_other_median(t, p) + OUTCLASS_FLOOR_MS;
 }
@@ -71,22 +76,19 @@ static int outclassed(const struct timer *t, const struct tprog *p)
  */
 static int outpaced(const struct timer *t, const struct tprog *p)
 {
-	double lo, hi, best = HUGE_VAL;
+	double best = HUGE_VAL;
 
 	if (t->b.measure.outclass <= 0 || (int)p->nsamples < t->b.measure.min_samples ||
-	    !strcmp(p->id, "reference") || (t->b.baseline && !strcmp(p->id, t->b.baseline->id)))
+	    never_cut(t, p))
 		return 0;
-	stats_median_ci(p->samples, p->nsamples, &lo, &hi);
+	/* add_sample keeps the intervals; a program's has no upper end before 6 samples. */
 	for (size_t i = 0; i < t->nprogs; i++) {
 		const struct tprog *q = &t->progs[i];
-		double qlo, qhi;
 
-		if (q == p || q->failed || q->nsamples < 6 || !strcmp(q->id, "reference"))
-			continue;
-		stats_median_ci(q->samples, q->nsamples, &qlo, &qhi);
-		best = fmin(best, qhi);
+		if (q != p && !q->failed && q->nsamples >= 6 && strcmp(q->id, "reference"))
+			best = fmin(best, q->ci_hi);
 	}
-	return lo > best + OUTCLASS_FLOOR_MS;
+	return p->ci_lo > best + OUTCLASS_FLOOR_MS;
 }
 
 int timing_done(const struct timer *t, struct tprog *p)

@@ -365,6 +365,7 @@ static void add_sample(struct tprog *p, double ms, double host, size_t round)
 	stats_compute(p->samples, p->nsamples, &st);
 	p->median = st.median;
 	p->fastest = st.min;
+	stats_median_ci(p->samples, p->nsamples, &p->ci_lo, &p->ci_hi);
 }
 
 /*
