@@ -1,17 +1,22 @@
 /*
  * flush_probe.c - what a cache flush costs and what it evicts, for a flush
- * that writes its buffer and one that reads it (prints figures; not a test).
+ * that writes its buffer, one that reads it, and one that evicts the
+ * read-back buffer's own lines from the host (prints figures; not a test).
  *
  *   flush_probe [X_MIB [FLUSH_MIB [ROUNDS]]]    defaults 4, 256, 21
  *
- * Each round, for each kind of flush (write, read, none): a buffer of X_MIB
- * is uploaded from the host, as a timed sample uploads its inputs; the
- * flush runs over FLUSH_MIB; then a kernel reads the X buffer back.  The
+ * Each round, for each kind of flush (write, read, lines, none): a buffer of
+ * X_MIB is uploaded from the host, as a timed sample uploads its inputs;
+ * the flush runs (write and read over FLUSH_MIB; lines over the X buffer
+ * itself, which lives in host memory handed over with CL_MEM_USE_HOST_PTR,
+ * as evalpod's buffers on a CPU device do); then a kernel reads the X
+ * buffer back.  The
  * read after a flush that evicts the buffer takes memory's pace; after no
  * flush it takes the cache's.  Prints each kind's mean flush time and the
  * fastest and mean read-back (the fastest is the one least disturbed by
- * anything else on the machine).  The read flush is evalpod's own
- * (flush_source in evalpod/flush.c).
+ * anything else on the machine).  The read and lines flushes are evalpod's
+ * own (flush_source and flush_lines in evalpod/flush.c).  The lines flush's
+ * time is the host's clock around flush_lines.
  * Device 0 of platform 0.
  */
 #define CL_TARGET_OPENCL_VERSION 300
@@ -19,10 +24,12 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "flush.h"
 
 #define MAX_ROUNDS 256
+#define KINDS      4
 
 static const char source[] =
 	"__kernel void read_back(__global const float4 *a, __global float *out, float s)\n"
@@ -66,16 +73,28 @@ static double run(cl_kernel k, size_t global)
 	return (double)(end - start) / 1e6;
 }
 
+/* flush_lines over [p, p + n); returns the host's time for it in ms. */
+static double lines(const void *p, size_t n)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	flush_lines(p, n);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+}
+
 int main(int argc, char **argv)
 {
-	static const char *const kinds[] = { "write flush", "read flush", "no flush" };
-	static double back[3][MAX_ROUNDS];
+	static const char *const kinds[KINDS] = { "write flush", "read flush", "lines flush",
+						  "no flush" };
+	static double back[KINDS][MAX_ROUNDS];
 	long xmib = arg(argc, argv, 1, 4), fmib = arg(argc, argv, 2, 256);
 	long rounds = arg(argc, argv, 3, 21);
 	size_t xb = (size_t)xmib << 20, fb = (size_t)fmib << 20;
 	cl_queue_properties props[] = { CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0 };
 	const char *srcs[2] = { source, flush_source };
-	double flush_ms[3] = { 0, 0, 0 };
+	double flush_ms[KINDS] = { 0, 0, 0, 0 };
 	cl_platform_id platform;
 	cl_device_id dev;
 	cl_context ctx;
@@ -83,7 +102,7 @@ int main(int argc, char **argv)
 	cl_kernel rd, fw, fr;
 	cl_mem x, f, out;
 	cl_uint zero = 0, v = 7, odd = 1;
-	float never = -1.0f, *host;
+	float never = -1.0f, *host, *mem = NULL;
 	cl_int err;
 
 	if (xmib < 1 || fmib < 1 || rounds < 1 || rounds > MAX_ROUNDS) {
@@ -106,7 +125,11 @@ int main(int argc, char **argv)
 	rd = clCreateKernel(prog, "read_back", &err);
 	fw = clCreateKernel(prog, "flush_write", &err);
 	fr = clCreateKernel(prog, FLUSH_KERNEL, &err);
-	x = clCreateBuffer(ctx, CL_MEM_READ_WRITE, xb, NULL, &err);
+	if (!flush_can_lines() || !(mem = aligned_alloc(4096, xb))) {
+		fprintf(stderr, "flush_probe: no lines flush on this processor, or no memory\n");
+		return 1;
+	}
+	x = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, xb, mem, &err);
 	f = clCreateBuffer(ctx, CL_MEM_READ_WRITE, fb, NULL, &err);
 	out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &err);
 	if (!x || !f || !out || !(host = malloc(xb))) {
@@ -126,7 +149,7 @@ int main(int argc, char **argv)
 	clSetKernelArg(fr, 1, sizeof(out), &out);
 	clSetKernelArg(fr, 2, sizeof(odd), &odd);
 	for (int r = 0; r < rounds; r++) {
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < KINDS; k++) {
 			double ms = 0;
 
 			clEnqueueWriteBuffer(queue, x, CL_TRUE, 0, xb, host, 0, NULL, NULL);
@@ -134,6 +157,8 @@ int main(int argc, char **argv)
 				ms = run(fw, fb / 16);
 			else if (k == 1)
 				ms = run(fr, fb / FLUSH_GRAIN);
+			else if (k == 2)
+				ms = lines(mem, xb);
 			back[k][r] = run(rd, xb / 16);
 			if (ms < 0 || back[k][r] < 0) {
 				fprintf(stderr, "flush_probe: a kernel did not run\n");
@@ -143,7 +168,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("%ld MiB read back after a %ld MiB flush, %ld rounds:\n", xmib, fmib, rounds);
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < KINDS; k++) {
 		double best = back[k][0], sum = 0;
 
 		for (int r = 0; r < rounds; r++) {
@@ -154,6 +179,7 @@ int main(int argc, char **argv)
 		       kinds[k], flush_ms[k], best, sum / rounds);
 	}
 	free(host);
+	free(mem);
 	clReleaseMemObject(out);
 	clReleaseMemObject(f);
 	clReleaseMemObject(x);

@@ -72,6 +72,8 @@ int read_correctness(struct ld *ld, const yaml_node_t *nd, const char *path)
 	return rc;
 }
 
+static const char *const flush_kind_names[] = { "auto", "read", NULL };
+
 static const struct field measure_fields[] = {
 	FINT("warmup", 0, 1000),
 	FINT("min_samples", 1, 1000000),
@@ -83,6 +85,7 @@ static const struct field measure_fields[] = {
 	FNUM("sample_min_ms", 0, 60000),
 	FBOOL("flush"),
 	FINT("flush_bytes", 0, 1LL << 40),
+	FENUM("flush_kind", 0, flush_kind_names),
 	FINT("order_seed", 0, 9000000000000000000LL),
 	FBOOL("peak_probe"),
 };

@@ -35,6 +35,11 @@
 
 static const char *const device_type_names[] = { "any", "gpu", "cpu", "accelerator" };
 
+/* ---- measurement ---- */
+
+/* In enum flush_kind's order. */
+static const char *const flush_kind_names[] = { "auto", "read" };
+
 /* ---- shapes ---- */
 
 static int parse_shape_values(json_t *o, const char *path, struct shape_spec *s, char *msg,
@@ -229,6 +234,7 @@ static const struct field measure_fields[] = {
 
 static int parse_measure(struct batch *b, json_t *root, char *msg, size_t n)
 {
+	static const char *const extra[] = { "flush_kind", NULL };
 	const char *P = "$.measurement";
 	struct measure_spec *m = &b->measure;
 	json_t *o;
@@ -236,9 +242,12 @@ static int parse_measure(struct batch *b, json_t *root, char *msg, size_t n)
 
 	if (rc || !o)
 		return rc;
-	rc = fields_known(o, P, measure_fields, ARRAY_SIZE(measure_fields), NULL, msg, n);
+	rc = fields_known(o, P, measure_fields, ARRAY_SIZE(measure_fields), extra, msg, n);
 	if (!rc)
 		rc = fields_read(o, P, measure_fields, ARRAY_SIZE(measure_fields), m, msg, n);
+	if (!rc)
+		rc = get_enum(o, P, "flush_kind", JX_OPTIONAL, flush_kind_names,
+			      ARRAY_SIZE(flush_kind_names), &m->flush_kind, msg, n);
 	if (!rc && m->min_samples > m->max_samples)
 		rc = kerr_set(msg, n, KERR_RANGE,
 			      "%s.min_samples: %d is greater than max_samples (%d)", P,

@@ -109,6 +109,13 @@ struct source_spec {
 	char *rationale; /* free text from the proposer, may be NULL */
 };
 
+/*
+ * How the caches are flushed before a sample (docs/evalbatch.md): auto takes
+ * the lines flush where the device's memory is evalpod's own (a CPU device)
+ * and flush_bytes is 0, the read flush otherwise; read always takes the read flush.
+ */
+enum flush_kind { FLUSH_AUTO = 0, FLUSH_READ = 1 };
+
 struct measure_spec {
 	int warmup;           /* untimed launches before sampling (default 2) */
 	int min_samples;      /* default 10 */
@@ -119,7 +126,8 @@ struct measure_spec {
 	double outclass;      /* default 2: done once this many times slower (0: off) */
 	double sample_min_ms; /* a sample repeats the plan until this long (default 1) */
 	int flush;            /* flush caches between samples (default 1) */
-	int64_t flush_bytes;  /* 0: 2 x the device's global cache size */
+	int64_t flush_bytes;  /* the read flush's; 0: 2 x the device's global cache size */
+	int flush_kind;       /* FLUSH_AUTO or FLUSH_READ (default FLUSH_AUTO) */
 	uint64_t order_seed;  /* seeds the interleaving order (default 1) */
 	int peak_probe; /* sample the FMA peak in every round beside the programs (default 0) */
 };

@@ -780,7 +780,7 @@ int worker_reference(const char *work, const uint64_t *tseeds)
 		verdict = CK_FAIL;
 	} else {
 		save_binary(&c, &pg);
-		if (c.b.measure.flush) {
+		if (c.b.measure.flush && !flush_uses_lines(&c.b.measure, c.rt.info.type)) {
 			char *path = xasprintf("%s/" FLUSH_BINARY, c.dir);
 
 			flush_save_binary(&c.rt, path);

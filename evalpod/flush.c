@@ -6,8 +6,13 @@
 #include "fileio.h"
 #include "log.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #define FLUSH_BINARY_MAX (64u << 20) /* a flush binary larger than this is not read */
 #define FLUSH_LOG_MAX    4096        /* bytes of a build log kept */
@@ -94,3 +99,90 @@ void flush_save_binary(struct clrt *rt, const char *path)
 	free(bin);
 	prog_release(&pg);
 }
+
+int flush_uses_lines(const struct measure_spec *m, const char *device_type)
+{
+	return m->flush && m->flush_kind == FLUSH_AUTO && m->flush_bytes <= 0 &&
+	       !strcmp(device_type, "cpu") && flush_can_lines();
+}
+
+#if defined(__x86_64__)
+#define LINE_STEP 64 /* the x86-64 cache line; CLFLUSH's size (CPUID 1 EBX[15:8] x 8) */
+
+/* CPUID.(EAX=7,ECX=0):EBX bit 23. */
+static int have_clflushopt(void)
+{
+	unsigned a, b, c, d;
+
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23));
+}
+
+__attribute__((target("clflushopt"))) static void lines_opt(uintptr_t lo, uintptr_t hi)
+{
+	for (uintptr_t a = lo; a < hi; a += LINE_STEP)
+		__builtin_ia32_clflushopt((void *)a);
+	__builtin_ia32_mfence();
+}
+
+static void lines_plain(uintptr_t lo, uintptr_t hi)
+{
+	for (uintptr_t a = lo; a < hi; a += LINE_STEP)
+		__builtin_ia32_clflush((void *)a);
+	__builtin_ia32_mfence();
+}
+
+int flush_can_lines(void)
+{
+	return 1;
+}
+
+int flush_lines(const void *p, size_t n)
+{
+	static int opt = -1;
+	uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(LINE_STEP - 1), hi = (uintptr_t)p + n;
+
+	if (opt < 0)
+		opt = have_clflushopt();
+	if (opt)
+		lines_opt(lo, hi);
+	else
+		lines_plain(lo, hi);
+	return 0;
+}
+#elif defined(__aarch64__)
+/* The smallest data cache line (CTR_EL0.DminLine, words as log2), which Linux lets EL0 read. */
+static uintptr_t line_step(void)
+{
+	uint64_t ctr;
+
+	__asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
+	return (uintptr_t)4 << ((ctr >> 16) & 0xf);
+}
+
+int flush_can_lines(void)
+{
+	return 1;
+}
+
+int flush_lines(const void *p, size_t n)
+{
+	uintptr_t step = line_step(), lo = (uintptr_t)p & ~(step - 1), hi = (uintptr_t)p + n;
+
+	for (uintptr_t a = lo; a < hi; a += step)
+		__asm__ volatile("dc civac, %0" : : "r"(a) : "memory");
+	__asm__ volatile("dsb ish" : : : "memory");
+	return 0;
+}
+#else
+int flush_can_lines(void)
+{
+	return 0;
+}
+
+int flush_lines(const void *p, size_t n)
+{
+	(void)p;
+	(void)n;
+	return -1;
+}
+#endif

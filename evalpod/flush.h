@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 
+#include "batch.h"
 #include "prog.h"
 
 /*
@@ -51,5 +52,30 @@ int flush_kernel(cl_kernel *k, struct clrt *rt, const char *bin_path, int *from_
  * source itself.
  */
 void flush_save_binary(struct clrt *rt, const char *path);
+
+/*
+ * The lines flush, for a device whose memory is this process's own (a CPU
+ * device, where the world maps every buffer itself: world.h): writes back
+ * and evicts every cache line of [p, p + n) from every level of the
+ * processor's caches (CLFLUSHOPT, or CLFLUSH where the processor has no
+ * CLFLUSHOPT, on x86-64; DC CIVAC on AArch64), then waits for it.  It does
+ * what the read flush does to the timed kernel's own data, the only data
+ * whose cache state decides its time, at a fraction of the cost: see
+ * flush_can_lines.  Returns 0, or -1 where the processor has no such
+ * instruction (nothing is done).
+ */
+int flush_lines(const void *p, size_t n);
+
+/* Whether flush_lines works on this processor. */
+int flush_can_lines(void);
+
+/*
+ * Whether a batch measured with m on a device of type device_type ("cpu",
+ * "gpu": clrt.h) flushes by lines: the flush is on, flush_kind is auto,
+ * flush_bytes is 0, the device is a CPU (whose buffers the world maps
+ * itself) and the processor can.  The reference worker then makes no read
+ * flush binary, and the timing worker builds no flush kernel.
+ */
+int flush_uses_lines(const struct measure_spec *m, const char *device_type);
 
 #endif

@@ -393,8 +393,8 @@ static void anchor_key(const struct refcache *c, const struct batch *b, const ui
 	sbuf_adds(&t, p->source);
 	sbuf_addf(&t, "\noptions %zu\n", strlen(p->options));
 	sbuf_adds(&t, p->options);
-	sbuf_addf(&t, "\nflush %d %" PRId64 "\nsample_min_ms %.17g", m->flush, m->flush_bytes,
-		  m->sample_min_ms);
+	sbuf_addf(&t, "\nflush %d %" PRId64 " %d\nsample_min_ms %.17g", m->flush, m->flush_bytes,
+		  m->flush_kind, m->sample_min_ms);
 	sbuf_adds(&t, "\nseeds");
 	for (unsigned k = 0; k < WORKER_TIMING_SETS; k++)
 		sbuf_addf(&t, " %" PRIu64, tseeds[k]);

@@ -67,11 +67,13 @@ struct timer {
 	size_t nprogs;
 	cl_mem flush_buf, flush_out; /* what the flush reads; where it never writes */
 	cl_kernel flush_k;
-	size_t flush_items;    /* its work-items, FLUSH_GRAIN bytes each */
-	int flush_from_binary; /* the flush was built from the reference worker's binary */
-	cl_ulong t0;           /* device time origin of the trace */
-	int lost;              /* a failed launch left the context unusable */
-	void **seen;           /* per output buffer: its place in the judge's memory */
+	size_t flush_items;       /* its work-items, FLUSH_GRAIN bytes each */
+	int flush_from_binary;    /* the flush was built from the reference worker's binary */
+	int flush_by_lines;       /* the lines flush instead (world_flush_lines): no kernel */
+	size_t flush_lines_bytes; /* what it evicts: the world's buffers and guards */
+	cl_ulong t0;              /* device time origin of the trace */
+	int lost;                 /* a failed launch left the context unusable */
+	void **seen;              /* per output buffer: its place in the judge's memory */
 	void **sets[WORKER_TIMING_SETS]; /* per set, per buffer: initial contents */
 	unsigned cur_set;                /* the set on the device now */
 	unsigned sample_set;             /* the set the last sample ran on */

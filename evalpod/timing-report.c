@@ -107,6 +107,20 @@ static void write_trace(struct timer *t, struct tprog *p)
 	free(dir);
 }
 
+/* How the caches were flushed before each sample (summary.json timing.flush). */
+static const char *flush_name(const struct timer *t)
+{
+	if (t->flush_by_lines)
+		return "lines";
+	return t->flush_k ? "read" : "none";
+}
+
+/* The bytes the flush evicted (lines) or read (read); 0 when off. */
+static size_t flush_size(const struct timer *t)
+{
+	return t->flush_by_lines ? t->flush_lines_bytes : t->flush_items * FLUSH_GRAIN;
+}
+
 int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, double wall)
 {
 	json_t *doc = json_object(), *progs = json_object();
@@ -118,8 +132,8 @@ int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, doubl
 	json_object_set_new(doc, "peaks", peaks_json(pk));
 	json_object_set_new(doc, "rounds", json_integer((json_int_t)rounds));
 	json_object_set_new(doc, "wall_ms", json_real(wall));
-	json_object_set_new(doc, "flush_bytes",
-			    json_integer((json_int_t)(t->flush_items * FLUSH_GRAIN)));
+	json_object_set_new(doc, "flush", json_string(flush_name(t)));
+	json_object_set_new(doc, "flush_bytes", json_integer((json_int_t)flush_size(t)));
 	if (t->flush_k)
 		json_object_set_new(doc, "flush_built_from",
 				    json_string(t->flush_from_binary ? "binary" : "source"));

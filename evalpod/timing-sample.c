@@ -208,8 +208,12 @@ int timing_sample(struct timer *t, struct tprog *p, int reps, double *ms, double
 		err = audit ? prepare_audit_run(t, audit, r) : prepare_run(t, k);
 		if (err == CL_SUCCESS && r == 0)
 			err = enqueue_flush(t, record ? &fl : NULL);
-		if (err == CL_SUCCESS && r == 0 && (err = clFinish(t->rt.queue)) == CL_SUCCESS)
+		if (err == CL_SUCCESS && r == 0 && (err = clFinish(t->rt.queue)) == CL_SUCCESS) {
+			/* After the uploads and the poisoning, which it writes back. */
+			if (t->flush_by_lines)
+				(void)world_flush_lines(&t->w, NULL);
 			t0 = clrt_now_ms();
+		}
 		if (err == CL_SUCCESS)
 			err = plan_enqueue(&p->plan, t->rt.queue, ev + (size_t)r * ns, t->msg,
 					   sizeof(t->msg));

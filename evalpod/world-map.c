@@ -10,6 +10,7 @@
  */
 #include "world-internal.h"
 #include "err.h"
+#include "flush.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -154,11 +155,31 @@ int world__map_alloc(struct world *w, struct wbuf *wb, char *msg, size_t n)
 
 	if (rc)
 		return rc;
+	wb->host = host;
 	wb->parent = clCreateBuffer(w->rt->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
 				    wb->bytes + 2 * wb->guard, host, &err);
 	if (err != CL_SUCCESS)
 		return kerr_set(msg, n, KERR_NOMEM, "cannot allocate buffer '%s' (%zu bytes): %s",
 				wb->spec->name, wb->bytes, clrt_errstr(err));
+	return 0;
+}
+
+int world_flush_lines(struct world *w, size_t *bytes)
+{
+	size_t sum = 0;
+
+	for (size_t i = 0; i < w->b->nbuffers; i++)
+		if (!w->bufs[i].host)
+			return -1;
+	for (size_t i = 0; i < w->b->nbuffers; i++) {
+		struct wbuf *wb = &w->bufs[i];
+
+		if (flush_lines(wb->host, wb->bytes + 2 * wb->guard))
+			return -1;
+		sum += wb->bytes + 2 * wb->guard;
+	}
+	if (bytes)
+		*bytes = sum;
 	return 0;
 }
 

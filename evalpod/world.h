@@ -49,12 +49,13 @@ enum poison { POISON_A = 0, POISON_B = 1 };
 struct wbuf {
 	const struct buf_spec *spec;
 	size_t count, esize, bytes;
-	size_t guard;     /* guard bytes before and after */
-	cl_mem parent;    /* guard + bytes + guard */
-	cl_mem mem;       /* the sub-buffer kernels see */
-	void *init;       /* initial contents (inputs, inout, scratch), host copy */
-	void *map;        /* the whole reservation on a CPU device, else NULL */
-	size_t map_bytes; /* its length */
+	size_t guard;        /* guard bytes before and after */
+	cl_mem parent;       /* guard + bytes + guard */
+	cl_mem mem;          /* the sub-buffer kernels see */
+	void *init;          /* initial contents (inputs, inout, scratch), host copy */
+	void *map;           /* the whole reservation on a CPU device, else NULL */
+	unsigned char *host; /* the parent's memory there (guard + bytes + guard), else NULL */
+	size_t map_bytes;    /* its length */
 };
 
 union scalar_val {
@@ -168,6 +169,15 @@ int world_restore_inputs(struct world *w, char *msg, size_t n);
  * caller frees).  Returns 0 or KERR_OPENCL.
  */
 int world_read(struct world *w, size_t i, void **out, char *msg, size_t n);
+
+/*
+ * On a CPU device, evicts every buffer's memory, guards included, from the
+ * processor's caches with flush_lines (flush.h): the timed kernel's data
+ * then comes from memory, as after the read flush.  Returns 0 with *bytes
+ * (when set) the bytes flushed, or -1, doing nothing, where the buffers are
+ * not this process's memory or the processor has no such instruction.
+ */
+int world_flush_lines(struct world *w, size_t *bytes);
 
 /*
  * Checks every guard.  Returns 0, or KERR_INVALID with msg like

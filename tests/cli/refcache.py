@@ -16,9 +16,9 @@ to #include the cache's timing-seeds file) is run
   put under a third one's name (a foreign entry), and after one is cut short:
   each is detected, removed and recomputed (the reference worker runs again),
   the verdicts do not change, and the run after that hits the cache again;
-- the timing worker builds its cache flush from the binary the reference
-  worker made (cached with the reference's), and from source when the device
-  refuses that binary;
+- the timing worker builds its read flush (measurement.flush_kind "read")
+  from the binary the reference worker made (cached with the reference's),
+  and from source when the device refuses that binary;
 - the reference is timed once per anchor, not once per batch: a batch whose
   baseline was timed in an earlier run of the session (so the cache holds its
   speedup over the reference, its anchor) leaves the reference out of timing,
@@ -58,7 +58,11 @@ def make_batch(data, cache_file):
     probe = read(data, "include_cache.cl")
     variants.append({"id": "include_cache",
                      "source": probe.replace("@CACHE_PATH@", cache_file)})
-    return checks.affine_batch("refcache", read(data, "reference.cl"), variants, LIMITS)
+    batch = checks.affine_batch("refcache", read(data, "reference.cl"), variants, LIMITS)
+    # The read flush, whose binary the cache keeps: on a CPU device evalpod
+    # would take the lines flush, which builds nothing.
+    batch["measurement"]["flush_kind"] = "read"
+    return batch
 
 
 def run(evalpod, batch_path, out, cache=None):

@@ -67,7 +67,7 @@ static const char full_doc[] =
 	" ],"
 	" 'measurement': {'warmup': 3, 'min_samples': 5, 'max_samples': 50, 'min_time_ms': 20,"
 	"  'max_time_ms': 2000, 'sample_min_ms': 0.5, 'flush': false, 'flush_bytes': 1048576,"
-	"  'order_seed': 42, 'peak_probe': true},"
+	"  'order_seed': 42, 'peak_probe': true, 'flush_kind': 'read'},"
 	" 'correctness': {'atol': 1e-3, 'rtol': 1e-5, 'seeds': [7, 8, 9, 10],"
 	"  'determinism': false},"
 	" 'limits': {'compile_timeout_s': 60, 'run_timeout_s': 30, 'time_timeout_s': 600,"
@@ -249,7 +249,7 @@ static void check_full_settings(const struct batch *b)
 	CHECK(m->warmup == 3 && m->min_samples == 5 && m->max_samples == 50);
 	CHECK(m->min_time_ms == 20 && m->max_time_ms == 2000 && m->sample_min_ms == 0.5);
 	CHECK(m->flush == 0 && m->flush_bytes == 1048576 && m->order_seed == 42);
-	CHECK(m->peak_probe == 1);
+	CHECK(m->peak_probe == 1 && m->flush_kind == FLUSH_READ);
 	CHECK(b->correct.atol == 1e-3 && b->correct.rtol == 1e-5);
 	CHECK(b->correct.nseeds == 4 && b->correct.seeds[0] == 7 && b->correct.seeds[3] == 10);
 	CHECK(b->correct.determinism == 0);
@@ -329,6 +329,7 @@ TEST(defaults)
 		CHECK(b.measure.max_samples == 200 && b.measure.min_time_ms == 100);
 		CHECK(b.measure.max_time_ms == 10000 && b.measure.sample_min_ms == 1);
 		CHECK(b.measure.flush == 1 && b.measure.flush_bytes == 0);
+		CHECK(b.measure.flush_kind == FLUSH_AUTO);
 		CHECK(b.measure.order_seed == 1 && b.measure.peak_probe == 0);
 		CHECK(b.correct.atol == 1e-4 && b.correct.rtol == 1e-4);
 		CHECK(b.correct.nseeds == 3 && b.correct.seeds[0] == 1 && b.correct.seeds[2] == 3);
@@ -499,6 +500,8 @@ static const struct bad_case {
 	  "$.measurement.warmup: -1 is outside [0, 1000]" },
 	{ NULL, "measurement.flush", "1", KERR_PARSE,
 	  "$.measurement.flush: expected a boolean, got integer" },
+	{ NULL, "measurement.flush_kind", "'lines'", KERR_INVALID,
+	  "$.measurement.flush_kind: 'lines' is not one of auto, read" },
 	{ NULL, "measurement.peak_probe", "'yes'", KERR_PARSE,
 	  "$.measurement.peak_probe: expected a boolean, got string" },
 	{ NULL, "limits.peak_margin", "0.5", KERR_RANGE,

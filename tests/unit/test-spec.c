@@ -154,6 +154,7 @@ static const char full_spec[] =
 	"  sample_min_ms: .5\n"
 	"  flush: false\n"
 	"  flush_bytes: 1048576\n"
+	"  flush_kind: read\n"
 	"  order_seed: 42\n"
 	"  peak_probe: true\n"
 	"limits: {compile_timeout_s: 60, run_timeout_s: 30, time_timeout_s: 600,\n"
@@ -312,7 +313,8 @@ TEST(full_spec)
 	CHECK(same_json(s.measurement,
 			"{'warmup': 3, 'min_samples': 5, 'max_samples': 50, 'min_time_ms': 20.0,"
 			" 'max_time_ms': 2000.5, 'sample_min_ms': 0.5, 'flush': false,"
-			" 'flush_bytes': 1048576, 'order_seed': 42, 'peak_probe': true}"));
+			" 'flush_bytes': 1048576, 'flush_kind': 'read', 'order_seed': 42,"
+			" 'peak_probe': true}"));
 	CHECK(same_json(s.limits, "{'compile_timeout_s': 60.0, 'run_timeout_s': 30.0,"
 				  " 'time_timeout_s': 600.0, 'log_max_bytes': 4096,"
 				  " 'peak_margin': 1.2}"));
