@@ -107,26 +107,39 @@ int flush_uses_lines(const struct measure_spec *m, const char *device_type)
 }
 
 #if defined(__x86_64__)
-#define LINE_STEP 64 /* the x86-64 cache line; CLFLUSH's size (CPUID 1 EBX[15:8] x 8) */
-
-/* CPUID.(EAX=7,ECX=0):EBX bit 23. */
-static int have_clflushopt(void)
+/*
+ * What CPUID says, read at the first call (the timing worker flushes from
+ * one thread): the line CLFLUSH works on (leaf 1, EBX[15:8], in 8-byte
+ * units; 64 where that is not a power of two from 32 to 256) and whether
+ * there is CLFLUSHOPT (leaf 7, EBX bit 23).
+ */
+static uintptr_t line_step(int *opt)
 {
-	unsigned a, b, c, d;
+	static uintptr_t step;
+	static int have_opt;
+	unsigned a, b = 0, c, d;
+	uintptr_t s;
 
-	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23));
+	if (!step) {
+		have_opt = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23));
+		s = __get_cpuid(1, &a, &b, &c, &d) ? ((b >> 8) & 0xff) * 8 : 0;
+		step = s >= 32 && s <= 256 && !(s & (s - 1)) ? s : 64;
+	}
+	*opt = have_opt;
+	return step;
 }
 
-__attribute__((target("clflushopt"))) static void lines_opt(uintptr_t lo, uintptr_t hi)
+__attribute__((target("clflushopt"))) static void lines_opt(uintptr_t lo, uintptr_t hi,
+							    uintptr_t step)
 {
-	for (uintptr_t a = lo; a < hi; a += LINE_STEP)
+	for (uintptr_t a = lo; a < hi; a += step)
 		__builtin_ia32_clflushopt((void *)a);
 	__builtin_ia32_mfence();
 }
 
-static void lines_plain(uintptr_t lo, uintptr_t hi)
+static void lines_plain(uintptr_t lo, uintptr_t hi, uintptr_t step)
 {
-	for (uintptr_t a = lo; a < hi; a += LINE_STEP)
+	for (uintptr_t a = lo; a < hi; a += step)
 		__builtin_ia32_clflush((void *)a);
 	__builtin_ia32_mfence();
 }
@@ -138,15 +151,13 @@ int flush_can_lines(void)
 
 int flush_lines(const void *p, size_t n)
 {
-	static int opt = -1;
-	uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(LINE_STEP - 1), hi = (uintptr_t)p + n;
+	int opt;
+	uintptr_t step = line_step(&opt), lo = (uintptr_t)p & ~(step - 1), hi = (uintptr_t)p + n;
 
-	if (opt < 0)
-		opt = have_clflushopt();
 	if (opt)
-		lines_opt(lo, hi);
+		lines_opt(lo, hi, step);
 	else
-		lines_plain(lo, hi);
+		lines_plain(lo, hi, step);
 	return 0;
 }
 #elif defined(__aarch64__)

@@ -54,22 +54,9 @@ TEST(stays_inside_its_range)
 	munmap(p, 3 * (size_t)page);
 }
 
-TEST(there_where_the_processor_has_it)
-{
-#if defined(__x86_64__) || defined(__aarch64__)
-	CHECK(flush_can_lines());
-#else
-	unsigned char b[64];
-
-	CHECK(!flush_can_lines());
-	CHECK(flush_lines(b, sizeof(b)) == -1);
-#endif
-}
-
 int main(void)
 {
 	RUN(keeps_contents);
 	RUN(stays_inside_its_range);
-	RUN(there_where_the_processor_has_it);
 	return test_summary();
 }
