@@ -531,7 +531,7 @@ TEST(matmul_example)
 	CHECK_STR(msg, "");
 	CHECK_STR(s.name, "matmul");
 	CHECK(s.ntunables == 9 && s.nconstraints == 8 && s.render == RENDER_OPTIONS);
-	CHECK(s.nstarts == 3 && s.starts[1 * 9] == 6); /* the second start: TM=6 */
+	CHECK(s.nstarts == 4 && s.starts[1 * 9] == 6); /* the second start: TM=6 */
 	CHECK(s.max_rounds == 6 && s.max_evaluations == 48 && s.variants_per_round == 8);
 	CHECK(json_array_size(s.shapes) == 3);
 	CHECK_STR(json_string_value(json_object_get(json_array_get(s.shapes, 1), "name")),
