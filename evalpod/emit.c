@@ -258,6 +258,9 @@ static json_t *summary_new(struct run *r)
 					   json_object_get(r->tdoc, "flush_bytes"), "timing_seeds",
 					   json_object_get(r->tdoc, "timing_seeds"));
 
+		if (json_is_integer(json_object_get(r->tdoc, "flushes")))
+			json_object_set(timing, "flushes", json_object_get(r->tdoc, "flushes"));
+
 		if (json_is_string(json_object_get(r->tdoc, "flush")))
 			json_object_set(timing, "flush", json_object_get(r->tdoc, "flush"));
 		if (json_is_string(json_object_get(r->tdoc, "flush_built_from")))

@@ -60,9 +60,9 @@ void flush_save_binary(struct clrt *rt, const char *path);
  * processor's caches (CLFLUSHOPT, or CLFLUSH where the processor has no
  * CLFLUSHOPT, on x86-64; DC CIVAC on AArch64), then waits for it.  It does
  * what the read flush does to the timed kernel's own data, the only data
- * whose cache state decides its time, at a fraction of the cost: see
- * flush_can_lines.  Returns 0, or -1 where the processor has no such
- * instruction (nothing is done).
+ * whose cache state decides its time, at a fraction of the cost (figures in
+ * setup_flush, timing.c, and docs/evalpod.md).  Returns 0, or -1 where the
+ * processor has no such instruction (nothing is done).
  */
 int flush_lines(const void *p, size_t n);
 

@@ -71,6 +71,7 @@ struct timer {
 	int flush_from_binary;    /* the flush was built from the reference worker's binary */
 	int flush_by_lines;       /* the lines flush instead (world_flush_lines): no kernel */
 	size_t flush_lines_bytes; /* what it evicts: the world's buffers and guards */
+	uint64_t nflushes;        /* flushes done: one before each sample and warm-up */
 	cl_ulong t0;              /* device time origin of the trace */
 	int lost;                 /* a failed launch left the context unusable */
 	void **seen;              /* per output buffer: its place in the judge's memory */

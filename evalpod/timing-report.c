@@ -134,6 +134,7 @@ int write_time_doc(struct timer *t, const struct peaks *pk, size_t rounds, doubl
 	json_object_set_new(doc, "wall_ms", json_real(wall));
 	json_object_set_new(doc, "flush", json_string(flush_name(t)));
 	json_object_set_new(doc, "flush_bytes", json_integer((json_int_t)flush_size(t)));
+	json_object_set_new(doc, "flushes", json_integer((json_int_t)t->nflushes));
 	if (t->flush_k)
 		json_object_set_new(doc, "flush_built_from",
 				    json_string(t->flush_from_binary ? "binary" : "source"));

@@ -45,11 +45,15 @@ static cl_int enqueue_flush(struct timer *t, cl_event *ev)
 	/* Odd: the flush's buffer holds zeros, so it never writes (setup_flush). */
 	cl_uint v = (cl_uint)timing_rand(t) | 1;
 
+	cl_int err;
+
 	if (!t->flush_k)
 		return CL_SUCCESS;
 	clSetKernelArg(t->flush_k, 2, sizeof(v), &v);
-	return clEnqueueNDRangeKernel(t->rt.queue, t->flush_k, 1, NULL, &t->flush_items, NULL, 0,
-				      NULL, ev);
+	err = clEnqueueNDRangeKernel(t->rt.queue, t->flush_k, 1, NULL, &t->flush_items, NULL, 0,
+				     NULL, ev);
+	t->nflushes += err == CL_SUCCESS;
+	return err;
 }
 
 static double ev_us(struct timer *t, cl_event ev, cl_profiling_info what)
@@ -211,7 +215,7 @@ int timing_sample(struct timer *t, struct tprog *p, int reps, double *ms, double
 		if (err == CL_SUCCESS && r == 0 && (err = clFinish(t->rt.queue)) == CL_SUCCESS) {
 			/* After the uploads and the poisoning, which it writes back. */
 			if (t->flush_by_lines)
-				(void)world_flush_lines(&t->w, NULL);
+				t->nflushes += world_flush_lines(&t->w) == 0;
 			t0 = clrt_now_ms();
 		}
 		if (err == CL_SUCCESS)

@@ -199,7 +199,8 @@ static int setup_flush(struct timer *t)
 		return 0;
 	/*
 	 * On a CPU device the buffers are this process's memory, so their own
-	 * lines can be evicted from the host instead (world_flush_lines):
+	 * lines can be evicted from the host instead (world_flush_lines, before
+	 * every sample; world_lines_bytes only counts what that evicts):
 	 * on the Xeon guest (build/bench/flush_probe, 21 rounds) a 4 MiB
 	 * buffer read back after it no faster than after the 256 MiB read
 	 * flush (the fastest of 21: 0.250 and 0.288 ms against 0.239 and
@@ -208,7 +209,7 @@ static int setup_flush(struct timer *t)
 	 * the read flush.
 	 */
 	if (flush_uses_lines(&t->b.measure, t->rt.info.type) &&
-	    !world_flush_lines(&t->w, &t->flush_lines_bytes)) {
+	    !world_lines_bytes(&t->w, &t->flush_lines_bytes)) {
 		t->flush_by_lines = 1;
 		return 0;
 	}
@@ -250,15 +251,18 @@ static int setup_flush(struct timer *t)
 				      NULL, &err);
 	if (err == CL_SUCCESS)
 		t->flush_out = clCreateBuffer(t->rt.ctx, CL_MEM_WRITE_ONLY, 16, NULL, &err);
+	if (err != CL_SUCCESS)
+		return kerr_set(t->msg, sizeof(t->msg), KERR_NOMEM,
+				"cache flush buffer (%zu bytes): %s", t->flush_items * FLUSH_GRAIN,
+				clrt_errstr(err));
 	/* Zeros, which XOR to 0: the flush never writes (enqueue_flush's v is odd). */
-	if (err == CL_SUCCESS)
-		err = clEnqueueFillBuffer(t->rt.queue, t->flush_buf, &zero, sizeof(zero), 0,
-					  t->flush_items * FLUSH_GRAIN, 0, NULL, NULL);
+	err = clEnqueueFillBuffer(t->rt.queue, t->flush_buf, &zero, sizeof(zero), 0,
+				  t->flush_items * FLUSH_GRAIN, 0, NULL, NULL);
 	if (err == CL_SUCCESS)
 		err = clFinish(t->rt.queue);
 	if (err != CL_SUCCESS)
-		return kerr_set(t->msg, sizeof(t->msg), KERR_NOMEM, "cache flush buffer: %s",
-				clrt_errstr(err));
+		return kerr_set(t->msg, sizeof(t->msg), KERR_OPENCL,
+				"cache flush buffer: zeroing it failed: %s", clrt_errstr(err));
 	clSetKernelArg(t->flush_k, 0, sizeof(cl_mem), &t->flush_buf);
 	clSetKernelArg(t->flush_k, 1, sizeof(cl_mem), &t->flush_out);
 	return 0;

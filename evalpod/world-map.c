@@ -164,22 +164,27 @@ int world__map_alloc(struct world *w, struct wbuf *wb, char *msg, size_t n)
 	return 0;
 }
 
-int world_flush_lines(struct world *w, size_t *bytes)
+int world_lines_bytes(const struct world *w, size_t *bytes)
 {
 	size_t sum = 0;
 
-	for (size_t i = 0; i < w->b->nbuffers; i++)
+	for (size_t i = 0; i < w->b->nbuffers; i++) {
 		if (!w->bufs[i].host)
 			return -1;
+		sum += w->bufs[i].bytes + 2 * w->bufs[i].guard;
+	}
+	*bytes = sum;
+	return 0;
+}
+
+int world_flush_lines(struct world *w)
+{
 	for (size_t i = 0; i < w->b->nbuffers; i++) {
 		struct wbuf *wb = &w->bufs[i];
 
-		if (flush_lines(wb->host, wb->bytes + 2 * wb->guard))
+		if (!wb->host || flush_lines(wb->host, wb->bytes + 2 * wb->guard))
 			return -1;
-		sum += wb->bytes + 2 * wb->guard;
 	}
-	if (bytes)
-		*bytes = sum;
 	return 0;
 }
 

@@ -171,13 +171,21 @@ int world_restore_inputs(struct world *w, char *msg, size_t n);
 int world_read(struct world *w, size_t i, void **out, char *msg, size_t n);
 
 /*
+ * What world_flush_lines evicts: sets *bytes to every buffer's size with its
+ * guards and returns 0, or returns -1 where a buffer is not this process's
+ * memory (a device that allocates its own), which the lines flush cannot
+ * reach.  Nothing is flushed.
+ */
+int world_lines_bytes(const struct world *w, size_t *bytes);
+
+/*
  * On a CPU device, evicts every buffer's memory, guards included, from the
  * processor's caches with flush_lines (flush.h): the timed kernel's data
- * then comes from memory, as after the read flush.  Returns 0 with *bytes
- * (when set) the bytes flushed, or -1, doing nothing, where the buffers are
- * not this process's memory or the processor has no such instruction.
+ * then comes from memory, as after the read flush.  Returns 0, or -1 where
+ * the buffers are not this process's memory or the processor has no such
+ * instruction.
  */
-int world_flush_lines(struct world *w, size_t *bytes);
+int world_flush_lines(struct world *w);
 
 /*
  * Checks every guard.  Returns 0, or KERR_INVALID with msg like

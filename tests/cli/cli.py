@@ -1078,6 +1078,19 @@ def peaks_and_flush_stay_within_the_memory_limit_and_cpu_flushes_lines(ctx):
                        "more than their %d bytes and at most their guards more, and "
                        "builds no flush kernel (got %r)"
                        % (buffers, timing))
+        # Either kind flushes before every sample (and every warm-up run),
+        # the reference's and the programs' alike.
+        summary = load_json(os.path.join(out_dir, "summary.json")) or {}
+        samples = len((((summary.get("reference") or {}).get("performance") or {})
+                       .get("samples_ms") or []))
+        for name in os.listdir(out_dir):
+            if name.endswith(".json") and name != "summary.json":
+                perf = (load_json(os.path.join(out_dir, name)) or {}).get("performance") or {}
+                samples += len(perf.get("samples_ms") or [])
+        ctx.expect(samples > 0 and isinstance(timing.get("flushes"), int)
+                   and timing["flushes"] >= samples,
+                   "the %s flush runs before each of the batch's %d samples (got %r)"
+                   % (timing.get("flush"), samples, timing.get("flushes")))
 
 
 @test
