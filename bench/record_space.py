@@ -391,6 +391,8 @@ def main():
                       + ("" if fixed else ", plus the template's defaults")
                       + (f", then every valid twin of those {ndrawn} in {', '.join(twins)} "
                          "(one of them changed)" if twins else ""),
+            # the space as the spec had it: a value added later is not missing here
+            "values": params,
         }, **({"twins": {"drawn": ndrawn, "tunables": twins}} if twins else {}),
            **({"fixed": fixed, "whole": len(sample) == len(space)} if fixed else {})),
     }

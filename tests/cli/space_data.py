@@ -69,7 +69,14 @@ def main():
         off = [p["params"] for p in pts if any(p["params"][k] != v for k, v in fixed.items())]
         check(not off, f"every point has the fixed values {fixed} (not: {off[:2]})")
         if doc["measurement"].get("whole"):
-            every = {json.dumps(q, sort_keys=True) for q in rs.every_point(params, fixed)
+            # over the values the spec had when it was recorded (a value
+            # added since is not missing), which are the spec's own or fewer
+            held = doc["measurement"].get("values") or params
+            check(isinstance(held, dict) and list(held) == names
+                  and all(set(held[k]) <= set(params[k]) for k in names),
+                  f"measurement.values are the spec's tunables, each with its values or "
+                  f"fewer (got {held})")
+            every = {json.dumps(q, sort_keys=True) for q in rs.every_point(held, fixed)
                      if valid(q)}
             check(every == set(keys), f"the points are every valid point with {fixed} "
                                       f"({len(every)} valid, {len(set(keys))} recorded)")
