@@ -71,10 +71,12 @@ int flush_can_lines(void);
 
 /*
  * Whether a batch measured with m on a device of type device_type ("cpu",
- * "gpu": clrt.h) flushes by lines: the flush is on, flush_kind is auto,
+ * "gpu": clrt.h) may flush by lines: the flush is on, flush_kind is auto,
  * flush_bytes is 0, the device is a CPU (whose buffers the world maps
  * itself) and the processor can.  The reference worker then makes no read
- * flush binary, and the timing worker builds no flush kernel.
+ * flush binary; the timing worker builds no flush kernel unless the
+ * buffers are larger than the read flush would be (setup_flush, timing.c),
+ * when the read flush runs instead.
  */
 int flush_uses_lines(const struct measure_spec *m, const char *device_type);
 

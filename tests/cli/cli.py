@@ -1091,6 +1091,27 @@ def peaks_and_flush_stay_within_the_memory_limit_and_cpu_flushes_lines(ctx):
                    and timing["flushes"] >= samples,
                    "the %s flush runs before each of the batch's %d samples (got %r)"
                    % (timing.get("flush"), samples, timing.get("flushes")))
+    if not lines:
+        return
+    # Buffers larger than the read flush that evicts the caches (want bytes)
+    # take that flush instead of the lines flush, which would cost more at
+    # the same pace; the reference worker saved no binary of it, so the
+    # timing worker built it from source.
+    batch = make_batch()
+    batch["shapes"] = [{"name": "big", "values": {"n": want // 8 + (1 << 20)}}]
+    path = write_batch(ctx, d, batch)
+    out_dir = os.path.join(d, "big")
+    rc, out, err = ctx.evalpod_run(["run", path, "--out", out_dir, "--quiet", "--cache-dir",
+                                    os.path.join(d, "cache")])
+    expect_status(ctx, rc, 0, err)
+    timing = (load_json(os.path.join(out_dir, "summary.json")) or {}).get("timing") or {}
+    good = load_json(os.path.join(out_dir, "good.json")) or {}
+    ctx.expect(timing.get("flush") == "read" and timing.get("flush_bytes") == want
+               and timing.get("flush_built_from") == "source"
+               and good.get("status") == "ok",
+               "buffers of %d bytes, more than the %d-byte read flush, take the read flush "
+               "(got %r, the program %r)" % (2 * 4 * (want // 8 + (1 << 20)), want, timing,
+                                            good.get("status")))
 
 
 @test
