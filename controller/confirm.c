@@ -512,7 +512,7 @@ int confirm_rank(struct session *s, int round, int *stop, char *msg, size_t n)
 					 "candidate was faster for sure",
 				  cf.c[w].id);
 	}
-	sbuf_addf(&note, "confirmation pass %d of %d: %s. ", cf.pass, passes, verdict.buf);
+	sbuf_addf(&note, "confirmation pass %d of %d: %s.", cf.pass, passes, verdict.buf);
 
 	rc = store_begin(s->st, msg, n);
 	if (!rc && w != SIZE_MAX && (!iid || strcmp(cf.c[w].id, iid))) {
