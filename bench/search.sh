@@ -7,7 +7,9 @@
 # matmul-512-twins.json (150 points and their PACK and LOCAL twins,
 # PACK=2 included), both timed on an AVX-512 host, and on
 # matmul-512-avx2.json (300 points, PACK=2 included, timed on an AVX2
-# Zen 3, where other tiles win): per strategy (the
+# Zen 3, where other tiles win), and on matmul-512-xeon.json (300 points of
+# the space with WY up to 32, timed on a 2-vCPU guest of a recent Xeon,
+# AVX-512, whose L3 is slow to refill): per strategy (the
 # tuner, uniform random sampling, the old evolutionary tuner) and budget
 # (12/24/48/96 evaluations, each a session of its own, the template's
 # round 0 counted), the median and the worst over SEEDS seeds (default 20)
@@ -37,7 +39,7 @@ if [ -n "${DATASET:-}" ]; then
 	sets=("$DATASET")
 elif [ -f tests/data/space/matmul-512.json ]; then
 	sets=(tests/data/space/matmul-512.json tests/data/space/matmul-512-twins.json
-		tests/data/space/matmul-512-avx2.json)
+		tests/data/space/matmul-512-avx2.json tests/data/space/matmul-512-xeon.json)
 else
 	echo "note: tests/data/space/matmul-512.json is not here yet; replaying the" \
 		"synthetic fixtures (made-up speedups, not measurements)"
