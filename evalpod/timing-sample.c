@@ -44,7 +44,6 @@ static cl_int enqueue_flush(struct timer *t, cl_event *ev)
 {
 	/* Odd: the flush's buffer holds zeros, so it never writes (setup_flush). */
 	cl_uint v = (cl_uint)timing_rand(t) | 1;
-
 	cl_int err;
 
 	if (!t->flush_k)
