@@ -254,12 +254,14 @@ static int setup_flush(struct timer *t)
 		return rc;
 	t->flush_buf = clCreateBuffer(t->rt.ctx, CL_MEM_READ_WRITE, t->flush_items * FLUSH_GRAIN,
 				      NULL, &err);
-	if (err == CL_SUCCESS)
-		t->flush_out = clCreateBuffer(t->rt.ctx, CL_MEM_WRITE_ONLY, 16, NULL, &err);
 	if (err != CL_SUCCESS)
 		return kerr_set(t->msg, sizeof(t->msg), KERR_NOMEM,
 				"cache flush buffer (%zu bytes): %s", t->flush_items * FLUSH_GRAIN,
 				clrt_errstr(err));
+	t->flush_out = clCreateBuffer(t->rt.ctx, CL_MEM_WRITE_ONLY, 16, NULL, &err);
+	if (err != CL_SUCCESS)
+		return kerr_set(t->msg, sizeof(t->msg), KERR_NOMEM,
+				"cache flush result buffer (16 bytes): %s", clrt_errstr(err));
 	/* Zeros, which XOR to 0: the flush never writes (enqueue_flush's v is odd). */
 	err = clEnqueueFillBuffer(t->rt.queue, t->flush_buf, &zero, sizeof(zero), 0,
 				  t->flush_items * FLUSH_GRAIN, 0, NULL, NULL);
