@@ -1097,8 +1097,9 @@ def peaks_and_flush_stay_within_the_memory_limit_and_cpu_flushes_lines(ctx):
     # take that flush instead of the lines flush, which would cost more at
     # the same pace; the reference worker saved no binary of it, so the
     # timing worker built it from source.
+    n = want // 8 + (1 << 20)
     batch = make_batch()
-    batch["shapes"] = [{"name": "big", "values": {"n": want // 8 + (1 << 20)}}]
+    batch["shapes"] = [{"name": "big", "values": {"n": n}}]
     path = write_batch(ctx, d, batch)
     out_dir = os.path.join(d, "big")
     rc, out, err = ctx.evalpod_run(["run", path, "--out", out_dir, "--quiet", "--cache-dir",
@@ -1110,8 +1111,7 @@ def peaks_and_flush_stay_within_the_memory_limit_and_cpu_flushes_lines(ctx):
                and timing.get("flush_built_from") == "source"
                and good.get("status") == "ok",
                "buffers of %d bytes, more than the %d-byte read flush, take the read flush "
-               "(got %r, the program %r)" % (2 * 4 * (want // 8 + (1 << 20)), want, timing,
-                                            good.get("status")))
+               "(got %r, the program %r)" % (2 * 4 * n, want, timing, good.get("status")))
 
 
 @test
