@@ -78,7 +78,7 @@ def valid(p):
 def points(count, seed):
     names = list(PARAMS)
     out = [dict(zip(names, v)) for v in FIRST + (DRAWN if seed == 1 else [])]
-    assert all(valid(p) for p in out)
+    assert all(valid(p) and all(p[k] in PARAMS[k] for k in names) for p in out)
     rng = random.Random(seed)
     space = [dict(zip(names, v)) for v in itertools.product(*PARAMS.values())]
     space = [p for p in space if valid(p) and p not in out]
