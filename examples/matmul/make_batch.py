@@ -48,8 +48,9 @@ FIRST = [
     (4, 1, 1, 16, 1, 1, 0, 0, 0),
 ]
 
-# Seed 1's first 8 draws from the space of 2026-12-06 (WY up to 32), the
-# rest of bench/harness.sh's 16 variants; each must stay valid.
+# Seed 1's first 8 draws from the space of 2026-12-06 (WY up to 32), in
+# FIRST's order of names: the rest of bench/harness.sh's 16 variants; each
+# must stay a valid point of the space.
 DRAWN = [
     (12, 16, 1, 32, 8, 8, 16, 1, 0),
     (12, 1, 1, 2, 16, 4, 16, 1, 0),
