@@ -4,13 +4,16 @@
     nice -n 10 python3 bench/record_space.py --count 400 \
         --out tests/data/space/matmul-512.json
 
-Draws a uniform random sample of the valid points of examples/matmul.yaml's
-tunables (the constraints are evaluated here, at every shape of the spec, the
-timed one replaced by --size), adds the template's own defaults, renders each
+Draws a uniform random sample of the valid points of a spec's tunables
+(examples/matmul.yaml by default; the constraints are evaluated here, at
+every shape of the batch), adds the template's own defaults, renders each
 point as the tuner does (render: options, so `-DNAME=VALUE` build options on
 the unchanged template) and runs evalpod on them in batches of --batch
-variants.  The batch is examples/matmul/make_batch.py's (the same problem,
-correctness shapes, seeds and tolerances) with the timed shape M=N=K=--size.
+variants.  For matmul the batch is examples/matmul/make_batch.py's (the same
+problem, correctness shapes, seeds and tolerances) with the timed shape
+M=N=K=--size; for any other spec it is --base-batch, a batch.json that
+`kctl eval SPEC` wrote for it (rounds/r000/batch.json: the spec's problem,
+shapes, tolerances and seeds), its variants left out.
 Each batch's results are appended to a scratch file (--scratch, JSON lines)
 as soon as the batch ends, and points already there are skipped, so the
 script can be stopped and run again; the output document is rewritten after
@@ -66,8 +69,8 @@ def strip_comment(line):
 
 
 def read_spec(path):
-    """Returns (params: {name: [values]}, constraints: [str], shapes: [{..}])."""
-    params, constraints, shapes = {}, [], []
+    """Returns (params: {name: [values]}, constraints: [str], shapes: [{..}], template)."""
+    params, constraints, shapes, template = {}, [], [], None
     section = sub = None
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
@@ -84,6 +87,8 @@ def read_spec(path):
         if section == "tunables" and indent == 2:
             sub = body.rstrip(":")
             continue
+        if section == "kernel" and indent == 2 and body.startswith("template:"):
+            template = body.partition(":")[2].strip().strip("\"'")
         if section == "tunables" and sub == "params":
             m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*):\s*(.*)", body)
             if not m:
@@ -107,10 +112,37 @@ def read_spec(path):
         die(f"{path}: no tunables.params")
     if not shapes:
         die(f"{path}: no shapes")
-    return params, constraints, shapes
+    if not template:
+        die(f"{path}: no kernel.template")
+    return params, constraints, shapes, template
 
 
 TOKEN = re.compile(r"\s*(?:([0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|(&&|\|\||==|!=|<=|>=|[-+*%()<>!]))")
+ARITH = re.compile(r"\s*(?:([0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|([-+*/%(),]))")
+
+
+def translate(expr, token, what, name_code, ops):
+    """expr as Python code: token's numbers as they are, each name through
+    name_code (None: not a name expr may use) and each operator through ops."""
+    out, pos = [], 0
+    while pos < len(expr):
+        m = token.match(expr, pos)
+        if not m or m.end() == pos:
+            if expr[pos:].strip() == "":
+                break
+            die(f"{what} '{expr}': unexpected '{expr[pos:].strip()[:10]}' at column {pos + 1}")
+        num, name, op = m.groups()
+        if num is not None:
+            out.append(num)
+        elif name is not None:
+            code = name_code(name)
+            if code is None:
+                die(f"{what} '{expr}': '{name}' names no tunable or shape value")
+            out.append(code)
+        else:
+            out.append(ops.get(op, op))
+        pos = m.end()
+    return compile("".join(out), f"<{what} {expr}>", "eval")
 
 
 def compile_constraint(expr, names):
@@ -120,25 +152,24 @@ def compile_constraint(expr, names):
     the comparisons, && || ! are accepted; anything else is refused.  The
     operands are non-negative here, so Python's % is C's.
     """
-    out, pos = [], 0
-    while pos < len(expr):
-        m = TOKEN.match(expr, pos)
-        if not m or m.end() == pos:
-            if expr[pos:].strip() == "":
-                break
-            die(f"constraint '{expr}': unexpected '{expr[pos:].strip()[:10]}' at column {pos + 1}")
-        num, name, op = m.groups()
-        if num is not None:
-            out.append(num)
-        elif name is not None:
-            if name not in names:
-                die(f"constraint '{expr}': '{name}' names no tunable or shape value")
-            out.append(f"v[{name!r}]")
-        else:
-            out.append({"&&": " and ", "||": " or ", "!": " not "}.get(op, op))
-        pos = m.end()
-    code = "".join(out)
-    return compile(code, f"<constraint {expr}>", "eval")
+    return translate(expr, TOKEN, "constraint",
+                     lambda name: f"v[{name!r}]" if name in names else None,
+                     {"&&": " and ", "||": " or ", "!": " not "})
+
+
+def eval_int(expr, values):
+    """An integer expression of the spec (problem.flops) at one shape.
+
+    Integers, the shape's names, + - * / % ( ) and ceil_div, round_up, min,
+    max; '/' divides as C does on non-negative integers.
+    """
+    funcs = {"ceil_div": lambda a, b: -(-a // b), "round_up": lambda a, b: -(-a // b) * b,
+             "min": min, "max": max}
+    code = translate(expr, ARITH, "expression",
+                     lambda name: f"f[{name!r}]" if name in funcs
+                     else f"v[{name!r}]" if name in values else None,
+                     {"/": "//"})
+    return int(eval(code, {"__builtins__": {}}, {"v": values, "f": funcs}))  # noqa: S307
 
 
 def make_valid(params, constraints, shapes):
@@ -196,8 +227,18 @@ def key(p):
     return json.dumps(p, sort_keys=True)
 
 
-def base_batch(size):
-    """make_batch.py's batch for the timed size, without variants."""
+def base_batch(size, path):
+    """The batch without variants: path's, or make_batch.py's for the timed size."""
+    if path:
+        try:
+            with open(path, encoding="utf-8") as f:
+                b = json.load(f)
+        except (OSError, ValueError) as e:
+            die(f"--base-batch {path}: {e}")
+        if not isinstance(b, dict) or not b.get("baseline") or not b.get("shapes"):
+            die(f"--base-batch {path}: not an evalpod batch (no baseline or shapes)")
+        b["variants"] = []
+        return b
     out = subprocess.run([sys.executable, os.path.join(ROOT, "examples/matmul/make_batch.py"),
                           "--size", str(size), "--variants", "0"],
                          check=True, capture_output=True, text=True).stdout
@@ -259,7 +300,7 @@ def write_doc(args, rows, device, meta):
     doc = {
         "format": "kctl-space/1",
         "spec": args.spec_rel,
-        "shape": {"M": args.size, "N": args.size, "K": args.size},
+        "shape": meta["shape"],
         "device": device,
         "recorded": meta["recorded"],
         "commit": meta["commit"],
@@ -287,7 +328,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--spec", default="examples/matmul.yaml")
     ap.add_argument("--evalpod", default=os.path.join(ROOT, "build/evalpod/evalpod"))
-    ap.add_argument("--size", type=int, default=512, help="M = N = K of the timed shape")
+    ap.add_argument("--size", type=int, default=512,
+                    help="M = N = K of matmul's timed shape (without --base-batch)")
+    ap.add_argument("--base-batch", default=None,
+                    help="a batch.json of `kctl eval SPEC` (its variants left out): the "
+                         "batch for a spec other than matmul")
+    ap.add_argument("--measurement", default="",
+                    help="NAME=VALUE,...: set these keys of the batch's measurement (numbers, "
+                         "true or false), e.g. a session's where --base-batch has kctl eval's")
     ap.add_argument("--count", type=int, default=400, help="points in all, the defaults included")
     ap.add_argument("--batch", type=int, default=20, help="variants per evalpod batch")
     ap.add_argument("--seed", type=int, default=1, help="seeds the sample")
@@ -308,12 +356,43 @@ def main():
     args.spec_rel = os.path.relpath(spec, ROOT)
     args.scratch = args.scratch or args.out + ".jsonl"
 
-    params, constraints, shapes = read_spec(spec)
+    params, constraints, shapes, template = read_spec(spec)
     names = list(params)
-    # constraints hold at every shape: the timed one at --size too
-    check_shapes = [s for s in shapes if not s["timed"]]
-    check_shapes.append({"timed": True, "values": {"M": args.size, "N": args.size, "K": args.size}})
-    valid = make_valid(params, constraints, shapes + check_shapes)
+    batch = base_batch(args.size, args.base_batch)
+    for item in (x for x in args.measurement.split(",") if x):
+        name, _, value = item.partition("=")
+        known = {"true": True, "false": False}
+        if not re.fullmatch(r"[a-z_]+", name) or name not in batch["measurement"]:
+            die(f"--measurement: '{name}' is not a key of the batch's measurement")
+        if value in known:
+            batch["measurement"][name] = known[value]
+        elif re.fullmatch(r"[0-9]+", value):
+            batch["measurement"][name] = int(value)
+        elif re.fullmatch(r"[0-9]*\.[0-9]+", value):
+            batch["measurement"][name] = float(value)
+        else:
+            die(f"--measurement: '{item}' is not NAME=number, true or false")
+    if args.base_batch:
+        # the batch's shapes, as kctl renders the spec's
+        check_shapes = [{"timed": bool(s.get("timed")), "values": s["values"]}
+                        for s in batch["shapes"]]
+        timed = next((s for s in check_shapes if s["timed"]), None)
+        if timed is None:
+            die(f"--base-batch {args.base_batch}: no timed shape")
+        shape = timed["values"]
+        flops_expr = (batch.get("problem") or {}).get("flops")
+        if not isinstance(flops_expr, str):
+            die(f"--base-batch {args.base_batch}: no problem.flops")
+        flops = eval_int(flops_expr, shape)
+    else:
+        # constraints hold at every shape: the timed one at --size too
+        check_shapes = [s for s in shapes if not s["timed"]]
+        shape = {"M": args.size, "N": args.size, "K": args.size}
+        check_shapes.append({"timed": True, "values": shape})
+        check_shapes = shapes + check_shapes
+        flops_expr = "2*M*N*K"
+        flops = 2 * args.size ** 3
+    valid = make_valid(params, constraints, check_shapes)
     fixed = parse_assignments(args.fix, names, "--fix")
     for k, v in fixed.items():
         if v not in params[k]:
@@ -321,7 +400,7 @@ def main():
     space = [p for p in every_point(params, fixed) if valid(p)]
     if fixed and not space:
         die(f"--fix: no valid point has {args.fix}")
-    tmpl = os.path.join(os.path.dirname(spec), "matmul/matmul.cl")
+    tmpl = os.path.join(os.path.dirname(spec), template)
     defaults = template_defaults(tmpl, names)
     if not valid(defaults):
         die(f"the template's defaults {defaults} break the spec's constraints")
@@ -346,8 +425,7 @@ def main():
                     if key(q) not in seen and valid(q):
                         seen.add(key(q))
                         sample.append(q)
-    print(f"record_space: {len(space)} valid points, sampling {len(sample)} "
-          f"(PACK=1: {sum(p.get('PACK') == 1 for p in sample)})", flush=True)
+    print(f"record_space: {len(space)} valid points, sampling {len(sample)}", flush=True)
     if args.dry_run:
         return
 
@@ -367,11 +445,9 @@ def main():
 
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or None
-    batch = base_batch(args.size)
-    n = args.size
-    flops = 2 * n * n * n
     meta = {
         "names": names,
+        "shape": shape,
         "recorded": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
         "commit": commit,
         "measurement": dict(batch["measurement"], **{
@@ -384,7 +460,8 @@ def main():
             "median_ms": "performance.median_ms of the timed shape (event time of one run)",
             "cv": "performance.robust_cv",
             "speedup": "performance.speedup_vs_reference.ratio_of_medians",
-            "gflops": "2*M*N*K / (median_ms * 1e6)",
+            "gflops": f"{flops_expr} / (median_ms * 1e6)",
+            "flops": flops,
             "sample": f"uniform over the {len(space)} valid points"
                       + (f" with {args.fix}" if fixed else "")
                       + f", seed {args.seed}"
@@ -394,7 +471,8 @@ def main():
             # the space as the spec had it: a value added later is not missing here
             "values": params,
         }, **({"twins": {"drawn": ndrawn, "tunables": twins}} if twins else {}),
-           **({"fixed": fixed, "whole": len(sample) == len(space)} if fixed else {})),
+           **({"fixed": fixed} if fixed else {}),
+           **({"whole": len(sample) == len(space)} if fixed or args.base_batch else {})),
     }
     for i in range(0, len(todo), args.batch):
         chunk = todo[i:i + args.batch]

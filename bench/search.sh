@@ -9,7 +9,12 @@
 # matmul-512-avx2.json (300 points, PACK=2 included, timed on an AVX2
 # Zen 3, where other tiles win), and on matmul-512-xeon.json (300 points of
 # the space with WY up to 32, timed on a 2-vCPU guest of a recent Xeon,
-# AVX-512, whose L3 is slow to refill): per strategy (the
+# AVX-512, whose L3 is slow to refill), and on two other kernels timed on
+# that guest: gmm_fp8-xeon.json (every one of examples/gmm_fp8_blockwise.yaml's
+# 646 valid points, so its best recorded point is the space's best there;
+# one of the spec's starts, so it is replayed with --no-starts too, the
+# search alone) and chunk_gla-xeon.json (300 of examples/chunk_gla.yaml's
+# 13,824, none of them a start): per strategy (the
 # tuner, uniform random sampling, the old evolutionary tuner) and budget
 # (12/24/48/96 evaluations, each a session of its own, the template's
 # round 0 counted), the median and the worst over SEEDS seeds (default 20)
@@ -39,7 +44,8 @@ if [ -n "${DATASET:-}" ]; then
 	sets=("$DATASET")
 elif [ -f tests/data/space/matmul-512.json ]; then
 	sets=(tests/data/space/matmul-512.json tests/data/space/matmul-512-twins.json
-		tests/data/space/matmul-512-avx2.json tests/data/space/matmul-512-xeon.json)
+		tests/data/space/matmul-512-avx2.json tests/data/space/matmul-512-xeon.json
+		tests/data/space/gmm_fp8-xeon.json tests/data/space/chunk_gla-xeon.json)
 else
 	echo "note: tests/data/space/matmul-512.json is not here yet; replaying the" \
 		"synthetic fixtures (made-up speedups, not measurements)"
@@ -53,6 +59,14 @@ for d in "${sets[@]}"; do
 		--strategy tune,random,evolve --budgets 12,24,48,96
 	end=$(date +%s.%N)
 	awk -v s="$start" -v e="$end" 'BEGIN { printf "(%.1f s for the replays)\n", e - s }'
+	case "$d" in
+	*gmm_fp8-xeon.json)
+		echo
+		echo "\$ kctl simulate $d --seeds $seeds --batch $batch --no-starts"
+		build/controller/kctl simulate "$d" --seeds "$seeds" --batch "$batch" --no-starts \
+			--strategy tune,random,evolve --budgets 12,24,48,96
+		;;
+	esac
 	if [ "$kt" = 1 ]; then
 		echo
 		echo "\$ bench/kt_replay.py $d --seeds $seeds"

@@ -1,6 +1,6 @@
 /*
  * kctl simulate DATASET [--strategy S,...] [--budgets N,...] [--seeds N]
- *                       [--batch N] [--spec FILE] [-o text|json]
+ *                       [--batch N] [--spec FILE] [--no-starts] [-o text|json]
  *
  * Replays the search against a recorded space (tests/data/space/, format
  * "kctl-space/1"): the space is the dataset's points, and evaluating a
@@ -9,7 +9,8 @@
  * --batch proposals from the same tuner code a real session runs, until
  * the largest budget is spent.  Prints, per strategy and budget, the
  * median and the worst over the seeds of the best speedup found within the
- * budget divided by the best recorded one.
+ * budget divided by the best recorded one.  --no-starts leaves out the
+ * spec's tunables.starts: the search alone, from the template.
  */
 #include "cmds.h"
 #include "err.h"
@@ -38,7 +39,7 @@
 
 static const char simulate_usage[] =
 	"usage: kctl simulate DATASET [--strategy S,...] [--budgets N,...] [--seeds N]\n"
-	"                     [--batch N] [--spec FILE] [--noise] [--trace]\n"
+	"                     [--batch N] [--spec FILE] [--no-starts] [--noise] [--trace]\n"
 	"                     [-o text|json]\n";
 
 struct dataset {
@@ -58,6 +59,7 @@ struct opts {
 	size_t nbudgets;
 	long seeds, batch;
 	int noise;           /* --noise: measurements drawn around the recorded speedups */
+	int no_starts;       /* --no-starts: the spec's tunables.starts left out */
 	const char *tracing; /* --trace: the strategy being replayed; NULL: quiet */
 };
 
@@ -408,8 +410,9 @@ static void print_text(const struct opts *o, const char *path, const struct data
 	printf("dataset %s: %zu points, %zu ok, best %.4gx\n", path, json_array_size(ds->points),
 	       ds->nok, ds->best);
 	printf("fraction of the best recorded speedup reached, median (worst) over %ld seeds, "
-	       "batch %ld%s\n",
-	       o->seeds, o->batch, o->noise ? ", measurements with noise" : "");
+	       "batch %ld%s%s\n",
+	       o->seeds, o->batch, o->noise ? ", measurements with noise" : "",
+	       o->no_starts ? ", without the spec's starts" : "");
 	printf("%-10s", "strategy");
 	for (b = 0; b < o->nbudgets; b++)
 		printf(" %14ld", o->budgets[b]);
@@ -471,6 +474,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "spec", required_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "noise", no_argument, NULL, 'N' },
+		{ "no-starts", no_argument, NULL, 'Z' },
 		{ "trace", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -491,6 +495,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 's': o->spec = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'N': o->noise = 1; break;
+		case 'Z': o->no_starts = 1; break;
 		case 'T': o->tracing = ""; break;
 		default: bad = 1;
 		}
@@ -508,6 +513,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (optind != argc - 1 || (strcmp(o->out, "text") && strcmp(o->out, "json")))
 		return -1;
 	return 0;
+}
+
+/* --no-starts: the search alone, its first round without the spec's starts. */
+static void spec_drop_starts(struct spec *s)
+{
+	free(s->starts);
+	s->starts = NULL;
+	s->nstarts = 0;
 }
 
 /* Loads the spec (--spec, else the dataset's "spec") and restricts a tuner to the points. */
@@ -532,10 +545,14 @@ static int simulate_setup(const struct opts *o, const char *path, struct spec *s
 	if (!spec)
 		rc = kerr_set(msg, n, KERR_INVALID, "dataset '%s': no \"spec\" (give --spec)",
 			      path);
-	else if (!(rc = spec_load(s, spec, msg, n)) &&
-		 !(rc = blocks_find(s->template_src, s->marker_start, s->marker_end, bl, msg, n)) &&
-		 !(rc = tune_open(p, s, msg, n)) && !(rc = dataset_load(ds, s, path, msg, n)))
-		rc = tune_restrict(p, ds->params, msg, n);
+	else if (!(rc = spec_load(s, spec, msg, n))) {
+		if (o->no_starts)
+			spec_drop_starts(s);
+		if (!(rc = blocks_find(s->template_src, s->marker_start, s->marker_end, bl, msg,
+				       n)) &&
+		    !(rc = tune_open(p, s, msg, n)) && !(rc = dataset_load(ds, s, path, msg, n)))
+			rc = tune_restrict(p, ds->params, msg, n);
+	}
 	json_decref(doc);
 	return rc;
 }
@@ -574,10 +591,10 @@ int cmd_simulate(int argc, char **argv)
 		log_error("simulate: %s", msg);
 	} else if (!strcmp(o.out, "json")) {
 		json_t *doc = json_pack(
-			"{s:s, s:I, s:I, s:f, s:I, s:I, s:b, s:O}", "dataset", argv[optind],
+			"{s:s, s:I, s:I, s:f, s:I, s:I, s:b, s:b, s:O}", "dataset", argv[optind],
 			"points", (json_int_t)json_array_size(ds.points), "ok", (json_int_t)ds.nok,
 			"best", ds.best, "seeds", (json_int_t)o.seeds, "batch", (json_int_t)o.batch,
-			"noise", o.noise, "results", results);
+			"noise", o.noise, "starts", !o.no_starts, "results", results);
 
 		json_dumpf(doc, stdout, JSON_INDENT(2));
 		putchar('\n');

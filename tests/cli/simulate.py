@@ -8,7 +8,9 @@ space over examples/matmul.yaml's tunables whose speedup is a smooth
 function with one peak, written by make-synthetic.py) and checks the
 table's shape, that every replay is reproducible seed by seed, that the
 tuner beats random sampling where the space has structure, and that bad
-input gets a message naming what is wrong and a non-zero exit.  One
+input gets a message naming what is wrong and a non-zero exit; then, on
+gmm_fp8's and chunk_gla's recorded spaces, that --no-starts leaves the
+spec's starts out and that the tuner alone is not behind random sampling.  One
 behaviour per test; no timing assertions.
 """
 import json
@@ -19,6 +21,10 @@ import tempfile
 
 KCTL, REPO = sys.argv[1], sys.argv[2]
 SMOOTH = os.path.join("tests", "data", "space", "synthetic-smooth.json")
+# Two real kernels' spaces timed on one host: gmm_fp8's whole space (its
+# best point is one of the spec's starts there) and 300 points of chunk_gla's.
+GMM = os.path.join("tests", "data", "space", "gmm_fp8-xeon.json")
+GLA = os.path.join("tests", "data", "space", "chunk_gla-xeon.json")
 BUDGETS = [12, 24, 48, 96]
 failures = []
 tests = []
@@ -147,6 +153,38 @@ def each_budget_is_a_session_whose_last_round_follows_the_model():
     # 1 + 5 rounds of 8 = 41, so the 48-evaluation session's last round has 7;
     # the 12-evaluation session's has too few measurements for the model's mean
     check(last == second[-7:], "the 48-evaluation session's last round only: %r" % last)
+
+
+@test
+def no_starts_leaves_the_specs_starts_out():
+    def trace(*extra):
+        r = kctl(GMM, "--seeds", "1", "--budgets", "12", "--strategy", "tune", "--trace", *extra)
+        check(r.returncode == 0, r.stderr)
+        return r.stderr.splitlines()
+
+    with_starts, without = trace(), trace("--no-starts")
+    check(sum("(tunables.starts)" in line for line in with_starts) == 2,
+          "the spec's two starts come first: %r" % with_starts[:3])
+    check(not any("tunables.starts" in line for line in without), "no start without them")
+    check(sum("space-filling point" in line for line in without) == 8,
+          "round 1 fills the space instead")
+    r = kctl(GMM, "--seeds", "1", "--budgets", "12", "--no-starts", "-o", "json")
+    check(r.returncode == 0 and json.loads(r.stdout)["starts"] is False, "the document says so")
+    check(json.loads(kctl(GMM, "--seeds", "1", "--budgets", "12", "-o", "json").stdout)["starts"]
+          is True, "and says when they are in")
+
+
+@test
+def tune_at_least_random_on_recorded_kernels():
+    """Not a made-up space: gmm_fp8 and chunk_gla as timed, the search alone."""
+    for path in (GMM, GLA):
+        r = kctl(path, "--no-starts", "--strategy", "tune,random", "-o", "json")
+        check(r.returncode == 0, r.stderr)
+        doc = json.loads(r.stdout)
+        for budget in BUDGETS:
+            t, rnd = row(doc, "tune", budget)["median"], row(doc, "random", budget)["median"]
+            check(t >= rnd, "%s: tune's median %.2f below random's %.2f at %d"
+                  % (path, t, rnd, budget))
 
 
 @test

@@ -4,11 +4,13 @@
 usage: space_data.py REPO_ROOT SPACE.json [MIN_POINTS]
 
 Every point must be a valid vector of the spec's tunables (every constraint
-at every shape, the timed one at the recorded size), points are distinct,
-the first is the template's defaults, figures are present exactly when the
-status is ok and agree with each other.  A space recorded with --twins also
-has every valid twin of its drawn points and nothing else.  Prints one line per check and
-"N passed, M failed"; exits 1 when anything failed.
+at every shape, matmul's timed one at the recorded size, another spec's timed
+shape as the spec has it), points are distinct, the first is the template's
+defaults, figures are present exactly when the status is ok and agree with
+each other.  A space recorded with --twins also has every valid twin of its
+drawn points and nothing else; one marked "whole" has every valid point.
+Prints one line per check and "N passed, M failed"; exits 1 when anything
+failed.
 """
 import json
 import os
@@ -37,12 +39,26 @@ def main():
     for k in ("spec", "shape", "device", "recorded", "commit", "measurement", "points"):
         check(k in doc, f"has '{k}'")
     spec = os.path.join(root, doc["spec"])
-    params, constraints, shapes = rs.read_spec(spec)
+    params, constraints, shapes, template = rs.read_spec(spec)
     shape = doc["shape"]
-    check(set(shape) == {"M", "N", "K"} and all(isinstance(v, int) and v > 0
-                                                 for v in shape.values()),
-          f"shape is positive M, N, K (got {shape})")
-    checked = [s for s in shapes if not s["timed"]] + [{"timed": True, "values": shape}]
+    measurement = doc["measurement"]
+    # matmul is recorded at a timed size of its own (M = N = K); any other
+    # spec at its own timed shape (record_space.py --base-batch)
+    matmul = doc["spec"] == "examples/matmul.yaml"
+    if matmul:
+        check(set(shape) == {"M", "N", "K"} and all(isinstance(v, int) and v > 0
+                                                     for v in shape.values()),
+              f"shape is positive M, N, K (got {shape})")
+        checked = [s for s in shapes if not s["timed"]] + [{"timed": True, "values": shape}]
+        flops = 2 * shape["M"] * shape["N"] * shape["K"]
+    else:
+        timed = [s["values"] for s in shapes if s["timed"]]
+        check(timed == [shape], f"shape is the spec's timed shape (got {shape}, spec {timed})")
+        checked = []
+        flops = measurement.get("flops")
+        check(isinstance(flops, int) and flops > 0, f"measurement.flops is positive (got {flops})")
+    if not isinstance(flops, int) or flops <= 0:
+        flops = 1
     valid = rs.make_valid(params, constraints, shapes + checked)
     pts = doc["points"]
     check(len(pts) >= least, f"at least {least} points (got {len(pts)})")
@@ -53,37 +69,40 @@ def main():
            or not valid(p["params"])]
     check(not bad, f"every point sets every tunable to one of its values and is valid "
                    f"(bad: {bad[:3]})")
-    # and by the hand-written copy of the constraints in make_batch.py
-    sys.path.insert(0, os.path.join(root, "examples", "matmul"))
-    import make_batch
-    check(all(make_batch.valid(p["params"]) for p in pts),
-          "every point is valid by examples/matmul/make_batch.py's constraints too")
+    if matmul:
+        # and by the hand-written copy of the constraints in make_batch.py
+        sys.path.insert(0, os.path.join(root, "examples", "matmul"))
+        import make_batch
+        check(all(make_batch.valid(p["params"]) for p in pts),
+              "every point is valid by examples/matmul/make_batch.py's constraints too")
     keys = [json.dumps(p["params"], sort_keys=True) for p in pts]
     check(len(set(keys)) == len(keys), f"points are distinct ({len(keys) - len(set(keys))} repeats)")
-    fixed = doc["measurement"].get("fixed")
+    fixed = measurement.get("fixed") or {}
     if fixed:
         # a neighbourhood (record_space.py --fix): every point has the fixed
-        # values, and "whole" says every valid point with them is recorded
-        check(isinstance(fixed, dict) and fixed and set(fixed) <= set(names),
+        # values
+        check(isinstance(fixed, dict) and set(fixed) <= set(names),
               f"measurement.fixed names tunables of the spec (got {fixed})")
         off = [p["params"] for p in pts if any(p["params"][k] != v for k, v in fixed.items())]
         check(not off, f"every point has the fixed values {fixed} (not: {off[:2]})")
-        if doc["measurement"].get("whole"):
-            # over the values the spec had when it was recorded (a value
-            # added since is not missing), which are the spec's own or fewer
-            held = doc["measurement"].get("values") or params
-            check(isinstance(held, dict) and list(held) == names
-                  and all(set(held[k]) <= set(params[k]) for k in names),
-                  f"measurement.values are the spec's tunables, each with its values or "
-                  f"fewer (got {held})")
-            every = {json.dumps(q, sort_keys=True) for q in rs.every_point(held, fixed)
-                     if valid(q)}
-            check(every == set(keys), f"the points are every valid point with {fixed} "
-                                      f"({len(every)} valid, {len(set(keys))} recorded)")
-    else:
-        tmpl = os.path.join(os.path.dirname(spec), "matmul/matmul.cl")
+    if measurement.get("whole"):
+        # every valid point (with the fixed values, if any) is recorded, of
+        # the values the spec had when it was recorded (a value added since
+        # is not missing), which are the spec's own or fewer
+        held = doc["measurement"].get("values") or params
+        check(isinstance(held, dict) and list(held) == names
+              and all(set(held[k]) <= set(params[k]) for k in names),
+              f"measurement.values are the spec's tunables, each with its values or "
+              f"fewer (got {held})")
+        every = {json.dumps(q, sort_keys=True) for q in rs.every_point(held, fixed)
+                 if valid(q)}
+        check(every == set(keys), f"the points are every valid point with {fixed} "
+                                  f"({len(every)} valid, {len(set(keys))} recorded)")
+    if not fixed:
+        tmpl = os.path.join(os.path.dirname(spec), template)
         check(bool(pts) and pts[0]["params"] == rs.template_defaults(tmpl, names),
               "the first point is the template's defaults")
+    if matmul and not fixed:
         check(any(p["params"].get("PACK") == 1 for p in pts)
               and any(p["params"].get("PACK") == 0 for p in pts), "both PACK values are sampled")
 
@@ -109,7 +128,6 @@ def main():
         check(not missing, f"every valid twin of the drawn points is recorded (missing: {missing[:2]})")
         check(any(p["params"].get("PACK") == 2 for p in pts), "PACK=2 is sampled")
 
-    flops = 2 * shape["M"] * shape["N"] * shape["K"]
     figs = ("median_ms", "gflops", "cv", "speedup")
     incoherent = []
     for p in pts:
@@ -123,7 +141,7 @@ def main():
             good = all(p.get(k) is None for k in figs) and p["status"] != "infra_error"
         if not good:
             incoherent.append(p)
-    check(not incoherent, f"figures exactly for ok points, gflops = 2MNK/median "
+    check(not incoherent, f"figures exactly for ok points, gflops = flops/median "
                           f"(incoherent: {incoherent[:2]})")
     n_ok = sum(p["status"] == "ok" for p in pts)
     check(n_ok >= len(pts) // 2, f"most points are ok ({n_ok} of {len(pts)})")
