@@ -359,9 +359,9 @@ def main():
     params, constraints, shapes, template = read_spec(spec)
     names = list(params)
     batch = base_batch(args.size, args.base_batch)
+    known = {"true": True, "false": False}
     for item in (x for x in args.measurement.split(",") if x):
         name, _, value = item.partition("=")
-        known = {"true": True, "false": False}
         if not re.fullmatch(r"[a-z_]+", name) or name not in batch["measurement"]:
             die(f"--measurement: '{name}' is not a key of the batch's measurement")
         if value in known:
