@@ -89,7 +89,7 @@ def main():
         # every valid point (with the fixed values, if any) is recorded, of
         # the values the spec had when it was recorded (a value added since
         # is not missing), which are the spec's own or fewer
-        held = doc["measurement"].get("values") or params
+        held = measurement.get("values") or params
         check(isinstance(held, dict) and list(held) == names
               and all(set(held[k]) <= set(params[k]) for k in names),
               f"measurement.values are the spec's tunables, each with its values or "
