@@ -69,8 +69,9 @@ def strip_comment(line):
 
 
 def read_spec(path):
-    """Returns (params: {name: [values]}, constraints: [str], shapes: [{..}], template)."""
-    params, constraints, shapes, template = {}, [], [], None
+    """Returns (params: {name: [values]}, constraints: [str], shapes: [{..}], template,
+    flops: problem.flops as written, None without it)."""
+    params, constraints, shapes, template, flops = {}, [], [], None, None
     section = sub = None
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
@@ -89,6 +90,8 @@ def read_spec(path):
             continue
         if section == "kernel" and indent == 2 and body.startswith("template:"):
             template = body.partition(":")[2].strip().strip("\"'")
+        if section == "problem" and indent == 2 and body.startswith("flops:"):
+            flops = body.partition(":")[2].strip().strip("\"'")
         if section == "tunables" and sub == "params":
             m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*):\s*(.*)", body)
             if not m:
@@ -114,7 +117,7 @@ def read_spec(path):
         die(f"{path}: no shapes")
     if not template:
         die(f"{path}: no kernel.template")
-    return params, constraints, shapes, template
+    return params, constraints, shapes, template, flops
 
 
 TOKEN = re.compile(r"\s*(?:([0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|(&&|\|\||==|!=|<=|>=|[-+*%()<>!]))")
@@ -356,7 +359,7 @@ def main():
     args.spec_rel = os.path.relpath(spec, ROOT)
     args.scratch = args.scratch or args.out + ".jsonl"
 
-    params, constraints, shapes, template = read_spec(spec)
+    params, constraints, shapes, template, _ = read_spec(spec)
     names = list(params)
     batch = base_batch(args.size, args.base_batch)
     known = {"true": True, "false": False}
@@ -380,18 +383,16 @@ def main():
         if timed is None:
             die(f"--base-batch {args.base_batch}: no timed shape")
         shape = timed["values"]
-        flops_expr = (batch.get("problem") or {}).get("flops")
-        if not isinstance(flops_expr, str):
-            die(f"--base-batch {args.base_batch}: no problem.flops")
-        flops = eval_int(flops_expr, shape)
     else:
         # constraints hold at every shape: the timed one at --size too
         check_shapes = [s for s in shapes if not s["timed"]]
         shape = {"M": args.size, "N": args.size, "K": args.size}
         check_shapes.append({"timed": True, "values": shape})
         check_shapes = shapes + check_shapes
-        flops_expr = "2*M*N*K"
-        flops = 2 * args.size ** 3
+    flops_expr = (batch.get("problem") or {}).get("flops")
+    if not isinstance(flops_expr, str):
+        die("the batch has no problem.flops")
+    flops = eval_int(flops_expr, shape)
     valid = make_valid(params, constraints, check_shapes)
     fixed = parse_assignments(args.fix, names, "--fix")
     for k, v in fixed.items():

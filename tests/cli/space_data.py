@@ -9,6 +9,8 @@ shape as the spec has it), points are distinct, the first is the template's
 defaults, figures are present exactly when the status is ok and agree with
 each other.  A space recorded with --twins also has every valid twin of its
 drawn points and nothing else; one marked "whole" has every valid point.
+measurement.flops (written since 2026-12-06) is the spec's problem.flops at
+the shape, and gflops agrees with it.
 Prints one line per check and "N passed, M failed"; exits 1 when anything
 failed.
 """
@@ -39,26 +41,29 @@ def main():
     for k in ("spec", "shape", "device", "recorded", "commit", "measurement", "points"):
         check(k in doc, f"has '{k}'")
     spec = os.path.join(root, doc["spec"])
-    params, constraints, shapes, template = rs.read_spec(spec)
+    params, constraints, shapes, template, flops_expr = rs.read_spec(spec)
     shape = doc["shape"]
     measurement = doc["measurement"]
     # matmul is recorded at a timed size of its own (M = N = K); any other
     # spec at its own timed shape (record_space.py --base-batch)
     matmul = doc["spec"] == "examples/matmul.yaml"
     if matmul:
-        check(set(shape) == {"M", "N", "K"} and all(isinstance(v, int) and v > 0
-                                                     for v in shape.values()),
-              f"shape is positive M, N, K (got {shape})")
+        shape_ok = set(shape) == {"M", "N", "K"} and all(isinstance(v, int) and v > 0
+                                                         for v in shape.values())
+        check(shape_ok, f"shape is positive M, N, K (got {shape})")
         checked = [s for s in shapes if not s["timed"]] + [{"timed": True, "values": shape}]
-        flops = 2 * shape["M"] * shape["N"] * shape["K"]
     else:
         timed = [s["values"] for s in shapes if s["timed"]]
-        check(timed == [shape], f"shape is the spec's timed shape (got {shape}, spec {timed})")
+        shape_ok = timed == [shape]
+        check(shape_ok, f"shape is the spec's timed shape (got {shape}, spec {timed})")
         checked = []
-        flops = measurement.get("flops")
-        check(isinstance(flops, int) and flops > 0, f"measurement.flops is positive (got {flops})")
-    if not isinstance(flops, int) or flops <= 0:
-        flops = 1
+    check(flops_expr is not None, f"{doc['spec']} has a problem.flops")
+    flops = rs.eval_int(flops_expr, shape) if shape_ok and flops_expr else 1
+    # written since the recordings of other specs; the older matmul ones lack it
+    if not matmul or "flops" in measurement:
+        check(measurement.get("flops") == flops,
+              f"measurement.flops is the spec's {flops_expr} at the shape, {flops} "
+              f"(got {measurement.get('flops')})")
     valid = rs.make_valid(params, constraints, shapes + checked)
     pts = doc["points"]
     check(len(pts) >= least, f"at least {least} points (got {len(pts)})")
