@@ -497,22 +497,23 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'N': o->noise = 1; break;
 		case 'Z': o->no_starts = 1; break;
 		case 'T': o->tracing = ""; break;
-		default: bad = 1;
+		default: return -1; /* getopt_long said which option */
 		}
 		if (bad) {
 			log_error("simulate: bad value for --%s: '%s'",
 				  c == 'S'   ? "strategy"
 				  : c == 'b' ? "budgets"
 				  : c == 'n' ? "seeds (1 to 100000)"
-				  : c == 'B' ? "batch (1 to 1024)"
-					     : "?",
+					     : "batch (1 to 1024)",
 				  optarg ? optarg : "");
 			return -1;
 		}
 	}
-	if (optind != argc - 1 || (strcmp(o->out, "text") && strcmp(o->out, "json")))
+	if (strcmp(o->out, "text") && strcmp(o->out, "json")) {
+		log_error("simulate: -o takes text or json, not '%s'", o->out);
 		return -1;
-	return 0;
+	}
+	return optind == argc - 1 ? 0 : -1;
 }
 
 /* --no-starts: the search alone, its first round without the spec's starts. */

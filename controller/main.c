@@ -41,9 +41,11 @@ static const struct command commands[] = {
 	  "kctl confirm SESSION [--passes N] [--candidates K] [--state FILE] [-v]" },
 	{ "eval", cmd_eval, "evaluate kernel files against a baseline, for CI",
 	  "kctl eval SPEC [--kernel FILE]... [--baseline FILE] [--backend local|kubernetes]\n"
-	  "                 [--threshold PCT] [-o text|json] [--out DIR] [--no-cache] [--state "
-	  "FILE]\n"
-	  "                 [-v]\n\n"
+	  "                 [--threshold PCT] [--passes N] [-o text|json] [--out DIR] "
+	  "[--no-cache]\n"
+	  "                 [--state FILE] [-v]\n\n"
+	  "--passes N times the programs in N evalpod runs, one after the other (1 to 10,\n"
+	  "default 1), and pools their ratios.\n\n"
 	  "Exit status: 0 every kernel correct and none slower than the baseline beyond the\n"
 	  "threshold (default 5%) or the measured noise; 1 a kernel failed its checks; 2 a\n"
 	  "regression; 3 the evaluation itself failed; 64 a usage error." },
@@ -81,10 +83,16 @@ static const struct command commands[] = {
 	  "A running session, or a Kubernetes one that is paused (its Jobs may run), is\n"
 	  "refused; --force deletes it when no kctl drives it any more." },
 	{ "render", cmd_render, "the Kubernetes Job a round would submit",
-	  "kctl render SPEC [-o yaml|json]" },
+	  "kctl render SPEC [-o yaml|json] [--shards N] [--server-version MAJOR.MINOR]\n\n"
+	  "Contacts no cluster: --server-version is the API server's to render for (default:\n"
+	  "one with every Job feature kctl uses), --shards the number of shards (default 2)." },
 	{ "simulate", cmd_simulate, "replay the search against a recorded space",
-	  "kctl simulate DATASET [--strategy S,...] [--budgets N,...] [--seeds N] "
-	  "[--batch N] [-o text|json]" },
+	  "kctl simulate DATASET [--strategy S,...] [--budgets N,...] [--seeds N] [--batch N]\n"
+	  "                      [--spec FILE] [--no-starts] [--noise] [--trace] [-o text|json]\n\n"
+	  "Strategies: tune (the default), random, evolve.  --spec overrides the dataset's\n"
+	  "spec; --no-starts leaves out the spec's tunables.starts; --noise measures each\n"
+	  "recorded speedup with its recorded noise; --trace writes every evaluation to\n"
+	  "stderr." },
 	{ "cache", cmd_cache, "the result cache: its size, pruning, clearing",
 	  "kctl cache stats|prune|clear [--older-than DAYS] [-o text|json]\n\n"
 	  "The cache is $KCTL_CACHE_DIR/cache.db, else $XDG_CACHE_HOME/kctl/cache.db, else\n"
@@ -97,6 +105,11 @@ static const struct command commands[] = {
 
 static int cmd_version(int argc, char **argv)
 {
+	if (argc > 1) {
+		fprintf(stderr, "version: unexpected argument '%s'\nusage: kctl version\n",
+			argv[1]);
+		return KCTL_EXIT_USAGE;
+	}
 	printf("kctl %s\n", KCTL_VERSION);
 	return 0;
 }

@@ -25,8 +25,8 @@ failures = []
 passes = []
 
 SPEC_FILES = ("affine.cl", "affine_ref.cl", "affine.yaml")
-KCTL_COMMANDS = ("start", "resume", "confirm", "status", "show", "brief", "cancel", "delete",
-                 "render", "simulate", "version")
+KCTL_COMMANDS = ("start", "resume", "confirm", "eval", "status", "show", "report", "export",
+                 "brief", "cancel", "delete", "render", "simulate", "cache", "version")
 EVALPOD_COMMANDS = ("run", "devices", "version")
 WAIT_S = 300  # generous: the machine may be busy
 
@@ -124,6 +124,28 @@ def help_and_version(kctl, evalpod, data):
                 check(res.returncode == 0 and res.stdout.startswith(f"usage: kctl {cmd}")
                       and not res.stderr,
                       f"kctl {cmd} {flag}: usage on stdout, exit 0 (got {tail(res)})")
+        # An unknown option: getopt's line and the command's own usage on stderr,
+        # exit 2 (64 for eval, whose statuses are CI's: docs/kctl.md), and every option that usage names is in `kctl CMD --help` too
+        # (the two texts are kept apart, in main.c and in the command's file).
+        for cmd in KCTL_COMMANDS:
+            if cmd == "version":
+                continue
+            res = sc.run([cmd, "--no-such-option"])
+            usage = res.stderr[res.stderr.find("usage: kctl"):]
+            check(res.returncode == (64 if cmd == "eval" else 2)
+                  and "unrecognized option '--no-such-option'" in res.stderr
+                  and usage.startswith(f"usage: kctl {cmd}") and "error" not in res.stderr
+                  and not res.stdout,
+                  f"kctl {cmd} --no-such-option: getopt's line and the usage, a usage exit "
+                  f"(got {tail(res)})")
+            helped = sc.run([cmd, "--help"]).stdout
+            missing = sorted(set(re.findall(r"--[a-z][a-z-]*", usage)) -
+                             set(re.findall(r"--[a-z][a-z-]*", helped)))
+            check(usage and not missing,
+                  f"kctl {cmd} --help names every option of its usage (missing {missing})")
+        res = sc.run(["version", "extra"])
+        check(res.returncode == 2 and "usage: kctl version" in res.stderr and not res.stdout,
+              f"kctl version extra: refused with the usage, exit 2 (got {tail(res)})")
         res = sc.run(["show", "some-session", "--help", "--state", sc.db])
         check(res.returncode == 0 and "usage: kctl show" in res.stdout
               and "no session" not in res.stderr,
