@@ -17,6 +17,7 @@
 #include "jsonx.h"
 #include "log.h"
 #include "sbuf.h"
+#include "sigv4.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -148,16 +149,27 @@ static int check_evalpod(const char *evalpod, json_t **devices, char *msg, size_
 	return rc;
 }
 
-/* The first line of `evalpod version` (a new string), or NULL. */
+/*
+ * The first line of `evalpod version` and the SHA-256 of the executable (a
+ * new string), or NULL.  The version names the sources at the build's
+ * configure time, and a dirty tree's edits not at all, so the bytes of the
+ * binary are what tell a rebuilt evalpod from the one whose results the
+ * cache holds.
+ */
 static char *evalpod_version(const char *evalpod)
 {
 	struct sbuf out = SBUF_INIT;
 	int status = evalpod_capture(evalpod, "version", 0, &out);
-	char *v = NULL;
+	char *v = NULL, hex[65], msg[512];
 
 	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && out.len) {
 		out.buf[strcspn(out.buf, "\n")] = '\0';
-		v = *out.buf ? xstrdup(out.buf) : NULL;
+		if (!*out.buf)
+			;
+		else if (sigv4_sha256_file(evalpod, hex, NULL, msg, sizeof(msg)))
+			log_warn("the result cache is off for this session: %s", msg);
+		else
+			v = xasprintf("%s sha256:%s", out.buf, hex);
 	}
 	sbuf_release(&out);
 	return v;

@@ -4,7 +4,7 @@
 
 _kctl_options() {
 	case "$1" in
-	start) echo "--rounds --step --no-progress --state --verbose -v --help" ;;
+	start) echo "--rounds --seed --step --no-progress --state --verbose -v --help" ;;
 	resume) echo "--set --rounds --step --no-progress --state --verbose -v --help" ;;
 	confirm) echo "--passes --candidates --state --verbose -v --help" ;;
 	status) echo "-o --output --state --watch --interval --cluster --namespace --all-namespaces --kubeconfig --context --help" ;;
@@ -14,8 +14,8 @@ _kctl_options() {
 	cancel) echo "--force --state --help" ;;
 	delete) echo "--force --state --help" ;;
 	render) echo "-o --shards --server-version --help" ;;
-	eval) echo "--kernel --baseline --backend --threshold -o --output --out --state --verbose -v --help" ;;
-	simulate) echo "--strategy --budgets --seeds --batch --spec --noise --trace -o --help" ;;
+	eval) echo "--kernel --baseline --backend --threshold --passes -o --output --out --state --verbose -v --help" ;;
+	simulate) echo "--strategy --budgets --seeds --batch --spec --no-starts --noise --trace -o --help" ;;
 	version) echo "--help" ;;
 	export) echo "--format --out --state --merge --help" ;;
 	esac

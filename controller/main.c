@@ -4,6 +4,7 @@
  */
 #include "cmds.h"
 #include "fileio.h"
+#include "kctl-version.h" /* made at build time: cmake/version.cmake */
 #include "log.h"
 #include "session.h"
 
@@ -11,10 +12,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-
-#ifndef KCTL_VERSION
-#define KCTL_VERSION "unknown"
-#endif
 
 struct command {
 	const char *name;

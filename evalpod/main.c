@@ -3,16 +3,13 @@
  * performance, trace and IR analysis on one device.  See docs/evalpod.md.
  */
 #include "fileio.h"
+#include "kctl-version.h" /* made at build time: cmake/version.cmake */
 #include "log.h"
 #include "run.h"
 #include "worker.h"
 
 #include <stdio.h>
 #include <string.h>
-
-#ifndef KCTL_VERSION
-#define KCTL_VERSION "unknown"
-#endif
 
 struct command {
 	const char *name;

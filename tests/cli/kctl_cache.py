@@ -74,7 +74,7 @@ class World:
         self.derive("affine.yaml", [("confirm_passes: 2", "confirm_passes: 0")])
         self.log = os.path.join(self.tmp, "evalpod-runs.log")
         self.driver = os.path.join(self.tmp, "driver")
-        wrapper = os.path.join(self.tmp, "evalpod-wrapper")
+        self.wrapper = wrapper = os.path.join(self.tmp, "evalpod-wrapper")
         with open(wrapper, "w", encoding="utf-8") as f:
             f.write(WRAPPER.format(real=os.path.abspath(evalpod), log=self.log,
                                    driver=self.driver))
@@ -210,6 +210,19 @@ def misses(w):
     check(res.returncode == 0 and asked and st.get("cached") == 0,
           f"a changed build option misses (asked {len(asked)}, cached {st.get('cached')}: "
           f"{res.stderr[-300:]!r})")
+    # Rebuilt from other sources, evalpod can print the same version line (the
+    # build's configure time named the sources, a dirty tree's edits not at
+    # all): its bytes are in the key too.
+    rebuilt = os.path.join(w.tmp, "evalpod-rebuilt")
+    with open(w.wrapper, encoding="utf-8") as f:
+        text = f.read()
+    with open(rebuilt, "w", encoding="utf-8") as f:
+        f.write(text + "# rebuilt\n")
+    os.chmod(rebuilt, 0o755)
+    sid, st, asked, res = w.session(env=dict(w.env, KCTL_EVALPOD=rebuilt))
+    check(res.returncode == 0 and asked and st.get("cached") == 0,
+          f"an evalpod with the same version line but other bytes misses (asked {len(asked)}, "
+          f"cached {st.get('cached')}: {res.stderr[-300:]!r})")
     n = w.entries()
     with open(w.driver, "w", encoding="utf-8") as f:
         f.write("99.9+test")

@@ -452,6 +452,12 @@ def completion(kctl, evalpod, data):
             rc, got = complete(sc, words, cword)
             check(rc == 0 and got == sorted(want),
                   f"completion of {what}: {words} -> {sorted(want)} (got {rc}, {got})")
+        for cmd in KCTL_COMMANDS:  # every option `kctl CMD --help` names
+            want = set(re.findall(r"--[a-z][a-z-]*", sc.run([cmd, "--help"]).stdout))
+            rc, got = complete(sc, [cmd, "--"], 2)
+            check(rc == 0 and not want - set(got),
+                  f"completion of {cmd}'s options: every one its --help names "
+                  f"(missing {sorted(want - set(got))})")
         rc, got = complete(sc, ["show", ""], 2)  # the default database: none there
         check(rc == 0 and got == [], f"completion without the session's --state: none ({got})")
 
