@@ -229,28 +229,6 @@ static void name_sources(struct session *s, const char *tail, struct sbuf *b)
 		sbuf_adds(b, tail);
 }
 
-/*
- * The first whole "evalpod: error: " line of evalpod's log tail, without
- * the prefix, into why ("" when there is none): the cause, where the last
- * line is often a summary ("some results could not be stored").
- */
-static void first_error(const char *tail, char *why, size_t n)
-{
-	static const char tag[] = "evalpod: error: ";
-	const char *p = tail, *end;
-
-	why[0] = '\0';
-	while ((p = strstr(p, tag))) {
-		if (p == tail || p[-1] == '\n') {
-			p += strlen(tag);
-			end = strchr(p, '\n');
-			snprintf(why, n, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
-			return;
-		}
-		p += strlen(tag);
-	}
-}
-
 /* Runs evalpod once on what is pending; 0 ok, 1 retry, <0 fatal (msg). */
 static int local_evaluate(struct session *s, int round, const char *dir, int lockfd, int attempt,
 			  char *msg, size_t n)
@@ -331,7 +309,7 @@ static int local_evaluate(struct session *s, int round, const char *dir, int loc
 	} else {
 		char why[512];
 
-		first_error(tail, why, sizeof(why));
+		evalrun_log_first_error(dir, why, sizeof(why));
 		log_warn("round %d: evalpod failed (%s %d%s%s); %s", round,
 			 WIFEXITED(status) ? "exit status" : "signal",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),

@@ -388,3 +388,26 @@ void evalrun_log_tail(const char *dir, char *out, size_t n)
 	free(text);
 	free(path);
 }
+
+void evalrun_log_first_error(const char *dir, char *why, size_t n)
+{
+	static const char note[] = "kctl: evalpod run ", tag[] = "evalpod: error: ";
+	char *path = xasprintf("%s/evalpod.log", dir), *text = NULL, msg[128];
+	const char *p, *run;
+
+	why[0] = '\0';
+	if (!file_read(path, 64u << 20, &text, NULL, msg, sizeof(msg))) {
+		for (p = run = text; (p = strstr(p, note)); p++)
+			if (p == text || p[-1] == '\n')
+				run = p;
+		for (p = run; (p = strstr(p, tag)); p += sizeof(tag) - 1) {
+			if (p == text || p[-1] == '\n') {
+				p += sizeof(tag) - 1;
+				snprintf(why, n, "%.*s", (int)strcspn(p, "\n"), p);
+				break;
+			}
+		}
+	}
+	free(text);
+	free(path);
+}

@@ -61,4 +61,12 @@ int evalrun_wait(struct session *s, const char *dir, int round, pid_t pid);
 /* The last lines of dir/evalpod.log into out (size n), for a message. */
 void evalrun_log_tail(const char *dir, char *out, size_t n);
 
+/*
+ * The first "evalpod: error: " line of the last evalpod run in
+ * dir/evalpod.log, without the prefix, into why ("" when there is none): the
+ * cause, where the run's last line is often a summary ("some results could
+ * not be stored (see above)") and the tail may have lost the cause.
+ */
+void evalrun_log_first_error(const char *dir, char *why, size_t n);
+
 #endif

@@ -898,13 +898,16 @@ def busy_machine_keeps_history(kctl, evalpod, data):
 
 def evalpod_failure_says_why(kctl, evalpod, data):
     # evalpod fails once as it does on a full disk (exit 3, its cause on the
-    # first error line, a summary on the last): kctl's warning gives the
-    # cause, evaluates again, and round 0 ends as it would have.
+    # first error line, one line per file it could not write after it, more
+    # than the log's tail holds, a summary on the last): kctl's warning gives
+    # the cause, evaluates again, and round 0 ends as it would have.
     with Scenario(kctl, evalpod, data, "fails") as sc:
         flag = sc.write("fail-once", "")
         sc.wrap_evalpod(evalpod, f"rm {flag} 2>/dev/null", [
-            "evalpod: error: cannot write 'results/summary.json.tmp.1': No space left on device",
-            "evalpod: error: some results could not be stored (see above)"], 3)
+            "evalpod: error: cannot write 'results/summary.json.tmp.1': No space left on device"]
+            + [f"evalpod: error: cannot write 'results/r00-v{i:03}/affine.s.tmp.1': No space "
+               "left on device" for i in range(20)]
+            + ["evalpod: error: some results could not be stored (see above)"], 3)
         res = sc.run(["start", sc.spec, "--step"], stdin="n\n")
         sid = first_line(res.stdout)
         want = ("round 0: evalpod failed (exit status 3: cannot write "
