@@ -381,8 +381,11 @@ void evalrun_log_tail(const char *dir, char *out, size_t n)
 
 	out[0] = '\0';
 	if (!file_read(path, 64u << 20, &text, &len, msg, sizeof(msg))) {
-		const char *p = text + (len > 600 ? len - 600 : 0);
+		const char *p = text + (len > 600 ? len - 600 : 0), *nl;
 
+		/* from the first whole line: a cut line reads as garbage ("od run ...") */
+		if (p > text && p[-1] != '\n' && (nl = strchr(p, '\n')) && nl[1])
+			p = nl + 1;
 		strlcpy(out, p, n);
 	}
 	free(text);
