@@ -548,7 +548,7 @@ typedef int (*parse_stage_fn)(struct batch *b, json_t *root, char *msg, size_t n
 /* In document order; outputs last because it refers to the programs. */
 static const parse_stage_fn parse_stages[] = {
 	parse_header,  parse_problem, parse_shapes, parse_programs, parse_measure,
-	parse_correct, parse_limits,  parse_device, parse_outputs,
+	parse_correct, parse_limits,  check_fit,    parse_device,   parse_outputs,
 };
 
 static void batch_defaults(struct batch *b)

@@ -507,6 +507,10 @@ static const struct bad_case {
 	{ NULL, "limits.peak_margin", "0.5", KERR_RANGE,
 	  "$.limits.peak_margin: 0.5 is outside [1, 100]" },
 	{ NULL, "limits.wall_s", "5", KERR_PARSE, "$.limits.wall_s: unknown key" },
+	/* 2^30 doubles at the second shape: more than a worker may hold (8192 MiB) */
+	{ NULL, "problem.buffers.4.count", "'M*N*K'", KERR_INVALID,
+	  "$.shapes[1] ('1024'): its buffers take 8205 MiB (the largest, 'tmp', 8192 MiB), more "
+	  "than limits.memory_mb (8192 MiB) lets a worker hold" },
 	{ NULL, "device.type", "'fpga'", KERR_INVALID,
 	  "$.device.type: 'fpga' is not one of any, gpu, cpu, accelerator" },
 	{ NULL, "outputs.summary", "'ftp://example.com/x'", KERR_INVALID,
