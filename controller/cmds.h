@@ -27,7 +27,7 @@ struct store *cmd_open_store(const char *state_path);
 /* The same for a command that only reads: store_open_read (store.h). */
 struct store *cmd_open_store_read(const char *state_path);
 
-/* -o FORMAT: sets *as_json for "json", clears it for "text"; -1 for others. */
+/* -o FORMAT: sets *as_json for "json", clears it for "text"; -1 for others, said. */
 int cmd_output_format(const char *arg, int *as_json);
 
 /*

@@ -16,8 +16,10 @@ int cmd_output_format(const char *arg, int *as_json)
 		*as_json = 0;
 	else if (!strcmp(arg, "json"))
 		*as_json = 1;
-	else
+	else {
+		log_error("-o takes text or json, not '%s'", arg);
 		return -1;
+	}
 	return 0;
 }
 

@@ -385,10 +385,8 @@ static int session_confirm_locked(struct session *s, void *arg, char *msg, size_
 
 	(void)arg;
 	if (!inc)
-		rc = kerr_set(
-			msg, n, KERR_INVALID,
-			"session %s has no variant that passed its checks: nothing to confirm",
-			s->id);
+		rc = kerr_set(msg, n, KERR_INVALID,
+			      "no variant passed its checks: nothing to confirm");
 	else if (json_integer_value(json_object_get(lrow, "state")) != ROUND_DONE)
 		rc = kerr_set(msg, n, KERR_INVALID,
 			      "round %d of session %s is not finished: 'kctl resume %s' first",
