@@ -191,10 +191,12 @@ def output_formats(kctl, evalpod, data):
                              timeout=WAIT_S, preexec_fn=lambda: os.close(1))
         check(res.returncode == 0 and not res.stderr,
               f"status with stdout closed: exit 0 ({res.returncode}: {res.stderr[:200]!r})")
-        for cmd in (["status"], ["show", "x"], ["brief", "x"], ["simulate", "x"]):
-            res = sc.run(cmd + ["-o", "yaml", "--state", sc.db])
-            check(res.returncode == 2 and "usage: kctl " + cmd[0] in res.stderr,
-                  f"{cmd[0]} -o yaml: usage error, exit 2 (got {tail(res)})")
+        for cmd in (["status", "--state", sc.db], ["show", "x", "--state", sc.db],
+                    ["brief", "x", "--state", sc.db], ["simulate", "x"], ["cache", "stats"]):
+            res = sc.run(cmd + ["-o", "yaml"])
+            check(res.returncode == 2 and "usage: kctl " + cmd[0] in res.stderr
+                  and "-o takes text or json, not 'yaml'" in res.stderr,
+                  f"{cmd[0]} -o yaml: says what -o takes, usage error, exit 2 (got {tail(res)})")
 
 
 def interrupt_and_prefix(kctl, evalpod, data):
