@@ -127,6 +127,8 @@ int cmd_devices(int argc, char **argv)
 		} else if (c == 'm') {
 			measure = 1;
 		} else {
+			if (c == 'o')
+				log_error("-o takes json (text is the default), not '%s'", optarg);
 			fputs("usage: evalpod devices [-o json] [--measure]\n", stderr);
 			json_decref(out);
 			return 2;

@@ -32,6 +32,11 @@ static const struct command commands[] = {
 
 static int cmd_version(int argc, char **argv)
 {
+	if (argc > 1) {
+		fprintf(stderr, "version: unexpected argument '%s'\nusage: evalpod version\n",
+			argv[1]);
+		return 2;
+	}
 	printf("evalpod %s\n", KCTL_VERSION);
 	return 0;
 }

@@ -146,6 +146,13 @@ def help_and_version(kctl, evalpod, data):
         res = sc.run(["version", "extra"])
         check(res.returncode == 2 and "usage: kctl version" in res.stderr and not res.stdout,
               f"kctl version extra: refused with the usage, exit 2 (got {tail(res)})")
+        for args, said in ((["version", "extra"], "usage: evalpod version"),
+                           (["devices", "-o", "xml"], "-o takes json (text is the default), "
+                            "not 'xml'")):
+            res = subprocess.run([evalpod] + args, capture_output=True, text=True,
+                                 timeout=WAIT_S)
+            check(res.returncode == 2 and said in res.stderr and not res.stdout,
+                  f"evalpod {' '.join(args)}: refused, saying why, exit 2 (got {tail(res)})")
         res = sc.run(["show", "some-session", "--help", "--state", sc.db])
         check(res.returncode == 0 and "usage: kctl show" in res.stdout
               and "no session" not in res.stderr,
