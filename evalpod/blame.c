@@ -47,15 +47,26 @@ json_t *run_load_doc(struct run *r, const char *name)
 	return doc;
 }
 
-/* A worker's last recorded stage (or program, for "time"); "start" when none. */
-static char *read_progress(struct run *r, const char *name)
+/*
+ * A worker's last recorded stage (or program, for "time"); "start" when
+ * none.  A second line, when the worker wrote one, is a detail for the
+ * message (*detail, a new string, else NULL), not part of the stage.
+ */
+static char *read_progress(struct run *r, const char *name, char **detail)
 {
 	char *dir = dir_of(r, name), *path = xasprintf("%s/progress", dir), *text = NULL;
 	char msg[256];
+	size_t end;
 
 	if (file_read_untrusted(path, 4096, &text, NULL, msg, sizeof(msg)))
 		text = xstrdup("start");
-	text[strcspn(text, "\n")] = '\0';
+	end = strcspn(text, "\n");
+	if (detail) {
+		const char *d = text[end] ? text + end + 1 : "";
+
+		*detail = *d ? xstrndup(d, strcspn(d, "\n")) : NULL;
+	}
+	text[end] = '\0';
 	free(path);
 	free(dir);
 	return text;
@@ -145,7 +156,7 @@ json_t *run_judge_job(struct run *r, struct job *j, const char *id, json_t *doc)
 {
 	const char *st = json_string_value(json_object_get(doc, "status"));
 	const char *status, *kind, *origin;
-	char *stage, *message, *why;
+	char *stage, *detail, *message, *why, *at;
 
 	if (doc && st && strcmp(st, "running") && j->exited &&
 	    (j->exit_code == 0 || j->exit_code == WORKER_EXIT_INFRA ||
@@ -153,26 +164,29 @@ json_t *run_judge_job(struct run *r, struct job *j, const char *id, json_t *doc)
 		return doc;
 	if (!doc)
 		doc = json_pack("{s:s}", "id", id);
-	stage = read_progress(r, id);
+	stage = read_progress(r, id, &detail);
+	at = detail ? xasprintf("%s, %s", stage, detail) : xstrdup(stage);
 	if (pool_interrupted() || j->aborted) {
 		message =
 			pool_interrupted()
 				? xasprintf("evalpod was interrupted by signal %d during %s",
-					    pool_interrupted(), stage)
+					    pool_interrupted(), at)
 				: xasprintf("stopped during %s: evalpod could not run its workers",
-					    stage);
+					    at);
 		run_set_fault(doc, "infra_error", "infrastructure", "interrupted", message);
 	} else if (j->timed_out) {
 		message = xasprintf("did not finish within %.0f s; killed during %s", j->timeout_s,
-				    stage);
+				    at);
 		run_set_fault(doc, "timeout", "candidate", stage, message);
 	} else {
 		status = death_of(r, j, id, candidate_stage(stage), &kind, &origin, &why);
-		message = xasprintf("%s during %s", why, stage);
+		message = xasprintf("%s during %s", why, at);
 		run_set_fault(doc, status, origin, kind, message);
 		free(why);
 	}
 	free(message);
+	free(at);
+	free(detail);
 	free(stage);
 	return doc;
 }
@@ -204,7 +218,7 @@ static struct outcome *find_prog(struct run *r, const char *id)
  */
 int run_blame_timed(struct run *r, struct job *j)
 {
-	char *who = read_progress(r, "time"), *message = NULL, *why = NULL;
+	char *who = read_progress(r, "time", NULL), *message = NULL, *why = NULL;
 	struct outcome *o = find_prog(r, who);
 	const char *status, *kind, *origin;
 	int rc = -1;

@@ -289,7 +289,18 @@ static int check_shape(struct ck *c, struct prog *pg, size_t s, json_t *shapes,
 		json_t *jseed = json_object();
 
 		json_array_append_new(json_object_get(js, "seeds"), jseed);
-		worker_progress(c->dir, "correctness");
+		if (i) {
+			worker_progress(c->dir, "correctness");
+		} else {
+			/* a shape's first run is the first launch of its geometry: on PoCL the
+			   kernels compile then, so a compiler that never ends looks like a hang */
+			char *at = xasprintf("correctness\nthe first run at shape '%s', where "
+					     "drivers such as PoCL compile the kernels",
+					     c->b.shapes[s].name);
+
+			worker_progress(c->dir, at);
+			free(at);
+		}
 		verdict = check_seed(c, &w, &p, i, jseed, i == 0 ? first_launch : NULL);
 		ck_save(c);
 	}

@@ -176,6 +176,16 @@ def main():
             check(res.get("schema") == "evalpod.result" and res.get("version") == 1,
                   f"{vid}: versioned result document")
             check_stages(vid, res)
+        try:
+            with open(os.path.join(out, "hang.json"), encoding="utf-8") as f:
+                hang = (json.load(f).get("fault") or {}).get("message", "")
+        except (OSError, ValueError):
+            hang = ""
+        # it hangs in the first run of the first shape, where PoCL also compiles
+        check(hang.startswith("did not finish within ") and
+              "; killed during correctness, the first run at shape '" in hang and
+              "where drivers such as PoCL compile the kernels" in hang,
+              f"hang: the message says where it was killed (got {hang!r})")
         with open(os.path.join(out, "good.json"), encoding="utf-8") as f:
             good = json.load(f)
         perf = good.get("performance", {})
