@@ -164,12 +164,10 @@ static char *evalpod_version(const char *evalpod)
 
 	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && out.len) {
 		out.buf[strcspn(out.buf, "\n")] = '\0';
-		if (!*out.buf)
-			;
-		else if (sigv4_sha256_file(evalpod, hex, NULL, msg, sizeof(msg)))
-			log_warn("the result cache is off for this session: %s", msg);
-		else
+		if (*out.buf && !sigv4_sha256_file(evalpod, hex, NULL, msg, sizeof(msg)))
 			v = xasprintf("%s sha256:%s", out.buf, hex);
+		else if (*out.buf)
+			log_warn("the result cache is off for this session: %s", msg);
 	}
 	sbuf_release(&out);
 	return v;
