@@ -7,7 +7,9 @@
 #   cmake -DSRC=DIR -DOUT=FILE -DBASE=0.1.0 [-DGIT=git] -P cmake/version.cmake
 set(version "${BASE}")
 if(GIT)
-  execute_process(COMMAND "${GIT}" describe --always --dirty
+  # --no-optional-locks: no index.lock taken, so a build beside a commit (or a
+  # second build tree) never races git for it
+  execute_process(COMMAND "${GIT}" --no-optional-locks describe --always --dirty
                   WORKING_DIRECTORY "${SRC}"
                   OUTPUT_VARIABLE describe OUTPUT_STRIP_TRAILING_WHITESPACE
                   RESULT_VARIABLE rc ERROR_QUIET)
