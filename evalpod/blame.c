@@ -49,24 +49,30 @@ json_t *run_load_doc(struct run *r, const char *name)
 
 /*
  * A worker's last recorded stage (or program, for "time"); "start" when
- * none.  A second line, when the worker wrote one, is a detail for the
- * message (*detail, a new string, else NULL), not part of the stage.
+ * none.  *detail (when asked for): what the worker added about the stage
+ * (progress.detail, a new string), else NULL.
  */
 static char *read_progress(struct run *r, const char *name, char **detail)
 {
 	char *dir = dir_of(r, name), *path = xasprintf("%s/progress", dir), *text = NULL;
 	char msg[256];
-	size_t end;
 
 	if (file_read_untrusted(path, 4096, &text, NULL, msg, sizeof(msg)))
 		text = xstrdup("start");
-	end = strcspn(text, "\n");
+	text[strcspn(text, "\n")] = '\0';
 	if (detail) {
-		const char *d = text[end] ? text + end + 1 : "";
-
-		*detail = *d ? xstrndup(d, strcspn(d, "\n")) : NULL;
+		free(path);
+		path = xasprintf("%s/progress.detail", dir);
+		if (file_read_untrusted(path, 4096, detail, NULL, msg, sizeof(msg))) {
+			*detail = NULL;
+		} else {
+			(*detail)[strcspn(*detail, "\n")] = '\0';
+			if (!**detail) {
+				free(*detail);
+				*detail = NULL;
+			}
+		}
 	}
-	text[end] = '\0';
 	free(path);
 	free(dir);
 	return text;

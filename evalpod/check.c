@@ -201,6 +201,8 @@ static int judge_outputs(struct ck *c, struct world *w, size_t seed_index, int r
 
 enum { CK_PASS = 0, CK_FAIL = 1, CK_INFRA = 2 };
 
+#define FIRST_RUN "the first run at shape '%s', where drivers such as PoCL compile the kernels"
+
 static int ck_fault(struct ck *c, const char *status, const char *kind)
 {
 	ck_status(c, status, "candidate", kind, c->msg);
@@ -287,20 +289,12 @@ static int check_shape(struct ck *c, struct prog *pg, size_t s, json_t *shapes,
 	c->reorder = plan_reorder_ok(&p) && source_reorderable(c->src->source);
 	for (size_t i = 0; i < c->b.correct.nseeds && verdict == CK_PASS; i++) {
 		json_t *jseed = json_object();
+		/* a shape's first run is its geometry's first launch: PoCL compiles then */
+		char *at = i ? NULL : xasprintf(FIRST_RUN, c->b.shapes[s].name);
 
 		json_array_append_new(json_object_get(js, "seeds"), jseed);
-		if (i) {
-			worker_progress(c->dir, "correctness");
-		} else {
-			/* a shape's first run is the first launch of its geometry: on PoCL the
-			   kernels compile then, so a compiler that never ends looks like a hang */
-			char *at = xasprintf("correctness\nthe first run at shape '%s', where "
-					     "drivers such as PoCL compile the kernels",
-					     c->b.shapes[s].name);
-
-			worker_progress(c->dir, at);
-			free(at);
-		}
+		worker_progress_at(c->dir, "correctness", at);
+		free(at);
 		verdict = check_seed(c, &w, &p, i, jseed, i == 0 ? first_launch : NULL);
 		ck_save(c);
 	}

@@ -202,6 +202,24 @@ void worker_progress(const char *dir, const char *stage)
 	free(path);
 }
 
+void worker_progress_at(const char *dir, const char *stage, const char *detail)
+{
+	char *path = xasprintf("%s/progress.detail", dir);
+
+	if (!detail) {
+		unlink(path);
+	} else {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd < 0 || write(fd, detail, strlen(detail)) < 0)
+			log_debug("cannot record a detail in '%s'", path);
+		if (fd >= 0)
+			close(fd);
+	}
+	free(path);
+	worker_progress(dir, stage);
+}
+
 char *worker_ref_path(const char *dir, size_t shape, uint64_t seed, size_t buf)
 {
 	return xasprintf("%s/ref/%zu-%llu-%zu.bin", dir, shape, (unsigned long long)seed, buf);

@@ -97,6 +97,12 @@ int worker_load(struct batch *b, const char *work, char *msg, size_t n);
 /* Records the stage a worker is in (DIR/progress). */
 void worker_progress(const char *dir, const char *stage);
 
+/*
+ * The same, with a detail for a message about the stage (DIR/progress.detail,
+ * removed when detail is NULL); DIR/progress keeps the stage alone.
+ */
+void worker_progress_at(const char *dir, const char *stage, const char *detail);
+
 /* Path of the reference output file for (shape, seed, buffer) under dir/ref; malloc'd. */
 char *worker_ref_path(const char *dir, size_t shape, uint64_t seed, size_t buf);
 
