@@ -52,7 +52,8 @@ struct dataset {
 };
 
 struct opts {
-	const char *spec, *out;
+	const char *spec;
+	int json; /* -o json */
 	const char *strategies[SIM_MAX_STRATEGIES];
 	size_t nstrategies;
 	long budgets[SIM_MAX_BUDGETS];
@@ -493,7 +494,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'n': bad = parse_long(optarg, 1, 100000, &o->seeds); break;
 		case 'B': bad = parse_long(optarg, 1, 1024, &o->batch); break;
 		case 's': o->spec = optarg; break;
-		case 'o': o->out = optarg; break;
+		case 'o':
+			if (cmd_output_format(optarg, &o->json))
+				return -1;
+			break;
 		case 'N': o->noise = 1; break;
 		case 'Z': o->no_starts = 1; break;
 		case 'T': o->tracing = ""; break;
@@ -508,10 +512,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				  optarg ? optarg : "");
 			return -1;
 		}
-	}
-	if (strcmp(o->out, "text") && strcmp(o->out, "json")) {
-		log_error("simulate: -o takes text or json, not '%s'", o->out);
-		return -1;
 	}
 	return optind == argc - 1 ? 0 : -1;
 }
@@ -560,7 +560,7 @@ static int simulate_setup(const struct opts *o, const char *path, struct spec *s
 
 int cmd_simulate(int argc, char **argv)
 {
-	struct opts o = { .out = "text", .seeds = 20, .batch = 8 };
+	struct opts o = { .seeds = 20, .batch = 8 };
 	char strategies[] = "tune,random,evolve", budgets[] = "12,24,48,96", msg[2048] = "";
 	struct spec s = { 0 };
 	struct blocks bl = { 0 };
@@ -590,7 +590,7 @@ int cmd_simulate(int argc, char **argv)
 	}
 	if (rc) {
 		log_error("simulate: %s", msg);
-	} else if (!strcmp(o.out, "json")) {
+	} else if (o.json) {
 		json_t *doc = json_pack(
 			"{s:s, s:I, s:I, s:f, s:I, s:I, s:b, s:b, s:O}", "dataset", argv[optind],
 			"points", (json_int_t)json_array_size(ds.points), "ok", (json_int_t)ds.nok,

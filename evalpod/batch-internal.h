@@ -97,11 +97,4 @@ int fields_read(json_t *obj, const char *path, const struct field *f, size_t nf,
  */
 int parse_problem(struct batch *b, json_t *root, char *msg, size_t n);
 
-/*
- * Refuses a batch whose buffers at some shape take more than
- * limits.memory_mb: every worker would be killed for its memory, the
- * reference's first, in every attempt.  Runs after the limits are read.
- */
-int check_fit(struct batch *b, json_t *root, char *msg, size_t n);
-
 #endif

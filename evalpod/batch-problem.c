@@ -15,7 +15,6 @@
 #include "xalloc.h"
 
 #include <float.h>
-#include <limits.h>
 #include <string.h>
 
 #define MAX_BUFFERS 256
@@ -398,52 +397,4 @@ int parse_problem(struct batch *b, json_t *root, char *msg, size_t n)
 	if (!rc)
 		rc = get_expr(p, P, "bytes", JX_OPTIONAL, 0, &b->bytes, msg, n);
 	return rc;
-}
-
-/* ---- the buffers against the memory limit ---- */
-
-static unsigned long long mib_up(unsigned long long bytes)
-{
-	return (bytes >> 20) + ((bytes & ((1u << 20) - 1)) != 0);
-}
-
-int check_fit(struct batch *b, json_t *root, char *msg, size_t n)
-{
-	unsigned long long limit = (unsigned long long)b->limits.memory_mb << 20;
-
-	(void)root;
-	for (size_t s = 0; s < b->nshapes; s++) {
-		unsigned long long total = 0, largest = 0;
-		size_t which = 0;
-
-		for (size_t i = 0; i < b->nbuffers; i++) {
-			const struct buf_spec *bs = &b->buffers[i];
-			unsigned long long bytes;
-			int64_t count = 0;
-			char why[256];
-
-			/* a count that needs the program's #defines is left out: a lower bound */
-			if (expr_eval(bs->count, expr_vars_lookup, (void *)&b->shapes[s].vars,
-				      &count, why, sizeof(why)) ||
-			    count <= 0)
-				continue;
-			bytes = (unsigned long long)count > ULLONG_MAX / elem_type_size(bs->type)
-					? ULLONG_MAX
-					: (unsigned long long)count * elem_type_size(bs->type);
-			total = bytes > ULLONG_MAX - total ? ULLONG_MAX : total + bytes;
-			if (bytes > largest) {
-				largest = bytes;
-				which = i;
-			}
-		}
-		if (total > limit)
-			return kerr_set(
-				msg, n, KERR_INVALID,
-				"$.shapes[%zu] ('%s'): its buffers take %llu MiB (the largest, "
-				"'%s', %llu MiB), more than limits.memory_mb (%zu MiB) lets a "
-				"worker hold: every program would be killed",
-				s, b->shapes[s].name, mib_up(total), b->buffers[which].name,
-				mib_up(largest), b->limits.memory_mb);
-	}
-	return 0;
 }

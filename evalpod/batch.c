@@ -19,6 +19,7 @@
 #include "xalloc.h"
 
 #include <float.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -541,6 +542,46 @@ static int parse_header(struct batch *b, json_t *root, char *msg, size_t n)
 	if (!rc)
 		rc = get_str(root, "$", "batch_id", JX_REQUIRED, NK_ID, &b->batch_id, msg, n);
 	return rc;
+}
+
+/*
+ * Refuses a batch whose buffers at some shape take more than
+ * limits.memory_mb: every worker would be killed for its memory, the
+ * reference's first, in every attempt.  Runs after the limits are read.
+ */
+
+static int check_fit(struct batch *b, json_t *root, char *msg, size_t n)
+{
+	const double mib = 1024.0 * 1024.0;
+
+	(void)root;
+	for (size_t s = 0; s < b->nshapes; s++) {
+		double total = 0, largest = 0, count;
+		size_t which = 0;
+
+		for (size_t i = 0; i < b->nbuffers; i++) {
+			double bytes;
+
+			/* a count that needs the program's #defines is left out: a lower bound */
+			if (batch_shape_figure(b, s, b->buffers[i].count, &count) || count <= 0)
+				continue;
+			bytes = count * (double)elem_type_size(b->buffers[i].type);
+			total += bytes;
+			if (bytes > largest) {
+				largest = bytes;
+				which = i;
+			}
+		}
+		if (total > (double)b->limits.memory_mb * mib)
+			return kerr_set(
+				msg, n, KERR_INVALID,
+				"$.shapes[%zu] ('%s'): its buffers take %.0f MiB (the largest, "
+				"'%s', %.0f MiB), more than limits.memory_mb (%zu MiB) lets a "
+				"worker hold: every program would be killed",
+				s, b->shapes[s].name, ceil(total / mib), b->buffers[which].name,
+				ceil(largest / mib), b->limits.memory_mb);
+	}
+	return 0;
 }
 
 typedef int (*parse_stage_fn)(struct batch *b, json_t *root, char *msg, size_t n);

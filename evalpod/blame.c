@@ -47,6 +47,19 @@ json_t *run_load_doc(struct run *r, const char *name)
 	return doc;
 }
 
+/* The first line of DIR/NAME, a worker's file (a new string), or NULL when unreadable. */
+static char *worker_line(const char *dir, const char *name)
+{
+	char *path = xasprintf("%s/%s", dir, name), *text = NULL, msg[256];
+
+	if (file_read_untrusted(path, 4096, &text, NULL, msg, sizeof(msg)))
+		text = NULL;
+	else
+		text[strcspn(text, "\n")] = '\0';
+	free(path);
+	return text;
+}
+
 /*
  * A worker's last recorded stage (or program, for "time"); "start" when
  * none.  *detail (when asked for): what the worker added about the stage
@@ -54,28 +67,14 @@ json_t *run_load_doc(struct run *r, const char *name)
  */
 static char *read_progress(struct run *r, const char *name, char **detail)
 {
-	char *dir = dir_of(r, name), *path = xasprintf("%s/progress", dir), *text = NULL;
-	char msg[256];
+	char *dir = dir_of(r, name), *text = worker_line(dir, "progress");
 
-	if (file_read_untrusted(path, 4096, &text, NULL, msg, sizeof(msg)))
-		text = xstrdup("start");
-	text[strcspn(text, "\n")] = '\0';
-	if (detail) {
-		free(path);
-		path = xasprintf("%s/progress.detail", dir);
-		if (file_read_untrusted(path, 4096, detail, NULL, msg, sizeof(msg))) {
-			*detail = NULL;
-		} else {
-			(*detail)[strcspn(*detail, "\n")] = '\0';
-			if (!**detail) {
-				free(*detail);
-				*detail = NULL;
-			}
-		}
+	if (detail && (*detail = worker_line(dir, "progress.detail")) && !**detail) {
+		free(*detail);
+		*detail = NULL;
 	}
-	free(path);
 	free(dir);
-	return text;
+	return text ? text : xstrdup("start");
 }
 
 /* What the worker's fault handler noted (an out-of-bounds access), or NULL. */

@@ -189,34 +189,34 @@ int worker_load(struct batch *b, const char *work, char *msg, size_t n)
 	return rc;
 }
 
-void worker_progress(const char *dir, const char *stage)
+/* Writes text into DIR/NAME in place (progress files are read as they are written). */
+static void progress_write(const char *dir, const char *name, const char *text)
 {
-	char *path = xasprintf("%s/progress", dir);
+	char *path = xasprintf("%s/%s", dir, name);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
-	if (fd >= 0) {
-		if (write(fd, stage, strlen(stage)) < 0)
-			log_debug("cannot record progress in '%s'", path);
+	if (fd < 0 || write(fd, text, strlen(text)) < 0)
+		log_debug("cannot record progress in '%s'", path);
+	if (fd >= 0)
 		close(fd);
-	}
 	free(path);
+}
+
+void worker_progress(const char *dir, const char *stage)
+{
+	progress_write(dir, "progress", stage);
 }
 
 void worker_progress_at(const char *dir, const char *stage, const char *detail)
 {
-	char *path = xasprintf("%s/progress.detail", dir);
-
-	if (!detail) {
-		unlink(path);
+	if (detail) {
+		progress_write(dir, "progress.detail", detail);
 	} else {
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		char *path = xasprintf("%s/progress.detail", dir);
 
-		if (fd < 0 || write(fd, detail, strlen(detail)) < 0)
-			log_debug("cannot record a detail in '%s'", path);
-		if (fd >= 0)
-			close(fd);
+		unlink(path);
+		free(path);
 	}
-	free(path);
 	worker_progress(dir, stage);
 }
 
